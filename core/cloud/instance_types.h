@@ -1,0 +1,52 @@
+/*
+ * The core's own copy of a provider's instance types and offerings, made from list_instance_types callbacks. The
+ * scheduler works only on this copy, so provider memory never outlives a call.
+ */
+#ifndef NS_INSTANCE_TYPES_H
+#define NS_INSTANCE_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "nodesmith/provider.h"
+#include "plugin/plugin_loader.h"
+
+typedef struct ns_itype_offering {
+    char *zone;
+    char *capacity_type;
+    double price_per_hour;
+    bool available;
+    char *reservation_id; /* NULL when none */
+} ns_itype_offering;
+
+typedef struct ns_itype {
+    char *name;
+    ns_label *labels; /* owned key and value strings, sorted by key */
+    size_t n_labels;
+    ns_resources capacity;
+    ns_resources kube_reserved;
+    ns_resources system_reserved;
+    ns_resources eviction_threshold;
+    ns_resources allocatable; /* capacity minus the three reservations, floored at zero */
+    ns_itype_offering *offerings;
+    size_t n_offerings;
+} ns_itype;
+
+typedef struct ns_itype_set {
+    ns_itype *items;
+    size_t n;
+} ns_itype_set;
+
+/* Fills *out (zeroed by the call) from the plugin; on error *out is empty and nothing leaks. */
+int ns_itype_set_load(ns_plugin *plugin, const ns_nodeclass *nodeclass, ns_itype_set *out);
+/* Deep-copies one provider struct into dst (used by the loader's callback and by tests). */
+int ns_itype_copy(const ns_instance_type *src, ns_itype *dst);
+void ns_itype_free(ns_itype *t);        /* frees members; accepts NULL */
+void ns_itype_set_free(ns_itype_set *s); /* accepts NULL */
+
+const char *ns_itype_label(const ns_itype *t, const char *key); /* NULL when absent */
+const ns_itype *ns_itype_set_find(const ns_itype_set *s, const char *name);
+/* Cheapest available offering's price, or -1 when none is available. */
+double ns_itype_min_price(const ns_itype *t);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * Structured logging: one JSON object a line, in Karpenter's (zap) shape:
+ *   {"level":"INFO","time":"2026-11-21T10:00:00.000Z","logger":"controller","message":"...","nodeclaim":"..."}
+ * Values of fields whose key names a secret are replaced by "<redacted>".
+ */
+#ifndef NS_LOG_H
+#define NS_LOG_H
+
+#include <stdio.h>
+
+#include "nodesmith/provider.h"
+
+/* Where lines go (default stderr) and the lowest level written (default INFO). Not thread-safe: call at start-up. */
+void ns_log_set_output(FILE *out);
+void ns_log_set_level(ns_log_level level);
+/* Parses "debug", "info", "warn", "error"; returns 0 or NS_ERR_INVALID_ARGUMENT. */
+int ns_log_parse_level(const char *text, ns_log_level *out);
+
+/* Writes one line. fields: n_fields key/value pairs. Thread-safe; a line is written whole. */
+void ns_log_fields(ns_log_level level, const char *logger, const char *message, const ns_label *fields,
+                   size_t n_fields);
+
+/* Convenience: key/value const char* pairs ending with NULL, e.g.
+ *   ns_log(NS_LOG_INFO, "provisioner", "launched nodeclaim", "nodeclaim", name, "instance-type", type, NULL); */
+void ns_log(ns_log_level level, const char *logger, const char *message, ...);
+
+/* True when the key names something secret. */
+int ns_log_key_is_secret(const char *key);
+
+#endif

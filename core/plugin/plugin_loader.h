@@ -1,0 +1,86 @@
+/*
+ * Loading provider plugins (libvirt's virmodule, OpenSSL's provider activation).
+ *
+ * Provider NAME is the file NAME.so in the plugins directory; its options come from NAME.yaml beside it (or a file
+ * named explicitly). Loading checks, in order, and refuses with a message naming the file and the cause:
+ *   the file or its directory writable by others than its owner; dlopen failure; a missing entry symbol; an ABI
+ *   version outside [NS_PROVIDER_ABI_MIN, NS_PROVIDER_ABI_VERSION]; a struct_size too small for the version claimed;
+ *   a missing required method; a provider name that does not match the file; options that are unknown or of the
+ *   wrong type; init failing.
+ * Modules are opened with RTLD_NODELETE and never dlclosed: unloading is unsafe while threads may still run their
+ * code. ns_plugin_unload only destroys the provider's state.
+ */
+#ifndef NS_PLUGIN_LOADER_H
+#define NS_PLUGIN_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nodesmith/provider.h"
+
+typedef struct ns_plugin ns_plugin;
+
+/* One option value given on the command line or by a test, applied over the config file. */
+typedef struct ns_plugin_setting {
+    const char *key;
+    const char *value;
+} ns_plugin_setting;
+
+typedef struct ns_plugin_load_params {
+    const char *config_path; /* NULL: <dir>/<name>.yaml when it exists, else defaults only */
+    const ns_plugin_setting *settings; /* applied after the config file; may be NULL */
+    size_t n_settings;
+} ns_plugin_load_params;
+
+/* Loads <plugins_dir>/<name>.so. On success *out is the caller's; free with ns_plugin_unload. */
+int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_load_params *params, ns_plugin **out);
+/* Loads a plugin by path (the conformance suite's entry). */
+int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out);
+/* Calls the provider's destroy and frees the handle (the module stays mapped). Accepts NULL. */
+void ns_plugin_unload(ns_plugin *plugin);
+
+const char *ns_plugin_name(const ns_plugin *plugin);
+const char *ns_plugin_version(const ns_plugin *plugin);
+const char *ns_plugin_path(const ns_plugin *plugin);
+uint32_t ns_plugin_abi_version(const ns_plugin *plugin); /* the version the provider claims */
+/* The provider's table as the core sees it: a zeroed copy of what the provider's struct_size covers. */
+const ns_provider *ns_plugin_table(const ns_plugin *plugin);
+
+/* The plugins directory: --plugins-dir, else $NODESMITH_PLUGINS_DIR, else plugins.d beside the running binary when
+ * it exists (a build tree), else the install's. Returns a static or caller-given string. */
+const char *ns_plugin_default_dir(const char *flag_value);
+
+/* Checks every *.so in dir through the loader (loading then unloading each). Entries are the caller's; free with
+ * ns_plugin_scan_free. Returns NS_OK even when some plugins were refused (see each entry's code); an error only when
+ * the directory itself cannot be read. */
+typedef struct ns_plugin_scan_entry {
+    char *file;     /* full path */
+    char *name;     /* from the file name */
+    int code;       /* NS_OK or the refusal's category */
+    char *error;    /* the refusal's message, or NULL */
+    uint32_t abi_version;
+    char *version;  /* provider's own version, or NULL when refused before it was known */
+} ns_plugin_scan_entry;
+int ns_plugin_scan_dir(const char *dir, ns_plugin_scan_entry **entries, size_t *n_entries);
+void ns_plugin_scan_free(ns_plugin_scan_entry *entries, size_t n_entries);
+
+/* ---- Calls. Each wrapper checks its arguments, clears the thread's error record, and returns NS_ERR_UNSUPPORTED
+ * for a NULL optional method. Callback data is copied into full-size zeroed structs before the caller sees it, so
+ * core code may read every field whatever the provider's ABI version. */
+
+int ns_plugin_list_instance_types(ns_plugin *plugin, const ns_nodeclass *nodeclass, ns_instance_type_cb cb,
+                                  void *cb_ctx);
+int ns_plugin_launch(ns_plugin *plugin, const ns_launch_request *req, ns_launch_result *result);
+int ns_plugin_terminate(ns_plugin *plugin, const char *provider_id, bool *already_gone);
+int ns_plugin_list_instances(ns_plugin *plugin, ns_instance_cb cb, void *cb_ctx);
+/* ABI 1 providers have no get_instance: the core scans list_instances instead. */
+int ns_plugin_get_instance(ns_plugin *plugin, const char *provider_id, ns_instance *out);
+int ns_plugin_poll_events(ns_plugin *plugin, ns_event_cb cb, void *cb_ctx);
+int ns_plugin_check_drift(ns_plugin *plugin, const ns_instance *instance, const ns_nodeclass *nodeclass,
+                          bool *drifted, char *reason, size_t reason_len);
+int ns_plugin_validate_nodeclass(ns_plugin *plugin, const ns_nodeclass *nodeclass);
+int ns_plugin_list_repair_policies(ns_plugin *plugin, ns_repair_policy_cb cb, void *cb_ctx);
+int ns_plugin_test_inject_fault(ns_plugin *plugin, const ns_fault *fault);
+
+#endif
