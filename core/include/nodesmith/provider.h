@@ -418,10 +418,12 @@ typedef struct ns_provider {
 
     /* ABI 1 */
 
-    /* Creates the provider's state. `ctx` identifies this provider in every upcall; keep it. On failure the provider
-     * reports the error and frees what it made; *state is then ignored. Called once, before any other method. */
+    /* Creates the provider's state. `ctx` identifies this provider in every upcall; keep it. Called once, before any
+     * other method, with *state NULL. On failure the provider reports the error with host->error; if it had already
+     * stored a partly built state in *state, the core still calls destroy on it (SQLite's xOpen/xClose rule), so a
+     * provider can set *state first and let destroy release whatever was built. */
     int (*init)(const ns_host *host, ns_host_ctx *ctx, void **state);
-    /* Frees the state. Called once, after every other call has returned; never called if init failed. */
+    /* Frees the state, fully or partly built. Called once, after every other call has returned. */
     void (*destroy)(void *state);
 
     /* Every instance type the provider can launch for `nodeclass`, with its offerings, one callback per type. If the

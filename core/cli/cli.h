@@ -1,0 +1,58 @@
+/*
+ * The nodesmith command line: one file per command, each `int cmd_NAME(int argc, char **argv)` returning the
+ * process exit code (0 success, 1 the command failed, 2 the command line was wrong).
+ */
+#ifndef NS_CLI_H
+#define NS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plugin/plugin_loader.h"
+
+#define NS_EXIT_OK 0
+#define NS_EXIT_FAILED 1
+#define NS_EXIT_USAGE 2
+
+int cmd_plugins(int argc, char **argv);
+int cmd_offerings(int argc, char **argv);
+
+/* Prints "nodesmith CMD: <message>" and a pointer to --help on stderr; returns NS_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) NS_PRINTF(2, 3);
+/* Prints "nodesmith CMD: <the thread's error message>" on stderr; returns NS_EXIT_FAILED. */
+int cli_fail(const char *cmd);
+
+/* Provider selection shared by every command that loads a provider. */
+typedef struct cli_provider_args {
+    const char *name;         /* --provider, default "sim" */
+    const char *plugins_dir;  /* --plugins-dir */
+    const char *config_path;  /* --provider-config */
+    ns_plugin_setting *settings; /* --set KEY=VALUE, repeatable; the strings point into argv */
+    size_t n_settings;
+} cli_provider_args;
+
+/* Handles --provider/--plugins-dir/--provider-config/--set for option `opt` with argument `arg` (getopt_long's
+ * values, using the CLI_PROVIDER_OPT_* codes). Returns 1 if handled, 0 if not a provider option, -1 on a bad value
+ * (reported). */
+enum { CLI_OPT_PROVIDER = 1000, CLI_OPT_PLUGINS_DIR, CLI_OPT_PROVIDER_CONFIG, CLI_OPT_SET, CLI_OPT_OUTPUT, CLI_OPT_HELP };
+int cli_provider_arg(const char *cmd, cli_provider_args *args, int opt, char *arg);
+void cli_provider_args_free(cli_provider_args *args);
+int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin **out);
+
+#define CLI_PROVIDER_LONG_OPTIONS                                                                                      \
+    {"provider", required_argument, NULL, CLI_OPT_PROVIDER},                                                           \
+        {"plugins-dir", required_argument, NULL, CLI_OPT_PLUGINS_DIR},                                                 \
+        {"provider-config", required_argument, NULL, CLI_OPT_PROVIDER_CONFIG},                                         \
+        {"set", required_argument, NULL, CLI_OPT_SET}
+
+#define CLI_PROVIDER_HELP                                                                                              \
+    "  --provider NAME          provider plugin to use (default: sim, the simulated cloud)\n"                         \
+    "  --plugins-dir DIR        where NAME.so is (default: $NODESMITH_PLUGINS_DIR, else plugins.d beside the\n"       \
+    "                           binary, else the install's)\n"                                                         \
+    "  --provider-config FILE   the provider's options (default: DIR/NAME.yaml when present)\n"                       \
+    "  --set KEY=VALUE          set one provider option; repeatable; applied after the config file\n"
+
+/* "text" or "json". */
+int cli_parse_output(const char *cmd, const char *arg, bool *json);
+
+#endif

@@ -1,0 +1,189 @@
+#include "cloud/instance_types.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const ns_label *)a)->key, ((const ns_label *)b)->key);
+}
+
+static int64_t floor_zero(int64_t v)
+{
+    return v < 0 ? 0 : v;
+}
+
+static void compute_allocatable(ns_itype *t)
+{
+    const ns_resources *c = &t->capacity, *k = &t->kube_reserved, *s = &t->system_reserved,
+                       *e = &t->eviction_threshold;
+    ns_resources *a = &t->allocatable;
+    *a = *c;
+    a->cpu_milli = floor_zero(c->cpu_milli - k->cpu_milli - s->cpu_milli - e->cpu_milli);
+    a->memory_bytes = floor_zero(c->memory_bytes - k->memory_bytes - s->memory_bytes - e->memory_bytes);
+    a->ephemeral_storage_bytes = floor_zero(c->ephemeral_storage_bytes - k->ephemeral_storage_bytes -
+                                            s->ephemeral_storage_bytes - e->ephemeral_storage_bytes);
+}
+
+void ns_itype_free(ns_itype *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    for (size_t i = 0; i < t->n_labels; i++) {
+        free((char *)t->labels[i].key);
+        free((char *)t->labels[i].value);
+    }
+    free(t->labels);
+    for (size_t i = 0; i < t->n_offerings; i++) {
+        free(t->offerings[i].zone);
+        free(t->offerings[i].capacity_type);
+        free(t->offerings[i].reservation_id);
+    }
+    free(t->offerings);
+    memset(t, 0, sizeof(*t));
+}
+
+int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
+{
+    memset(dst, 0, sizeof(*dst));
+    if (!src->name || !*src->name)
+        return NS_FAIL(NS_ERR_INTERNAL, "instance type without a name");
+    if ((src->n_labels && !src->labels) || (src->n_offerings && !src->offerings))
+        return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: label or offering count without an array", src->name);
+    dst->name = strdup(src->name);
+    dst->labels = calloc(src->n_labels ? src->n_labels : 1, sizeof(ns_label));
+    dst->offerings = calloc(src->n_offerings ? src->n_offerings : 1, sizeof(ns_itype_offering));
+    if (!dst->name || !dst->labels || !dst->offerings)
+        goto nomem;
+    for (size_t i = 0; i < src->n_labels; i++) {
+        if (!src->labels[i].key || !src->labels[i].value) {
+            ns_itype_free(dst);
+            return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: label %zu has no key or no value", src->name, i);
+        }
+        dst->labels[i].key = strdup(src->labels[i].key);
+        dst->labels[i].value = strdup(src->labels[i].value);
+        dst->n_labels = i + 1;
+        if (!dst->labels[i].key || !dst->labels[i].value)
+            goto nomem;
+    }
+    qsort(dst->labels, dst->n_labels, sizeof(ns_label), by_key);
+    for (size_t i = 0; i < src->n_offerings; i++) {
+        const ns_offering *o = NS_AT(src->offerings, i);
+        ns_itype_offering *d = &dst->offerings[i];
+        dst->n_offerings = i + 1;
+        if (!o->zone || !o->capacity_type) {
+            ns_itype_free(dst);
+            return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: offering %zu has no zone or no capacity type",
+                           src->name, i);
+        }
+        d->zone = strdup(o->zone);
+        d->capacity_type = strdup(o->capacity_type);
+        d->price_per_hour = o->price_per_hour;
+        d->available = o->available;
+        bool has_reservation = NS_HAS_FIELD(o, ns_offering, reservation_id) && o->reservation_id;
+        d->reservation_id = has_reservation ? dup_or_null(o->reservation_id) : NULL;
+        if (!d->zone || !d->capacity_type || (has_reservation && !d->reservation_id))
+            goto nomem;
+    }
+    dst->capacity = src->capacity;
+    dst->kube_reserved = src->kube_reserved;
+    dst->system_reserved = src->system_reserved;
+    dst->eviction_threshold = src->eviction_threshold;
+    compute_allocatable(dst);
+    return NS_OK;
+nomem:
+    ns_itype_free(dst);
+    return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: out of memory", src->name);
+}
+
+void ns_itype_set_free(ns_itype_set *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        ns_itype_free(&s->items[i]);
+    free(s->items);
+    s->items = NULL;
+    s->n = 0;
+}
+
+typedef struct collect {
+    ns_itype_set *set;
+    size_t cap;
+} collect;
+
+static int on_type(void *ctx, const ns_instance_type *src)
+{
+    collect *c = ctx;
+    if (c->set->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        ns_itype *grown = realloc(c->set->items, cap * sizeof(*grown));
+        if (!grown)
+            return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: out of memory", src->name ? src->name : "?");
+        c->set->items = grown;
+        c->cap = cap;
+    }
+    int rc = ns_itype_copy(src, &c->set->items[c->set->n]);
+    if (rc == NS_OK)
+        c->set->n++;
+    return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const ns_itype *)a)->name, ((const ns_itype *)b)->name);
+}
+
+int ns_itype_set_load(ns_plugin *plugin, const ns_nodeclass *nodeclass, ns_itype_set *out)
+{
+    memset(out, 0, sizeof(*out));
+    collect c = {out, 0};
+    int rc = ns_plugin_list_instance_types(plugin, nodeclass, on_type, &c);
+    if (rc != NS_OK) {
+        ns_itype_set_free(out);
+        return rc;
+    }
+    qsort(out->items, out->n, sizeof(ns_itype), by_name);
+    for (size_t i = 1; i < out->n; i++) {
+        if (strcmp(out->items[i - 1].name, out->items[i].name) == 0) {
+            rc = NS_FAIL(NS_ERR_INTERNAL, "provider %s: instance type %s listed twice", ns_plugin_name(plugin),
+                         out->items[i].name);
+            ns_itype_set_free(out);
+            return rc;
+        }
+    }
+    return NS_OK;
+}
+
+const char *ns_itype_label(const ns_itype *t, const char *key)
+{
+    ns_label probe = {key, NULL};
+    const ns_label *hit = bsearch(&probe, t->labels, t->n_labels, sizeof(ns_label), by_key);
+    return hit ? hit->value : NULL;
+}
+
+const ns_itype *ns_itype_set_find(const ns_itype_set *s, const char *name)
+{
+    ns_itype probe = {.name = (char *)name};
+    return bsearch(&probe, s->items, s->n, sizeof(ns_itype), by_name);
+}
+
+double ns_itype_min_price(const ns_itype *t)
+{
+    double best = -1;
+    for (size_t i = 0; i < t->n_offerings; i++) {
+        const ns_itype_offering *o = &t->offerings[i];
+        if (o->available && isfinite(o->price_per_hour) && (best < 0 || o->price_per_hour < best))
+            best = o->price_per_hour;
+    }
+    return best;
+}

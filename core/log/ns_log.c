@@ -1,0 +1,116 @@
+#include "log/ns_log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "clock/ns_clock.h"
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *log_out;
+static ns_log_level log_min = NS_LOG_INFO;
+
+void ns_log_set_output(FILE *out)
+{
+    log_out = out;
+}
+
+void ns_log_set_level(ns_log_level level)
+{
+    log_min = level;
+}
+
+int ns_log_parse_level(const char *text, ns_log_level *out)
+{
+    static const struct {
+        const char *name;
+        ns_log_level level;
+    } names[] = {{"debug", NS_LOG_DEBUG}, {"info", NS_LOG_INFO}, {"warn", NS_LOG_WARN}, {"error", NS_LOG_ERROR}};
+    for (size_t i = 0; text && i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcasecmp(text, names[i].name) == 0) {
+            *out = names[i].level;
+            return NS_OK;
+        }
+    }
+    return NS_ERR_INVALID_ARGUMENT;
+}
+
+int ns_log_key_is_secret(const char *key)
+{
+    static const char *const secret_words[] = {"secret", "token", "password", "credential", "authorization",
+                                               "signature", "private-key", "private_key", "privatekey"};
+    if (!key)
+        return 0;
+    for (size_t i = 0; i < sizeof(secret_words) / sizeof(secret_words[0]); i++) {
+        if (strcasestr(key, secret_words[i]))
+            return 1;
+    }
+    return 0;
+}
+
+static const char *level_name(ns_log_level level)
+{
+    switch (level) {
+    case NS_LOG_DEBUG: return "DEBUG";
+    case NS_LOG_INFO: return "INFO";
+    case NS_LOG_WARN: return "WARN";
+    default: return "ERROR";
+    }
+}
+
+void ns_log_fields(ns_log_level level, const char *logger, const char *message, const ns_label *fields,
+                   size_t n_fields)
+{
+    if (level < log_min)
+        return;
+    char when[32];
+    ns_clock_format_rfc3339(ns_clock_now_ms(), when, sizeof(when));
+    cJSON *line = cJSON_CreateObject();
+    if (!line)
+        return;
+    cJSON_AddStringToObject(line, "level", level_name(level));
+    cJSON_AddStringToObject(line, "time", when);
+    cJSON_AddStringToObject(line, "logger", logger ? logger : "controller");
+    cJSON_AddStringToObject(line, "message", message ? message : "");
+    for (size_t i = 0; i < n_fields; i++) {
+        /* The four fixed keys are the log's frame; a field may not overwrite them. */
+        if (!fields[i].key || cJSON_GetObjectItemCaseSensitive(line, fields[i].key))
+            continue;
+        const char *value = ns_log_key_is_secret(fields[i].key) ? "<redacted>" : fields[i].value;
+        cJSON_AddStringToObject(line, fields[i].key, value ? value : "");
+    }
+    char *text = cJSON_PrintUnformatted(line);
+    cJSON_Delete(line);
+    if (!text)
+        return;
+    pthread_mutex_lock(&log_lock);
+    FILE *out = log_out ? log_out : stderr;
+    fputs(text, out);
+    fputc('\n', out);
+    fflush(out);
+    pthread_mutex_unlock(&log_lock);
+    free(text);
+}
+
+void ns_log(ns_log_level level, const char *logger, const char *message, ...)
+{
+    enum { MAX_FIELDS = 32 };
+    ns_label fields[MAX_FIELDS];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, message);
+    for (;;) {
+        const char *key = va_arg(ap, const char *);
+        if (!key)
+            break;
+        const char *value = va_arg(ap, const char *);
+        if (n < MAX_FIELDS)
+            fields[n++] = (ns_label){key, value};
+    }
+    va_end(ap);
+    ns_log_fields(level, logger, message, fields, n);
+}

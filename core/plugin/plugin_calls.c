@@ -1,0 +1,263 @@
+/*
+ * One wrapper per provider method (libvirt's public API layer): check arguments, clear the thread's error, call or
+ * report "unsupported", copy what comes back into full-size structs, and make sure every failure carries a message
+ * that names the provider and the method.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "plugin/plugin_internal.h"
+
+/* Normalises a provider's return: unknown codes become NS_ERR_INTERNAL, and an error without a message gets one. */
+static int finish(const ns_plugin *p, const char *method, const char *object, int rc)
+{
+    if (rc == NS_OK)
+        return NS_OK;
+    const ns_error_record *e = ns_error_last();
+    if (rc > 0 || rc < NS_ERR_INVALID_ARGUMENT) {
+        NS_FAIL(NS_ERR_INTERNAL, "returned %d, which is not an error category%s%s", rc, e->code ? ": " : "",
+                e->code ? e->message : "");
+        rc = NS_ERR_INTERNAL;
+    } else if (e->code == NS_OK) {
+        NS_FAIL(rc, "failed (%s) without saying why", ns_err_name(rc));
+    } else if (e->code != rc) {
+        /* The provider's recorded message is for a different category than it returned; keep its words and
+         * the category it returned, which is what callers act on. */
+        ns_error_record copy = *e;
+        ns_error_set(rc, copy.file, copy.line, "%s", copy.message);
+        ns_error_set_retry_after(copy.retry_after_ms);
+        for (size_t i = 0; i < copy.n_unavailable; i++)
+            ns_error_add_unavailable(copy.unavailable[i].instance_type, copy.unavailable[i].zone,
+                                     copy.unavailable[i].capacity_type);
+    }
+    if (object)
+        return ns_error_prefix("provider %s: %s %s: ", p->table.name, method, object);
+    return ns_error_prefix("provider %s: %s: ", p->table.name, method);
+}
+
+static int unsupported(const ns_plugin *p, const char *method)
+{
+    return NS_FAIL(NS_ERR_UNSUPPORTED, "provider %s (ABI %u) does not support %s", p->table.name, p->table.abi_version,
+                   method);
+}
+
+#define CHECK_PLUGIN(p, method)                                                                                        \
+    do {                                                                                                               \
+        ns_error_clear();                                                                                              \
+        if (!(p))                                                                                                      \
+            return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "%s: no provider given", method);                                  \
+    } while (0)
+
+/* Copies a provider struct of possibly different size into a zeroed full-size one. */
+#define COPY_VERSIONED(dst, src)                                                                                       \
+    do {                                                                                                               \
+        memset(&(dst), 0, sizeof(dst));                                                                                \
+        size_t n_ = (src)->struct_size < sizeof(dst) ? (src)->struct_size : sizeof(dst);                               \
+        memcpy(&(dst), (src), n_);                                                                                     \
+        (dst).struct_size = sizeof(dst);                                                                               \
+    } while (0)
+
+/* Carries the caller's callback through the provider. A non-zero value the caller's callback returns is the
+ * caller's to interpret (its own error, or "stop"), so it passes back untouched rather than through finish(). */
+typedef struct trampoline {
+    union {
+        ns_instance_type_cb instance_type;
+        ns_instance_cb instance;
+        ns_event_cb event;
+        ns_repair_policy_cb repair_policy;
+    } cb;
+    void *cb_ctx;
+    int stopped_with;
+} trampoline;
+
+static int passed_back(const trampoline *t, int rc)
+{
+    return t->stopped_with != 0 && rc == t->stopped_with;
+}
+
+static int on_instance_type(void *ctx, const ns_instance_type *src)
+{
+    trampoline *t = ctx;
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "list_instance_types passed a NULL instance type");
+    ns_instance_type copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.instance_type(t->cb_ctx, &copy);
+}
+
+int ns_plugin_list_instance_types(ns_plugin *p, const ns_nodeclass *nodeclass, ns_instance_type_cb cb, void *cb_ctx)
+{
+    CHECK_PLUGIN(p, "list_instance_types");
+    if (!nodeclass || !cb)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_instance_types: node class and callback are required");
+    trampoline t = {.cb.instance_type = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.list_instance_types(p->state, nodeclass, on_instance_type, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "list_instance_types", nodeclass->name, rc);
+}
+
+int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_result *result)
+{
+    CHECK_PLUGIN(p, "launch");
+    if (!req || !result || !req->client_token || !*req->client_token || !req->options || req->n_options == 0 ||
+        !req->nodeclass || !req->nodeclaim_name)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT,
+                       "launch: a request with a node claim, a client token, a node class and at least one option "
+                       "is required");
+    memset(result, 0, sizeof(*result));
+    result->struct_size = sizeof(*result);
+    int rc = finish(p, "launch", req->nodeclaim_name, p->table.launch(p->state, req, result));
+    if (rc == NS_OK && (!result->provider_id[0] || !result->instance_type[0] || !result->zone[0] ||
+                        !result->capacity_type[0]))
+        return NS_FAIL(NS_ERR_INTERNAL,
+                       "provider %s: launch %s: reported success without a provider ID, instance type, zone and "
+                       "capacity type",
+                       p->table.name, req->nodeclaim_name);
+    return rc;
+}
+
+int ns_plugin_terminate(ns_plugin *p, const char *provider_id, bool *already_gone)
+{
+    CHECK_PLUGIN(p, "terminate");
+    if (!provider_id || !*provider_id)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "terminate: a provider ID is required");
+    bool gone = false;
+    int rc = finish(p, "terminate", provider_id, p->table.terminate(p->state, provider_id, &gone));
+    if (already_gone)
+        *already_gone = rc == NS_OK && gone;
+    return rc;
+}
+
+static int on_instance(void *ctx, const ns_instance *src)
+{
+    trampoline *t = ctx;
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "list_instances passed a NULL instance");
+    ns_instance copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.instance(t->cb_ctx, &copy);
+}
+
+int ns_plugin_list_instances(ns_plugin *p, ns_instance_cb cb, void *cb_ctx)
+{
+    CHECK_PLUGIN(p, "list_instances");
+    if (!cb)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_instances: a callback is required");
+    trampoline t = {.cb.instance = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.list_instances(p->state, on_instance, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "list_instances", NULL, rc);
+}
+
+typedef struct find_ctx {
+    const char *provider_id;
+    ns_instance *out;
+    bool found;
+} find_ctx;
+
+/* Stops the scan at the match: 1 is "stop", not an error; the fallback turns it back into NS_OK. */
+static int find_instance(void *ctx, const ns_instance *inst)
+{
+    find_ctx *f = ctx;
+    if (strcmp(inst->provider_id, f->provider_id) != 0)
+        return 0;
+    *f->out = *inst;
+    f->found = true;
+    return 1;
+}
+
+int ns_plugin_get_instance(ns_plugin *p, const char *provider_id, ns_instance *out)
+{
+    CHECK_PLUGIN(p, "get_instance");
+    if (!provider_id || !*provider_id || !out)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "get_instance: a provider ID and a result are required");
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    if (p->table.get_instance)
+        return finish(p, "get_instance", provider_id, p->table.get_instance(p->state, provider_id, out));
+    /* ABI 1 providers have no get: find it in the list instead (SQLite's fallback for a missing xMethod). */
+    find_ctx f = {provider_id, out, false};
+    trampoline t = {.cb.instance = find_instance, .cb_ctx = &f};
+    int rc = p->table.list_instances(p->state, on_instance, &t);
+    if (f.found)
+        return NS_OK;
+    if (rc != NS_OK)
+        return finish(p, "get_instance (via list_instances)", provider_id, rc);
+    return NS_FAIL(NS_ERR_NOT_FOUND, "provider %s: get_instance %s: no such instance", p->table.name, provider_id);
+}
+
+static int on_event(void *ctx, const ns_event *src)
+{
+    trampoline *t = ctx;
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "poll_events passed a NULL event");
+    ns_event copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.event(t->cb_ctx, &copy);
+}
+
+int ns_plugin_poll_events(ns_plugin *p, ns_event_cb cb, void *cb_ctx)
+{
+    CHECK_PLUGIN(p, "poll_events");
+    if (!cb)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "poll_events: a callback is required");
+    trampoline t = {.cb.event = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.poll_events(p->state, on_event, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "poll_events", NULL, rc);
+}
+
+int ns_plugin_check_drift(ns_plugin *p, const ns_instance *instance, const ns_nodeclass *nodeclass, bool *drifted,
+                          char *reason, size_t reason_len)
+{
+    CHECK_PLUGIN(p, "check_drift");
+    if (!instance || !nodeclass || !drifted || !reason || reason_len == 0)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "check_drift: instance, node class and results are required");
+    *drifted = false;
+    reason[0] = '\0';
+    if (!p->table.check_drift)
+        return unsupported(p, "check_drift");
+    int rc = p->table.check_drift(p->state, instance, nodeclass, drifted, reason, reason_len);
+    reason[reason_len - 1] = '\0';
+    return finish(p, "check_drift", instance->provider_id, rc);
+}
+
+int ns_plugin_validate_nodeclass(ns_plugin *p, const ns_nodeclass *nodeclass)
+{
+    CHECK_PLUGIN(p, "validate_nodeclass");
+    if (!nodeclass)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "validate_nodeclass: a node class is required");
+    if (!p->table.validate_nodeclass)
+        return unsupported(p, "validate_nodeclass");
+    return finish(p, "validate_nodeclass", nodeclass->name, p->table.validate_nodeclass(p->state, nodeclass));
+}
+
+static int on_repair_policy(void *ctx, const ns_repair_policy *src)
+{
+    trampoline *t = ctx;
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "list_repair_policies passed a NULL policy");
+    ns_repair_policy copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.repair_policy(t->cb_ctx, &copy);
+}
+
+int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *cb_ctx)
+{
+    CHECK_PLUGIN(p, "list_repair_policies");
+    if (!cb)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_repair_policies: a callback is required");
+    if (!p->table.list_repair_policies)
+        return unsupported(p, "list_repair_policies");
+    trampoline t = {.cb.repair_policy = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.list_repair_policies(p->state, on_repair_policy, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "list_repair_policies", NULL, rc);
+}
+
+int ns_plugin_test_inject_fault(ns_plugin *p, const ns_fault *fault)
+{
+    CHECK_PLUGIN(p, "test_inject_fault");
+    if (!fault)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "test_inject_fault: a fault is required");
+    if (!p->table.test_inject_fault)
+        return unsupported(p, "test_inject_fault");
+    return finish(p, "test_inject_fault", NULL, p->table.test_inject_fault(p->state, fault));
+}

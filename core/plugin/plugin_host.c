@@ -1,0 +1,142 @@
+/* The host upcalls: what the core lends a provider (OpenSSL's core dispatch table). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "errors/ns_error.h"
+#include "http/http_client.h"
+#include "json/host_json.h"
+#include "log/ns_log.h"
+#include "plugin/plugin_internal.h"
+
+static void host_log(ns_host_ctx *ctx, ns_log_level level, const char *message, const ns_label *fields,
+                     size_t n_fields)
+{
+    if (level < NS_LOG_DEBUG || level > NS_LOG_ERROR)
+        level = NS_LOG_ERROR;
+    ns_log_fields(level, ctx ? ctx->logger : "provider", message, fields, n_fields);
+}
+
+static int host_error(ns_host_ctx *ctx, int code, const char *file, int line, const char *fmt, ...)
+{
+    (void)ctx;
+    va_list ap;
+    va_start(ap, fmt);
+    ns_error_setv(code, file, line, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static void host_error_retry_after(ns_host_ctx *ctx, int64_t ms)
+{
+    (void)ctx;
+    ns_error_set_retry_after(ms);
+}
+
+static void host_error_unavailable(ns_host_ctx *ctx, const char *instance_type, const char *zone,
+                                   const char *capacity_type)
+{
+    (void)ctx;
+    ns_error_add_unavailable(instance_type, zone, capacity_type);
+}
+
+static int64_t host_now_ms(ns_host_ctx *ctx)
+{
+    (void)ctx;
+    return ns_clock_now_ms();
+}
+
+static void host_sleep_ms(ns_host_ctx *ctx, int64_t ms)
+{
+    (void)ctx;
+    ns_clock_sleep_ms(ms);
+}
+
+/* A provider reading an option it never declared has a bug worth a log line, not a crash. */
+static const ns_option_values *declared(ns_host_ctx *ctx, const char *key)
+{
+    if (!ctx || !ctx->plugin)
+        return NULL;
+    if (!ns_option_values_declared(ctx->plugin->options, key)) {
+        ns_log(NS_LOG_WARN, ctx->logger, "provider read an option it does not declare", "option", key ? key : "",
+               NULL);
+        return NULL;
+    }
+    return ctx->plugin->options;
+}
+
+static const char *host_option_string(ns_host_ctx *ctx, const char *key)
+{
+    return ns_option_values_string(declared(ctx, key), key);
+}
+
+static int64_t host_option_int(ns_host_ctx *ctx, const char *key)
+{
+    return ns_option_values_int(declared(ctx, key), key);
+}
+
+static bool host_option_bool(ns_host_ctx *ctx, const char *key)
+{
+    return ns_option_values_bool(declared(ctx, key), key);
+}
+
+static int64_t host_option_duration_ms(ns_host_ctx *ctx, const char *key)
+{
+    return ns_option_values_duration_ms(declared(ctx, key), key);
+}
+
+static int host_http_request(ns_host_ctx *ctx, const ns_http_request *req, ns_http_response **resp)
+{
+    if (!req || !resp || req->struct_size < offsetof(ns_http_request, max_retries) + sizeof(int))
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "provider %s: http_request: request missing or its struct_size too small",
+                       ctx && ctx->plugin ? ctx->plugin->name : "?");
+    ns_http_request copy = {0};
+    memcpy(&copy, req, req->struct_size < sizeof(copy) ? req->struct_size : sizeof(copy));
+    return ns_http_perform(&copy, resp);
+}
+
+static void host_free(void *ptr)
+{
+    free(ptr);
+}
+
+static const ns_host host_table = {
+    .abi_version = NS_PROVIDER_ABI_VERSION,
+    .struct_size = sizeof(ns_host),
+    .log = host_log,
+    .error = host_error,
+    .error_retry_after = host_error_retry_after,
+    .error_unavailable_offering = host_error_unavailable,
+    .now_ms = host_now_ms,
+    .sleep_ms = host_sleep_ms,
+    .option_string = host_option_string,
+    .option_int = host_option_int,
+    .option_bool = host_option_bool,
+    .option_duration_ms = host_option_duration_ms,
+    .http_request = host_http_request,
+    .http_response_free = ns_http_response_free,
+    .free = host_free,
+    .json_parse = ns_host_json_parse,
+    .json_print = ns_host_json_print,
+    .json_free = ns_host_json_free,
+    .json_type = ns_host_json_type,
+    .json_get = ns_host_json_get,
+    .json_size = ns_host_json_size,
+    .json_at = ns_host_json_at,
+    .json_key = ns_host_json_key,
+    .json_string = ns_host_json_string,
+    .json_number = ns_host_json_number,
+    .json_bool = ns_host_json_bool,
+    .json_new_object = ns_host_json_new_object,
+    .json_new_array = ns_host_json_new_array,
+    .json_new_string = ns_host_json_new_string,
+    .json_new_number = ns_host_json_new_number,
+    .json_new_bool = ns_host_json_new_bool,
+    .json_add = ns_host_json_add,
+};
+
+const ns_host *ns_plugin_host_table(void)
+{
+    return &host_table;
+}

@@ -1,0 +1,31 @@
+/*
+ * What the loader, the host upcalls and the call wrappers share about a loaded plugin.
+ */
+#ifndef NS_PLUGIN_INTERNAL_H
+#define NS_PLUGIN_INTERNAL_H
+
+#include "config/provider_options.h"
+#include "plugin/plugin_loader.h"
+
+struct ns_host_ctx {
+    ns_plugin *plugin;
+    char logger[NS_NAME_MAX + 16]; /* "provider.<name>" */
+};
+
+struct ns_plugin {
+    char *path;
+    char *name; /* from the file name */
+    ns_provider table; /* zeroed, then the part of the provider's table its struct_size covers */
+    uint32_t claimed_struct_size;
+    void *state;
+    ns_option_values *options;
+    ns_host_ctx ctx;
+};
+
+/* The host table handed to every provider (one, shared: the ctx tells providers apart). */
+const ns_host *ns_plugin_host_table(void);
+
+/* Minimum struct_size for a provider table claiming `abi_version`; 0 for an unsupported version. */
+size_t ns_plugin_min_table_size(uint32_t abi_version);
+
+#endif

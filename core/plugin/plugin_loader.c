@@ -1,0 +1,250 @@
+#include "plugin/plugin_loader.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "plugin/plugin_internal.h"
+
+size_t ns_plugin_min_table_size(uint32_t abi_version)
+{
+    switch (abi_version) {
+    case 1: return offsetof(ns_provider, get_instance);
+    case 2: return offsetof(ns_provider, test_inject_fault) + sizeof(((ns_provider *)0)->test_inject_fault);
+    default: return 0;
+    }
+}
+
+/* A plugin anyone but its owner can rewrite is a way to run code as the controller: refuse it, and the same for
+ * the directory, where a replacement file could be dropped. */
+static int check_not_writable_by_others(const char *path, const char *what)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "%s %s: cannot stat: %s", what,
+                       path, strerror(errno));
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                       "%s %s is writable by %s (mode %04o); refusing to load code others can replace "
+                       "(chmod go-w it)",
+                       what, path, (st.st_mode & S_IWOTH) ? "everyone" : "its group", (unsigned)(st.st_mode & 07777));
+    return NS_OK;
+}
+
+typedef struct method_req {
+    const char *name;
+    size_t offset;
+    uint32_t since;
+} method_req;
+
+#define REQUIRED(method, version) {#method, offsetof(ns_provider, method), version}
+
+static const method_req required_methods[] = {
+    REQUIRED(init, 1),          REQUIRED(destroy, 1),        REQUIRED(list_instance_types, 1),
+    REQUIRED(launch, 1),        REQUIRED(terminate, 1),      REQUIRED(list_instances, 1),
+    REQUIRED(poll_events, 1),   REQUIRED(get_instance, 2),
+};
+
+static int check_required(const char *path, const ns_provider *t)
+{
+    for (size_t i = 0; i < sizeof(required_methods) / sizeof(required_methods[0]); i++) {
+        const method_req *m = &required_methods[i];
+        if (t->abi_version < m->since)
+            continue;
+        void *fn;
+        memcpy(&fn, (const char *)t + m->offset, sizeof(fn));
+        if (!fn)
+            return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: required method '%s' (ABI %u) is NULL", path, m->name,
+                           m->since);
+    }
+    if (!t->name || !*t->name)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: the provider table has no name", path);
+    if (!t->version || !*t->version)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: the provider table has no version", path);
+    return NS_OK;
+}
+
+static char *name_from_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base);
+    if (len > 3 && strcmp(base + len - 3, ".so") == 0)
+        len -= 3;
+    return strndup(base, len);
+}
+
+static int open_module(const char *path, ns_plugin *p)
+{
+    char *dir_copy = strdup(path);
+    if (!dir_copy)
+        return NS_FAIL(NS_ERR_INTERNAL, "plugin %s: out of memory", path);
+    int rc = check_not_writable_by_others(dirname(dir_copy), "plugins directory");
+    free(dir_copy);
+    if (rc == NS_OK)
+        rc = check_not_writable_by_others(path, "plugin");
+    if (rc != NS_OK)
+        return rc;
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!handle)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: cannot be loaded: %s", path, dlerror());
+    /* Never dlclose: with RTLD_NODELETE the module stays mapped anyway, and threads may still be in its code. */
+    dlerror();
+    void *sym = dlsym(handle, NS_PROVIDER_ENTRY);
+    if (!sym)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: missing entry symbol '%s'", path, NS_PROVIDER_ENTRY);
+    ns_provider_entry_fn entry;
+    memcpy(&entry, &sym, sizeof(entry));
+    const ns_provider *t = entry();
+    if (!t)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: %s() returned NULL", path, NS_PROVIDER_ENTRY);
+    if (t->abi_version < NS_PROVIDER_ABI_MIN || t->abi_version > NS_PROVIDER_ABI_VERSION)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: built for provider ABI %u; this nodesmith supports %d to %d",
+                       path, t->abi_version, NS_PROVIDER_ABI_MIN, NS_PROVIDER_ABI_VERSION);
+    size_t min = ns_plugin_min_table_size(t->abi_version);
+    if (t->struct_size < min)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                       "plugin %s: provider table is %u bytes, too small for ABI %u (needs at least %zu)", path,
+                       t->struct_size, t->abi_version, min);
+    memset(&p->table, 0, sizeof(p->table));
+    memcpy(&p->table, t, t->struct_size < sizeof(p->table) ? t->struct_size : sizeof(p->table));
+    p->claimed_struct_size = t->struct_size;
+    /* Fields past the claimed version are not the provider's to set, whatever its struct holds there. */
+    if (min < sizeof(p->table))
+        memset((char *)&p->table + min, 0, sizeof(p->table) - min);
+    return check_required(path, &p->table);
+}
+
+static const char *default_config_path(const char *so_path, char *buf, size_t len)
+{
+    size_t n = strlen(so_path);
+    if (n < 3 || strcmp(so_path + n - 3, ".so") != 0 || n + 3 > len)
+        return NULL;
+    snprintf(buf, len, "%.*s.yaml", (int)(n - 3), so_path);
+    return access(buf, F_OK) == 0 ? buf : NULL;
+}
+
+int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out)
+{
+    int rc;
+    char config_buf[4096];
+    ns_plugin *p = NULL;
+    ns_error_clear();
+    if (!so_path || !out)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "plugin load: path and result are required");
+    *out = NULL;
+    p = calloc(1, sizeof(*p));
+    if (!p || !(p->path = strdup(so_path)) || !(p->name = name_from_path(so_path))) {
+        rc = NS_FAIL(NS_ERR_INTERNAL, "plugin %s: out of memory", so_path);
+        goto fail;
+    }
+    rc = open_module(so_path, p);
+    if (rc != NS_OK)
+        goto fail;
+    rc = ns_option_table_check(p->table.name, p->table.options);
+    if (rc != NS_OK) {
+        ns_error_prefix("plugin %s: ", so_path);
+        goto fail;
+    }
+    const char *config = params && params->config_path ? params->config_path
+                                                       : default_config_path(so_path, config_buf, sizeof(config_buf));
+    rc = ns_option_values_build(p->table.name, p->table.options, config, params ? params->settings : NULL,
+                                params ? params->n_settings : 0, &p->options);
+    if (rc != NS_OK)
+        goto fail;
+    p->ctx.plugin = p;
+    snprintf(p->ctx.logger, sizeof(p->ctx.logger), "provider.%s", p->table.name);
+    ns_error_clear();
+    rc = p->table.init(ns_plugin_host_table(), &p->ctx, &p->state);
+    if (rc != NS_OK) {
+        const ns_error_record *e = ns_error_last();
+        if (e->code == NS_OK)
+            NS_FAIL(rc < 0 ? rc : NS_ERR_INTERNAL, "init returned %d (%s) without an error message", rc,
+                    ns_err_name(rc));
+        else if (rc > 0 || rc < NS_ERR_INVALID_ARGUMENT)
+            rc = NS_ERR_INTERNAL;
+        rc = ns_error_prefix("plugin %s: provider %s failed to initialise: ", so_path, p->table.name);
+        if (p->state)
+            p->table.destroy(p->state);
+        p->state = NULL;
+        goto fail;
+    }
+    ns_log(NS_LOG_INFO, "plugin", "loaded provider", "provider", p->table.name, "version", p->table.version, "path",
+           so_path, NULL);
+    *out = p;
+    return NS_OK;
+fail:
+    if (p) {
+        ns_option_values_free(p->options);
+        free(p->path);
+        free(p->name);
+        free(p);
+    }
+    return rc;
+}
+
+int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_load_params *params, ns_plugin **out)
+{
+    char path[4096];
+    if (!plugins_dir || !name || !*name || strchr(name, '/'))
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "provider name '%s' is not a plain name", name ? name : "");
+    int n = snprintf(path, sizeof(path), "%s/%s.so", plugins_dir, name);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "plugins directory path too long: %s", plugins_dir);
+    if (access(path, F_OK) != 0)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "provider %s: no file %s (plugins directory %s)", name, path, plugins_dir);
+    int rc = ns_plugin_load_file(path, params, out);
+    if (rc != NS_OK)
+        return rc;
+    if (strcmp((*out)->table.name, name) != 0) {
+        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: declares provider name '%s', expected '%s' from its file name",
+                     path, (*out)->table.name, name);
+        ns_plugin_unload(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void ns_plugin_unload(ns_plugin *plugin)
+{
+    if (!plugin)
+        return;
+    if (plugin->state)
+        plugin->table.destroy(plugin->state);
+    ns_option_values_free(plugin->options);
+    free(plugin->path);
+    free(plugin->name);
+    free(plugin);
+}
+
+const char *ns_plugin_name(const ns_plugin *plugin)
+{
+    return plugin->table.name;
+}
+
+const char *ns_plugin_version(const ns_plugin *plugin)
+{
+    return plugin->table.version;
+}
+
+const char *ns_plugin_path(const ns_plugin *plugin)
+{
+    return plugin->path;
+}
+
+uint32_t ns_plugin_abi_version(const ns_plugin *plugin)
+{
+    return plugin->table.abi_version;
+}
+
+const ns_provider *ns_plugin_table(const ns_plugin *plugin)
+{
+    return &plugin->table;
+}
