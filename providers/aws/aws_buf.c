@@ -1,0 +1,95 @@
+#include "aws_buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool reserve(aws_buf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (b->len + extra + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+void aws_buf_append(aws_buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n))
+        return;
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void aws_buf_puts(aws_buf *b, const char *s)
+{
+    aws_buf_append(b, s, strlen(s));
+}
+
+void aws_buf_putc(aws_buf *b, char c)
+{
+    aws_buf_append(b, &c, 1);
+}
+
+void aws_buf_printf(aws_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if (!reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+bool aws_buf_failed(const aws_buf *b)
+{
+    return b->failed;
+}
+
+const char *aws_buf_str(const aws_buf *b)
+{
+    return b->data ? b->data : "";
+}
+
+char *aws_buf_take(aws_buf *b)
+{
+    if (b->failed) {
+        aws_buf_free(b);
+        return NULL;
+    }
+    char *s = b->data ? b->data : strdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return s;
+}
+
+void aws_buf_free(aws_buf *b)
+{
+    if (!b)
+        return;
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+}
