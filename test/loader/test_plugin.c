@@ -1,0 +1,174 @@
+/*
+ * A minimal provider compiled several times with different defines, each variant breaking one loading rule, so
+ * every loader refusal is exercised with a real shared object:
+ *   TP_NO_ENTRY          exports no entry symbol
+ *   TP_ABI=N             claims ABI version N
+ *   TP_TABLE_SIZE=N      claims a table of N bytes
+ *   TP_NO_LAUNCH         leaves the required launch method NULL
+ *   TP_INIT_FAILS        init reports an invalid-config error
+ *   TP_INIT_FAILS_LATE   init stores a partial state, then fails (destroy must still run)
+ *   TP_BAD_OPTION        declares an option whose default does not parse as its type
+ *   TP_NAME="x"          declares another name than its file
+ * With none of them it is a well-behaved provider whose state records what the loader did.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodesmith/provider.h"
+
+#ifndef TP_ABI
+#define TP_ABI NS_PROVIDER_ABI_VERSION
+#endif
+#ifndef TP_NAME
+#define TP_NAME "good"
+#endif
+
+typedef struct tp_state {
+    const ns_host *host;
+    ns_host_ctx *ctx;
+    int64_t answer;
+} tp_state;
+
+/* Where destroy leaves its mark, read by the test through dlsym. */
+NS_EXPORT int tp_destroy_calls;
+
+static int tp_init(const ns_host *host, ns_host_ctx *ctx, void **state)
+{
+    tp_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return host->error(ctx, NS_ERR_INTERNAL, __FILE__, __LINE__, "out of memory");
+    s->host = host;
+    s->ctx = ctx;
+#ifdef TP_INIT_FAILS
+    free(s);
+    return host->error(ctx, NS_ERR_INVALID_CONFIG, __FILE__, __LINE__, "option answer: the account is closed");
+#else
+    *state = s;
+#ifdef TP_INIT_FAILS_LATE
+    return host->error(ctx, NS_ERR_UNAUTHORIZED, __FILE__, __LINE__, "credentials rejected by the cloud");
+#endif
+    s->answer = host->option_int(ctx, "answer");
+    return NS_OK;
+#endif
+}
+
+static void tp_destroy(void *state)
+{
+    tp_destroy_calls++;
+    free(state);
+}
+
+static int tp_list_instance_types(void *state, const ns_nodeclass *nc, ns_instance_type_cb cb, void *cb_ctx)
+{
+    static const ns_label labels[] = {
+        {"kubernetes.io/arch", "amd64"},
+        {"kubernetes.io/os", "linux"},
+        {"node.kubernetes.io/instance-type", "tp.small"},
+    };
+    ns_offering offering = {.struct_size = sizeof(ns_offering), .zone = "zone-a", .capacity_type = "on-demand",
+                            .price_per_hour = 0.5, .available = true};
+    ns_instance_type t = {
+        .struct_size = sizeof(t),
+        .name = "tp.small",
+        .labels = labels,
+        .n_labels = 3,
+        .capacity = {.cpu_milli = 2000, .memory_bytes = 4LL << 30, .pods = 10, .ephemeral_storage_bytes = 20LL << 30},
+        .kube_reserved = {.cpu_milli = 100, .memory_bytes = 512LL << 20},
+        .offerings = &offering,
+        .n_offerings = 1,
+    };
+    tp_state *s = state;
+    /* The option "answer" scales the CPU so a test can see its config reached the provider. */
+    t.capacity.cpu_milli += s->answer;
+    return cb(cb_ctx, &t);
+}
+
+static int tp_launch(void *state, const ns_launch_request *req, ns_launch_result *out)
+{
+    tp_state *s = state;
+    return s->host->error(s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, __FILE__, __LINE__, "no capacity for %s",
+                          req->nodeclaim_name);
+}
+
+static int tp_terminate(void *state, const char *provider_id, bool *gone)
+{
+    *gone = true;
+    return NS_OK;
+}
+
+static int tp_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
+{
+    ns_instance a = {.struct_size = sizeof(a)};
+    snprintf(a.provider_id, sizeof(a.provider_id), "tp:///zone-a/i-1");
+    snprintf(a.instance_type, sizeof(a.instance_type), "tp.small");
+    a.state = NS_INSTANCE_RUNNING;
+    int rc = cb(cb_ctx, &a);
+    if (rc != 0)
+        return rc;
+    snprintf(a.provider_id, sizeof(a.provider_id), "tp:///zone-a/i-2");
+    return cb(cb_ctx, &a);
+}
+
+static int tp_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
+{
+    return NS_OK;
+}
+
+#if TP_ABI >= 2
+static int tp_get_instance(void *state, const char *provider_id, ns_instance *out)
+{
+    tp_state *s = state;
+    return s->host->error(s->ctx, NS_ERR_NOT_FOUND, __FILE__, __LINE__, "instance %s not found", provider_id);
+}
+#endif
+
+static const ns_option tp_options[] = {
+#ifdef TP_BAD_OPTION
+    {"answer", NS_OPT_INT, "forty-two", "an integer whose default is not one"},
+#else
+    {"answer", NS_OPT_INT, "0", "added to the CPU of tp.small"},
+#endif
+    {"greeting", NS_OPT_STRING, NULL, "any text"},
+    {"enabled", NS_OPT_BOOL, "false", "a flag"},
+    {"interval", NS_OPT_DURATION, "30s", "a duration"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const ns_provider tp_table = {
+    .abi_version = TP_ABI,
+#ifdef TP_TABLE_SIZE
+    .struct_size = TP_TABLE_SIZE,
+#else
+    .struct_size = sizeof(ns_provider),
+#endif
+    .name = TP_NAME,
+    .version = "0.0.1",
+    .options = tp_options,
+    .init = tp_init,
+    .destroy = tp_destroy,
+    .list_instance_types = tp_list_instance_types,
+#ifndef TP_NO_LAUNCH
+    .launch = tp_launch,
+#endif
+    .terminate = tp_terminate,
+    .list_instances = tp_list_instances,
+    .poll_events = tp_poll_events,
+#if TP_ABI >= 2
+    .get_instance = tp_get_instance,
+#endif
+};
+
+#ifndef TP_NO_ENTRY
+NS_EXPORT const ns_provider *nodesmith_provider_entry(void);
+NS_EXPORT const ns_provider *nodesmith_provider_entry(void)
+{
+    return &tp_table;
+}
+#else
+NS_EXPORT const ns_provider *some_other_symbol(void);
+NS_EXPORT const ns_provider *some_other_symbol(void)
+{
+    return &tp_table;
+}
+#endif
