@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs nodesmith on its embedded default: the simulated cloud.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+umask 022
+if [ -d build ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
+ninja -C build
+./build/nodesmith plugins
+./build/nodesmith offerings --provider sim
