@@ -1,0 +1,50 @@
+/*
+ * The sim's instances. Instance i-<n> lives at items[n - 1] for the provider's lifetime; terminated instances stay
+ * (so terminate stays idempotent and client tokens keep answering) but are hidden from list and get.
+ */
+#ifndef SIM_INSTANCES_H
+#define SIM_INSTANCES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nodesmith/provider.h"
+
+typedef struct sim_state sim_state;
+
+typedef struct sim_instance {
+    uint64_t id;
+    ns_instance info;
+    ns_resources allocatable;
+    char *client_token; /* owned; NULL when the launch had none */
+} sim_instance;
+
+/* Guarded by sim_state.lock. */
+typedef struct sim_instance_store {
+    sim_instance *items;
+    size_t n;
+    size_t cap;
+    size_t *token_slots; /* open addressing: items index + 1, 0 = empty */
+    size_t n_token_slots;
+    size_t n_tokens;
+} sim_instance_store;
+
+void sim_instances_free(sim_instance_store *store); /* accepts NULL */
+
+/* NULL when unknown. Caller holds the lock; the pointer is valid until the lock is released. */
+sim_instance *sim_instances_by_id(sim_instance_store *store, uint64_t id);
+sim_instance *sim_instances_by_provider_id(sim_instance_store *store, const char *provider_id);
+
+/* Takes the lock and applies the event changes that are due, so every reader sees the same world. Returns the
+ * host clock's time it used. */
+int64_t sim_world_lock(sim_state *s);
+void sim_world_unlock(sim_state *s);
+
+/* ABI methods. */
+int sim_launch(void *state, const ns_launch_request *req, ns_launch_result *result);
+int sim_terminate(void *state, const char *provider_id, bool *already_gone);
+int sim_list_instances(void *state, ns_instance_cb cb, void *cb_ctx);
+int sim_get_instance(void *state, const char *provider_id, ns_instance *out);
+
+#endif
