@@ -1,0 +1,299 @@
+#include "model/cluster.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "model/model_util.h"
+
+/* Open-addressing hash of pods by namespace and name, so loading many pods stays linear. */
+struct ns_cluster_index {
+    ns_pod **slots;
+    size_t n_slots;
+    size_t used;
+};
+
+static const char *ns_or_default(const char *ns)
+{
+    return ns ? ns : "default";
+}
+
+static const char *nz(const char *s)
+{
+    return s ? s : "";
+}
+
+static uint64_t pod_hash(const char *ns, const char *name)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (const char *p = ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    h = (h ^ '/') * UINT64_C(1099511628211);
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    return h;
+}
+
+static bool pod_is(const ns_pod *p, const char *ns, const char *name)
+{
+    return strcmp(ns_or_default(p->meta.namespace_), ns) == 0 && strcmp(nz(p->meta.name), name) == 0;
+}
+
+static ns_pod **index_slot(const struct ns_cluster_index *ix, const char *ns, const char *name)
+{
+    size_t mask = ix->n_slots - 1;
+    for (size_t i = (size_t)pod_hash(ns, name) & mask;; i = (i + 1) & mask)
+        if (!ix->slots[i] || pod_is(ix->slots[i], ns, name))
+            return &ix->slots[i];
+}
+
+static int index_insert(ns_cluster *c, ns_pod *pod)
+{
+    struct ns_cluster_index *ix = c->index;
+    if ((ix->used + 1) * 2 > ix->n_slots) {
+        size_t n = ix->n_slots ? ix->n_slots * 2 : 64;
+        ns_pod **slots = calloc(n, sizeof(*slots));
+        if (!slots)
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory growing the pod index");
+        struct ns_cluster_index grown = {slots, n, 0};
+        for (size_t i = 0; i < ix->n_slots; i++) {
+            if (ix->slots[i]) {
+                *index_slot(&grown, ns_or_default(ix->slots[i]->meta.namespace_), nz(ix->slots[i]->meta.name)) =
+                    ix->slots[i];
+                grown.used++;
+            }
+        }
+        free(ix->slots);
+        *ix = grown;
+    }
+    *index_slot(ix, ns_or_default(pod->meta.namespace_), nz(pod->meta.name)) = pod;
+    ix->used++;
+    return 0;
+}
+
+ns_cluster *ns_cluster_new(void)
+{
+    ns_cluster *c = calloc(1, sizeof(*c));
+    if (c)
+        c->index = calloc(1, sizeof(*c->index));
+    if (!c || !c->index) {
+        free(c);
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory allocating a cluster");
+        return NULL;
+    }
+    return c;
+}
+
+void ns_cluster_free(ns_cluster *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_pods; i++)
+        ns_pod_free(c->pods[i]);
+    for (size_t i = 0; i < c->n_nodes; i++)
+        ns_node_free(c->nodes[i]);
+    for (size_t i = 0; i < c->n_nodepools; i++)
+        ns_nodepool_free(c->nodepools[i]);
+    for (size_t i = 0; i < c->n_nodeclasses; i++)
+        ns_nodeclass_def_free(c->nodeclasses[i]);
+    for (size_t i = 0; i < c->n_pdbs; i++)
+        ns_pdb_free(c->pdbs[i]);
+    for (size_t i = 0; i < c->n_daemonsets; i++)
+        ns_daemonset_free(c->daemonsets[i]);
+    for (size_t i = 0; i < c->n_nodeclaims; i++)
+        ns_nodeclaim_free(c->nodeclaims[i]);
+    free(c->pods);
+    free(c->nodes);
+    free(c->nodepools);
+    free(c->nodeclasses);
+    free(c->pdbs);
+    free(c->daemonsets);
+    free(c->nodeclaims);
+    if (c->index)
+        free(c->index->slots);
+    free(c->index);
+    free(c);
+}
+
+static int duplicate(const char *kind, const ns_meta *now, const ns_meta *before)
+{
+    const char *ns = now->namespace_;
+    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%d: %s %s%s%s is defined twice (first at %s:%d)", nz(now->source_file),
+                   now->source_line, kind, ns ? ns : "", ns ? "/" : "", nz(now->name), nz(before->source_file),
+                   before->source_line);
+}
+
+static int unnamed(const char *kind, const ns_meta *m)
+{
+    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%d: %s has no metadata.name", nz(m->source_file), m->source_line, kind);
+}
+
+/* Appends obj to a pointer list. */
+static int push(void ***list, size_t *n, size_t *cap, void *obj)
+{
+    int rc = ns_grow((void **)list, cap, *n + 1, sizeof(void *));
+    if (rc == 0)
+        (*list)[(*n)++] = obj;
+    return rc;
+}
+
+int ns_cluster_add_pod(ns_cluster *c, ns_pod *pod)
+{
+    int rc;
+    if (!pod->meta.name)
+        rc = unnamed("Pod", &pod->meta);
+    else if (c->index->n_slots && *index_slot(c->index, ns_or_default(pod->meta.namespace_), pod->meta.name))
+        rc = duplicate("Pod", &pod->meta,
+                       &(*index_slot(c->index, ns_or_default(pod->meta.namespace_), pod->meta.name))->meta);
+    else if ((rc = push((void ***)&c->pods, &c->n_pods, &c->cap.pods, pod)) == 0 && (rc = index_insert(c, pod)) < 0)
+        c->n_pods--;
+    if (rc < 0)
+        ns_pod_free(pod);
+    return rc;
+}
+
+/* The shared shape of the other add functions: check the name, reject duplicates found by `find`, append. */
+#define ADD_UNIQUE(kind, list, n, cap, obj, existing, freefn)                                                          \
+    do {                                                                                                               \
+        int rc_;                                                                                                       \
+        if (!(obj)->meta.name)                                                                                         \
+            rc_ = unnamed(kind, &(obj)->meta);                                                                         \
+        else if (existing)                                                                                             \
+            rc_ = duplicate(kind, &(obj)->meta, &(existing)->meta);                                                    \
+        else                                                                                                           \
+            rc_ = push((void ***)&(list), &(n), &(cap), (obj));                                                        \
+        if (rc_ < 0)                                                                                                   \
+            freefn(obj);                                                                                               \
+        return rc_;                                                                                                    \
+    } while (0)
+
+int ns_cluster_add_node(ns_cluster *c, ns_node *node)
+{
+    ADD_UNIQUE("Node", c->nodes, c->n_nodes, c->cap.nodes, node,
+               node->meta.name ? ns_cluster_find_node(c, node->meta.name) : NULL, ns_node_free);
+}
+
+int ns_cluster_add_nodepool(ns_cluster *c, ns_nodepool *np)
+{
+    ADD_UNIQUE("NodePool", c->nodepools, c->n_nodepools, c->cap.nodepools, np,
+               np->meta.name ? ns_cluster_find_nodepool(c, np->meta.name) : NULL, ns_nodepool_free);
+}
+
+int ns_cluster_add_nodeclass(ns_cluster *c, ns_nodeclass_def *def)
+{
+    ADD_UNIQUE(def->kind, c->nodeclasses, c->n_nodeclasses, c->cap.nodeclasses, def,
+               def->meta.name ? ns_cluster_find_nodeclass(c, def->kind, def->meta.name) : NULL,
+               ns_nodeclass_def_free);
+}
+
+int ns_cluster_add_pdb(ns_cluster *c, ns_pdb *pdb)
+{
+    ADD_UNIQUE("PodDisruptionBudget", c->pdbs, c->n_pdbs, c->cap.pdbs, pdb,
+               pdb->meta.name ? ns_cluster_find_pdb(c, pdb->meta.namespace_, pdb->meta.name) : NULL, ns_pdb_free);
+}
+
+int ns_cluster_add_daemonset(ns_cluster *c, ns_daemonset *ds)
+{
+    ADD_UNIQUE("DaemonSet", c->daemonsets, c->n_daemonsets, c->cap.daemonsets, ds,
+               ds->meta.name ? ns_cluster_find_daemonset(c, ds->meta.namespace_, ds->meta.name) : NULL,
+               ns_daemonset_free);
+}
+
+int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
+{
+    ADD_UNIQUE("NodeClaim", c->nodeclaims, c->n_nodeclaims, c->cap.nodeclaims, claim,
+               claim->meta.name ? ns_cluster_find_nodeclaim(c, claim->meta.name) : NULL, ns_nodeclaim_free);
+}
+
+ns_pod *ns_cluster_find_pod(const ns_cluster *c, const char *ns, const char *name)
+{
+    if (!c->index->n_slots || !name)
+        return NULL;
+    return *index_slot(c->index, ns_or_default(ns), name);
+}
+
+/* Linear lookups: these lists are short (pools, classes, nodes, budgets). */
+#define FIND(list, n, match)                                                                                           \
+    do {                                                                                                               \
+        for (size_t i_ = 0; i_ < (n); i_++) {                                                                          \
+            __typeof__((list)[0]) it = (list)[i_];                                                                     \
+            if (match)                                                                                                 \
+                return it;                                                                                             \
+        }                                                                                                              \
+        return NULL;                                                                                                   \
+    } while (0)
+
+ns_node *ns_cluster_find_node(const ns_cluster *c, const char *name)
+{
+    FIND(c->nodes, c->n_nodes, strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_nodepool *ns_cluster_find_nodepool(const ns_cluster *c, const char *name)
+{
+    FIND(c->nodepools, c->n_nodepools, strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_nodeclass_def *ns_cluster_find_nodeclass(const ns_cluster *c, const char *kind, const char *name)
+{
+    FIND(c->nodeclasses, c->n_nodeclasses, strcmp(it->kind, kind) == 0 && strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_pdb *ns_cluster_find_pdb(const ns_cluster *c, const char *ns, const char *name)
+{
+    FIND(c->pdbs, c->n_pdbs,
+         strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_daemonset *ns_cluster_find_daemonset(const ns_cluster *c, const char *ns, const char *name)
+{
+    FIND(c->daemonsets, c->n_daemonsets,
+         strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_nodeclaim *ns_cluster_find_nodeclaim(const ns_cluster *c, const char *name)
+{
+    FIND(c->nodeclaims, c->n_nodeclaims, strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref)
+{
+    if (!ref->kind || !ref->name)
+        return NULL;
+    ns_nodeclass_def *def = ns_cluster_find_nodeclass(c, ref->kind, ref->name);
+    if (def && ref->group && *ref->group) {
+        char group[128];
+        if (strcmp(ns_api_group(def->api_version, group, sizeof(group)), ref->group) != 0)
+            return NULL;
+    }
+    return def;
+}
+
+static int missing_class(const char *kind, const ns_meta *m, const ns_nodeclass_ref *ref)
+{
+    return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                   "%s:%d: %s %s: nodeClassRef names %s %s%s%s, which is not among the loaded manifests",
+                   nz(m->source_file), m->source_line, kind, nz(m->name), nz(ref->kind), nz(ref->name),
+                   ref->group && *ref->group ? " in group " : "", ref->group ? ref->group : "");
+}
+
+int ns_cluster_resolve(ns_cluster *c)
+{
+    for (size_t i = 0; i < c->n_nodepools; i++) {
+        ns_nodepool *np = c->nodepools[i];
+        const ns_nodeclass_def *def = ns_cluster_nodeclass_for(c, &np->nodeclass_ref);
+        if (!def)
+            return missing_class("NodePool", &np->meta, &np->nodeclass_ref);
+        if (!np->kubelet.present && def->kubelet.present) {
+            int rc = ns_kubelet_config_copy(&def->kubelet, &np->kubelet);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    for (size_t i = 0; i < c->n_nodeclaims; i++) {
+        ns_nodeclaim *claim = c->nodeclaims[i];
+        if (!ns_cluster_nodeclass_for(c, &claim->nodeclass_ref))
+            return missing_class("NodeClaim", &claim->meta, &claim->nodeclass_ref);
+    }
+    return 0;
+}

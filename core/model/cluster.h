@@ -1,0 +1,77 @@
+/*
+ * Everything loaded from manifests: one in-memory cluster.
+ *
+ * Order: each list keeps the order objects were added in (file order, then document order, then expansion order),
+ * so the same inputs always give the same cluster. Names are unique per kind (per namespace for namespaced kinds);
+ * adding a duplicate is an error naming both sources.
+ *
+ * Memory: the cluster owns every object added to it. The ns_cluster_add_* functions take ownership of the object
+ * whether they succeed or not (on failure it is freed). Pointers to objects stay valid until ns_cluster_free: lists
+ * hold pointers, so adding more objects never moves existing ones.
+ */
+#ifndef NS_CLUSTER_H
+#define NS_CLUSTER_H
+
+#include <stddef.h>
+
+#include "model/daemonset.h"
+#include "model/node.h"
+#include "model/nodeclass.h"
+#include "model/nodepool.h"
+#include "model/pdb.h"
+#include "model/pod.h"
+
+struct ns_cluster_index;
+
+typedef struct ns_cluster {
+    ns_pod **pods;
+    size_t n_pods;
+    ns_node **nodes;
+    size_t n_nodes;
+    ns_nodepool **nodepools;
+    size_t n_nodepools;
+    ns_nodeclass_def **nodeclasses;
+    size_t n_nodeclasses;
+    ns_pdb **pdbs;
+    size_t n_pdbs;
+    ns_daemonset **daemonsets;
+    size_t n_daemonsets;
+    ns_nodeclaim **nodeclaims;
+    size_t n_nodeclaims;
+    struct {
+        size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims;
+    } cap;                          /* internal */
+    struct ns_cluster_index *index; /* internal: pod name lookup */
+} ns_cluster;
+
+/* An empty cluster; NULL with NS_ERR_INTERNAL recorded on allocation failure. Free with ns_cluster_free. */
+ns_cluster *ns_cluster_new(void);
+void ns_cluster_free(ns_cluster *c); /* the cluster and every object in it; accepts NULL */
+
+/* Add an object (ownership passes to the cluster, even on failure). 0, NS_ERR_INVALID_CONFIG for a duplicate name
+ * or a missing name, NS_ERR_INTERNAL on allocation failure. */
+int ns_cluster_add_pod(ns_cluster *c, ns_pod *pod);
+int ns_cluster_add_node(ns_cluster *c, ns_node *node);
+int ns_cluster_add_nodepool(ns_cluster *c, ns_nodepool *np);
+int ns_cluster_add_nodeclass(ns_cluster *c, ns_nodeclass_def *def); /* unique per kind and name */
+int ns_cluster_add_pdb(ns_cluster *c, ns_pdb *pdb);
+int ns_cluster_add_daemonset(ns_cluster *c, ns_daemonset *ds);
+int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
+
+/* Lookups; NULL when absent. A NULL namespace means "default". The results belong to the cluster. */
+ns_pod *ns_cluster_find_pod(const ns_cluster *c, const char *ns, const char *name);
+ns_node *ns_cluster_find_node(const ns_cluster *c, const char *name);
+ns_nodepool *ns_cluster_find_nodepool(const ns_cluster *c, const char *name);
+ns_nodeclass_def *ns_cluster_find_nodeclass(const ns_cluster *c, const char *kind, const char *name);
+ns_pdb *ns_cluster_find_pdb(const ns_cluster *c, const char *ns, const char *name);
+ns_daemonset *ns_cluster_find_daemonset(const ns_cluster *c, const char *ns, const char *name);
+ns_nodeclaim *ns_cluster_find_nodeclaim(const ns_cluster *c, const char *name);
+/* The node class a reference names (kind, name and, when the reference has one, API group must match). */
+ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref);
+
+/* Cross-object checks and fill-ins, run once after every manifest is loaded: each NodePool's and NodeClaim's
+ * nodeClassRef must name a loaded node class (NS_ERR_INVALID_CONFIG naming the object, its file and line), and a
+ * NodePool without kubelet settings takes its node class's spec.kubelet. */
+int ns_cluster_resolve(ns_cluster *c);
+
+#endif

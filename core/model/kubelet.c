@@ -1,0 +1,36 @@
+#include "model/kubelet.h"
+
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "model/model_util.h"
+
+int ns_kubelet_config_copy(const ns_kubelet_config *src, ns_kubelet_config *dst)
+{
+    *dst = *src;
+    memset(&dst->eviction_hard, 0, sizeof(ns_labels));
+    memset(&dst->eviction_soft, 0, sizeof(ns_labels));
+    memset(&dst->eviction_soft_grace_period, 0, sizeof(ns_labels));
+    dst->cluster_dns = NULL;
+    dst->n_cluster_dns = 0;
+    if (ns_labels_copy(&src->eviction_hard, &dst->eviction_hard) < 0 ||
+        ns_labels_copy(&src->eviction_soft, &dst->eviction_soft) < 0 ||
+        ns_labels_copy(&src->eviction_soft_grace_period, &dst->eviction_soft_grace_period) < 0 ||
+        ns_strv_copy(src->cluster_dns, src->n_cluster_dns, &dst->cluster_dns) < 0) {
+        ns_kubelet_config_free(dst);
+        return NS_ERR_INTERNAL;
+    }
+    dst->n_cluster_dns = src->n_cluster_dns;
+    return 0;
+}
+
+void ns_kubelet_config_free(ns_kubelet_config *k)
+{
+    if (!k)
+        return;
+    ns_labels_free(&k->eviction_hard);
+    ns_labels_free(&k->eviction_soft);
+    ns_labels_free(&k->eviction_soft_grace_period);
+    ns_strv_free(k->cluster_dns, k->n_cluster_dns);
+    memset(k, 0, sizeof(*k));
+}

@@ -1,0 +1,26 @@
+/*
+ * What every loaded object carries: Kubernetes metadata plus where it came from.
+ */
+#ifndef NS_META_H
+#define NS_META_H
+
+#include "model/labels.h"
+
+typedef struct ns_meta {
+    char *name;
+    char *namespace_; /* NULL for cluster-scoped kinds; "default" for a namespaced object that named none */
+    ns_labels labels;
+    ns_labels annotations;
+    /* The controlling owner (ownerReferences with controller: true, else the first one), or the object a workload
+     * was expanded from (a Deployment's pods are owned by ReplicaSet <deploy>-<hash>). NULL when none. */
+    char *owner_kind;
+    char *owner_name;
+    char *source_file; /* the manifest it was loaded from; NULL for objects built in code */
+    int source_line;   /* 1-based line of the object's first line in source_file; 0 when unknown */
+} ns_meta;
+
+/* Deep copy into *dst (overwritten). 0 or NS_ERR_INTERNAL; on failure *dst is empty. */
+int ns_meta_copy(const ns_meta *src, ns_meta *dst);
+void ns_meta_free(ns_meta *m); /* members; accepts NULL */
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * Existing Nodes and Karpenter NodeClaims loaded from manifests (the cluster's current state).
+ *
+ * Memory: ns_node_free / ns_nodeclaim_free free the object and everything it owns (accept NULL).
+ */
+#ifndef NS_NODE_H
+#define NS_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/meta.h"
+#include "model/nodepool.h"
+#include "model/requirements.h"
+#include "nodesmith/provider.h"
+
+typedef struct ns_node {
+    ns_meta meta; /* labels carry zone, instance type, karpenter.sh/nodepool, ... */
+    char *provider_id;
+    ns_taint *taints;
+    size_t n_taints;
+    bool unschedulable;
+    ns_resources capacity;    /* status.capacity */
+    ns_resources allocatable; /* status.allocatable; capacity when absent */
+    bool ready;               /* status.conditions Ready=True; true when the manifest has no conditions */
+} ns_node;
+
+ns_node *ns_node_new(void);
+void ns_node_free(ns_node *node);
+
+typedef struct ns_nodeclaim {
+    ns_meta meta; /* labels include karpenter.sh/nodepool */
+    ns_taint *taints;
+    size_t n_taints;
+    ns_taint *startup_taints;
+    size_t n_startup_taints;
+    ns_selector_req *requirements;
+    size_t n_requirements;
+    ns_resources requests; /* spec.resources.requests */
+    ns_nodeclass_ref nodeclass_ref;
+    int64_t expire_after_ms;             /* NS_DURATION_NEVER = never; default 720h */
+    int64_t termination_grace_period_ms; /* -1 = not set */
+    /* status */
+    char *provider_id;
+    char *node_name;
+    char *image_id;
+    ns_resources capacity;
+    ns_resources allocatable;
+} ns_nodeclaim;
+
+ns_nodeclaim *ns_nodeclaim_new(void);
+void ns_nodeclaim_free(ns_nodeclaim *claim);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * Pods as the scheduler sees them, with Kubernetes' effective resource requests.
+ *
+ * Memory: an ns_pod and everything it points to is owned by the pod; ns_pod_free frees it all (accepts NULL).
+ */
+#ifndef NS_POD_H
+#define NS_POD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/meta.h"
+#include "model/requirements.h"
+#include "model/selector.h"
+#include "model/taints.h"
+#include "nodesmith/provider.h"
+
+typedef struct ns_container {
+    char *name;
+    /* As written, after Kubernetes' defaulting: a resource with a limit and no request requests the limit. */
+    ns_resources requests;
+    ns_resources limits;
+    bool sidecar; /* an init container with restartPolicy: Always (runs alongside the app containers) */
+} ns_container;
+
+typedef struct ns_host_port {
+    char ip[64];      /* hostIP; "0.0.0.0" when unset (all addresses) */
+    int32_t port;     /* hostPort */
+    char protocol[8]; /* TCP (default), UDP or SCTP */
+} ns_host_port;
+
+/* One nodeSelectorTerm: its expressions and fields are ANDed. */
+typedef struct ns_node_selector_term {
+    ns_selector_req *exprs; /* matchExpressions (node labels) */
+    size_t n_exprs;
+    ns_selector_req *fields; /* matchFields; Kubernetes only allows metadata.name */
+    size_t n_fields;
+} ns_node_selector_term;
+
+typedef struct ns_preferred_node_term {
+    int32_t weight; /* 1..100 */
+    ns_node_selector_term term;
+} ns_preferred_node_term;
+
+typedef struct ns_pod_affinity_term {
+    ns_label_selector selector; /* labelSelector; absent selects no pods */
+    char **namespaces;          /* empty with no namespace_selector = the pod's own namespace */
+    size_t n_namespaces;
+    ns_label_selector namespace_selector;
+    char *topology_key;
+    char **match_label_keys;
+    size_t n_match_label_keys;
+    char **mismatch_label_keys;
+    size_t n_mismatch_label_keys;
+} ns_pod_affinity_term;
+
+typedef struct ns_weighted_pod_affinity_term {
+    int32_t weight; /* 1..100 */
+    ns_pod_affinity_term term;
+} ns_weighted_pod_affinity_term;
+
+typedef struct ns_affinity {
+    /* Node affinity. Required terms are ORed; when has_node_required is set with zero terms nothing matches. */
+    bool has_node_required;
+    ns_node_selector_term *node_required;
+    size_t n_node_required;
+    ns_preferred_node_term *node_preferred;
+    size_t n_node_preferred;
+    /* Pod affinity and anti-affinity. */
+    ns_pod_affinity_term *pod_required;
+    size_t n_pod_required;
+    ns_weighted_pod_affinity_term *pod_preferred;
+    size_t n_pod_preferred;
+    ns_pod_affinity_term *anti_required;
+    size_t n_anti_required;
+    ns_weighted_pod_affinity_term *anti_preferred;
+    size_t n_anti_preferred;
+} ns_affinity;
+
+typedef enum ns_when_unsatisfiable {
+    NS_DO_NOT_SCHEDULE = 0,
+    NS_SCHEDULE_ANYWAY = 1,
+} ns_when_unsatisfiable;
+
+typedef enum ns_inclusion_policy {
+    NS_POLICY_HONOR = 0,
+    NS_POLICY_IGNORE = 1,
+} ns_inclusion_policy;
+
+typedef struct ns_topology_spread {
+    int32_t max_skew; /* >= 1 */
+    char *topology_key;
+    ns_when_unsatisfiable when_unsatisfiable;
+    ns_label_selector selector;
+    int32_t min_domains;                      /* 0 = not set (Kubernetes treats it as 1) */
+    ns_inclusion_policy node_affinity_policy; /* default Honor */
+    ns_inclusion_policy node_taints_policy;   /* default Ignore */
+    char **match_label_keys;
+    size_t n_match_label_keys;
+} ns_topology_spread;
+
+typedef struct ns_pod {
+    ns_meta meta;
+    ns_container *containers;
+    size_t n_containers;
+    ns_container *init_containers; /* in start order */
+    size_t n_init_containers;
+    ns_resources overhead; /* spec.overhead */
+    /* Pod-level spec.resources (cpu and memory only); when set they replace the containers' aggregate. */
+    bool has_pod_requests;
+    ns_resources pod_requests;
+    bool has_pod_limits;
+    ns_resources pod_limits;
+    /* Effective requests and limits, from ns_pod_compute_requests: max(max over init containers (each plus the
+     * sidecars started before it), sum(containers) + sum(sidecars)) + overhead, with pods = 1 in requests. */
+    ns_resources requests;
+    ns_resources limits;
+    ns_labels node_selector;
+    ns_affinity affinity;
+    ns_toleration *tolerations;
+    size_t n_tolerations;
+    ns_topology_spread *spread;
+    size_t n_spread;
+    ns_host_port *host_ports;
+    size_t n_host_ports;
+    char *priority_class_name;
+    bool has_priority;
+    int32_t priority;
+    char *preemption_policy; /* NULL = PreemptLowerPriority */
+    char *node_name;         /* spec.nodeName: bound to this node */
+    char *scheduler_name;    /* NULL = default-scheduler */
+    char *phase;             /* status.phase; NULL when absent */
+    bool scheduling_gated;   /* spec.schedulingGates is non-empty: not schedulable yet */
+    bool do_not_disrupt;     /* annotation karpenter.sh/do-not-disrupt: "true" */
+    int64_t termination_grace_period_s; /* -1 = not set (Kubernetes default 30) */
+} ns_pod;
+
+/* A zeroed pod with termination_grace_period_s = -1; NULL with NS_ERR_INTERNAL recorded on allocation failure. */
+ns_pod *ns_pod_new(void);
+void ns_pod_free(ns_pod *pod); /* the pod and everything it owns; accepts NULL */
+
+/* Computes pod->requests and pod->limits from the containers, overhead and pod-level resources (see above).
+ * NS_ERR_INVALID_CONFIG when the pod uses more than NS_MAX_EXTENDED_RESOURCES extended resources. */
+int ns_pod_compute_requests(ns_pod *pod);
+
+/* Scheduling requirements of the pod for provisioning, as Karpenter builds them: nodeSelector, plus required node
+ * affinity term `required_term` (terms are ORed; the scheduler tries them one at a time, -1 = none), plus, when
+ * `preferred_term` >= 0, the preferred term at that index of the weight-sorted order (ns_pod_preferred_order). */
+int ns_pod_node_requirements(const ns_pod *pod, int required_term, int preferred_term, ns_requirements *out);
+/* Indices of affinity.node_preferred sorted by weight, heaviest first (stable). *out has n_node_preferred entries,
+ * allocated; free with free(). 0 or NS_ERR_INTERNAL. */
+int ns_pod_preferred_order(const ns_pod *pod, size_t **out);
+
+/* Kubernetes' node-affinity filter against an existing node: nodeSelector matches and, when required terms exist,
+ * at least one term matches (matchFields compare metadata.name with node_name). On false, reason (may be NULL)
+ * says what failed. */
+bool ns_pod_matches_node(const ns_pod *pod, const ns_label *labels, size_t n_labels, const char *node_name,
+                         char *reason, size_t reason_len);
+
+/* ns_taints_tolerated with the pod's tolerations. */
+bool ns_pod_tolerates(const ns_pod *pod, const ns_taint *taints, size_t n, const ns_taint *ignored, size_t n_ignored,
+                      unsigned flags, char *reason, size_t reason_len);
+
+/* True when the pod's controlling owner has this kind ("DaemonSet", "StatefulSet", "Node", ...). */
+bool ns_pod_owned_by(const ns_pod *pod, const char *kind);
+
+/* Members-only free helpers for the affinity parts (used by the manifest decoder on error paths). */
+void ns_node_selector_term_free(ns_node_selector_term *t);
+void ns_pod_affinity_term_free(ns_pod_affinity_term *t);
+void ns_affinity_free(ns_affinity *a);
+void ns_topology_spread_free(ns_topology_spread *s);
+void ns_container_free(ns_container *c);
+
+#endif
