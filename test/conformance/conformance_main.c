@@ -1,0 +1,229 @@
+/*
+ * nodesmith-conformance: checks that a provider plugin honours the provider ABI's contract.
+ *
+ *   nodesmith-conformance PATH/TO/provider.so [--config FILE] [--set KEY=VALUE]... [--nodeclass FILE]
+ *                         [--timeout SECONDS] [--require-hooks] [--verbose]
+ *
+ * The plugin is loaded through the core's loader, exactly as the controller loads it. Exit status: 0 when every
+ * check passed (some may have been skipped for lack of test hooks; each says so), 1 when a check failed, 2 when
+ * the command line is wrong or the plugin cannot be loaded at all.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "errors/ns_error.h"
+#include "json/host_json.h"
+#include "log/ns_log.h"
+
+#define MAX_SETTINGS 64
+
+static const char usage[] =
+    "usage: nodesmith-conformance PATH/TO/provider.so [options]\n"
+    "  --config FILE       the provider's options file (YAML); default: PROVIDER.yaml beside the plugin, if any\n"
+    "  --set KEY=VALUE     set one provider option over the file (repeatable), e.g. --set test_hooks=true\n"
+    "  --nodeclass FILE    the node class to launch with, as JSON: {\"apiVersion\", \"kind\", \"metadata\": {\"name\"},\n"
+    "                      \"spec\"}; default: NodeClass (nodesmith.io/v1) \"conformance\" with an empty spec\n"
+    "  --timeout SECONDS   time limit of each test (default 60)\n"
+    "  --require-hooks     fail, instead of skip, the checks that need the provider's test hooks\n"
+    "  --verbose           show the core's and the provider's log lines\n"
+    "Check's CK_FORK=no, CK_RUN_SUITE and CK_RUN_CASE environment variables apply.\n";
+
+typedef struct cli {
+    ns_plugin_setting settings[MAX_SETTINGS];
+    size_t n_settings;
+    const char *nodeclass_path;
+    bool verbose;
+} cli;
+
+NS_PRINTF(1, 2) static int fail_usage(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fprintf(stderr, "nodesmith-conformance: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n%s", usage);
+    va_end(ap);
+    return 2;
+}
+
+static int parse_args(int argc, char **argv, cli *c)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            exit(0);
+        } else if (strcmp(a, "--require-hooks") == 0) {
+            conf_cfg.require_hooks = true;
+        } else if (strcmp(a, "--verbose") == 0) {
+            c->verbose = true;
+        } else if (strcmp(a, "--config") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "--nodeclass") == 0 ||
+                   strcmp(a, "--timeout") == 0) {
+            if (!value)
+                return fail_usage("%s needs a value", a);
+            i++;
+            if (strcmp(a, "--config") == 0) {
+                conf_cfg.params.config_path = value;
+            } else if (strcmp(a, "--nodeclass") == 0) {
+                c->nodeclass_path = value;
+            } else if (strcmp(a, "--timeout") == 0) {
+                char *end;
+                long t = strtol(value, &end, 10);
+
+                if (*end || t <= 0 || t > 86400)
+                    return fail_usage("--timeout %s: want a number of seconds from 1 to 86400", value);
+                conf_cfg.timeout_s = (int)t;
+            } else {
+                char *eq = strchr(value, '=');
+
+                if (!eq || eq == value)
+                    return fail_usage("--set %s: want KEY=VALUE", value);
+                if (c->n_settings == MAX_SETTINGS)
+                    return fail_usage("--set %s: too many settings", value);
+                *eq = '\0';
+                c->settings[c->n_settings++] = (ns_plugin_setting){value, eq + 1};
+            }
+        } else if (a[0] == '-') {
+            return fail_usage("unknown option %s", a);
+        } else if (conf_cfg.so_path) {
+            return fail_usage("one provider at a time (also given: %s)", a);
+        } else {
+            /* An absolute path: dlopen searches the library path for a bare file name. */
+            char *abs = realpath(a, NULL);
+
+            if (!abs)
+                return fail_usage("provider %s: no such file", a);
+            conf_cfg.so_path = abs;
+        }
+    }
+    if (!conf_cfg.so_path)
+        return fail_usage("%s", "no provider given");
+    conf_cfg.params.settings = c->settings;
+    conf_cfg.params.n_settings = c->n_settings;
+    return 0;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long size;
+
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)size + 1)) != NULL) {
+        *len = fread(buf, 1, (size_t)size, f);
+        buf[*len] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Fills conf_cfg.nodeclass from a JSON manifest; the parsed document lives for the whole run. */
+static int load_nodeclass(const char *path)
+{
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    const char *why = text ? "not valid JSON" : strerror(errno);
+    ns_json *doc = text ? ns_host_json_parse(text, len) : NULL;
+    const ns_json *spec;
+    ns_nodeclass *nc = &conf_cfg.nodeclass;
+
+    free(text);
+    if (!doc) {
+        fprintf(stderr, "nodesmith-conformance: node class %s: %s\n", path, why);
+        return 2;
+    }
+    nc->api_version = ns_host_json_string(ns_host_json_get(doc, "apiVersion"));
+    nc->kind = ns_host_json_string(ns_host_json_get(doc, "kind"));
+    nc->name = ns_host_json_string(ns_host_json_get(ns_host_json_get(doc, "metadata"), "name"));
+    spec = ns_host_json_get(doc, "spec");
+    if (!nc->api_version || !nc->kind || !nc->name || (spec && ns_host_json_type(spec) != NS_JSON_OBJECT)) {
+        fprintf(stderr, "nodesmith-conformance: node class %s: needs string apiVersion, kind and metadata.name, and "
+                        "an object spec when present\n", path);
+        ns_host_json_free(doc);
+        return 2;
+    }
+    nc->spec = spec ? spec : ns_host_json_new_object();
+    return 0;
+}
+
+static void default_nodeclass(void)
+{
+    conf_cfg.nodeclass.api_version = "nodesmith.io/v1";
+    conf_cfg.nodeclass.kind = "NodeClass";
+    conf_cfg.nodeclass.name = "conformance";
+    conf_cfg.nodeclass.spec = ns_host_json_new_object();
+}
+
+/* Loads the provider once before forking any test, so a plugin that cannot load at all is one clear error rather
+ * than the same failure in every test, and says which provider is under test. */
+static int preflight(void)
+{
+    ns_plugin *p = NULL;
+    ns_fault clear = {.struct_size = sizeof(clear), .kind = NS_FAULT_CLEAR};
+    int hooks;
+
+    if (ns_plugin_load_file(conf_cfg.so_path, &conf_cfg.params, &p) != NS_OK) {
+        fprintf(stderr, "nodesmith-conformance: cannot load %s: %s\n", conf_cfg.so_path, conf_last_error());
+        return 2;
+    }
+    hooks = ns_plugin_test_inject_fault(p, &clear);
+    printf("conformance: provider %s %s (ABI %u) from %s; test hooks: %s\n", ns_plugin_name(p), ns_plugin_version(p),
+           ns_plugin_abi_version(p), conf_cfg.so_path,
+           hooks == NS_OK ? "yes" : hooks == NS_ERR_UNSUPPORTED ? "no (fault checks will be skipped)" : "broken");
+    ns_plugin_unload(p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli c = {0};
+    SRunner *sr;
+    int rc, failed;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    conf_cfg.timeout_s = 60;
+    conf_cfg.run_nonce = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+    rc = parse_args(argc, argv, &c);
+    if (rc != 0)
+        return rc;
+    ns_log_set_level(c.verbose ? NS_LOG_DEBUG : NS_LOG_WARN);
+    if (c.nodeclass_path)
+        rc = load_nodeclass(c.nodeclass_path);
+    else
+        default_nodeclass();
+    conf_cfg.nodeclass.struct_size = sizeof(conf_cfg.nodeclass);
+    if (rc != 0 || (rc = preflight()) != 0)
+        return rc;
+    if (conf_ledger_init() != NS_OK) {
+        fprintf(stderr, "nodesmith-conformance: %s\n", ns_error_message());
+        return 2;
+    }
+    sr = srunner_create(conf_suite_abi());
+    srunner_add_suite(sr, conf_suite_offerings());
+    srunner_add_suite(sr, conf_suite_launch());
+    srunner_add_suite(sr, conf_suite_events());
+    srunner_add_suite(sr, conf_suite_faults());
+    srunner_add_suite(sr, conf_suite_threads());
+    srunner_add_suite(sr, conf_suite_cleanup());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    if (conf_skipped_count() > 0)
+        printf("conformance: %u checks were SKIPPED because the provider has no test hooks (test_inject_fault is "
+               "NULL or refused); enable them (for example --set test_hooks=true) for a full run\n",
+               conf_skipped_count());
+    printf("conformance: %s\n", failed == 0 ? "PASSED" : "FAILED (each failure above names the rule it broke)");
+    return failed == 0 ? 0 : 1;
+}

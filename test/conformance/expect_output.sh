@@ -1,0 +1,26 @@
+#!/bin/sh
+# Runs a command and checks how it ended: expect_output.sh STATUS TEXT COMMAND [ARG...]
+#   STATUS  "pass" (exit 0) or "fail" (exit 1: a check failed, not a crash or a usage error)
+#   TEXT    a fixed string the output must contain, such as a rule tag "[idempotent-launch]"
+# The command's output is shown either way, so a meson test log explains itself.
+set -u
+want_status=$1
+want_text=$2
+shift 2
+out=$("$@" 2>&1)
+status=$?
+printf '%s\n' "$out"
+case $want_status in
+pass) expected=0 ;;
+fail) expected=1 ;;
+*) echo "expect_output.sh: STATUS must be pass or fail, not $want_status" >&2; exit 2 ;;
+esac
+if [ "$status" -ne "$expected" ]; then
+    echo "expect_output.sh: expected exit status $expected ($want_status), got $status" >&2
+    exit 1
+fi
+if ! printf '%s\n' "$out" | grep -qF -- "$want_text"; then
+    echo "expect_output.sh: the output does not contain \"$want_text\"" >&2
+    exit 1
+fi
+echo "expect_output.sh: exit status $status and \"$want_text\" found, as expected"
