@@ -49,8 +49,9 @@ int sim_catalog_load_builtin(sim_state *s, sim_catalog *out);
 int sim_catalog_load_file(sim_state *s, const char *path, sim_catalog *out);
 /* Sets od_price from a {"type": price} file for every type the file names. */
 int sim_catalog_apply_prices(sim_state *s, const char *path, sim_catalog *cat);
-/* Types whose price is still unknown take the built-in price of the same name; those without one are dropped. */
-int sim_catalog_fill_missing_prices(sim_state *s, sim_catalog *cat);
+/* Types whose price is still unknown take the built-in price of the same name; those without one are dropped.
+ * `path` names the catalog file in messages. */
+int sim_catalog_fill_missing_prices(sim_state *s, sim_catalog *cat, const char *path);
 /* Sorts by name and rejects duplicates and an empty catalog, naming `source`. */
 int sim_catalog_finish(sim_state *s, sim_catalog *cat, const char *source);
 void sim_catalog_free(sim_catalog *cat); /* accepts NULL */

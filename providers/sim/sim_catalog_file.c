@@ -5,7 +5,6 @@
  * category, generation, size, hypervisor, cpu_manufacturer, gpu_*, max_pods_or_enis or max_enis/ipv4_per_eni
  * optional). Prices: a JSON object {"instance-type": on-demand price per hour}.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,7 +227,7 @@ int sim_catalog_apply_prices(sim_state *s, const char *path, sim_catalog *cat)
     return rc;
 }
 
-int sim_catalog_fill_missing_prices(sim_state *s, sim_catalog *cat)
+int sim_catalog_fill_missing_prices(sim_state *s, sim_catalog *cat, const char *path)
 {
     sim_catalog builtin;
     int rc = sim_catalog_load_builtin(s, &builtin);
@@ -251,9 +250,11 @@ int sim_catalog_fill_missing_prices(sim_state *s, sim_catalog *cat)
     if (dropped > 0) {
         char count[24];
         snprintf(count, sizeof(count), "%zu", dropped);
-        sim_log(s, NS_LOG_WARN, "dropped instance types without an on-demand price", "count", count, NULL);
+        sim_log(s, NS_LOG_WARN, "dropped instance types without an on-demand price", "catalog", path, "count", count,
+                NULL);
     }
     if (kept == 0)
-        return SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "no instance type of the catalog file has a price (option prices)");
+        return SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "catalog file %s: no instance type of the catalog file has a price "
+                        "(in option prices or the built-in catalog)", path);
     return NS_OK;
 }

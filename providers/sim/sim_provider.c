@@ -152,7 +152,7 @@ static int sim_load_catalog(sim_state *s)
     if (rc == NS_OK && prices && prices[0])
         rc = sim_catalog_apply_prices(s, prices, &s->catalog);
     if (rc == NS_OK && from_file)
-        rc = sim_catalog_fill_missing_prices(s, &s->catalog);
+        rc = sim_catalog_fill_missing_prices(s, &s->catalog, catalog);
     return rc;
 }
 
