@@ -41,9 +41,8 @@ static bool sk_offering_has_capacity_locked(const sk_state *st, const ns_launch_
     return sk_live_count_locked(st) < (size_t)st->max_instances;
 }
 
-/* Appends a new instance for `opt`; *out points into st->instances until the next append. */
-static int sk_append_locked(sk_state *st, const ns_launch_request *req, const ns_launch_option *opt,
-                            sk_instance **out)
+/* Appends a new instance for `opt`. Returns it (valid until the next append) or NULL with *rc set and reported. */
+static sk_instance *sk_append_locked(sk_state *st, const ns_launch_request *req, const ns_launch_option *opt, int *rc)
 {
     sk_instance *inst;
     const char *nodeclass = req->nodeclass && req->nodeclass->name ? req->nodeclass->name : "";
@@ -52,9 +51,11 @@ static int sk_append_locked(sk_state *st, const ns_launch_request *req, const ns
         size_t cap = st->cap_instances ? st->cap_instances * 2 : 16;
         sk_instance *grown = realloc(st->instances, cap * sizeof(*grown));
 
-        if (!grown)
-            return NS_ERROR(st->host, st->ctx, NS_ERR_INTERNAL, "launch of nodeclaim %s: out of memory",
-                            req->nodeclaim_name);
+        if (!grown) {
+            *rc = NS_ERROR(st->host, st->ctx, NS_ERR_INTERNAL, "launch of nodeclaim %s: out of memory",
+                           req->nodeclaim_name);
+            return NULL;
+        }
         st->instances = grown;
         st->cap_instances = cap;
     }
@@ -68,44 +69,44 @@ static int sk_append_locked(sk_state *st, const ns_launch_request *req, const ns
         !sk_copy(inst->capacity_type, sizeof(inst->capacity_type), opt->capacity_type) ||
         !sk_copy(inst->nodeclaim_name, sizeof(inst->nodeclaim_name), req->nodeclaim_name) ||
         !sk_copy(inst->nodepool_name, sizeof(inst->nodepool_name), req->nodepool_name) ||
-        !sk_copy(inst->nodeclass_name, sizeof(inst->nodeclass_name), nodeclass))
-        return NS_ERROR(st->host, st->ctx, NS_ERR_INVALID_ARGUMENT,
-                        "launch of nodeclaim %s: a name or the client token is longer than the ABI allows",
-                        req->nodeclaim_name);
+        !sk_copy(inst->nodeclass_name, sizeof(inst->nodeclass_name), nodeclass)) {
+        *rc = NS_ERROR(st->host, st->ctx, NS_ERR_INVALID_ARGUMENT,
+                       "launch of nodeclaim %s: a name or the client token is longer than the ABI allows",
+                       req->nodeclaim_name);
+        return NULL;
+    }
     inst->launch_time_ms = st->host->now_ms(st->ctx);
     inst->allocatable = sk_catalog_allocatable(sk_catalog_find(st, opt->instance_type));
     st->n_instances++;
-    *out = inst;
-    return NS_OK;
+    return inst;
 }
 
 /* The core orders options cheapest first; the skeleton takes the first with capacity. A real provider may apply its
- * cloud's allocation strategy (price-capacity-optimized for spot) among them. */
-static int sk_start_locked(sk_state *st, const ns_launch_request *req, sk_instance **out)
+ * cloud's allocation strategy (price-capacity-optimized for spot) among them. Returns the new instance, or NULL with
+ * *rc set and reported. */
+static sk_instance *sk_start_locked(sk_state *st, const ns_launch_request *req, int *rc)
 {
-    int rc;
-
     for (size_t i = 0; i < req->n_options; i++) {
         const ns_launch_option *opt = NS_AT(req->options, i);
 
         if (sk_offering_has_capacity_locked(st, opt))
-            return sk_append_locked(st, req, opt, out);
+            return sk_append_locked(st, req, opt, rc);
     }
-    rc = NS_ERROR(st->host, st->ctx, NS_ERR_INSUFFICIENT_CAPACITY,
-                  "launch of nodeclaim %s: none of the %zu offerings requested has capacity", req->nodeclaim_name,
-                  req->n_options);
+    *rc = NS_ERROR(st->host, st->ctx, NS_ERR_INSUFFICIENT_CAPACITY,
+                   "launch of nodeclaim %s: none of the %zu offerings requested has capacity", req->nodeclaim_name,
+                   req->n_options);
     for (size_t i = 0; i < req->n_options; i++) {
         const ns_launch_option *opt = NS_AT(req->options, i);
 
         st->host->error_unavailable_offering(st->ctx, opt->instance_type, opt->zone, opt->capacity_type);
     }
-    return rc;
+    return NULL;
 }
 
 int sk_launch(void *state, const ns_launch_request *req, ns_launch_result *result)
 {
     sk_state *st = state;
-    sk_instance *inst = NULL;
+    sk_instance *inst;
     int rc = sk_faults_before_call(st, "launch");
 
     if (rc != NS_OK)
@@ -118,8 +119,8 @@ int sk_launch(void *state, const ns_launch_request *req, ns_launch_result *resul
     /* The client token makes launch idempotent: a retry after a lost answer gets the same instance back. */
     inst = sk_find_locked(st, NULL, req->client_token);
     if (!inst)
-        rc = sk_start_locked(st, req, &inst);
-    if (rc == NS_OK) {
+        inst = sk_start_locked(st, req, &rc);
+    if (inst) {
         memcpy(result->provider_id, inst->provider_id, sizeof(result->provider_id));
         memcpy(result->instance_type, inst->instance_type, sizeof(result->instance_type));
         memcpy(result->zone, inst->zone, sizeof(result->zone));
@@ -129,7 +130,7 @@ int sk_launch(void *state, const ns_launch_request *req, ns_launch_result *resul
         result->launch_time_ms = inst->launch_time_ms;
     }
     pthread_mutex_unlock(&st->lock);
-    if (rc == NS_OK)
+    if (inst)
         st->host->log(st->ctx, NS_LOG_INFO, "launched instance",
                       (const ns_label[]){{"provider-id", result->provider_id},
                                          {"instance-type", result->instance_type},
