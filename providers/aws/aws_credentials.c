@@ -1,0 +1,417 @@
+#include "aws_credentials.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "aws_api_error.h"
+#include "aws_buf.h"
+#include "aws_errors.h"
+#include "aws_parse_util.h"
+#include "aws_sigv4.h"
+#include "aws_sts_parse.h"
+
+#define IMDS_TOKEN_TTL_S 21600
+#define TOKEN_FILE_MAX (64 * 1024)
+
+struct aws_credentials_provider {
+    const ns_host *host;
+    ns_host_ctx *ctx;
+    const aws_env *env;
+    char *region;
+    int64_t refresh_before_ms;
+    int64_t timeout_ms;
+    pthread_mutex_t lock;
+    aws_creds cached;
+    aws_creds_source source;
+    char sts_url[512];
+    char imds_url[512];
+    bool imds_enabled;
+    char imds_token[512]; /* a secret: never logged */
+    int64_t imds_token_expires_ms;
+};
+
+const char *aws_creds_source_name(aws_creds_source s)
+{
+    switch (s) {
+    case AWS_CREDS_ENVIRONMENT:
+        return "environment";
+    case AWS_CREDS_WEB_IDENTITY:
+        return "web-identity";
+    case AWS_CREDS_IMDS:
+        return "imds";
+    case AWS_CREDS_NONE:
+        break;
+    }
+    return "none";
+}
+
+int aws_credentials_provider_new(const aws_credentials_config *config, aws_credentials_provider **out)
+{
+    const ns_host *host = config->host;
+    *out = NULL;
+    aws_credentials_provider *p = calloc(1, sizeof(*p));
+    if (!p || !(p->region = strdup(config->region ? config->region : "us-east-1"))) {
+        free(p);
+        return NS_ERROR(host, config->ctx, NS_ERR_INTERNAL, "out of memory creating the AWS credential chain");
+    }
+    p->host = host;
+    p->ctx = config->ctx;
+    p->env = config->env;
+    p->refresh_before_ms = config->refresh_before_ms > 0 ? config->refresh_before_ms
+                                                         : AWS_CREDENTIALS_DEFAULT_REFRESH_MS;
+    p->timeout_ms = config->http_timeout_ms > 0 ? config->http_timeout_ms : 5000;
+    pthread_mutex_init(&p->lock, NULL);
+    if (aws_endpoint_resolve(p->env, "sts", p->region, p->sts_url, sizeof(p->sts_url)) != NS_OK) {
+        aws_credentials_provider_free(p);
+        return NS_ERROR(host, config->ctx, NS_ERR_INVALID_CONFIG,
+                        "AWS credential chain: the STS endpoint (AWS_ENDPOINT_URL_STS or AWS_ENDPOINT_URL) is not "
+                        "an http(s) URL");
+    }
+    p->imds_enabled = aws_imds_endpoint(p->env, p->imds_url, sizeof(p->imds_url)) != NULL;
+    *out = p;
+    return NS_OK;
+}
+
+void aws_credentials_provider_free(aws_credentials_provider *p)
+{
+    if (!p)
+        return;
+    aws_creds_clear(&p->cached);
+    OPENSSL_cleanse(p->imds_token, sizeof(p->imds_token));
+    pthread_mutex_destroy(&p->lock);
+    free(p->region);
+    free(p);
+}
+
+/* Describes a non-2xx answer from STS or IMDS and returns its category. */
+static int report_http_failure(aws_credentials_provider *p, const char *what, const ns_http_response *resp)
+{
+    aws_api_error e;
+    bool have = aws_api_error_parse_xml(resp->body, resp->body_len, &e);
+    aws_error_class c = aws_classify_error(have ? e.code : NULL, resp->status);
+    int category = c.category == NS_ERR_NOT_FOUND || c.category == NS_ERR_INTERNAL ? NS_ERR_UNAUTHORIZED : c.category;
+    if (have)
+        return NS_ERROR(p->host, p->ctx, category, "%s failed with HTTP %ld: %s: %s (request %s)", what,
+                        resp->status, e.code, e.message, e.request_id[0] ? e.request_id : "unknown");
+    return NS_ERROR(p->host, p->ctx, category, "%s failed with HTTP %ld", what, resp->status);
+}
+
+static int from_environment(aws_credentials_provider *p, aws_creds *fresh)
+{
+    const char *akid = aws_env_get(p->env, "AWS_ACCESS_KEY_ID");
+    const char *secret = aws_env_get(p->env, "AWS_SECRET_ACCESS_KEY");
+    if (!akid || !secret)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INVALID_CONFIG,
+                        "AWS credentials from the environment: %s is set but %s is not", akid ? "AWS_ACCESS_KEY_ID"
+                                                                                               : "AWS_SECRET_ACCESS_KEY",
+                        akid ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
+    if (aws_creds_set(fresh, akid, secret, aws_env_get(p->env, "AWS_SESSION_TOKEN"), 0) != NS_OK)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory copying the environment's AWS credentials");
+    return NS_OK;
+}
+
+static char *read_token_file(aws_credentials_provider *p, const char *path, int *rc)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = f ? malloc(TOKEN_FILE_MAX + 1) : NULL;
+    size_t n = buf ? fread(buf, 1, TOKEN_FILE_MAX + 1, f) : 0;
+    if (f)
+        fclose(f);
+    if (!buf || n == 0 || n > TOKEN_FILE_MAX) {
+        if (buf)
+            OPENSSL_cleanse(buf, n);
+        free(buf);
+        *rc = NS_ERROR(p->host, p->ctx, NS_ERR_INVALID_CONFIG,
+                       "AWS web identity: cannot read the token file %s (AWS_WEB_IDENTITY_TOKEN_FILE): %s", path,
+                       !f ? "cannot open it" : n == 0 ? "it is empty" : "it is larger than 64 KiB");
+        return NULL;
+    }
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        n--;
+    buf[n] = '\0';
+    *rc = NS_OK;
+    return buf;
+}
+
+static void form_param(aws_buf *b, const char *key, const char *value)
+{
+    if (b->len)
+        aws_buf_putc(b, '&');
+    aws_buf_printf(b, "%s=", key);
+    aws_sigv4_uri_encode(b, value, strlen(value), false);
+}
+
+static int from_web_identity(aws_credentials_provider *p, aws_creds *fresh)
+{
+    const char *role = aws_env_get(p->env, "AWS_ROLE_ARN");
+    const char *file = aws_env_get(p->env, "AWS_WEB_IDENTITY_TOKEN_FILE");
+    const char *session = aws_env_get(p->env, "AWS_ROLE_SESSION_NAME");
+    char default_session[64];
+    if (!session) {
+        snprintf(default_session, sizeof(default_session), "nodesmith-%lld", (long long)p->host->now_ms(p->ctx));
+        session = default_session;
+    }
+    int rc;
+    char *token = read_token_file(p, file, &rc);
+    if (!token)
+        return rc;
+    aws_buf body = AWS_BUF_INIT;
+    form_param(&body, "Action", "AssumeRoleWithWebIdentity");
+    form_param(&body, "Version", "2011-06-15");
+    form_param(&body, "RoleArn", role);
+    form_param(&body, "RoleSessionName", session);
+    form_param(&body, "WebIdentityToken", token);
+    OPENSSL_cleanse(token, strlen(token));
+    free(token);
+    char url[600];
+    snprintf(url, sizeof(url), "%s/", p->sts_url);
+    ns_http_header headers[] = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
+                                {"Accept", "text/xml"}};
+    ns_http_request req = {sizeof(req), "POST", url, headers, 2, aws_buf_str(&body), body.len, p->timeout_ms, -1};
+    ns_http_response *resp = NULL;
+    if (aws_buf_failed(&body)) {
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory building the STS request");
+    } else if ((rc = p->host->http_request(p->ctx, &req, &resp)) != NS_OK) {
+        rc = NS_ERROR(p->host, p->ctx, rc, "STS AssumeRoleWithWebIdentity for role %s: %s unreachable", role,
+                      p->sts_url);
+    } else if (resp->status != 200) {
+        char what[400];
+        snprintf(what, sizeof(what), "STS AssumeRoleWithWebIdentity for role %s", role);
+        rc = report_http_failure(p, what, resp);
+    } else {
+        char err[256];
+        rc = aws_sts_parse_web_identity(resp->body, resp->body_len, fresh, err, sizeof(err));
+        if (rc != NS_OK)
+            rc = NS_ERROR(p->host, p->ctx, rc == NS_ERR_INTERNAL ? NS_ERR_INTERNAL : NS_ERR_UNAUTHORIZED,
+                          "STS AssumeRoleWithWebIdentity for role %s: unexpected answer: %s", role, err);
+    }
+    if (body.data)
+        OPENSSL_cleanse(body.data, body.len);
+    aws_buf_free(&body);
+    p->host->http_response_free(resp);
+    return rc;
+}
+
+/* One IMDS call. On NS_OK *resp is the answer (any status; the caller frees it). */
+static int imds_call(aws_credentials_provider *p, const char *method, const char *path, const ns_http_header *headers,
+                     size_t n_headers, ns_http_response **resp)
+{
+    char url[1024];
+    snprintf(url, sizeof(url), "%s%s", p->imds_url, path);
+    ns_http_request req = {sizeof(req), method, url, headers, n_headers, method[0] == 'P' ? "" : NULL, 0,
+                           p->timeout_ms, -1};
+    int rc = p->host->http_request(p->ctx, &req, resp);
+    if (rc != NS_OK)
+        return NS_ERROR(p->host, p->ctx, rc, "IMDS %s %s: %s unreachable", method, path, p->imds_url);
+    return NS_OK;
+}
+
+static int imds_refresh_token(aws_credentials_provider *p)
+{
+    char ttl[16];
+    snprintf(ttl, sizeof(ttl), "%d", IMDS_TOKEN_TTL_S);
+    ns_http_header h[] = {{"X-aws-ec2-metadata-token-ttl-seconds", ttl}};
+    ns_http_response *resp = NULL;
+    int rc = imds_call(p, "PUT", "/latest/api/token", h, 1, &resp);
+    if (rc != NS_OK)
+        return rc;
+    if (resp->status != 200 || resp->body_len == 0 || resp->body_len >= sizeof(p->imds_token)) {
+        rc = report_http_failure(p, "IMDSv2 token request (PUT /latest/api/token)", resp);
+    } else {
+        memcpy(p->imds_token, resp->body, resp->body_len + 1);
+        p->imds_token_expires_ms = p->host->now_ms(p->ctx) + (IMDS_TOKEN_TTL_S - 60) * 1000LL;
+    }
+    p->host->http_response_free(resp);
+    return rc;
+}
+
+/* GET of an IMDS path with a session token, fetching a new token when the cached one expired or was refused. */
+static int imds_get(aws_credentials_provider *p, const char *path, ns_http_response **out)
+{
+    *out = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int rc;
+        if ((!p->imds_token[0] || p->host->now_ms(p->ctx) >= p->imds_token_expires_ms) &&
+            (rc = imds_refresh_token(p)) != NS_OK)
+            return rc;
+        ns_http_header h[] = {{"X-aws-ec2-metadata-token", p->imds_token}};
+        ns_http_response *resp = NULL;
+        if ((rc = imds_call(p, "GET", path, h, 1, &resp)) != NS_OK)
+            return rc;
+        if (resp->status == 401 && attempt == 0) {
+            p->host->http_response_free(resp);
+            p->imds_token[0] = '\0';
+            continue;
+        }
+        if (resp->status != 200) {
+            char what[300];
+            snprintf(what, sizeof(what), "IMDS GET %s", path);
+            rc = report_http_failure(p, what, resp);
+            p->host->http_response_free(resp);
+            return rc;
+        }
+        *out = resp;
+        return NS_OK;
+    }
+    return NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "IMDS GET %s: a fresh session token was refused too",
+                    path);
+}
+
+static const char *json_str(aws_credentials_provider *p, const ns_json *o, const char *key)
+{
+    return p->host->json_string(p->host->json_get(o, key));
+}
+
+static int from_imds(aws_credentials_provider *p, aws_creds *fresh)
+{
+    ns_http_response *resp = NULL;
+    int rc = imds_get(p, "/latest/meta-data/iam/security-credentials/", &resp);
+    if (rc != NS_OK)
+        return rc;
+    char role[256];
+    size_t n = strcspn(resp->body, "\r\n");
+    snprintf(role, sizeof(role), "%.*s", (int)(n < sizeof(role) - 1 ? n : sizeof(role) - 1), resp->body);
+    p->host->http_response_free(resp);
+    if (!role[0])
+        return NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
+                        "IMDS: the instance has no IAM role (security-credentials/ is empty)");
+    char path[400];
+    snprintf(path, sizeof(path), "/latest/meta-data/iam/security-credentials/%s", role);
+    if ((rc = imds_get(p, path, &resp)) != NS_OK)
+        return rc;
+    ns_json *doc = p->host->json_parse(resp->body, resp->body_len);
+    const char *code = json_str(p, doc, "Code");
+    const char *akid = json_str(p, doc, "AccessKeyId");
+    const char *secret = json_str(p, doc, "SecretAccessKey");
+    const char *token = json_str(p, doc, "Token");
+    int64_t expiration = 0;
+    if (!doc)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "IMDS credentials of role %s are not JSON", role);
+    else if (!code || strcmp(code, "Success") != 0)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "IMDS credentials of role %s: Code is %s", role,
+                      code ? code : "missing");
+    else if (!akid || !secret || !token)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
+                      "IMDS credentials of role %s lack AccessKeyId, SecretAccessKey or Token", role);
+    else if (!aws_parse_iso8601_ms(json_str(p, doc, "Expiration"), &expiration))
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
+                      "IMDS credentials of role %s: Expiration is missing or not an ISO 8601 time", role);
+    else if (aws_creds_set(fresh, akid, secret, token, expiration) != NS_OK)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory copying the IMDS credentials");
+    /* The body holds the secret: wipe it before it goes back to the host's allocator. */
+    OPENSSL_cleanse(resp->body, resp->body_len);
+    p->host->json_free(doc);
+    p->host->http_response_free(resp);
+    return rc;
+}
+
+static aws_creds_source choose_source(aws_credentials_provider *p)
+{
+    if (aws_env_get(p->env, "AWS_ACCESS_KEY_ID") || aws_env_get(p->env, "AWS_SECRET_ACCESS_KEY"))
+        return AWS_CREDS_ENVIRONMENT;
+    if (aws_env_get(p->env, "AWS_ROLE_ARN") && aws_env_get(p->env, "AWS_WEB_IDENTITY_TOKEN_FILE"))
+        return AWS_CREDS_WEB_IDENTITY;
+    if (p->imds_enabled)
+        return AWS_CREDS_IMDS;
+    return AWS_CREDS_NONE;
+}
+
+static bool fresh_enough(const aws_credentials_provider *p, int64_t now)
+{
+    return aws_creds_present(&p->cached) &&
+           (p->cached.expiration_ms == 0 || now < p->cached.expiration_ms - p->refresh_before_ms);
+}
+
+static void log_refresh(aws_credentials_provider *p, ns_log_level level, const char *message, int64_t now)
+{
+    char expires_in[32];
+    if (p->cached.expiration_ms)
+        snprintf(expires_in, sizeof(expires_in), "%lld", (long long)((p->cached.expiration_ms - now) / 1000));
+    else
+        snprintf(expires_in, sizeof(expires_in), "never");
+    ns_label fields[] = {{"source", aws_creds_source_name(p->source)}, {"expires_in_s", expires_in}};
+    p->host->log(p->ctx, level, message, fields, 2);
+}
+
+int aws_credentials_get(aws_credentials_provider *p, aws_creds *out)
+{
+    pthread_mutex_lock(&p->lock);
+    int64_t now = p->host->now_ms(p->ctx);
+    int rc = NS_OK;
+    if (!fresh_enough(p, now)) {
+        aws_creds_source source = p->source ? p->source : choose_source(p);
+        aws_creds fresh = {0};
+        switch (source) {
+        case AWS_CREDS_ENVIRONMENT:
+            rc = from_environment(p, &fresh);
+            break;
+        case AWS_CREDS_WEB_IDENTITY:
+            rc = from_web_identity(p, &fresh);
+            break;
+        case AWS_CREDS_IMDS:
+            rc = from_imds(p, &fresh);
+            break;
+        case AWS_CREDS_NONE:
+            rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
+                          "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_ROLE_ARN and "
+                          "AWS_WEB_IDENTITY_TOKEN_FILE, or run on EC2 with an instance role (IMDS is %s)",
+                          p->imds_enabled ? "enabled" : "disabled by AWS_EC2_METADATA_DISABLED");
+            break;
+        }
+        if (rc == NS_OK) {
+            aws_creds_clear(&p->cached);
+            p->cached = fresh;
+            p->source = source;
+            log_refresh(p, NS_LOG_INFO, "aws credentials refreshed", now);
+        } else if (aws_creds_present(&p->cached) &&
+                   (p->cached.expiration_ms == 0 || now < p->cached.expiration_ms)) {
+            log_refresh(p, NS_LOG_WARN, "aws credentials refresh failed; the current ones are still valid", now);
+            rc = NS_OK;
+        }
+    }
+    if (rc == NS_OK && aws_creds_copy(out, &p->cached) != NS_OK)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory copying AWS credentials");
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+void aws_credentials_invalidate(aws_credentials_provider *p)
+{
+    pthread_mutex_lock(&p->lock);
+    aws_creds_clear(&p->cached);
+    pthread_mutex_unlock(&p->lock);
+}
+
+aws_creds_source aws_credentials_source(aws_credentials_provider *p)
+{
+    pthread_mutex_lock(&p->lock);
+    aws_creds_source s = p->source;
+    pthread_mutex_unlock(&p->lock);
+    return s;
+}
+
+int aws_credentials_imds_metadata(aws_credentials_provider *p, const char *path, char *buf, size_t buflen)
+{
+    if (!p->imds_enabled)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_UNSUPPORTED,
+                        "IMDS metadata %s: IMDS is disabled by AWS_EC2_METADATA_DISABLED", path);
+    char full[400];
+    snprintf(full, sizeof(full), "/latest/meta-data/%s", path);
+    pthread_mutex_lock(&p->lock);
+    ns_http_response *resp = NULL;
+    int rc = imds_get(p, full, &resp);
+    pthread_mutex_unlock(&p->lock);
+    if (rc != NS_OK)
+        return rc;
+    if (resp->body_len >= buflen)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "IMDS metadata %s: %zu bytes do not fit in %zu", path,
+                      resp->body_len, buflen);
+    else
+        memcpy(buf, resp->body, resp->body_len + 1);
+    p->host->http_response_free(resp);
+    return rc;
+}
