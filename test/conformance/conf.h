@@ -52,7 +52,6 @@ typedef struct conf_ids {
 int conf_ledger_init(void);
 int conf_ledger_record(const char *provider_id, size_t since); /* once per ID since the mark `since` */
 void conf_ledger_mark_terminated(const char *provider_id);
-size_t conf_ledger_count(void); /* entries recorded so far in the whole run */
 /* A position in the ledger: what a test recorded after it is that test's. */
 size_t conf_ledger_mark(void);
 /* Provider IDs not yet terminated (whole run / since mark), or every ID since mark; *out is the caller's (free with
@@ -84,6 +83,8 @@ typedef struct conf_choice {
 /* Launches with the given options (sorted cheapest first, as the core does) and token; on success records the
  * instance in the ledger. Returns the wrapper's code; the error record is ns_error_last(). Thread-safe. */
 int conf_launch(const conf_choice *choices, size_t n, const char *token, ns_launch_result *result);
+/* Launches one instance of the first available choice of the catalog; a failure fails the test. */
+void conf_launch_one(ns_launch_result *result);
 /* Terminates through the wrapper and, on success, marks the ledger entry. */
 int conf_terminate(const char *provider_id, bool *already_gone);
 

@@ -96,6 +96,23 @@ out:
     return rc;
 }
 
+void conf_launch_one(ns_launch_result *result)
+{
+    ns_itype_set set;
+    conf_choice *all;
+    char token[NS_NAME_MAX];
+    int rc;
+
+    conf_catalog(&set);
+    conf_available_choices(&set, &all);
+    conf_token(token, sizeof(token));
+    rc = conf_launch(&all[0], 1, token, result);
+    CONF_CHECK("launch", rc == NS_OK, "launching %s in %s as %s: %s", all[0].instance_type, all[0].zone,
+               all[0].capacity_type, conf_last_error());
+    free(all);
+    ns_itype_set_free(&set);
+}
+
 int conf_terminate(const char *provider_id, bool *already_gone)
 {
     int rc = ns_plugin_terminate(conf_plugin, provider_id, already_gone);

@@ -48,11 +48,6 @@ static size_t ledger_used(void)
     return n < CONF_LEDGER_MAX ? n : CONF_LEDGER_MAX;
 }
 
-size_t conf_ledger_count(void)
-{
-    return ledger_used();
-}
-
 size_t conf_ledger_mark(void)
 {
     return ledger_used();

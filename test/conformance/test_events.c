@@ -4,7 +4,6 @@
  * events for an instance it launched; without them it can only check what the provider emits on its own.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "clock/ns_clock.h"
@@ -69,22 +68,6 @@ static const ns_event *poll_for(seen *s, const char *provider_id, ns_event_kind 
     return find(s, provider_id, kind);
 }
 
-static void launch_one(ns_launch_result *r)
-{
-    ns_itype_set set;
-    conf_choice *all;
-    char token[NS_NAME_MAX];
-    int rc;
-
-    conf_catalog(&set);
-    conf_available_choices(&set, &all);
-    conf_token(token, sizeof(token));
-    rc = conf_launch(&all[0], 1, token, r);
-    CONF_CHECK("launch", rc == NS_OK, "launching %s: %s", all[0].instance_type, conf_last_error());
-    free(all);
-    ns_itype_set_free(&set);
-}
-
 static ns_fault interrupt(const char *provider_id, ns_event_kind kind)
 {
     return (ns_fault){.struct_size = sizeof(ns_fault),
@@ -101,7 +84,7 @@ START_TEST(test_events_well_formed)
     ns_launch_result r;
 
     poll_once(&s);
-    launch_one(&r);
+    conf_launch_one(&r);
     for (ns_event_kind k = NS_EVENT_SPOT_INTERRUPTION; k <= NS_EVENT_INSTANCE_TERMINATED; k++) {
         ns_fault f = interrupt(r.provider_id, k);
 
@@ -121,7 +104,7 @@ START_TEST(test_event_delivered_once)
     ns_fault f;
     const ns_event *ev;
 
-    launch_one(&r);
+    conf_launch_one(&r);
     f = interrupt(r.provider_id, NS_EVENT_SPOT_INTERRUPTION);
     if (!conf_inject_or_skip("events: an injected spot interruption is delivered once", &f)) {
         conf_release_all();
@@ -148,7 +131,7 @@ START_TEST(test_event_kept_when_refused)
     ns_fault f;
     const ns_event *ev;
 
-    launch_one(&r);
+    conf_launch_one(&r);
     f = interrupt(r.provider_id, NS_EVENT_REBALANCE_RECOMMENDATION);
     if (!conf_inject_or_skip("events: a refused event is kept for the next poll", &f)) {
         conf_release_all();

@@ -203,31 +203,13 @@ START_TEST(test_idempotent_launch)
 }
 END_TEST
 
-/* Launches one instance of the cheapest available choice. */
-static void launch_one(ns_launch_result *r)
-{
-    ns_itype_set set;
-    conf_choice *all;
-    char token[NS_NAME_MAX];
-    int rc;
-
-    conf_catalog(&set);
-    conf_available_choices(&set, &all);
-    conf_token(token, sizeof(token));
-    rc = conf_launch(&all[0], 1, token, r);
-    CONF_CHECK("launch", rc == NS_OK, "launching %s in %s: %s", all[0].instance_type, all[0].zone,
-               conf_last_error());
-    free(all);
-    ns_itype_set_free(&set);
-}
-
 START_TEST(test_terminate_idempotent)
 {
     ns_launch_result r;
     bool gone = true;
     int rc;
 
-    launch_one(&r);
+    conf_launch_one(&r);
     rc = conf_terminate(r.provider_id, &gone);
     CONF_CHECK("terminate-idempotent", rc == NS_OK, "terminating running %s failed: %s", r.provider_id,
                conf_last_error());
@@ -252,8 +234,8 @@ START_TEST(test_terminated_disappear)
     conf_ids listed;
     int rc;
 
-    launch_one(&kept);
-    launch_one(&gone);
+    conf_launch_one(&kept);
+    conf_launch_one(&gone);
     rc = conf_terminate(gone.provider_id, NULL);
     CONF_CHECK("terminate-idempotent", rc == NS_OK, "terminating %s failed: %s", gone.provider_id, conf_last_error());
     rc = ns_plugin_get_instance(conf_plugin, gone.provider_id, &got);
