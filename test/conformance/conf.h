@@ -95,10 +95,11 @@ void conf_list(conf_ids *out);
  * (rule "cleanup"). Tests that launch end with it. */
 void conf_release_all(void);
 
-/* The provider's catalog through the core's copy (ns_itype_set_load); a failure fails the test. */
-void conf_catalog(ns_itype_set *out);
-/* Every available offering of the catalog, as launch choices (pointers into *set). Caller frees *out with free. */
-size_t conf_available_choices(const ns_itype_set *set, conf_choice **out);
+/* The provider's catalog through the core's copy (ns_itype_set_load), and its available non-reserved offerings as
+ * launch choices, in catalog order. Loaded once per test, owned by the fixture (freed by conf_teardown); a failure
+ * or an empty result fails the test. */
+const ns_itype_set *conf_catalog(void);
+const conf_choice *conf_choices(size_t *n);
 
 /* Injects a fault. Returns true when injected; false when the provider has no test hooks, after logging a "skipped"
  * line for `test` (or failing the test when --require-hooks was given). Any other error fails the test. */

@@ -15,6 +15,14 @@ ns_plugin *conf_plugin;
 /* Where the ledger stood when the current test started. */
 static size_t test_mark;
 
+/* The catalog and its launch choices, loaded once per test on first use and freed by the teardown, which also runs
+ * after a failed test when Check does not fork. */
+static ns_itype_set catalog;
+static bool catalog_loaded;
+static conf_choice *choice_buf;
+static size_t n_choices;
+static bool choices_built;
+
 const char *conf_last_error(void)
 {
     static _Thread_local char buf[1100];
@@ -48,6 +56,12 @@ void conf_teardown(void)
                 fprintf(stderr, "conformance: teardown could not terminate %s: %s\n", live.ids[i], conf_last_error());
     }
     conf_ids_free(&live);
+    free(choice_buf);
+    choice_buf = NULL;
+    n_choices = 0;
+    choices_built = false;
+    ns_itype_set_free(&catalog);
+    catalog_loaded = false;
     ns_plugin_unload(conf_plugin);
     conf_plugin = NULL;
 }
@@ -98,19 +112,15 @@ out:
 
 void conf_launch_one(ns_launch_result *result)
 {
-    ns_itype_set set;
-    conf_choice *all;
+    size_t n;
+    const conf_choice *all = conf_choices(&n);
     char token[NS_NAME_MAX];
     int rc;
 
-    conf_catalog(&set);
-    conf_available_choices(&set, &all);
     conf_token(token, sizeof(token));
     rc = conf_launch(&all[0], 1, token, result);
     CONF_CHECK("launch", rc == NS_OK, "launching %s in %s as %s: %s", all[0].instance_type, all[0].zone,
                all[0].capacity_type, conf_last_error());
-    free(all);
-    ns_itype_set_free(&set);
 }
 
 int conf_terminate(const char *provider_id, bool *already_gone)
@@ -182,22 +192,27 @@ void conf_release_all(void)
     conf_ids_free(&listed);
 }
 
-void conf_catalog(ns_itype_set *out)
+const ns_itype_set *conf_catalog(void)
 {
-    int rc = ns_itype_set_load(conf_plugin, &conf_cfg.nodeclass, out);
+    int rc;
 
+    if (catalog_loaded)
+        return &catalog;
+    rc = ns_itype_set_load(conf_plugin, &conf_cfg.nodeclass, &catalog);
     CONF_CHECK("list-instance-types", rc == NS_OK, "list_instance_types for node class %s failed: %s",
                conf_cfg.nodeclass.name, conf_last_error());
-    CONF_CHECK("list-instance-types", out->n > 0, "list_instance_types for node class %s returned no types",
+    catalog_loaded = true;
+    CONF_CHECK("list-instance-types", catalog.n > 0, "list_instance_types for node class %s returned no types",
                conf_cfg.nodeclass.name);
+    return &catalog;
 }
 
-size_t conf_available_choices(const ns_itype_set *set, conf_choice **out)
+const conf_choice *conf_choices(size_t *n_out)
 {
-    size_t n = 0, cap = 0;
+    const ns_itype_set *set = conf_catalog();
+    size_t cap = 0;
 
-    *out = NULL;
-    for (size_t i = 0; i < set->n; i++) {
+    for (size_t i = 0; !choices_built && i < set->n; i++) {
         const ns_itype *t = &set->items[i];
 
         for (size_t j = 0; j < t->n_offerings; j++) {
@@ -206,20 +221,20 @@ size_t conf_available_choices(const ns_itype_set *set, conf_choice **out)
             /* Reserved capacity is launched against a reservation the suite cannot own, so it is not a choice. */
             if (!o->available || o->reservation_id)
                 continue;
-            if (n == cap) {
-                conf_choice *grown = realloc(*out, (cap ? cap * 2 : 64) * sizeof(*grown));
+            if (n_choices == cap) {
+                conf_choice *grown = realloc(choice_buf, (cap ? cap * 2 : 64) * sizeof(*grown));
 
-                if (!grown)
-                    free(*out);
                 ck_assert_msg(grown != NULL, "conformance: out of memory collecting launch choices");
-                *out = grown;
+                choice_buf = grown;
                 cap = cap ? cap * 2 : 64;
             }
-            (*out)[n++] = (conf_choice){t->name, o->zone, o->capacity_type, o->price_per_hour};
+            choice_buf[n_choices++] = (conf_choice){t->name, o->zone, o->capacity_type, o->price_per_hour};
         }
     }
-    CONF_CHECK("list-instance-types", n > 0, "no instance type has an available offering to launch");
-    return n;
+    choices_built = true;
+    CONF_CHECK("list-instance-types", n_choices > 0, "no instance type has an available offering to launch");
+    *n_out = n_choices;
+    return choice_buf;
 }
 
 bool conf_inject_or_skip(const char *test, const ns_fault *fault)

@@ -38,14 +38,13 @@ static void launch_fresh(const conf_choice *choices, size_t n, ns_launch_result 
 
 START_TEST(test_insufficient_capacity)
 {
-    ns_itype_set set;
-    conf_choice *all, pair[2];
+    const conf_choice *all;
+    conf_choice pair[2];
     ns_launch_result r;
     size_t n;
     int rc;
 
-    conf_catalog(&set);
-    n = conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     ns_fault f = {.struct_size = sizeof(f),
                   .kind = NS_FAULT_INSUFFICIENT_CAPACITY,
                   .instance_type = all[0].instance_type,
@@ -81,24 +80,21 @@ START_TEST(test_insufficient_capacity)
         CONF_CHECK("test-hooks", rc == NS_OK, "after clearing faults, launching %s/%s/%s still fails: %s",
                    all[0].instance_type, all[0].zone, all[0].capacity_type, conf_last_error());
     }
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST
 
 START_TEST(test_throttled)
 {
-    ns_itype_set set;
-    conf_choice *all;
+    size_t n;
+    const conf_choice *all;
     conf_ids before, after;
     char token[NS_NAME_MAX];
     ns_launch_result r;
     int rc;
     ns_fault f = {.struct_size = sizeof(f), .kind = NS_FAULT_THROTTLE, .method = "launch", .count = 1};
 
-    conf_catalog(&set);
-    conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     conf_list(&before);
     if (conf_inject_or_skip("faults: throttled", &f)) {
         conf_token(token, sizeof(token));
@@ -118,8 +114,6 @@ START_TEST(test_throttled)
         conf_ids_free(&after);
     }
     conf_ids_free(&before);
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST
@@ -169,13 +163,12 @@ static const ns_err categories[] = {NS_ERR_NOT_FOUND, NS_ERR_UNAUTHORIZED, NS_ER
 
 START_TEST(test_fail_categories)
 {
-    ns_itype_set set;
-    conf_choice *all;
+    size_t n;
+    const conf_choice *all;
     ns_launch_result victim;
     int rc;
 
-    conf_catalog(&set);
-    conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     launch_fresh(&all[0], 1, &victim, &rc);
     CONF_CHECK("launch", rc == NS_OK, "launching %s: %s", all[0].instance_type, conf_last_error());
     for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
@@ -203,8 +196,6 @@ START_TEST(test_fail_categories)
                    "list_instances under an injected failure for every method returned %d (%s)", rc, ns_err_name(rc));
     }
 out:
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST

@@ -90,12 +90,11 @@ static void check_launched(const ns_launch_result *r, const ns_itype_set *set)
  * the request would pick, one of these probes names something else. */
 START_TEST(test_launch_single_option)
 {
-    ns_itype_set set;
-    conf_choice *all, probes[MAX_PROBES];
+    const conf_choice *all;
+    conf_choice probes[MAX_PROBES];
     size_t n, n_probes = 0, launched = 0;
 
-    conf_catalog(&set);
-    n = conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     for (size_t i = 0; i < n && n_probes < MAX_PROBES; i++) {
         bool seen = false;
 
@@ -120,12 +119,10 @@ START_TEST(test_launch_single_option)
         CONF_CHECK("launch-within-options", same_choice(&r, &probes[i]),
                    "asked for only %s in %s as %s, got %s (%s) in %s as %s", probes[i].instance_type, probes[i].zone,
                    probes[i].capacity_type, r.provider_id, r.instance_type, r.zone, r.capacity_type);
-        check_launched(&r, &set);
+        check_launched(&r, conf_catalog());
         launched++;
     }
     CONF_CHECK("launch", launched > 0, "none of %zu single-offering launches found capacity", n_probes);
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST
@@ -133,12 +130,11 @@ END_TEST
 /* Two narrow sets of several options: the first zone's offerings, then the last zone's of one capacity type. */
 START_TEST(test_launch_option_sets)
 {
-    ns_itype_set set;
-    conf_choice *all, sets[2][MAX_SET];
+    const conf_choice *all;
+    conf_choice sets[2][MAX_SET];
     size_t n, sizes[2];
 
-    conf_catalog(&set);
-    n = conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     sizes[0] = pick(all, n, all[0].zone, NULL, MAX_SET, sets[0]);
     sizes[1] = pick(all, n, all[n - 1].zone, all[n - 1].capacity_type, MAX_SET, sets[1]);
     for (size_t s = 0; s < 2; s++) {
@@ -153,10 +149,8 @@ START_TEST(test_launch_option_sets)
         CONF_CHECK("launch-within-options", result_within(&r, sets[s], sizes[s]),
                    "asked for one of {%s}, got %s (%s) in %s as %s", wanted, r.provider_id, r.instance_type, r.zone,
                    r.capacity_type);
-        check_launched(&r, &set);
+        check_launched(&r, conf_catalog());
     }
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST
@@ -172,15 +166,14 @@ static size_t count_new(const conf_ids *before, const conf_ids *after)
 
 START_TEST(test_idempotent_launch)
 {
-    ns_itype_set set;
-    conf_choice *all;
+    size_t n;
+    const conf_choice *all;
     conf_ids before, after;
     char token[NS_NAME_MAX];
     ns_launch_result first, second;
     int rc;
 
-    conf_catalog(&set);
-    conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     conf_list(&before);
     conf_token(token, sizeof(token));
     rc = conf_launch(&all[0], 1, token, &first);
@@ -197,8 +190,6 @@ START_TEST(test_idempotent_launch)
                count_new(&before, &after));
     conf_ids_free(&before);
     conf_ids_free(&after);
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST

@@ -86,14 +86,12 @@ static size_t distinct(const conf_ids *ids)
 
 START_TEST(test_concurrent_distinct_tokens)
 {
-    ns_itype_set set;
-    conf_choice *all;
+    const conf_choice *all;
     size_t n;
     launch_job jobs[N_THREADS];
     conf_ids ids, listed;
 
-    conf_catalog(&set);
-    n = conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     memset(jobs, 0, sizeof(jobs));
     for (size_t t = 0; t < N_THREADS; t++)
         jobs[t] = (launch_job){.choices = all, .n_choices = n, .first = t * LAUNCHES_PER_THREAD,
@@ -108,24 +106,20 @@ START_TEST(test_concurrent_distinct_tokens)
                    "instance %s launched concurrently is missing from list_instances", ids.ids[i]);
     conf_ids_free(&ids);
     conf_ids_free(&listed);
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST
 
 START_TEST(test_concurrent_same_token)
 {
-    ns_itype_set set;
-    conf_choice *all;
+    const conf_choice *all;
     size_t n;
     launch_job jobs[N_THREADS];
     conf_ids ids, before, after;
     char token[NS_NAME_MAX];
     size_t fresh = 0;
 
-    conf_catalog(&set);
-    n = conf_available_choices(&set, &all);
+    all = conf_choices(&n);
     conf_token(token, sizeof(token));
     conf_list(&before);
     memset(jobs, 0, sizeof(jobs));
@@ -145,8 +139,6 @@ START_TEST(test_concurrent_same_token)
     conf_ids_free(&ids);
     conf_ids_free(&before);
     conf_ids_free(&after);
-    free(all);
-    ns_itype_set_free(&set);
     conf_release_all();
 }
 END_TEST
