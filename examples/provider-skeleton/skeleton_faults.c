@@ -13,6 +13,18 @@ static const char *sk_str(const char *s)
     return s ? s : "";
 }
 
+/* The methods sk_faults_before_call guards, by their ns_provider field names. */
+static const char *const sk_methods[] = {"list_instance_types", "launch",      "terminate",
+                                         "list_instances",      "get_instance", "poll_events"};
+
+static bool sk_method_known(const char *method)
+{
+    for (size_t i = 0; i < sizeof(sk_methods) / sizeof(sk_methods[0]); i++)
+        if (strcmp(sk_methods[i], method) == 0)
+            return true;
+    return false;
+}
+
 static int sk_add_locked(sk_state *st, const sk_fault *fault)
 {
     if (st->n_faults == SK_MAX_FAULTS)
@@ -54,9 +66,11 @@ static int sk_parse(sk_state *st, const ns_fault *in, sk_fault *out)
         return NS_ERROR(st->host, st->ctx, NS_ERR_INVALID_ARGUMENT, "fault kind %d is not known to this provider",
                         (int)in->kind);
     }
-    if (in->count == 0 || !sk_copy(out->method, sizeof(out->method), sk_str(in->method)))
+    if (in->count == 0 || (in->method && !sk_method_known(in->method)) ||
+        !sk_copy(out->method, sizeof(out->method), sk_str(in->method)))
         return NS_ERROR(st->host, st->ctx, NS_ERR_INVALID_ARGUMENT,
-                        "fault on method \"%s\": needs a positive count and a known method name", sk_str(in->method));
+                        "fault on method \"%s\": needs a positive count and a known method name (or none for all)",
+                        sk_str(in->method));
     out->remaining = in->count;
     return NS_OK;
 }
