@@ -1,0 +1,296 @@
+#include "manifest/decode.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "model/duration.h"
+#include "model/model_util.h"
+#include "model/resources.h"
+
+int ns_dec_fail(const ns_dec *d, const ns_ynode *at, const char *path, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    int line = at ? at->line : 0;
+    if (path && *path)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%d: %s: %s: %s", d->file, line, d->object, path, msg);
+    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%d: %s: %s", d->file, line, d->object, msg);
+}
+
+int ns_dec_wrap(const ns_dec *d, const ns_ynode *at)
+{
+    return ns_error_prefix("%s:%d: %s: ", d->file, at ? at->line : 0, d->object);
+}
+
+/* A path too long for the buffer is cut and ends in "..." so messages stay readable. */
+static void mark_truncation(char *buf, size_t len, int written)
+{
+    if (written >= 0 && (size_t)written < len)
+        return;
+    if (len >= 4)
+        memcpy(buf + len - 4, "...", 4);
+}
+
+void ns_path_key(char *buf, size_t len, const char *path, const char *key)
+{
+    int n = path && *path ? snprintf(buf, len, "%s.%s", path, key) : snprintf(buf, len, "%s", key);
+    mark_truncation(buf, len, n);
+}
+
+void ns_path_index(char *buf, size_t len, const char *path, size_t i)
+{
+    mark_truncation(buf, len, snprintf(buf, len, "%s[%zu]", path, i));
+}
+
+int ns_dec_fields(const ns_dec *d, const ns_ynode *node, const char *path, const char *const *known)
+{
+    if (node->kind != NS_Y_MAP)
+        return ns_dec_fail(d, node, path, "expected a mapping, got %s", ns_ynode_type_name(node));
+    for (size_t i = 0; i < node->n; i++) {
+        const ns_ynode *k = ns_ymap_key(node, i);
+        if (k->kind != NS_Y_SCALAR || !k->str)
+            return ns_dec_fail(d, k, path, "field names must be strings, got %s", ns_ynode_type_name(k));
+        for (size_t j = 0; j < i; j++) {
+            const ns_ynode *prev = ns_ymap_key(node, j);
+            if (prev->str && strcmp(prev->str, k->str) == 0) {
+                char p[NS_PATH_MAX];
+                ns_path_key(p, sizeof(p), path, k->str);
+                return ns_dec_fail(d, k, NULL, "duplicate field \"%s\" (first on line %d)", p, prev->line);
+            }
+        }
+        if (!known)
+            continue;
+        bool ok = false;
+        for (const char *const *f = known; *f && !ok; f++)
+            ok = strcmp(*f, k->str) == 0;
+        if (!ok) {
+            char p[NS_PATH_MAX];
+            ns_path_key(p, sizeof(p), path, k->str);
+            return ns_dec_fail(d, k, NULL, "unknown field \"%s\"", p);
+        }
+    }
+    return 0;
+}
+
+static const char *kind_name(ns_ynode_kind kind)
+{
+    return kind == NS_Y_MAP ? "a mapping" : kind == NS_Y_SEQ ? "a list" : "a scalar";
+}
+
+const ns_ynode *ns_dec_child(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
+                             ns_ynode_kind kind, int *rc)
+{
+    *rc = 0;
+    const ns_ynode *v = ns_ymap_get(map, key);
+    if (!v || v->kind == kind)
+        return v;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, key);
+    *rc = ns_dec_fail(d, v, p, "expected %s, got %s", kind_name(kind), ns_ynode_type_name(v));
+    return NULL;
+}
+
+int ns_dec_scalar_string(const ns_dec *d, const ns_ynode *node, const char *path, const char **out)
+{
+    if (node->kind != NS_Y_SCALAR)
+        return ns_dec_fail(d, node, path, "expected a string, got %s", ns_ynode_type_name(node));
+    *out = node->str ? node->str : "";
+    return 0;
+}
+
+int ns_dec_string(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char **out)
+{
+    const ns_ynode *v = ns_ymap_get(map, key);
+    if (!v)
+        return 0;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, key);
+    const char *s = NULL;
+    int rc = ns_dec_scalar_string(d, v, p, &s);
+    if (rc < 0)
+        return rc;
+    char *copy = ns_strdup(s);
+    if (!copy)
+        return NS_ERR_INTERNAL;
+    free(*out);
+    *out = copy;
+    return 0;
+}
+
+int ns_dec_string_required(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char **out)
+{
+    int rc = ns_dec_string(d, map, path, key, out);
+    if (rc == 0 && (!*out || !**out)) {
+        char p[NS_PATH_MAX];
+        ns_path_key(p, sizeof(p), path, key);
+        return ns_dec_fail(d, map, NULL, "missing required field \"%s\"", p);
+    }
+    return rc;
+}
+
+int ns_dec_int(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int64_t min, int64_t max,
+               int64_t *out, bool *present)
+{
+    if (present)
+        *present = false;
+    const ns_ynode *v = ns_ymap_get(map, key);
+    if (!v)
+        return 0;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, key);
+    int64_t value;
+    if (v->kind == NS_Y_SCALAR && v->type == NS_YS_INT)
+        value = v->i;
+    else if (v->kind == NS_Y_SCALAR && v->type == NS_YS_FLOAT && isfinite(v->f) && floor(v->f) == v->f &&
+             fabs(v->f) < 9.2e18)
+        value = (int64_t)v->f;
+    else if (v->kind == NS_Y_SCALAR && v->type == NS_YS_STRING)
+        return ns_dec_fail(d, v, p, "expected an integer, got the string \"%s\"", v->text);
+    else
+        return ns_dec_fail(d, v, p, "expected an integer, got %s", ns_ynode_type_name(v));
+    if (value < min || value > max)
+        return ns_dec_fail(d, v, p, "%lld is out of range %lld..%lld", (long long)value, (long long)min,
+                           (long long)max);
+    *out = value;
+    if (present)
+        *present = true;
+    return 0;
+}
+
+int ns_dec_int32(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int32_t min, int32_t max,
+                 int32_t *out, bool *present)
+{
+    int64_t v = 0;
+    bool have = false;
+    int rc = ns_dec_int(d, map, path, key, min, max, &v, &have);
+    if (rc == 0 && have)
+        *out = (int32_t)v;
+    if (present)
+        *present = have;
+    return rc;
+}
+
+int ns_dec_bool(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool *out, bool *present)
+{
+    if (present)
+        *present = false;
+    const ns_ynode *v = ns_ymap_get(map, key);
+    if (!v)
+        return 0;
+    if (v->kind != NS_Y_SCALAR || v->type != NS_YS_BOOL) {
+        char p[NS_PATH_MAX];
+        ns_path_key(p, sizeof(p), path, key);
+        if (v->kind == NS_Y_SCALAR && v->type == NS_YS_STRING)
+            return ns_dec_fail(d, v, p, "expected a boolean, got the string \"%s\"", v->text);
+        return ns_dec_fail(d, v, p, "expected a boolean, got %s", ns_ynode_type_name(v));
+    }
+    *out = v->b;
+    if (present)
+        *present = true;
+    return 0;
+}
+
+int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out)
+{
+    int rc;
+    const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
+    if (!m)
+        return rc;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, key);
+    if ((rc = ns_dec_fields(d, m, p, NULL)) < 0)
+        return rc;
+    for (size_t i = 0; i < m->n; i++) {
+        const ns_ynode *k = ns_ymap_key(m, i), *v = ns_ymap_value(m, i);
+        char vp[NS_PATH_MAX];
+        ns_path_key(vp, sizeof(vp), p, k->str);
+        const char *s = NULL;
+        if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0)
+            return rc;
+        if (ns_labels_set(out, k->str, s) < 0)
+            return NS_ERR_INTERNAL;
+    }
+    return 0;
+}
+
+int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out, size_t *n)
+{
+    int rc;
+    const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
+    if (!seq || seq->n == 0)
+        return rc;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, key);
+    char **v = calloc(seq->n, sizeof(*v));
+    if (!v)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", p);
+    for (size_t i = 0; i < seq->n; i++) {
+        char ip[NS_PATH_MAX];
+        ns_path_index(ip, sizeof(ip), p, i);
+        const char *s = NULL;
+        if ((rc = ns_dec_scalar_string(d, seq->items[i], ip, &s)) < 0 || !(v[i] = ns_strdup(s))) {
+            ns_strv_free(v, i);
+            return rc < 0 ? rc : NS_ERR_INTERNAL;
+        }
+    }
+    ns_strv_free(*out, *n);
+    *out = v;
+    *n = seq->n;
+    return 0;
+}
+
+int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_resources *out,
+                     bool *present)
+{
+    if (present)
+        *present = false;
+    int rc;
+    const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
+    if (!m)
+        return rc;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, key);
+    if ((rc = ns_dec_fields(d, m, p, NULL)) < 0)
+        return rc;
+    for (size_t i = 0; i < m->n; i++) {
+        const ns_ynode *k = ns_ymap_key(m, i), *v = ns_ymap_value(m, i);
+        char vp[NS_PATH_MAX];
+        ns_path_key(vp, sizeof(vp), p, k->str);
+        const char *s = NULL;
+        if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0)
+            return rc;
+        if ((rc = ns_resources_set_text(out, k->str, s, vp)) < 0)
+            return ns_dec_wrap(d, v);
+    }
+    if (present)
+        *present = true;
+    return 0;
+}
+
+int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool allow_never,
+                    int64_t *out_ms, bool *present)
+{
+    if (present)
+        *present = false;
+    const ns_ynode *v = ns_ymap_get(map, key);
+    if (!v)
+        return 0;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, key);
+    const char *s = NULL;
+    int rc = ns_dec_scalar_string(d, v, p, &s);
+    if (rc < 0)
+        return rc;
+    if (ns_duration_parse(s, allow_never, p, out_ms) < 0)
+        return ns_dec_wrap(d, v);
+    if (present)
+        *present = true;
+    return 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * Helpers for decoding Kubernetes objects from YAML trees, strictly: unknown fields, wrong types and malformed
+ * values are errors of the form
+ *   FILE:LINE: KIND NAME: FIELD.PATH: what is wrong
+ * recorded with NS_FAIL (category NS_ERR_INVALID_CONFIG).
+ *
+ * Scalars are read the way sigs.k8s.io/yaml decodes into typed Go structs: a string field accepts any scalar and
+ * takes its Go-string form (an unquoted 8 becomes "8", yes becomes "true"); integer fields need an integer (or a
+ * float with no fraction); boolean fields need a boolean. Null counts as absent.
+ */
+#ifndef NS_MANIFEST_DECODE_H
+#define NS_MANIFEST_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manifest/yaml_doc.h"
+#include "model/labels.h"
+#include "nodesmith/provider.h"
+
+#define NS_PATH_MAX 512
+
+typedef struct ns_dec {
+    const char *file;
+    char object[256]; /* "Pod default/web" once the name is known, else the kind */
+} ns_dec;
+
+/* Records "FILE:LINE: OBJECT: PATH: message" for the node `at` and returns NS_ERR_INVALID_CONFIG. */
+int ns_dec_fail(const ns_dec *d, const ns_ynode *at, const char *path, const char *fmt, ...) NS_PRINTF(4, 5);
+/* Prefixes the current error (one whose message starts with a field path) with "FILE:LINE: OBJECT: ". */
+int ns_dec_wrap(const ns_dec *d, const ns_ynode *at);
+
+/* path + "." + key (or key alone when path is empty), and path + "[i]". */
+void ns_path_key(char *buf, size_t len, const char *path, const char *key);
+void ns_path_index(char *buf, size_t len, const char *path, size_t i);
+
+/* Checks that node is a mapping with string keys, no duplicate keys and only keys listed in `known` (a NULL-ended
+ * list; NULL accepts any key). The first unknown key is reported as: unknown field "PATH.KEY". */
+int ns_dec_fields(const ns_dec *d, const ns_ynode *node, const char *path, const char *const *known);
+
+/* The child map[key] when it is of `kind` (NULL and 0 when absent or null; NULL and an error for another kind). */
+const ns_ynode *ns_dec_child(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
+                             ns_ynode_kind kind, int *rc);
+
+/* Typed fields of a mapping. Absent (or null) fields leave the outputs untouched and set *present (may be NULL)
+ * to false. Strings are allocated; the caller frees them. */
+int ns_dec_string(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char **out);
+int ns_dec_string_required(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char **out);
+int ns_dec_int(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int64_t min, int64_t max,
+               int64_t *out, bool *present);
+int ns_dec_int32(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int32_t min, int32_t max,
+                 int32_t *out, bool *present);
+int ns_dec_bool(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool *out, bool *present);
+/* A map of strings (labels, annotations, nodeSelector), added to *out. */
+int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out);
+/* A list of strings; *out allocated (free with ns_strv_free). */
+int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out,
+                   size_t *n);
+/* A resource list (requests, limits, capacity, ...): name -> quantity. */
+int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_resources *out,
+                     bool *present);
+/* A Go duration ("30s", "720h"; "Never" when allow_never) in milliseconds. */
+int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool allow_never,
+                    int64_t *out_ms, bool *present);
+
+/* The Go-string form of a scalar node, or an error naming path when the node is not a scalar. */
+int ns_dec_scalar_string(const ns_dec *d, const ns_ynode *node, const char *path, const char **out);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * Decoders for the pieces Kubernetes kinds share, and the per-kind entry points the loader dispatches to.
+ * Internal to core/manifest. Every function returns 0 or a negative ns_err with a FILE:LINE message recorded.
+ * Outputs are owned by the caller (ns_*_free from core/model), including on error where partially filled.
+ */
+#ifndef NS_MANIFEST_DECODERS_H
+#define NS_MANIFEST_DECODERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "manifest/decode.h"
+#include "manifest/yaml_doc.h"
+#include "model/cluster.h"
+#include "model/kubelet.h"
+#include "model/meta.h"
+#include "model/nodepool.h"
+#include "model/pod.h"
+#include "model/requirements.h"
+#include "model/selector.h"
+#include "model/taints.h"
+
+/* Which operators a list of requirements may use. */
+typedef enum ns_ops_allowed {
+    NS_OPS_LABEL_SELECTOR, /* In, NotIn, Exists, DoesNotExist */
+    NS_OPS_NODE_AFFINITY,  /* ... plus Gt, Lt */
+    NS_OPS_KARPENTER,      /* ... plus Gte, Lte and minValues */
+} ns_ops_allowed;
+
+/* metadata of a top-level object: validates its fields, fills out (name, namespace defaulted to "default" when
+ * namespaced, labels, annotations, controller owner, source file and line) and sets d->object to "KIND [NS/]NAME". */
+int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namespaced, ns_meta *out);
+/* Checks the top-level fields of an object: apiVersion, kind, metadata, spec, status plus `extra` (NULL-ended, may
+ * be NULL). */
+int ns_decode_top_fields(const ns_dec *d, const ns_ynode *obj, const char *const *extra);
+
+int ns_decode_taints(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_taint **out,
+                     size_t *n);
+int ns_decode_tolerations(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
+                          ns_toleration **out, size_t *n);
+int ns_decode_selector_reqs(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
+                            ns_ops_allowed ops, ns_selector_req **out, size_t *n);
+int ns_decode_label_selector(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
+                             ns_label_selector *out);
+int ns_decode_kubelet(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool provisioner,
+                      ns_kubelet_config *out);
+
+/* A pod spec into pod (which already has its metadata); computes the effective requests. */
+int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, ns_pod *pod);
+/* A PodTemplateSpec (metadata + spec) into a new pod in namespace ns; *out owned by the caller. */
+int ns_decode_pod_template(const ns_dec *d, const ns_ynode *tmpl, const char *path, const char *ns, ns_pod **out);
+
+/* Per-kind loaders: decode root and add the result(s) to the cluster. `api_version` is the object's. */
+int ns_load_pod(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_workload(ns_dec *d, const ns_ynode *root, const char *kind, ns_cluster *c);
+int ns_load_daemonset(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_pdb(ns_dec *d, const ns_ynode *root, const char *api_version, ns_cluster *c);
+int ns_load_node(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_nodepool(ns_dec *d, const ns_ynode *root, const char *api_version, ns_cluster *c);
+int ns_load_provisioner(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_nodeclaim(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind, ns_cluster *c);
+
+#endif

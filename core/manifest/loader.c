@@ -1,0 +1,229 @@
+#include "manifest/loader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "manifest/decoders.h"
+#include "manifest/yaml_doc.h"
+#include "model/model_util.h"
+
+typedef enum handler {
+    H_POD,
+    H_WORKLOAD,
+    H_DAEMONSET,
+    H_PDB,
+    H_NODE,
+    H_NODEPOOL,
+    H_NODECLAIM,
+    H_PROVISIONER,
+    H_NODECLASS,
+    H_LIST,
+} handler;
+
+static const struct {
+    const char *kind;
+    const char *api_versions[3];
+    handler h;
+} kinds[] = {
+    {"Pod", {"v1"}, H_POD},
+    {"Deployment", {"apps/v1"}, H_WORKLOAD},
+    {"ReplicaSet", {"apps/v1"}, H_WORKLOAD},
+    {"StatefulSet", {"apps/v1"}, H_WORKLOAD},
+    {"Job", {"batch/v1"}, H_WORKLOAD},
+    {"DaemonSet", {"apps/v1"}, H_DAEMONSET},
+    {"PodDisruptionBudget", {"policy/v1", "policy/v1beta1"}, H_PDB},
+    {"Node", {"v1"}, H_NODE},
+    {"NodePool", {"karpenter.sh/v1", "karpenter.sh/v1beta1"}, H_NODEPOOL},
+    {"NodeClaim", {"karpenter.sh/v1"}, H_NODECLAIM},
+    {"Provisioner", {"karpenter.sh/v1alpha5"}, H_PROVISIONER},
+    {"EC2NodeClass", {"karpenter.k8s.aws/v1", "karpenter.k8s.aws/v1beta1"}, H_NODECLASS},
+    {"AWSNodeTemplate", {"karpenter.k8s.aws/v1alpha1"}, H_NODECLASS},
+    {"SimNodeClass", {"nodesmith.io/v1"}, H_NODECLASS},
+    {"AKSNodeClass", {"karpenter.azure.com/v1alpha2", "karpenter.azure.com/v1beta1"}, H_NODECLASS},
+    {"ECSNodeClass", {"karpenter.k8s.alibabacloud.com/v1alpha1"}, H_NODECLASS},
+    {"List", {"v1"}, H_LIST},
+};
+
+static int load_object(ns_dec *d, const ns_ynode *root, ns_cluster *c, int depth);
+
+static const char *const list_fields[] = {"apiVersion", "kind", "metadata", "items", NULL};
+
+static int load_list(ns_dec *d, const ns_ynode *root, ns_cluster *c, int depth)
+{
+    int rc;
+    if ((rc = ns_dec_fields(d, root, "", list_fields)) < 0)
+        return rc;
+    const ns_ynode *items = ns_dec_child(d, root, "", "items", NS_Y_SEQ, &rc);
+    for (size_t i = 0; items && rc == 0 && i < items->n; i++)
+        rc = load_object(d, items->items[i], c, depth + 1);
+    return rc;
+}
+
+static int dispatch(ns_dec *d, const ns_ynode *root, handler h, const char *api_version, const char *kind,
+                    ns_cluster *c, int depth)
+{
+    switch (h) {
+    case H_POD:
+        return ns_load_pod(d, root, c);
+    case H_WORKLOAD:
+        return ns_load_workload(d, root, kind, c);
+    case H_DAEMONSET:
+        return ns_load_daemonset(d, root, c);
+    case H_PDB:
+        return ns_load_pdb(d, root, api_version, c);
+    case H_NODE:
+        return ns_load_node(d, root, c);
+    case H_NODEPOOL:
+        return ns_load_nodepool(d, root, api_version, c);
+    case H_NODECLAIM:
+        return ns_load_nodeclaim(d, root, c);
+    case H_PROVISIONER:
+        return ns_load_provisioner(d, root, c);
+    case H_NODECLASS:
+        return ns_load_nodeclass(d, root, api_version, kind, c);
+    case H_LIST:
+        return load_list(d, root, c, depth);
+    }
+    return NS_FAIL(NS_ERR_INTERNAL, "unhandled manifest kind %s", kind);
+}
+
+static int load_object(ns_dec *d, const ns_ynode *root, ns_cluster *c, int depth)
+{
+    snprintf(d->object, sizeof(d->object), "object");
+    if (ns_ynode_is_null(root))
+        return 0;
+    if (root->kind != NS_Y_MAP)
+        return ns_dec_fail(d, root, NULL, "expected a Kubernetes object (a mapping), got %s",
+                           ns_ynode_type_name(root));
+    if (depth > 4)
+        return ns_dec_fail(d, root, NULL, "Lists nested more than 4 deep");
+    char *api_version = NULL, *kind = NULL;
+    int rc;
+    if ((rc = ns_dec_string_required(d, root, "", "apiVersion", &api_version)) < 0 ||
+        (rc = ns_dec_string_required(d, root, "", "kind", &kind)) < 0)
+        goto done;
+    snprintf(d->object, sizeof(d->object), "%s", kind);
+    size_t i = 0;
+    while (i < sizeof(kinds) / sizeof(kinds[0]) && strcmp(kinds[i].kind, kind) != 0)
+        i++;
+    if (i == sizeof(kinds) / sizeof(kinds[0])) {
+        char line[16];
+        snprintf(line, sizeof(line), "%d", root->line);
+        ns_log(NS_LOG_WARN, "manifest", "skipping a manifest of an unknown kind", "file", d->file, "line", line,
+               "apiVersion", api_version, "kind", kind, NULL);
+        goto done;
+    }
+    bool supported = false;
+    for (size_t v = 0; v < 3 && kinds[i].api_versions[v] && !supported; v++)
+        supported = strcmp(kinds[i].api_versions[v], api_version) == 0;
+    if (!supported) {
+        rc = ns_dec_fail(d, ns_ymap_get(root, "apiVersion"), "apiVersion",
+                         "\"%s\" is not supported for kind %s (supported: %s%s%s)", api_version, kind,
+                         kinds[i].api_versions[0], kinds[i].api_versions[1] ? ", " : "",
+                         kinds[i].api_versions[1] ? kinds[i].api_versions[1] : "");
+        goto done;
+    }
+    rc = dispatch(d, root, kinds[i].h, api_version, kind, c, depth);
+done:
+    free(api_version);
+    free(kind);
+    return rc;
+}
+
+static int load_reader(ns_cluster *c, ns_yreader *r)
+{
+    ns_dec d = {.file = ns_yreader_name(r)};
+    int rc = 0;
+    for (;;) {
+        ns_ydoc *doc = NULL;
+        if ((rc = ns_yreader_next(r, &doc)) < 0 || !doc)
+            break;
+        rc = load_object(&d, ns_ydoc_root(doc), c, 0);
+        ns_ydoc_free(doc);
+        if (rc < 0)
+            break;
+    }
+    return rc;
+}
+
+int ns_manifest_load_file(ns_cluster *c, const char *path)
+{
+    ns_yreader *r;
+    int rc = ns_yreader_open_file(path, &r);
+    if (rc < 0)
+        return rc;
+    rc = load_reader(c, r);
+    ns_yreader_close(r);
+    return rc;
+}
+
+int ns_manifest_load_string(ns_cluster *c, const char *name, const char *text, size_t len)
+{
+    ns_yreader *r;
+    int rc = ns_yreader_open_string(name, text, len, &r);
+    if (rc < 0)
+        return rc;
+    rc = load_reader(c, r);
+    ns_yreader_close(r);
+    return rc;
+}
+
+static bool manifest_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (name[0] == '.')
+        return false;
+    return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcmp(name + n - 4, ".yml") == 0) ||
+           (n > 5 && strcmp(name + n - 5, ".json") == 0);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ns_manifest_load_path(ns_cluster *c, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "cannot read manifests at %s: %s",
+                       path, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return ns_manifest_load_file(c, path);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "cannot open manifest directory %s: %s", path, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(dir)) != NULL) {
+        if (!manifest_name(e->d_name))
+            continue;
+        char *copy = ns_strdup(e->d_name);
+        if (!copy || ns_grow((void **)&names, &cap, n + 1, sizeof(char *)) < 0) {
+            free(copy);
+            rc = NS_ERR_INTERNAL;
+            break;
+        }
+        names[n++] = copy;
+    }
+    closedir(dir);
+    if (rc == 0)
+        qsort(names, n, sizeof(char *), cmp_names);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char full[4096];
+        if (snprintf(full, sizeof(full), "%s/%s", path, names[i]) >= (int)sizeof(full))
+            rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "manifest path %s/%s is too long", path, names[i]);
+        else
+            rc = ns_manifest_load_file(c, full);
+    }
+    ns_strv_free(names, n);
+    return rc;
+}
