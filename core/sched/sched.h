@@ -1,0 +1,95 @@
+/*
+ * Provisioning: which pending pods go on which existing node, and which new node claims to launch for the rest, with
+ * Karpenter's semantics (sigs.k8s.io/karpenter pkg/controllers/provisioning/scheduling).
+ *
+ * Pending pods are those without spec.nodeName, not scheduling-gated, for the default scheduler, not owned by a
+ * DaemonSet or a Node, and not finished. They are grouped (identical spec, labels and requests, e.g. one
+ * Deployment's replicas) and groups are handled largest cpu first, then largest memory. Each pod goes on an
+ * existing node, else on a node claim already planned in this round, else on a new claim from the highest-priority
+ * NodePool it is compatible with. A group that does not fit is relaxed in Karpenter's order (next required node
+ * affinity term; preferred pod affinity, then preferred pod anti-affinity terms, heaviest first; preferred node
+ * affinity terms heaviest first; ScheduleAnyway spread constraints; finally a toleration of PreferNoSchedule taints
+ * when some NodePool has one) and queued again, until a full pass makes no progress.
+ *
+ * Where nodesmith differs on purpose: required pod anti-affinity is enforced in both directions for the pods of the
+ * round (as kube-scheduler does), not only for pods already in the cluster; a pod affinity term's
+ * namespaceSelector is read as "every namespace" when it is empty ({}) and as the pod's own namespace otherwise,
+ * since namespaces' labels are not part of the simulated cluster. Topology keys other than
+ * topology.kubernetes.io/zone and kubernetes.io/hostname make the pod unschedulable with a reason naming the key.
+ *
+ * Memory: ns_sched_run fills a result the caller frees with ns_sched_result_free. The result points into the input
+ * cluster and item sets (names, pods), so they must outlive it.
+ */
+#ifndef NS_SCHED_H
+#define NS_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cloud/instance_types.h"
+#include "model/cluster.h"
+#include "model/requirements.h"
+#include "nodesmith/provider.h"
+
+/* Karpenter's cap on the instance types a launch may choose from (MaxInstanceTypes). */
+#define NS_SCHED_MAX_LAUNCH_TYPES 60
+
+typedef struct ns_sched_input {
+    const ns_cluster *cluster;
+    /* One instance-type set per NodePool, indexed like cluster->nodepools (the set of the pool's node class; pools
+     * may share a set). A NULL entry makes that pool unusable; pool_errors[i] (may be NULL) says why. */
+    const ns_itype_set *const *pool_types;
+    const char *const *pool_errors;
+} ns_sched_input;
+
+/* One acceptable launch choice of a new claim. */
+typedef struct ns_sched_option {
+    const ns_itype *type;
+    const char *zone; /* points into type's offerings */
+    const char *capacity_type;
+    double price_per_hour;
+} ns_sched_option;
+
+typedef struct ns_sched_claim {
+    char name[64];                /* "<nodepool>-<5 characters>", stable for the same inputs */
+    size_t nodepool;              /* index in cluster->nodepools */
+    ns_requirements requirements; /* pool and pods' requirements, zone and capacity type narrowed */
+    ns_resources pod_requests;    /* sum of the pods' requests */
+    ns_resources daemon_overhead; /* requests of the DaemonSet pods that would run on it */
+    size_t *pods;                 /* indices in cluster->pods */
+    size_t n_pods;
+    ns_sched_option *options; /* every instance type x zone x capacity type that fits, cheapest first */
+    size_t n_options;
+} ns_sched_claim;
+
+typedef struct ns_sched_unschedulable {
+    size_t pod;   /* index in cluster->pods */
+    char *reason; /* owned */
+} ns_sched_unschedulable;
+
+#define NS_SCHED_NOT_PENDING ((size_t)-1)
+#define NS_SCHED_UNPLACED ((size_t)-2)
+
+typedef struct ns_sched_result {
+    size_t n_pending;
+    /* Per cluster pod: for pending pods, the existing node index (cluster->nodes) it was placed on, or
+     * n_nodes + claim index for a new claim, or NS_SCHED_UNPLACED; NS_SCHED_NOT_PENDING otherwise. */
+    size_t *placement;
+    size_t n_placement;
+    size_t n_on_existing;
+    ns_sched_claim *claims;
+    size_t n_claims;
+    ns_sched_unschedulable *unschedulable;
+    size_t n_unschedulable;
+} ns_sched_result;
+
+/* Computes the round. 0, or an error (invalid input, allocation failure) with *out empty. Pods that cannot be placed
+ * are not an error: they are listed in out->unschedulable with a reason. */
+int ns_sched_run(const ns_sched_input *in, ns_sched_result *out);
+void ns_sched_result_free(ns_sched_result *r); /* members; accepts NULL */
+
+/* True when a cluster pod is one provisioning considers (see above). */
+bool ns_sched_pod_is_pending(const ns_pod *pod);
+
+#endif

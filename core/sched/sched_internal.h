@@ -1,0 +1,222 @@
+/*
+ * The scheduler's working state. Everything the hot loop touches is precomputed into flat arrays: resources as
+ * fixed vectors, instance types per NodePool sorted cheapest first and addressed by bit position, zone x capacity
+ * type pairs as a 64-bit mask, topology counts as integer arrays indexed by zone and by host.
+ *
+ * Hosts: every existing node and every new claim is one hostname domain, numbered nodes first, then claims.
+ */
+#ifndef NS_SCHED_INTERNAL_H
+#define NS_SCHED_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/sched.h"
+#include "sched/sched_bits.h"
+
+/* cpu, memory, ephemeral-storage, pods, then extended resources in order of first appearance. */
+#define SCHED_MAX_DIMS (4 + NS_MAX_EXTENDED_RESOURCES)
+enum { SCHED_CPU = 0, SCHED_MEM, SCHED_EPH, SCHED_PODS, SCHED_EXT0 };
+
+/* Zones x capacity types must fit in 64 bits of pair mask. */
+#define SCHED_N_CT 3
+#define SCHED_MAX_ZONES 21
+
+typedef struct sched_vec {
+    int64_t v[SCHED_MAX_DIMS];
+} sched_vec;
+
+typedef struct sched_pool {
+    const ns_nodepool *np;
+    size_t index; /* in cluster->nodepools */
+    ns_requirements reqs;
+    size_t n_types;
+    const ns_itype **types; /* sorted cheapest first; bit i is types[i] */
+    sched_vec *alloc;       /* allocatable after kubelet settings, minus the DaemonSet overhead */
+    sched_vec *capacity;    /* for NodePool limits */
+    uint64_t *offers;       /* per type: available (zone, capacity type) pairs */
+    size_t words;
+    const char **keys;   /* label keys the node class's instance types define (borrowed strings) */
+    size_t n_keys;
+    uint64_t *in_limits; /* types whose capacity fits the remaining limits */
+    uint64_t pairs;      /* pairs the pool's requirements allow */
+    bool has_limits;
+    bool limited[SCHED_MAX_DIMS];
+    sched_vec remaining;
+    ns_resources ds_overhead;
+    char *unusable; /* why the pool offers nothing at all, or NULL */
+    uint32_t claim_seq;
+} sched_pool;
+
+enum { SCHED_TOPO_SPREAD = 0, SCHED_TOPO_AFFINITY, SCHED_TOPO_ANTI };
+
+typedef struct sched_topo {
+    int kind;
+    bool hostname; /* else zone */
+    int32_t max_skew;
+    int32_t min_domains;
+    const ns_label_selector *selector; /* borrowed from the first pod that declared it */
+    const char *const *namespaces;     /* borrowed; n_namespaces == 0 and !all_namespaces: own namespace */
+    size_t n_namespaces;
+    const char *own_namespace;
+    bool all_namespaces;
+    char *sig;
+    int32_t zone[SCHED_MAX_ZONES];       /* pods the selector matches, per zone */
+    int32_t owner_zone[SCHED_MAX_ZONES]; /* anti-affinity: pods that declared the term, per zone */
+    int32_t *host;
+    int32_t *owner_host;
+    size_t host_cap;
+    int64_t total;
+} sched_topo;
+
+enum { SCHED_SRC_SPREAD = 0, SCHED_SRC_AFF_REQ, SCHED_SRC_AFF_PREF, SCHED_SRC_ANTI_REQ, SCHED_SRC_ANTI_PREF };
+
+typedef struct sched_constraint {
+    uint32_t topo;
+    uint8_t src;
+    bool active;
+    bool schedule_anyway;
+    bool self; /* the selector matches the declaring pod itself */
+    int32_t weight;
+    uint32_t order; /* removal order among preferred terms of the same source, heaviest first */
+    const char *key;
+} sched_constraint;
+
+typedef struct sched_group {
+    const ns_pod *pod; /* representative */
+    size_t *pods;      /* cluster pod indices */
+    size_t n_pods;
+    size_t done; /* pods[0..done) are placed */
+    sched_vec req;
+    /* Relaxation state. */
+    int req_term;          /* required node-affinity term in use; -1 when the pod has none */
+    int pref_node;         /* preferred node term in use (weight order); -1 when none is left */
+    uint32_t removed_aff;  /* preferred pod affinity terms removed */
+    uint32_t removed_anti; /* preferred anti-affinity terms removed */
+    bool tolerate_pns;
+    sched_constraint *cons;
+    size_t n_cons;
+    uint32_t *counted_by; /* topologies whose selector matches this pod */
+    size_t n_counted_by;
+    uint32_t *inverse; /* anti-affinity topologies whose selector matches this pod */
+    size_t n_inverse;
+    const char *bad_topology_key; /* a constraint on a key the scheduler does not know */
+    uint32_t universe;            /* zones the group could use at all (bit per zone) */
+    /* Derived from the relaxation state by sched_group_prepare. */
+    ns_requirements reqs;
+    uint32_t req_id;
+    uint64_t *pool_bits; /* n_pools x words bitsets, pool by pool */
+    uint64_t *pool_pairs;
+    bool *pool_ok;
+    char **pool_why; /* why a pool is incompatible (owned), NULL when compatible */
+    uint8_t *node_ok; /* per existing node: 0 unknown, 1 compatible, 2 not */
+    char reason[768];
+} sched_group;
+
+typedef struct sched_claim {
+    uint32_t pool;
+    uint32_t host;
+    uint64_t *types;
+    uint64_t pairs;
+    sched_vec used;
+    ns_requirements reqs;
+    uint32_t *req_ids;
+    size_t n_req_ids;
+    size_t n_pods;
+    const ns_pod **port_pods; /* pods with host ports on this claim */
+    size_t n_port_pods;
+} sched_claim;
+
+typedef struct sched_node {
+    const ns_node *node;
+    int zone;      /* -1 when the node has no known zone */
+    long pool;     /* nodepool index from karpenter.sh/nodepool, -1 when none */
+    bool usable;   /* ready and schedulable */
+    sched_vec free;
+    const ns_pod **port_pods;
+    size_t n_port_pods;
+} sched_node;
+
+typedef struct sched {
+    const ns_sched_input *in;
+    const ns_cluster *cl;
+    size_t n_dims;
+    char ext_names[NS_MAX_EXTENDED_RESOURCES][NS_NAME_MAX];
+    const char *zones[SCHED_MAX_ZONES];
+    size_t n_zones;
+    sched_pool *pools;
+    size_t n_pools;
+    size_t *pool_order; /* pool indices by priority */
+    bool any_prefer_no_schedule;
+    sched_topo *topos;
+    size_t n_topos, cap_topos;
+    sched_group *groups;
+    size_t n_groups;
+    sched_node *nodes;
+    size_t n_nodes;
+    sched_claim *claims;
+    size_t n_claims, cap_claims;
+    /* Max-tree over claims of (free cpu, free memory, free pods) on their roomiest type, for first-fit search. */
+    int64_t *tree;
+    size_t tree_leaves;
+    size_t *placement;
+    uint32_t next_req_id;
+    uint64_t *scratch; /* one bitset of the largest pool */
+    uint64_t *keep;    /* another, for the types a placement keeps */
+    int64_t *fit;      /* per type: how many pods fit, for the type being tried */
+    size_t max_types;
+    size_t max_words;
+} sched;
+
+/* Resources. */
+int sched_dims_add(sched *s, const ns_resources *r);
+void sched_vec_from(const sched *s, const ns_resources *r, sched_vec *out);
+void sched_vec_to(const sched *s, const sched_vec *v, ns_resources *out);
+int sched_zone_index(const sched *s, const char *zone);
+int sched_ct_index(const char *capacity_type);
+uint64_t sched_zone_pairs(int zone);
+uint64_t sched_pairs_for(const sched *s, const ns_requirements *reqs);
+
+/* sched_pools.c */
+int sched_pools_build(sched *s);
+void sched_pools_free(sched *s);
+void sched_pool_recompute_limits(sched *s, sched_pool *p);
+
+/* sched_groups.c */
+int sched_groups_build(sched *s);
+int sched_group_prepare(sched *s, sched_group *g);
+bool sched_group_relax(sched *s, sched_group *g, char *what, size_t what_len);
+void sched_groups_free(sched *s);
+
+/* sched_topology.c */
+int sched_topo_register(sched *s, sched_group *g);
+int sched_topo_link(sched *s, sched_group *g);
+int sched_topo_hosts(sched *s, size_t n_hosts);
+bool sched_topo_matches(const sched_topo *t, const ns_pod *pod);
+/* Narrows *zones (bit per zone) and *limit (pods of g that may go on host) for placing g on host. */
+bool sched_topo_allow(const sched *s, const sched_group *g, uint32_t host, uint32_t *zones, int64_t *limit,
+                      char *why, size_t why_len);
+void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t zones, int64_t count);
+void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone);
+/* Registers the anti-affinity terms of a pod already bound to a node, so pending pods honour them. */
+int sched_topo_register_bound(sched *s, const ns_pod *pod);
+uint32_t sched_group_universe(const sched *s, const sched_group *g);
+void sched_topos_free(sched *s);
+
+/* sched_place.c */
+int64_t sched_try_node(sched *s, sched_group *g, size_t node, int64_t want);
+int64_t sched_try_claim(sched *s, sched_group *g, size_t claim, int64_t want);
+int64_t sched_new_claim(sched *s, sched_group *g, int64_t want);
+/* As sched_new_claim; on failure why_pool[i] (owned, caller frees) says why pool i could not take the pod. */
+int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **why_pool);
+void sched_group_assign(sched *s, sched_group *g, size_t target, int64_t k);
+bool sched_ports_conflict(const ns_pod *a, const ns_pod *b);
+void sched_tree_update(sched *s, size_t claim);
+size_t sched_tree_next(const sched *s, size_t from, const sched_vec *req);
+void sched_claims_free(sched *s);
+
+/* sched_output.c */
+int sched_result_fill(sched *s, ns_sched_result *out);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * Per-NodePool instance-type tables: the types the pool's requirements allow, sorted cheapest first, with their
+ * allocatable resources after the pool's kubelet settings and the DaemonSet pods that would run on them, their
+ * available offerings as a pair mask, and the pool's remaining limits.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "model/labels.h"
+#include "model/quantity.h"
+#include "model/resources.h"
+#include "sched/sched_internal.h"
+#include "sched/sched_pool_util.h"
+
+typedef struct type_rank {
+    const ns_itype *type;
+    double price;
+    uint64_t offers;
+} type_rank;
+
+static int rank_cmp(const void *a, const void *b)
+{
+    const type_rank *x = a, *y = b;
+    if (x->price != y->price)
+        return x->price < y->price ? -1 : 1;
+    return strcmp(x->type->name, y->type->name);
+}
+
+/* Available offerings of a type as pairs, and the cheapest price among those in `allowed`. */
+static uint64_t type_offers(const sched *s, const ns_itype *t, uint64_t allowed, double *cheapest)
+{
+    uint64_t offers = 0;
+    *cheapest = INFINITY;
+    for (size_t i = 0; i < t->n_offerings; i++) {
+        const ns_itype_offering *o = &t->offerings[i];
+        int z = sched_zone_index(s, o->zone), c = sched_ct_index(o->capacity_type);
+        if (!o->available || z < 0 || c < 0)
+            continue;
+        uint64_t bit = UINT64_C(1) << (z * SCHED_N_CT + c);
+        offers |= bit;
+        if ((bit & allowed) && o->price_per_hour < *cheapest)
+            *cheapest = o->price_per_hour;
+    }
+    return offers;
+}
+
+/* Eviction threshold of one signal as bytes: "100Mi" or a percentage of `total`. -1 when absent or malformed. */
+static int64_t eviction_bytes(const ns_labels *l, const char *signal, int64_t total)
+{
+    const char *text = ns_labels_get(l, signal);
+    if (!text)
+        return -1;
+    size_t len = strlen(text);
+    if (len > 1 && text[len - 1] == '%') {
+        double pct = strtod(text, NULL);
+        return (int64_t)ceil((double)total * pct / 100.0);
+    }
+    int64_t v;
+    return ns_quantity_parse(text, NS_QTY_UNITS, signal, &v, NULL) == 0 ? v : -1;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Allocatable of a type under a pool's kubelet settings (Karpenter's instance-type overhead rules). */
+static void effective_alloc(const sched *s, const ns_itype *t, const ns_kubelet_config *k, sched_vec *out)
+{
+    if (!k->present) {
+        sched_vec_from(s, &t->allocatable, out);
+        return;
+    }
+    ns_resources kube = k->has_kube_reserved ? k->kube_reserved : t->kube_reserved;
+    ns_resources sys = k->has_system_reserved ? k->system_reserved : t->system_reserved;
+    ns_resources evict = t->eviction_threshold;
+    int64_t mem = max64(eviction_bytes(&k->eviction_hard, "memory.available", t->capacity.memory_bytes),
+                        eviction_bytes(&k->eviction_soft, "memory.available", t->capacity.memory_bytes));
+    int64_t disk = max64(eviction_bytes(&k->eviction_hard, "nodefs.available", t->capacity.ephemeral_storage_bytes),
+                         eviction_bytes(&k->eviction_soft, "nodefs.available", t->capacity.ephemeral_storage_bytes));
+    if (mem >= 0)
+        evict.memory_bytes = mem;
+    if (disk >= 0)
+        evict.ephemeral_storage_bytes = disk;
+    sched_vec cap, r1, r2, r3;
+    sched_vec_from(s, &t->capacity, &cap);
+    sched_vec_from(s, &kube, &r1);
+    sched_vec_from(s, &sys, &r2);
+    sched_vec_from(s, &evict, &r3);
+    for (size_t d = 0; d < s->n_dims; d++)
+        out->v[d] = max64(cap.v[d] - r1.v[d] - r2.v[d] - r3.v[d], 0);
+    int64_t pods = t->capacity.pods;
+    if (k->has_max_pods)
+        pods = k->max_pods;
+    if (k->has_pods_per_core && k->pods_per_core > 0) {
+        int64_t per_core = (int64_t)k->pods_per_core * (t->capacity.cpu_milli / 1000);
+        pods = pods < per_core ? pods : per_core;
+    }
+    out->v[SCHED_PODS] = pods;
+}
+
+static int daemon_overhead(sched *s, sched_pool *p)
+{
+    const ns_cluster *cl = s->cl;
+    ns_compat_opts opts = {.allow_undefined_well_known = true, .extra_well_known = p->keys, .n_extra_well_known =
+                                                                                                  p->n_keys};
+    for (size_t i = 0; i < cl->n_daemonsets; i++) {
+        const ns_pod *tp = cl->daemonsets[i]->template_pod;
+        if (!tp || !ns_pod_tolerates(tp, p->np->taints, p->np->n_taints, NULL, 0, 0, NULL, 0))
+            continue;
+        ns_requirements reqs;
+        int rc = ns_pod_node_requirements(tp, tp->affinity.n_node_required ? 0 : -1, -1, &reqs);
+        if (rc != NS_OK)
+            return rc;
+        bool ok = ns_requirements_compatible(&p->reqs, &reqs, &opts, NULL, 0);
+        ns_requirements_free(&reqs);
+        if (ok && (rc = ns_resources_add(&p->ds_overhead, &tp->requests)) != NS_OK)
+            return ns_error_prefix("DaemonSet %s overhead on NodePool %s: ", cl->daemonsets[i]->meta.name,
+                                   p->np->meta.name);
+    }
+    return NS_OK;
+}
+
+/* Capacity of the existing nodes of the pool, and the remaining limits. */
+static void pool_limits(sched *s, sched_pool *p)
+{
+    const ns_resource_limits *l = &p->np->limits;
+    sched_vec max;
+    sched_vec_from(s, &l->max, &max);
+    p->limited[SCHED_CPU] = l->cpu;
+    p->limited[SCHED_MEM] = l->memory;
+    p->limited[SCHED_PODS] = l->pods;
+    p->limited[SCHED_EPH] = l->ephemeral_storage;
+    for (uint32_t i = 0; i < l->max.n_extended; i++)
+        for (size_t d = SCHED_EXT0; d < s->n_dims; d++)
+            if (strcmp(s->ext_names[d - SCHED_EXT0], l->max.extended[i].name) == 0)
+                p->limited[d] = true;
+    for (size_t d = 0; d < s->n_dims; d++)
+        p->has_limits = p->has_limits || p->limited[d];
+    p->remaining = max;
+    for (size_t i = 0; i < s->cl->n_nodes; i++) {
+        const ns_node *n = s->cl->nodes[i];
+        const char *pool = ns_labels_get(&n->meta.labels, NS_LABEL_NODEPOOL);
+        if (!pool || strcmp(pool, p->np->meta.name) != 0)
+            continue;
+        sched_vec cap;
+        sched_vec_from(s, &n->capacity, &cap);
+        for (size_t d = 0; d < s->n_dims; d++)
+            p->remaining.v[d] -= cap.v[d];
+    }
+}
+
+void sched_pool_recompute_limits(sched *s, sched_pool *p)
+{
+    memset(p->in_limits, 0, p->words * sizeof(uint64_t));
+    for (size_t i = 0; i < p->n_types; i++) {
+        bool fits = true;
+        for (size_t d = 0; d < s->n_dims && fits; d++)
+            fits = !p->limited[d] || p->capacity[i].v[d] <= p->remaining.v[d];
+        if (fits)
+            sched_bits_set(p->in_limits, i);
+    }
+}
+
+static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
+{
+    type_rank *ranks = calloc(set->n ? set->n : 1, sizeof(*ranks));
+    if (!ranks)
+        return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory ranking %zu instance types", p->np->meta.name,
+                       set->n);
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const ns_itype *t = &set->items[i];
+        double price;
+        uint64_t offers = type_offers(s, t, p->pairs, &price);
+        if (!(offers & p->pairs) || !sched_type_satisfies(p, t, &p->reqs))
+            continue;
+        ranks[n++] = (type_rank){t, price, offers};
+    }
+    qsort(ranks, n, sizeof(*ranks), rank_cmp);
+    p->n_types = n;
+    p->words = sched_bits_words(n ? n : 1);
+    p->types = calloc(n ? n : 1, sizeof(*p->types));
+    p->alloc = calloc(n ? n : 1, sizeof(*p->alloc));
+    p->capacity = calloc(n ? n : 1, sizeof(*p->capacity));
+    p->offers = calloc(n ? n : 1, sizeof(*p->offers));
+    p->in_limits = calloc(p->words, sizeof(uint64_t));
+    if (!p->types || !p->alloc || !p->capacity || !p->offers || !p->in_limits) {
+        free(ranks);
+        return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for %zu instance types", p->np->meta.name, n);
+    }
+    sched_vec ds;
+    sched_vec_from(s, &p->ds_overhead, &ds);
+    for (size_t i = 0; i < n; i++) {
+        p->types[i] = ranks[i].type;
+        p->offers[i] = ranks[i].offers;
+        sched_vec_from(s, &ranks[i].type->capacity, &p->capacity[i]);
+        effective_alloc(s, ranks[i].type, &p->np->kubelet, &p->alloc[i]);
+        for (size_t d = 0; d < s->n_dims; d++)
+            p->alloc[i].v[d] -= ds.v[d];
+    }
+    free(ranks);
+    if (n == 0 && !p->unusable) {
+        char buf[512];
+        snprintf(buf, sizeof(buf), "no instance type of the node class satisfies the NodePool's requirements (%s)",
+                 ns_requirements_format(&p->reqs, (char[400]){0}, 400));
+        p->unusable = strdup(buf);
+    }
+    pool_limits(s, p);
+    sched_pool_recompute_limits(s, p);
+    return NS_OK;
+}
+
+static int pool_prio_cmp(const void *a, const void *b, void *ctx)
+{
+    const sched *s = ctx;
+    const ns_nodepool *x = s->cl->nodepools[*(const size_t *)a], *y = s->cl->nodepools[*(const size_t *)b];
+    return ns_nodepool_cmp_priority(&x, &y);
+}
+
+int sched_pools_build(sched *s)
+{
+    const ns_cluster *cl = s->cl;
+    s->n_pools = cl->n_nodepools;
+    s->pools = calloc(s->n_pools ? s->n_pools : 1, sizeof(*s->pools));
+    s->pool_order = calloc(s->n_pools ? s->n_pools : 1, sizeof(*s->pool_order));
+    if (!s->pools || !s->pool_order)
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu NodePools", s->n_pools);
+    for (size_t i = 0; i < s->n_pools; i++) {
+        sched_pool *p = &s->pools[i];
+        const ns_itype_set *set = s->in->pool_types ? s->in->pool_types[i] : NULL;
+        p->np = cl->nodepools[i];
+        p->index = i;
+        s->pool_order[i] = i;
+        for (size_t t = 0; t < p->np->n_taints; t++)
+            if (p->np->taints[t].effect && strcmp(p->np->taints[t].effect, NS_EFFECT_PREFER_NO_SCHEDULE) == 0)
+                s->any_prefer_no_schedule = true;
+        int rc = ns_nodepool_requirements(p->np, &p->reqs);
+        if (rc == NS_OK)
+            rc = sched_pool_keys(p, set);
+        if (rc != NS_OK)
+            return rc;
+        p->pairs = sched_pairs_for(s, &p->reqs);
+        if (!set) {
+            const char *why = s->in->pool_errors ? s->in->pool_errors[i] : NULL;
+            p->unusable = strdup(why ? why : "no instance types were loaded for its node class");
+        }
+        if ((rc = daemon_overhead(s, p)) != NS_OK ||
+            (rc = pool_types(s, p, set ? set : &(ns_itype_set){NULL, 0})) != NS_OK)
+            return rc;
+    }
+    qsort_r(s->pool_order, s->n_pools, sizeof(size_t), pool_prio_cmp, s);
+    for (size_t i = 0; i < s->n_pools; i++)
+        s->max_types = s->pools[i].n_types > s->max_types ? s->pools[i].n_types : s->max_types;
+    s->max_words = sched_bits_words(s->max_types ? s->max_types : 1);
+    s->scratch = calloc(s->max_words, sizeof(uint64_t));
+    s->keep = calloc(s->max_words, sizeof(uint64_t));
+    s->fit = calloc(s->max_types ? s->max_types : 1, sizeof(int64_t));
+    if (!s->scratch || !s->keep || !s->fit)
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu instance types", s->max_types);
+    return NS_OK;
+}
+
+void sched_pools_free(sched *s)
+{
+    for (size_t i = 0; s->pools && i < s->n_pools; i++) {
+        sched_pool *p = &s->pools[i];
+        ns_requirements_free(&p->reqs);
+        free(p->types);
+        free(p->alloc);
+        free(p->capacity);
+        free(p->offers);
+        free(p->in_limits);
+        free(p->keys);
+        free(p->unusable);
+    }
+    free(s->pools);
+    free(s->pool_order);
+    free(s->scratch);
+    free(s->keep);
+    free(s->fit);
+}

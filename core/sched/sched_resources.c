@@ -1,0 +1,96 @@
+/* Resource vectors, and the zone and capacity-type indices behind the pair masks. */
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "model/labels.h"
+#include "sched/sched_internal.h"
+
+static const char *const sched_cts[SCHED_N_CT] = {NS_CAPACITY_SPOT, NS_CAPACITY_ON_DEMAND, NS_CAPACITY_RESERVED};
+
+static int ext_index(const sched *s, const char *name)
+{
+    for (size_t i = SCHED_EXT0; i < s->n_dims; i++)
+        if (strcmp(s->ext_names[i - SCHED_EXT0], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int sched_dims_add(sched *s, const ns_resources *r)
+{
+    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
+        if (ext_index(s, r->extended[i].name) >= 0)
+            continue;
+        if (s->n_dims >= SCHED_MAX_DIMS)
+            return NS_FAIL(NS_ERR_INVALID_CONFIG, "scheduling: more than %d distinct extended resources (adding %s)",
+                           NS_MAX_EXTENDED_RESOURCES, r->extended[i].name);
+        memcpy(s->ext_names[s->n_dims - SCHED_EXT0], r->extended[i].name, NS_NAME_MAX);
+        s->n_dims++;
+    }
+    return NS_OK;
+}
+
+void sched_vec_from(const sched *s, const ns_resources *r, sched_vec *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->v[SCHED_CPU] = r->cpu_milli;
+    out->v[SCHED_MEM] = r->memory_bytes;
+    out->v[SCHED_EPH] = r->ephemeral_storage_bytes;
+    out->v[SCHED_PODS] = r->pods;
+    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
+        int d = ext_index(s, r->extended[i].name);
+        if (d >= 0)
+            out->v[d] = r->extended[i].value;
+    }
+}
+
+void sched_vec_to(const sched *s, const sched_vec *v, ns_resources *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->cpu_milli = v->v[SCHED_CPU];
+    out->memory_bytes = v->v[SCHED_MEM];
+    out->ephemeral_storage_bytes = v->v[SCHED_EPH];
+    out->pods = v->v[SCHED_PODS];
+    for (size_t d = SCHED_EXT0; d < s->n_dims; d++) {
+        if (v->v[d] == 0)
+            continue;
+        ns_extended_resource *e = &out->extended[out->n_extended++];
+        memcpy(e->name, s->ext_names[d - SCHED_EXT0], NS_NAME_MAX);
+        e->value = v->v[d];
+    }
+}
+
+int sched_zone_index(const sched *s, const char *zone)
+{
+    for (size_t i = 0; zone && i < s->n_zones; i++)
+        if (strcmp(s->zones[i], zone) == 0)
+            return (int)i;
+    return -1;
+}
+
+int sched_ct_index(const char *capacity_type)
+{
+    for (int i = 0; capacity_type && i < SCHED_N_CT; i++)
+        if (strcmp(sched_cts[i], capacity_type) == 0)
+            return i;
+    return -1;
+}
+
+uint64_t sched_zone_pairs(int zone)
+{
+    return ((UINT64_C(1) << SCHED_N_CT) - 1) << (zone * SCHED_N_CT);
+}
+
+uint64_t sched_pairs_for(const sched *s, const ns_requirements *reqs)
+{
+    const ns_requirement *zr = ns_requirements_get(reqs, NS_LABEL_ZONE);
+    const ns_requirement *cr = ns_requirements_get(reqs, NS_LABEL_CAPACITY_TYPE);
+    uint64_t pairs = 0;
+    for (size_t z = 0; z < s->n_zones; z++) {
+        if (zr && !ns_requirement_has(zr, s->zones[z]))
+            continue;
+        for (int c = 0; c < SCHED_N_CT; c++)
+            if (!cr || ns_requirement_has(cr, sched_cts[c]))
+                pairs |= UINT64_C(1) << (z * SCHED_N_CT + (size_t)c);
+    }
+    return pairs;
+}

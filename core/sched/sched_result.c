@@ -1,0 +1,162 @@
+/* Turning the working state into the caller's result: named claims with launch options, placements, reasons. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "model/labels.h"
+#include "sched/sched_internal.h"
+
+static const char *const ct_names[SCHED_N_CT] = {NS_CAPACITY_SPOT, NS_CAPACITY_ON_DEMAND, NS_CAPACITY_RESERVED};
+
+/* Karpenter names claims <nodepool>-<5 random [a-z0-9]>; ours are derived from the pool and a sequence number so
+ * the same inputs give the same names (and the same launch client tokens). */
+static void claim_name(const char *pool, size_t seq, char *buf, size_t len)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (const char *p = pool; *p; p++)
+        h = (h ^ (uint8_t)*p) * UINT64_C(1099511628211);
+    for (size_t i = 0; i < sizeof(seq); i++)
+        h = (h ^ ((seq >> (8 * i)) & 0xff)) * UINT64_C(1099511628211);
+    char suffix[6];
+    for (int i = 0; i < 5; i++) {
+        suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
+        h /= sizeof(alphabet) - 1;
+    }
+    suffix[5] = '\0';
+    snprintf(buf, len, "%.56s-%s", pool, suffix);
+}
+
+static int option_cmp(const void *a, const void *b)
+{
+    const ns_sched_option *x = a, *y = b;
+    if (x->price_per_hour != y->price_per_hour)
+        return x->price_per_hour < y->price_per_hour ? -1 : 1;
+    int c = strcmp(x->type->name, y->type->name);
+    return c ? c : strcmp(x->zone, y->zone);
+}
+
+static int claim_options(const sched *s, const sched_claim *c, ns_sched_claim *out)
+{
+    const sched_pool *p = &s->pools[c->pool];
+    size_t cap = 0;
+    for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX; i = sched_bits_next(c->types, p->words, i))
+        cap += p->types[i]->n_offerings;
+    out->options = calloc(cap ? cap : 1, sizeof(*out->options));
+    if (!out->options)
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
+    for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX; i = sched_bits_next(c->types, p->words, i)) {
+        const ns_itype *t = p->types[i];
+        for (size_t o = 0; o < t->n_offerings; o++) {
+            const ns_itype_offering *of = &t->offerings[o];
+            int z = sched_zone_index(s, of->zone), ct = sched_ct_index(of->capacity_type);
+            if (!of->available || z < 0 || ct < 0 || !(c->pairs & (UINT64_C(1) << (z * SCHED_N_CT + ct))))
+                continue;
+            out->options[out->n_options++] = (ns_sched_option){t, of->zone, of->capacity_type, of->price_per_hour};
+        }
+    }
+    qsort(out->options, out->n_options, sizeof(*out->options), option_cmp);
+    return NS_OK;
+}
+
+/* The claim's requirements with zone and capacity type narrowed to what its offerings allow. */
+static int claim_requirements(const sched *s, const sched_claim *c, ns_requirements *out)
+{
+    const char *zones[SCHED_MAX_ZONES], *cts[SCHED_N_CT];
+    size_t nz = 0, nc = 0;
+    for (size_t z = 0; z < s->n_zones; z++)
+        if (c->pairs & sched_zone_pairs((int)z))
+            zones[nz++] = s->zones[z];
+    for (int t = 0; t < SCHED_N_CT; t++) {
+        bool any = false;
+        for (size_t z = 0; z < s->n_zones && !any; z++)
+            any = (c->pairs >> (z * SCHED_N_CT + (size_t)t)) & 1u;
+        if (any)
+            cts[nc++] = ct_names[t];
+    }
+    int rc = ns_requirements_copy(&c->reqs, out);
+    if (rc == NS_OK)
+        rc = ns_requirements_add_op(out, NS_LABEL_ZONE, NS_OP_IN, zones, nz, 0);
+    if (rc == NS_OK)
+        rc = ns_requirements_add_op(out, NS_LABEL_CAPACITY_TYPE, NS_OP_IN, cts, nc, 0);
+    return rc;
+}
+
+int sched_result_fill(sched *s, ns_sched_result *out)
+{
+    const ns_cluster *cl = s->cl;
+    size_t *seq = calloc(s->n_pools ? s->n_pools : 1, sizeof(size_t));
+    out->placement = s->placement;
+    out->n_placement = cl->n_pods;
+    s->placement = NULL;
+    out->claims = calloc(s->n_claims ? s->n_claims : 1, sizeof(*out->claims));
+    if (!out->claims || !seq) {
+        free(seq);
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu node claims", s->n_claims);
+    }
+    out->n_claims = s->n_claims;
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < s->n_claims; i++) {
+        const sched_claim *c = &s->claims[i];
+        ns_sched_claim *oc = &out->claims[i];
+        oc->nodepool = s->pools[c->pool].index;
+        claim_name(s->pools[c->pool].np->meta.name, seq[c->pool]++, oc->name, sizeof(oc->name));
+        sched_vec_to(s, &c->used, &oc->pod_requests);
+        oc->daemon_overhead = s->pools[c->pool].ds_overhead;
+        oc->pods = malloc((c->n_pods ? c->n_pods : 1) * sizeof(size_t));
+        if (!oc->pods)
+            rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing a claim's pods");
+        if (rc == NS_OK)
+            rc = claim_requirements(s, c, &oc->requirements);
+        if (rc == NS_OK)
+            rc = claim_options(s, c, oc);
+    }
+    free(seq);
+    for (size_t i = 0; rc == NS_OK && i < cl->n_pods; i++) {
+        size_t at = out->placement[i];
+        if (at == NS_SCHED_NOT_PENDING)
+            continue;
+        out->n_pending++;
+        if (at == NS_SCHED_UNPLACED)
+            out->n_unschedulable++;
+        else if (at < s->n_nodes)
+            out->n_on_existing++;
+        else {
+            ns_sched_claim *oc = &out->claims[at - s->n_nodes];
+            oc->pods[oc->n_pods++] = i;
+        }
+    }
+    if (rc == NS_OK && out->n_unschedulable) {
+        out->unschedulable = calloc(out->n_unschedulable, sizeof(*out->unschedulable));
+        if (!out->unschedulable)
+            rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing unschedulable pods");
+        size_t n = 0;
+        for (size_t g = 0; rc == NS_OK && g < s->n_groups; g++)
+            for (size_t i = s->groups[g].done; rc == NS_OK && i < s->groups[g].n_pods; i++) {
+                out->unschedulable[n].pod = s->groups[g].pods[i];
+                if (!(out->unschedulable[n++].reason = strdup(s->groups[g].reason)))
+                    rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory recording a reason");
+            }
+    }
+    if (rc != NS_OK)
+        ns_sched_result_free(out);
+    return rc;
+}
+
+void ns_sched_result_free(ns_sched_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; r->claims && i < r->n_claims; i++) {
+        ns_requirements_free(&r->claims[i].requirements);
+        free(r->claims[i].pods);
+        free(r->claims[i].options);
+    }
+    free(r->claims);
+    for (size_t i = 0; r->unschedulable && i < r->n_unschedulable; i++)
+        free(r->unschedulable[i].reason);
+    free(r->unschedulable);
+    free(r->placement);
+    memset(r, 0, sizeof(*r));
+}
