@@ -60,6 +60,7 @@ static const code_entry CODES[] = {
     {"UnrecognizedClientException", NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, true},
     {"SignatureDoesNotMatch", NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, true},
     {"IncompleteSignature", NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, false},
+    {"InvalidSignatureException", NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, true},
     {"MissingAuthenticationToken", NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, true},
     {"ExpiredToken", NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, true},
     {"ExpiredTokenException", NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, true},

@@ -1,0 +1,107 @@
+#include "emulator_process.h"
+
+#include <curl/curl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_files.h"
+
+int emulator_start(emulator *e)
+{
+    memset(e, 0, sizeof(*e));
+    const char *data = getenv("AWS_SHARED_DATA");
+    if (!data) {
+        fprintf(stderr, "AWS_SHARED_DATA is not set; run the tests through meson test\n");
+        return -1;
+    }
+    char *script = test_data_path("../emulators/aws/aws_emulator.py");
+    int fds[2];
+    if (pipe(fds) != 0) {
+        free(script);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execl("/usr/bin/python3", "python3", script, "--data-dir", data, (char *)NULL);
+        _exit(127);
+    }
+    free(script);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    FILE *out = fdopen(fds[0], "r");
+    char line[128] = "";
+    if (!out || !fgets(line, sizeof(line), out) || sscanf(line, "PORT %d", &e->port) != 1) {
+        fprintf(stderr, "the AWS emulator did not announce its port (got \"%s\")\n", line);
+        if (out)
+            fclose(out);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    fclose(out);
+    e->pid = pid;
+    snprintf(e->url, sizeof(e->url), "http://127.0.0.1:%d", e->port);
+    return 0;
+}
+
+void emulator_stop(emulator *e)
+{
+    if (e->pid <= 0)
+        return;
+    kill(e->pid, SIGTERM);
+    waitpid(e->pid, NULL, 0);
+    e->pid = 0;
+}
+
+typedef struct answer_buf {
+    char *data;
+    size_t len;
+} answer_buf;
+
+static size_t collect(char *ptr, size_t size, size_t n, void *ud)
+{
+    answer_buf *b = ud;
+    char *p = realloc(b->data, b->len + size * n + 1);
+    if (!p)
+        return 0;
+    b->data = p;
+    memcpy(b->data + b->len, ptr, size * n);
+    b->len += size * n;
+    b->data[b->len] = '\0';
+    return size * n;
+}
+
+long emulator_control(const emulator *e, const char *path, const char *json, char **answer)
+{
+    char url[256];
+    snprintf(url, sizeof(url), "%s%s", e->url, path);
+    CURL *c = curl_easy_init();
+    answer_buf b = {0};
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    if (json)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    long status = 0;
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    if (answer)
+        *answer = b.data;
+    else
+        free(b.data);
+    return status;
+}

@@ -1,0 +1,24 @@
+/* Starting, driving and stopping the AWS emulator (test/emulators/aws/aws_emulator.py) from C tests. */
+#ifndef NS_AWS_EMULATOR_PROCESS_H
+#define NS_AWS_EMULATOR_PROCESS_H
+
+#include <sys/types.h>
+
+typedef struct emulator {
+    pid_t pid;
+    int port;
+    char url[64]; /* "http://127.0.0.1:PORT" */
+} emulator;
+
+/* Starts the emulator with /usr/bin/python3 and waits for its "PORT n" line. The script is found from
+ * AWS_TEST_DATA (test/aws) and the catalog from AWS_SHARED_DATA. Returns 0, or -1 with a message on stderr. */
+int emulator_start(emulator *e);
+
+/* Stops it (SIGTERM, then waits). */
+void emulator_stop(emulator *e);
+
+/* Calls the emulator's control endpoint ("/_emulator/faults", ...) with a JSON body (NULL for GET). Returns the
+ * HTTP status; *answer (may be NULL) receives the body, freed by the caller. */
+long emulator_control(const emulator *e, const char *path, const char *json, char **answer);
+
+#endif

@@ -1,0 +1,282 @@
+#!/usr/bin/python3
+"""A local AWS emulator for nodesmith's AWS provider tests.
+
+One HTTP server on 127.0.0.1 (a free port; "PORT <n>" is the first line on stdout) speaks the real protocols on one
+endpoint, so AWS_ENDPOINT_URL and AWS_EC2_METADATA_SERVICE_ENDPOINT can both point at it:
+  - EC2 Query/XML (POST form body, SigV4 for service "ec2");
+  - STS: AssumeRoleWithWebIdentity (unsigned, as in AWS) and GetCallerIdentity (signed);
+  - SQS, SSM and Pricing JSON protocols (X-Amz-Target AmazonSQS.*, AmazonSSM.*, AWSPriceListService.*), and SQS's
+    older Query protocol too (what botocore before 1.31 speaks);
+  - IMDSv2 under /latest/ (a PUT session token is required for every GET).
+Every signed request is checked with botocore's SigV4 signer (emu_sigv4.py): a wrong signature is refused with
+SignatureDoesNotMatch, an unknown key with AuthFailure, and a request dated more than 5 minutes away with
+RequestExpired, as AWS does.
+
+Control endpoint (unsigned JSON, for tests):
+  POST /_emulator/faults  {"kind": "throttle"|"error5xx"|"slow"|"sts_reject", "count": n, "action": "DescribeInstances",
+                           "status": 503, "delay_ms": 1500}
+                          {"kind": "ice", "instance_type": "m5.large", "zone": "us-east-1a", "capacity_type": "spot"}
+  POST /_emulator/clear   removes every fault
+  POST /_emulator/events  {"kind": "spot-interruption"|"rebalance"|"state-change"|"scheduled-change",
+                           "instance_id": "i-...", "state": "stopping"}  (queued into the SQS queue)
+  POST /_emulator/credentials {"lifetime_s": 900}   lifetime of credentials issued by STS and IMDS from now on
+  GET  /_emulator/state   {"instances": [...], "requests": {action: count}, "queue": n, ...}
+
+Usage: aws_emulator.py --data-dir ../shared/data [--region us-east-1] [--port 0]
+       [--access-key AKIDEMULATOR --secret-key ...] [--verbose]
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import emu_ec2  # noqa: E402
+import emu_identity  # noqa: E402
+import emu_json  # noqa: E402
+import emu_sigv4  # noqa: E402
+from emu_state import Fault, State  # noqa: E402
+
+JSON_SERVICES = {"AmazonSQS": "sqs", "AmazonSSM": "ssm", "AWSPriceListService": "pricing"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "nodesmith-aws-emulator"
+
+    # ---- plumbing ----
+    def log_message(self, fmt, *args):
+        if self.server.verbose:
+            sys.stderr.write("emulator: " + (fmt % args) + "\n")
+
+    def lower_headers(self):
+        out = {}
+        for name, value in self.headers.items():
+            key = name.lower()
+            out[key] = out[key] + "," + value if key in out else value
+        return out
+
+    def read_body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def send(self, status, content_type, body, extra_headers=()):
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("x-amzn-RequestId", os.urandom(8).hex() + "-emu")
+        for name, value in extra_headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_json_error(self, status, type_, message, query_error=None):
+        extra = [("x-amzn-query-error", query_error)] if query_error else []
+        self.send(status, "application/x-amz-json-1.0", json.dumps({"__type": type_, "message": message}), extra)
+
+    # ---- verbs ----
+    def do_GET(self):
+        self.dispatch("GET")
+
+    def do_PUT(self):
+        self.dispatch("PUT")
+
+    def do_POST(self):
+        self.dispatch("POST")
+
+    def dispatch(self, method):
+        state = self.server.state
+        path = self.path.split("?", 1)[0]
+        headers = self.lower_headers()
+        body = self.read_body()
+        if path.startswith("/latest/"):
+            status, ctype, text = emu_identity.imds(state, method, path, headers)
+            self.send(status, ctype, text)
+        elif path.startswith("/_emulator/"):
+            self.control(method, path, body)
+        elif method != "POST":
+            self.send(405, "text/plain", "")
+        elif "x-amz-target" in headers:
+            self.json_call(headers, body)
+        else:
+            self.query_call(headers, body)
+
+    # ---- the control endpoint ----
+    def control(self, method, path, body):
+        state = self.server.state
+        spec = json.loads(body or b"{}")
+        if path == "/_emulator/state" and method == "GET":
+            with state.lock:
+                answer = {"instances": list(state.instances.values()), "requests": dict(state.request_counts),
+                          "queue": len(state.queue), "launch_templates": len(state.launch_templates),
+                          "faults": sum(f.count for f in state.faults), "port": self.server.server_address[1]}
+            self.send(200, "application/json", json.dumps(answer))
+        elif path == "/_emulator/faults" and method == "POST":
+            with state.lock:
+                if spec.get("kind") == "ice":
+                    state.ice.add((spec["instance_type"], spec["zone"], spec.get("capacity_type", "on-demand")))
+                else:
+                    state.faults.append(Fault(spec))
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/clear" and method == "POST":
+            with state.lock:
+                state.faults.clear()
+                state.ice.clear()
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/events" and method == "POST":
+            state.enqueue(emu_json.event_body(state, spec["kind"], spec["instance_id"], spec))
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/credentials" and method == "POST":
+            with state.lock:
+                state.credential_lifetime_s = int(spec["lifetime_s"])
+            self.send(200, "application/json", "{}")
+        else:
+            self.send(404, "application/json", json.dumps({"error": f"no control endpoint {method} {path}"}))
+
+    # ---- faults shared by both protocols ----
+    def injected(self, action):
+        """The throttling/5xx fault to answer with, or None. A slow fault delays the answer and is the only fault
+        applied to that request, so a client that gives up on it meets the next fault on its next attempt."""
+        state = self.server.state
+        slow = state.take_fault(action, ("slow",))
+        if slow:
+            time.sleep(slow.delay_ms / 1000)
+            return None
+        return state.take_fault(action, ("throttle", "error5xx"))
+
+    def verify(self, method, headers, body):
+        state = self.server.state
+        try:
+            return emu_sigv4.verify(method, self.path, headers, body, state.secret_for)
+        except emu_sigv4.SignatureError:
+            state.count_request("signature_failures")
+            raise
+
+    # ---- Query protocol: EC2 and STS ----
+    def query_call(self, headers, body):
+        state = self.server.state
+        params = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        action = params.get("Action", "")
+        if action == "AssumeRoleWithWebIdentity":
+            state.count_request(action)
+            try:
+                self.send(200, "text/xml", emu_identity.assume_role_with_web_identity(state, params))
+            except emu_identity.StsError as e:
+                self.send(e.status, "text/xml", emu_identity.sts_error_xml(e.code, e.message))
+            return
+        try:
+            akid, _, service = self.verify("POST", headers, body)
+        except emu_sigv4.SignatureError as e:
+            self.send(e.status, "text/xml", emu_ec2.error_xml(e.code, e.message))
+            return
+        state.count_request(action)
+        fault = self.injected(action)
+        if fault:
+            if fault.kind == "throttle":
+                code = "RequestLimitExceeded" if service == "ec2" else "Throttling"
+                self.send(503 if service == "ec2" else 400, "text/xml", emu_ec2.error_xml(code, "Request limit exceeded."))
+            else:
+                self.send(fault.status, "text/xml", emu_ec2.error_xml(
+                    "InternalError" if fault.status == 500 else "Unavailable",
+                    "An internal error has occurred" if fault.status == 500 else "The service is unavailable."))
+            return
+        if service == "sts":
+            if action != "GetCallerIdentity":
+                self.send(400, "text/xml", emu_identity.sts_error_xml("InvalidAction", f"{action} is not emulated"))
+            else:
+                self.send(200, "text/xml", emu_identity.get_caller_identity(akid))
+            return
+        if service == "sqs":
+            try:
+                self.send(200, "text/xml", emu_json.sqs_query(self.server.sqs, action, params))
+            except emu_json.JsonError as e:
+                code = e.query_error.split(";")[0] if e.query_error else e.type.split("#")[-1]
+                self.send(e.status, "text/xml", emu_identity.sts_error_xml(code, e.message))
+            return
+        if service != "ec2":
+            self.send(400, "text/xml", emu_ec2.error_xml("InvalidAction", f"service {service} is not a Query service"))
+            return
+        try:
+            self.send(200, "text/xml;charset=UTF-8", self.server.ec2.handle(action, params))
+        except emu_ec2.Ec2Error as e:
+            self.send(e.status, "text/xml;charset=UTF-8", emu_ec2.error_xml(e.code, e.message))
+
+    # ---- JSON protocol: SQS, SSM, Pricing ----
+    def json_call(self, headers, body):
+        state = self.server.state
+        prefix, _, operation = headers["x-amz-target"].partition(".")
+        if prefix not in JSON_SERVICES:
+            self.send_json_error(400, "UnknownOperationException", f"unknown target {headers['x-amz-target']}")
+            return
+        try:
+            self.verify("POST", headers, body)
+        except emu_sigv4.SignatureError as e:
+            type_ = {"SignatureDoesNotMatch": "InvalidSignatureException", "AuthFailure": "UnrecognizedClientException",
+                     "RequestExpired": "InvalidSignatureException"}.get(e.code, e.code)
+            self.send_json_error(e.status if e.status != 401 else 400, type_, e.message)
+            return
+        state.count_request(operation)
+        fault = self.injected(operation)
+        if fault:
+            if fault.kind == "throttle":
+                self.send_json_error(400, "ThrottlingException", "Rate exceeded")
+            else:
+                self.send_json_error(fault.status, "InternalFailure", "The request processing has failed.")
+            return
+        service = JSON_SERVICES[prefix]
+        handler = {"sqs": self.server.sqs, "ssm": self.server.ssm, "pricing": self.server.pricing}[service]
+        method = getattr(handler, operation, None) if not operation.startswith("_") else None
+        if method is None:
+            self.send_json_error(400, "UnknownOperationException", f"{operation} is not emulated for {service}")
+            return
+        try:
+            answer = method(json.loads(body or b"{}"))
+        except emu_json.JsonError as e:
+            self.send_json_error(e.status, e.type, e.message, e.query_error)
+            return
+        self.send(200, "application/x-amz-json-1.0", json.dumps(answer))
+
+
+def watch_parent(parent):
+    """Stops the emulator when the process that started it is gone, so a crashed test leaves nothing behind."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(0.5)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", required=True, help="the shared data directory (aws-instance-types.json, ...)")
+    parser.add_argument("--region", default="us-east-1")
+    parser.add_argument("--port", type=int, default=0, help="0 = a free port")
+    parser.add_argument("--access-key", default="AKIDEMULATOR")
+    parser.add_argument("--secret-key", default="emulator/secret/key+EXAMPLE")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    server.verbose = args.verbose
+    server.state = State(args.data_dir, args.region, args.access_key, args.secret_key)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    server.ec2 = emu_ec2.Ec2(server.state)
+    server.sqs = emu_json.Sqs(server.state, base)
+    server.ssm = emu_json.Ssm(server.state)
+    server.pricing = emu_json.Pricing(server.state)
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
+    print(f"PORT {server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Checks the emulator with botocore's own clients, so its answers are known to parse the way an AWS SDK parses real
+AWS answers (the C tests check the provider against the emulator; this checks the emulator against botocore).
+
+Usage: test_emulator_botocore.py DATA_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import botocore.exceptions
+import botocore.session
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA_DIR = None
+KEY, SECRET = "AKIDEMULATOR", "emulator/secret/key+EXAMPLE"
+
+
+class EmulatorWithBotocore(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "aws_emulator.py"), "--data-dir", DATA_DIR],
+                                    stdout=subprocess.PIPE, text=True)
+        line = cls.proc.stdout.readline()
+        cls.url = "http://127.0.0.1:" + line.split()[1]
+        cls.session = botocore.session.get_session()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proc.terminate()
+        cls.proc.wait(10)
+        cls.proc.stdout.close()
+
+    def client(self, service, secret=SECRET):
+        return self.session.create_client(service, region_name="us-east-1", endpoint_url=self.url,
+                                          aws_access_key_id=KEY, aws_secret_access_key=secret)
+
+    def test_instance_types_paginate_over_the_catalog(self):
+        with open(os.path.join(DATA_DIR, "aws-prices-us-east-1.json"), encoding="utf-8") as f:
+            priced = set(json.load(f))
+        pages = list(self.client("ec2").get_paginator("describe_instance_types").paginate(PaginationConfig={
+            "PageSize": 100}))
+        names = [t["InstanceType"] for p in pages for t in p["InstanceTypes"]]
+        self.assertEqual(len(names), len(set(names)))
+        self.assertTrue(set(names) <= priced)
+        self.assertGreater(len(pages), 10)
+        m5 = next(t for p in pages for t in p["InstanceTypes"] if t["InstanceType"] == "m5.large")
+        self.assertEqual(m5["VCpuInfo"]["DefaultVCpus"], 2)
+        self.assertEqual(m5["MemoryInfo"]["SizeInMiB"], 8192)
+
+    def test_fleet_idempotency_tags_and_termination(self):
+        ec2 = self.client("ec2")
+        lt = ec2.create_launch_template(LaunchTemplateName="botocore-check",
+                                        LaunchTemplateData={"ImageId": "ami-0e000000000000a64"})["LaunchTemplate"]
+        args = dict(Type="instant", ClientToken="botocore-token",
+                    TargetCapacitySpecification={"TotalTargetCapacity": 1, "DefaultTargetCapacityType": "on-demand"},
+                    LaunchTemplateConfigs=[{"LaunchTemplateSpecification": {"LaunchTemplateId": lt["LaunchTemplateId"],
+                                                                            "Version": "1"},
+                                            "Overrides": [{"InstanceType": "c5.large",
+                                                           "SubnetId": "subnet-0e000000000000000"}]}],
+                    TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "owner", "Value": "botocore"}]}])
+        first = ec2.create_fleet(**args)["Instances"][0]["InstanceIds"][0]
+        again = ec2.create_fleet(**args)["Instances"][0]["InstanceIds"][0]
+        self.assertEqual(first, again)
+        found = ec2.describe_instances(Filters=[{"Name": "tag:owner", "Values": ["botocore"]}])["Reservations"]
+        self.assertEqual([i["InstanceId"] for r in found for i in r["Instances"]], [first])
+        changed = ec2.terminate_instances(InstanceIds=[first])["TerminatingInstances"][0]
+        self.assertEqual(changed["CurrentState"]["Name"], "shutting-down")
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            ec2.terminate_instances(InstanceIds=["i-0000000000000dead"])
+        self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidInstanceID.NotFound")
+
+    def test_wrong_secret_is_signature_does_not_match(self):
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            self.client("ec2", secret="wrong").describe_availability_zones()
+        self.assertEqual(caught.exception.response["Error"]["Code"], "SignatureDoesNotMatch")
+
+    def test_sqs_ssm_pricing_and_sts(self):
+        sqs = self.client("sqs")
+        url = sqs.get_queue_url(QueueName="nodesmith-interruptions")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="hello")
+        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+        self.assertEqual(got[0]["Body"], "hello")
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=got[0]["ReceiptHandle"])
+        value = self.client("ssm").get_parameter(
+            Name="/aws/service/eks/optimized-ami/1.30/amazon-linux-2023/x86_64/standard/recommended/image_id")
+        self.assertEqual(value["Parameter"]["Value"], "ami-0e000000000000a64")
+        products = self.client("pricing").get_products(
+            ServiceCode="AmazonEC2", Filters=[{"Type": "TERM_MATCH", "Field": "instanceType", "Value": "m5.large"}])
+        self.assertIn("0.0960000000", products["PriceList"][0])
+        self.assertEqual(self.client("sts").get_caller_identity()["Account"], "111122223333")
+
+
+if __name__ == "__main__":
+    DATA_DIR = sys.argv.pop(1)
+    unittest.main(verbosity=2)
