@@ -1,0 +1,133 @@
+/* Malformed manifests of every kind: each must fail with NS_ERR_INVALID_CONFIG and a message that names the file,
+ * the line, the object and the field. The expected messages are written out in full. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "manifest/loader.h"
+
+static const struct {
+    const char *file;
+    const char *message; /* after FIXTURE_DIR "/bad/" */
+} cases[] = {
+    {"alias.yaml",
+     "alias.yaml:6: YAML alias *missing refers to no earlier anchor"},
+    {"apiversion.yaml",
+     "apiversion.yaml:1: Deployment: apiVersion: \"apps/v1beta2\" is not supported for kind Deployment (supported: apps/v1)"},
+    {"daemonset-selector.yaml",
+     "daemonset-selector.yaml:6: DaemonSet default/agent: missing required field \"spec.selector\""},
+    {"deployment-replicas.yaml",
+     "deployment-replicas.yaml:6: Deployment default/web: spec.replicas: expected an integer, got the string \"three\""},
+    {"deployment-selector.yaml",
+     "deployment-selector.yaml:8: Deployment default/web: spec.selector: does not match the labels of spec.template.metadata.labels"},
+    {"dup-key.yaml",
+     "dup-key.yaml:6: Pod: duplicate field \"metadata.labels\" (first on line 5)"},
+    {"duplicate.yaml",
+     "duplicate.yaml:7: Pod default/web is defined twice (first at " FIXTURE_DIR "/bad/duplicate.yaml:1)"},
+    {"job-mode.yaml",
+     "job-mode.yaml:6: Job default/report: spec.completionMode: \"Parallel\" is not NonIndexed or Indexed"},
+    {"missing-kind.yaml",
+     "missing-kind.yaml:1: object: missing required field \"kind\""},
+    {"node-taint.yaml",
+     "node-taint.yaml:8: Node n1: spec.taints[0]: effect \"NoRun\" is not one of NoSchedule, PreferNoSchedule, NoExecute"},
+    {"nodeclaim-no-reqs.yaml",
+     "nodeclaim-no-reqs.yaml:6: NodeClaim c1: missing required field \"spec.requirements\""},
+    {"nodeclass-kubelet.yaml",
+     "nodeclass-kubelet.yaml:9: EC2NodeClass default: spec.kubelet.kubeReserved: \"gpu\" is not a supported reserved resource (cpu, memory, ephemeral-storage, pid)"},
+    {"nodepool-budget.yaml",
+     "nodepool-budget.yaml:13: NodePool general: spec.disruption.budgets[0]: 'schedule' must be set with 'duration'"},
+    {"nodepool-minvalues.yaml",
+     "nodepool-minvalues.yaml:10: NodePool general: spec.template.spec.requirements[0]: minValues 2 needs at least that many values, but 1 are listed (key node.kubernetes.io/instance-type)"},
+    {"nodepool-no-ref.yaml",
+     "nodepool-no-ref.yaml:8: NodePool general: missing required field \"spec.template.spec.nodeClassRef\""},
+    {"nodepool-operator.yaml",
+     "nodepool-operator.yaml:11: NodePool general: spec.template.spec.requirements[0]: operator \"Equals\" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte"},
+    {"nodepool-restricted.yaml",
+     "nodepool-restricted.yaml:8: NodePool general: spec.template.spec.requirements[0]: label \"kubernetes.io/hostname\": label is restricted; use a well-known label (karpenter.sh/nodepool, topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type, kubernetes.io/arch, kubernetes.io/os, karpenter.sh/capacity-type, node.kubernetes.io/windows-build) or a custom label outside the kubernetes.io, k8s.io and karpenter.sh domains"},
+    {"nodepool-taints.yaml",
+     "nodepool-taints.yaml:8: NodePool general: spec.template.spec: duplicate taint key/effect pair a:NoSchedule"},
+    {"nodepool-v1beta1.yaml",
+     "nodepool-v1beta1.yaml:12: NodePool beta: spec.disruption: consolidateAfter cannot be combined with consolidationPolicy=WhenUnderutilized"},
+    {"not-a-map.yaml",
+     "not-a-map.yaml:1: object: expected a Kubernetes object (a mapping), got a list"},
+    {"pdb-both.yaml",
+     "pdb-both.yaml:6: PodDisruptionBudget default/web: spec: minAvailable and maxUnavailable cannot both be set"},
+    {"pdb-percent.yaml",
+     "pdb-percent.yaml:6: PodDisruptionBudget default/web: spec.minAvailable: \"150%\" is not an integer or a percentage between 0% and 100%"},
+    {"pod-gte-affinity.yaml",
+     "pod-gte-affinity.yaml:13: Pod default/web: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]: operator \"Gte\" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt"},
+    {"pod-no-containers.yaml",
+     "pod-no-containers.yaml:6: Pod default/web: missing required field \"spec.containers\" (a pod needs at least one container)"},
+    {"pod-quantity.yaml",
+     "pod-quantity.yaml:10: Pod default/web: spec.containers[0].resources.requests.cpu: invalid quantity \"1x\": unknown suffix (expected one of n u m k M G T P E Ki Mi Gi Ti Pi Ei or an exponent like e3)"},
+    {"pod-toleration.yaml",
+     "pod-toleration.yaml:10: Pod shop/web: spec.tolerations[0]: value must be empty when operator is Exists"},
+    {"pod-unknown-field.yaml",
+     "pod-unknown-field.yaml:8: Pod default/web: unknown field \"spec.containers[0].resorces\""},
+    {"provisioner-both.yaml",
+     "provisioner-both.yaml:10: Provisioner old: spec: ttlSecondsAfterEmpty and consolidation.enabled are mutually exclusive (Karpenter rejects a Provisioner that sets both)"},
+    {"provisioner-kubelet.yaml",
+     "provisioner-kubelet.yaml:8: Provisioner old: spec.kubeletConfiguration: evictionSoft.memory.available needs a matching evictionSoftGracePeriod.memory.available"},
+    {"provisioner-provider.yaml",
+     "provisioner-provider.yaml:7: Provisioner old: spec.provider: inline provider configuration is not supported; move it to an AWSNodeTemplate and reference it with spec.providerRef"},
+    {"replicaset-no-template.yaml",
+     "replicaset-no-template.yaml:6: ReplicaSet default/cache: missing required field \"spec.template\""},
+    {"statefulset-unknown.yaml",
+     "statefulset-unknown.yaml:7: StatefulSet default/db: unknown field \"spec.servicename\""},
+    {"syntax.yaml",
+     "syntax.yaml:4: YAML syntax error: did not find expected ',' or '}' (while parsing a flow mapping, line 3)"},
+    {"unresolved-ref.yaml",
+     "unresolved-ref.yaml:1: NodePool orphan: nodeClassRef names EC2NodeClass nowhere in group karpenter.k8s.aws, which is not among the loaded manifests"},
+};
+
+START_TEST(test_malformed)
+{
+    char path[1024], want[2048];
+    snprintf(path, sizeof(path), "%s/bad/%s", FIXTURE_DIR, cases[_i].file);
+    snprintf(want, sizeof(want), "%s/bad/%s", FIXTURE_DIR, cases[_i].message);
+    ns_cluster *c = ns_cluster_new();
+    int rc = ns_manifest_load_file(c, path);
+    if (rc == 0)
+        rc = ns_cluster_resolve(c); /* cross-object errors surface here */
+    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(), want);
+    ns_cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_provisioner_rejection_is_not_partial)
+{
+    ns_cluster *c = ns_cluster_new();
+    ck_assert_int_eq(ns_manifest_load_file(c, FIXTURE_DIR "/bad/provisioner-both.yaml"), NS_ERR_INVALID_CONFIG);
+    ck_assert_uint_eq(c->n_nodepools, 0);
+    ns_cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_missing_file_and_directory)
+{
+    ns_cluster *c = ns_cluster_new();
+    ck_assert_int_eq(ns_manifest_load_path(c, FIXTURE_DIR "/no-such-dir"), NS_ERR_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "no-such-dir"));
+    ck_assert_int_eq(ns_manifest_load_file(c, FIXTURE_DIR "/no-such.yaml"), NS_ERR_NOT_FOUND);
+    ns_cluster_free(c);
+}
+END_TEST
+
+int main(void)
+{
+    ns_log_set_level(NS_LOG_ERROR);
+    Suite *s = suite_create("manifest-errors");
+    TCase *tc = tcase_create("errors");
+    tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, test_provisioner_rejection_is_not_partial);
+    tcase_add_test(tc, test_missing_file_and_directory);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
