@@ -229,19 +229,26 @@ static bool yaml_style_float(const char *s)
     return *p == '\0';
 }
 
+/* Go's strconv.FormatFloat(f, 'g', -1, 64), which sigs.k8s.io/yaml uses to turn a float into a string field:
+ * the shortest digits that round-trip, in exponent form only when the exponent is < -4 or >= 6. */
 static char *format_float(double f)
 {
     char buf[64];
-    if (isnan(f))
+    if (isnan(f)) {
         snprintf(buf, sizeof(buf), "NaN");
-    else if (isinf(f))
+    } else if (isinf(f)) {
         snprintf(buf, sizeof(buf), f > 0 ? "+Inf" : "-Inf");
-    else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(buf, sizeof(buf), "%.*g", prec, f);
+    } else {
+        int prec = 1;
+        for (; prec < 17; prec++) {
+            snprintf(buf, sizeof(buf), "%.*e", prec - 1, f);
             if (strtod(buf, NULL) == f)
                 break;
         }
+        snprintf(buf, sizeof(buf), "%.*e", prec - 1, f);
+        int exp = atoi(strchr(buf, 'e') + 1);
+        if (exp >= -4 && exp < 6)
+            snprintf(buf, sizeof(buf), "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, f);
     }
     return ns_strdup(buf);
 }
