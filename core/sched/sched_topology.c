@@ -448,7 +448,8 @@ void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t z
     for (size_t i = 0; i < g->n_cons; i++) {
         const sched_constraint *c = &g->cons[i];
         sched_topo *t = &s->topos[c->topo];
-        if (!c->active || t->kind != SCHED_TOPO_ANTI)
+        /* Only required terms bind other pods (kube-scheduler's symmetry); a preferred one may be relaxed away. */
+        if (!c->active || c->src != SCHED_SRC_ANTI_REQ)
             continue;
         if (t->hostname)
             t->owner_host[host] += (int32_t)count;
