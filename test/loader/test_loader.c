@@ -366,6 +366,36 @@ START_TEST(scan_reports_each_plugin)
 }
 END_TEST
 
+START_TEST(several_providers_load_at_once)
+{
+    ns_plugin_setting five[] = {{"answer", "5"}};
+    ns_plugin_load_params params = {.settings = five, .n_settings = 1};
+    ns_plugin *a = NULL, *b = NULL, *c = NULL;
+    ck_assert_int_eq(load("good", &params, &a), NS_OK);
+    ck_assert_int_eq(load("v1", NULL, &b), NS_OK);
+    ck_assert_int_eq(load("misnamed", NULL, &c), NS_OK);
+    ns_nodeclass nc = {.struct_size = sizeof(nc), .name = "default"};
+    ns_itype_set sa, sb;
+    ck_assert_int_eq(ns_itype_set_load(a, &nc, &sa), NS_OK);
+    ck_assert_int_eq(ns_itype_set_load(b, &nc, &sb), NS_OK);
+    /* Each module has its own state and options: the option set on one does not leak into the other. */
+    ck_assert_int_eq(sa.items[0].capacity.cpu_milli, 2005);
+    ck_assert_int_eq(sb.items[0].capacity.cpu_milli, 2000);
+    ck_assert_uint_eq(ns_plugin_abi_version(a), 2);
+    ck_assert_uint_eq(ns_plugin_abi_version(b), 1);
+    ck_assert_str_eq(ns_plugin_name(c), "other");
+    ns_itype_set_free(&sa);
+    ns_itype_set_free(&sb);
+    ns_plugin_unload(b);
+    /* Unloading one leaves the others working. */
+    ns_instance inst;
+    ck_assert_int_eq(ns_plugin_get_instance(a, "tp:///zone-a/i-1", &inst), NS_ERR_NOT_FOUND);
+    ck_assert_int_eq(ns_plugin_list_instances(c, NULL, NULL), NS_ERR_INVALID_ARGUMENT);
+    ns_plugin_unload(a);
+    ns_plugin_unload(c);
+}
+END_TEST
+
 int main(void)
 {
     ns_log_set_level(NS_LOG_ERROR);
@@ -392,6 +422,7 @@ int main(void)
     tcase_add_test(tc, v2_get_uses_provider_method);
     tcase_add_test(tc, errors_name_provider_method_and_object);
     tcase_add_test(tc, scan_reports_each_plugin);
+    tcase_add_test(tc, several_providers_load_at_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
