@@ -120,6 +120,11 @@ static void fill_instance_type(const aws_xml_node *it, void *dst)
     t->hypervisor = aws_xml_text(it, "hypervisor");
     t->max_enis = (int32_t)aws_parse_i64(aws_xml_text(it, "networkInfo/maximumNetworkInterfaces"), 0);
     t->ipv4_per_eni = (int32_t)aws_parse_i64(aws_xml_text(it, "networkInfo/ipv4AddressesPerInterface"), 0);
+    int64_t default_card = aws_parse_i64(aws_xml_text(it, "networkInfo/defaultNetworkCardIndex"), 0);
+    t->default_card_enis = t->max_enis;
+    for (const aws_xml_node *c = aws_xml_path(it, "networkInfo/networkCards/item"); c; c = aws_xml_next_same(c))
+        if (aws_parse_i64(aws_xml_text(c, "networkCardIndex"), -1) == default_card)
+            t->default_card_enis = (int32_t)aws_parse_i64(aws_xml_text(c, "maximumNetworkInterfaces"), t->max_enis);
     for (const aws_xml_node *g = aws_xml_path(it, "gpuInfo/gpus/item"); g; g = aws_xml_next_same(g)) {
         t->gpu_count += (int32_t)aws_parse_i64(aws_xml_text(g, "count"), 0);
         t->gpu_name = aws_xml_text(g, "name");

@@ -44,6 +44,7 @@ typedef struct aws_ec2_instance_type {
     bool bare_metal, current_generation, burstable;
     const char *hypervisor; /* "nitro", "xen", or NULL for metal */
     int32_t max_enis, ipv4_per_eni;
+    int32_t default_card_enis; /* interfaces of the default network card (max_enis when the answer has no cards) */
     int32_t gpu_count;
     const char *gpu_name, *gpu_manufacturer;
     int64_t gpu_memory_mib; /* per GPU */

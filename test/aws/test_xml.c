@@ -85,6 +85,7 @@ START_TEST(test_instance_types_pagination)
     ck_assert_str_eq(m5->hypervisor, "nitro");
     ck_assert_int_eq(m5->max_enis, 3);
     ck_assert_int_eq(m5->ipv4_per_eni, 10);
+    ck_assert_int_eq(m5->default_card_enis, 3); /* no networkCards: all interfaces */
     ck_assert_int_eq(m5->gpu_count, 0);
     ck_assert_double_eq_tol(m5->sustained_clock_ghz, 3.1, 1e-9);
     ck_assert_str_eq(g4->name, "g4dn.xlarge");
@@ -103,6 +104,8 @@ START_TEST(test_instance_types_pagination)
     ck_assert_str_eq(p.items[0].architectures[0], "arm64");
     ck_assert(p.items[0].bare_metal && !p.items[0].spot && p.items[0].on_demand);
     ck_assert_ptr_null(p.items[0].hypervisor);
+    ck_assert_int_eq(p.items[0].max_enis, 8);
+    ck_assert_int_eq(p.items[0].default_card_enis, 6); /* the card named by defaultNetworkCardIndex */
     aws_ec2_instance_type_page_free(&p);
     aws_ec2_instance_type_page_free(NULL);
     free(x);

@@ -85,13 +85,16 @@ def instance_type_xml(t):
     gpu = ""
     if t.get("gpu_count"):
         gpu = (f"<gpuInfo><gpus><item><name>{escape(t.get('gpu_name') or '')}</name>"
-               f"<manufacturer>{escape(t.get('gpu_manufacturer') or '')}</manufacturer><count>{t['gpu_count']}</count>"
+               f"<manufacturer>{escape((t.get('gpu_manufacturer') or '').upper())}</manufacturer><count>{t['gpu_count']}</count>"
                f"<memoryInfo><sizeInMiB>{t.get('gpu_memory_mib') or 0}</sizeInMiB></memoryInfo></item></gpus></gpuInfo>")
     storage = ""
     if t.get("local_nvme_gib"):
         storage = f"<instanceStorageInfo><totalSizeInGB>{t['local_nvme_gib']}</totalSizeInGB></instanceStorageInfo>"
     hypervisor = f"<hypervisor>{t['hypervisor']}</hypervisor>" if t.get("hypervisor") else ""
     clock = (t.get("cpu_sustained_clock_speed_mhz") or 0) / 1000
+    cards = "".join(f"<item><networkCardIndex>{c['network_card_index']}</networkCardIndex>"
+                    f"<maximumNetworkInterfaces>{c['max_interfaces']}</maximumNetworkInterfaces></item>"
+                    for c in t.get("network_cards") or [])
     return (f"<item><instanceType>{t['name']}</instanceType>"
             f"<currentGeneration>{'true' if (t.get('generation') or 0) >= 5 else 'false'}</currentGeneration>"
             f"<supportedUsageClasses><item>on-demand</item><item>spot</item></supportedUsageClasses>"
@@ -101,7 +104,8 @@ def instance_type_xml(t):
             f"<vCpuInfo><defaultVCpus>{t['vcpu']}</defaultVCpus></vCpuInfo>"
             f"<memoryInfo><sizeInMiB>{t['memory_mib']}</sizeInMiB></memoryInfo>{storage}{gpu}"
             f"<networkInfo><maximumNetworkInterfaces>{t.get('max_enis') or 0}</maximumNetworkInterfaces>"
-            f"<ipv4AddressesPerInterface>{t.get('ipv4_per_eni') or 0}</ipv4AddressesPerInterface></networkInfo>"
+            f"<ipv4AddressesPerInterface>{t.get('ipv4_per_eni') or 0}</ipv4AddressesPerInterface>"
+            f"<defaultNetworkCardIndex>0</defaultNetworkCardIndex><networkCards>{cards}</networkCards></networkInfo>"
             f"<burstablePerformanceSupported>{'true' if t['name'].startswith('t') else 'false'}"
             f"</burstablePerformanceSupported></item>")
 
