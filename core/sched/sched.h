@@ -59,8 +59,11 @@ typedef struct ns_sched_claim {
     ns_resources daemon_overhead; /* requests of the DaemonSet pods that would run on it */
     size_t *pods;                 /* indices in cluster->pods */
     size_t n_pods;
-    ns_sched_option *options; /* every instance type x zone x capacity type that fits, cheapest first */
+    /* Launch choices, cheapest first: every offering the claim allows of the NS_SCHED_MAX_LAUNCH_TYPES cheapest
+     * instance types that fit (n_types counts all that fit). */
+    ns_sched_option *options;
     size_t n_options;
+    size_t n_types;
 } ns_sched_claim;
 
 typedef struct ns_sched_unschedulable {

@@ -36,6 +36,7 @@ typedef struct sched_pool {
     sched_vec *alloc;       /* allocatable after kubelet settings, minus the DaemonSet overhead */
     sched_vec *capacity;    /* for NodePool limits */
     uint64_t *offers;       /* per type: available (zone, capacity type) pairs */
+    int16_t **offer_pair;   /* per type, per offering: its pair bit, or -1 when unavailable or unknown */
     size_t words;
     const char **keys;   /* label keys the node class's instance types define (borrowed strings) */
     size_t n_keys;

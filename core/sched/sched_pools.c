@@ -188,7 +188,8 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
     p->capacity = calloc(n ? n : 1, sizeof(*p->capacity));
     p->offers = calloc(n ? n : 1, sizeof(*p->offers));
     p->in_limits = calloc(p->words, sizeof(uint64_t));
-    if (!p->types || !p->alloc || !p->capacity || !p->offers || !p->in_limits) {
+    p->offer_pair = calloc(n ? n : 1, sizeof(*p->offer_pair));
+    if (!p->types || !p->alloc || !p->capacity || !p->offers || !p->in_limits || !p->offer_pair) {
         free(ranks);
         return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for %zu instance types", p->np->meta.name, n);
     }
@@ -197,6 +198,15 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
     for (size_t i = 0; i < n; i++) {
         p->types[i] = ranks[i].type;
         p->offers[i] = ranks[i].offers;
+        const ns_itype *t = ranks[i].type;
+        if (!(p->offer_pair[i] = malloc((t->n_offerings ? t->n_offerings : 1) * sizeof(int16_t)))) {
+            free(ranks);
+            return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for offerings", p->np->meta.name);
+        }
+        for (size_t o = 0; o < t->n_offerings; o++) {
+            int z = sched_zone_index(s, t->offerings[o].zone), c = sched_ct_index(t->offerings[o].capacity_type);
+            p->offer_pair[i][o] = (int16_t)(t->offerings[o].available && z >= 0 && c >= 0 ? z * SCHED_N_CT + c : -1);
+        }
         sched_vec_from(s, &ranks[i].type->capacity, &p->capacity[i]);
         effective_alloc(s, ranks[i].type, &p->np->kubelet, &p->alloc[i]);
         for (size_t d = 0; d < s->n_dims; d++)
@@ -273,6 +283,9 @@ void sched_pools_free(sched *s)
         free(p->alloc);
         free(p->capacity);
         free(p->offers);
+        for (size_t t = 0; p->offer_pair && t < p->n_types; t++)
+            free(p->offer_pair[t]);
+        free(p->offer_pair);
         free(p->in_limits);
         free(p->keys);
         free(p->unusable);

@@ -28,35 +28,76 @@ static void claim_name(const char *pool, size_t seq, char *buf, size_t len)
     snprintf(buf, len, "%.56s-%s", pool, suffix);
 }
 
-static int option_cmp(const void *a, const void *b)
+typedef struct ranked {
+    double price;
+    size_t rank; /* the type's position in the pool (cheapest first), then the offering's */
+    size_t offering;
+    const ns_itype *type;
+} ranked;
+
+static int ranked_cmp(const void *a, const void *b)
 {
-    const ns_sched_option *x = a, *y = b;
-    if (x->price_per_hour != y->price_per_hour)
-        return x->price_per_hour < y->price_per_hour ? -1 : 1;
-    int c = strcmp(x->type->name, y->type->name);
-    return c ? c : strcmp(x->zone, y->zone);
+    const ranked *x = a, *y = b;
+    if (x->price != y->price)
+        return x->price < y->price ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->offering < y->offering ? -1 : x->offering > y->offering;
 }
 
+static bool offering_ok(const sched_pool *p, const sched_claim *c, size_t type, size_t offering)
+{
+    int pair = p->offer_pair[type][offering];
+    return pair >= 0 && (c->pairs & (UINT64_C(1) << pair));
+}
+
+/* The claim's launch options: the NS_SCHED_MAX_LAUNCH_TYPES cheapest types that fit (Karpenter truncates a launch
+ * to as many), each with every offering the claim allows, cheapest first. */
 static int claim_options(const sched *s, const sched_claim *c, ns_sched_claim *out)
 {
     const sched_pool *p = &s->pools[c->pool];
-    size_t cap = 0;
-    for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX; i = sched_bits_next(c->types, p->words, i))
-        cap += p->types[i]->n_offerings;
-    out->options = calloc(cap ? cap : 1, sizeof(*out->options));
-    if (!out->options)
+    size_t n = 0, n_opts = 0;
+    ranked *types = malloc((p->n_types ? p->n_types : 1) * sizeof(*types));
+    if (!types)
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
     for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX; i = sched_bits_next(c->types, p->words, i)) {
-        const ns_itype *t = p->types[i];
-        for (size_t o = 0; o < t->n_offerings; o++) {
-            const ns_itype_offering *of = &t->offerings[o];
-            int z = sched_zone_index(s, of->zone), ct = sched_ct_index(of->capacity_type);
-            if (!of->available || z < 0 || ct < 0 || !(c->pairs & (UINT64_C(1) << (z * SCHED_N_CT + ct))))
-                continue;
-            out->options[out->n_options++] = (ns_sched_option){t, of->zone, of->capacity_type, of->price_per_hour};
+        double best = -1;
+        for (size_t o = 0; o < p->types[i]->n_offerings; o++) {
+            const ns_itype_offering *of = &p->types[i]->offerings[o];
+            if (offering_ok(p, c, i, o) && (best < 0 || of->price_per_hour < best))
+                best = of->price_per_hour;
         }
+        if (best >= 0)
+            types[n++] = (ranked){best, i, 0, p->types[i]};
     }
-    qsort(out->options, out->n_options, sizeof(*out->options), option_cmp);
+    out->n_types = n;
+    qsort(types, n, sizeof(*types), ranked_cmp);
+    if (n > NS_SCHED_MAX_LAUNCH_TYPES)
+        n = NS_SCHED_MAX_LAUNCH_TYPES;
+    for (size_t i = 0; i < n; i++)
+        n_opts += types[i].type->n_offerings;
+    ranked *opts = malloc((n_opts ? n_opts : 1) * sizeof(*opts));
+    out->options = calloc(n_opts ? n_opts : 1, sizeof(*out->options));
+    if (!opts || !out->options) {
+        free(types);
+        free(opts);
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
+    }
+    n_opts = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t o = 0; o < types[i].type->n_offerings; o++) {
+            const ns_itype_offering *of = &types[i].type->offerings[o];
+            if (offering_ok(p, c, types[i].rank, o))
+                opts[n_opts++] = (ranked){of->price_per_hour, types[i].rank, o, types[i].type};
+        }
+    qsort(opts, n_opts, sizeof(*opts), ranked_cmp);
+    for (size_t i = 0; i < n_opts; i++) {
+        const ns_itype_offering *of = &opts[i].type->offerings[opts[i].offering];
+        out->options[i] = (ns_sched_option){opts[i].type, of->zone, of->capacity_type, of->price_per_hour};
+    }
+    out->n_options = n_opts;
+    free(types);
+    free(opts);
     return NS_OK;
 }
 
