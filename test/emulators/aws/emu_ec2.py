@@ -180,19 +180,25 @@ class Ec2:
 
     def do_DescribeSecurityGroups(self, params):
         flt = filters(params)
+        ids = numbered(params, "GroupId")
+        names = flt.get("group-name")
         items = "".join(
             f"<item><ownerId>111122223333</ownerId><groupId>{g['id']}</groupId><groupName>{g['name']}</groupName>"
             f"<vpcId>vpc-0e000000000000001</vpcId>{tag_set(g['tags'])}</item>"
-            for g in self.s.security_groups if tags_match(g["tags"], flt))
+            for g in self.s.security_groups
+            if (not ids or g["id"] in ids) and (not names or g["name"] in names) and tags_match(g["tags"], flt))
         return f"<securityGroupInfo>{items}</securityGroupInfo>"
 
     def do_DescribeImages(self, params):
         ids = numbered(params, "ImageId")
+        flt = filters(params)
+        names = flt.get("name")
         items = "".join(
             f"<item><imageId>{m['id']}</imageId><imageState>available</imageState>"
             f"<imageOwnerId>{m['owner']}</imageOwnerId><creationDate>{m['created']}</creationDate>"
             f"<architecture>{m['arch']}</architecture><name>{m['name']}</name>{tag_set(m['tags'])}</item>"
-            for m in self.s.images if not ids or m["id"] in ids)
+            for m in self.s.images
+            if (not ids or m["id"] in ids) and (not names or m["name"] in names) and tags_match(m["tags"], flt))
         return f"<imagesSet>{items}</imagesSet>"
 
     def _template_xml(self, t):
@@ -239,17 +245,33 @@ class Ec2:
             raise Ec2Error("InvalidLaunchTemplateId.NotFound", "The specified launch template does not exist.")
         return f"<launchTemplate>{self._template_xml(t)}</launchTemplate>"
 
+    def _template(self, params, n):
+        spec = f"LaunchTemplateConfigs.{n}.LaunchTemplateSpecification."
+        lt, name = params.get(spec + "LaunchTemplateId"), params.get(spec + "LaunchTemplateName")
+        template = self.s.launch_templates.get(lt) if lt else next(
+            (t for t in self.s.launch_templates.values() if t["name"] == name), None)
+        if template is None:
+            raise Ec2Error("InvalidLaunchTemplateId.NotFound",
+                           f"The specified launch template, with template ID {lt or name}, does not exist.")
+        return template
+
     def _overrides(self, params):
-        out, i = [], 1
-        while f"LaunchTemplateConfigs.1.Overrides.{i}.InstanceType" in params:
-            p = f"LaunchTemplateConfigs.1.Overrides.{i}."
-            subnet = params.get(p + "SubnetId")
-            zone = params.get(p + "AvailabilityZone")
-            if subnet and not zone:
-                zone = next((s["zone"] for s in self.s.subnets if s["id"] == subnet), None)
-            out.append({"type": params[p + "InstanceType"], "subnet": subnet, "zone": zone,
-                        "priority": float(params.get(p + "Priority", i))})
-            i += 1
+        """The overrides of every LaunchTemplateConfigs.N, each with its launch template."""
+        out, n = [], 1
+        while f"LaunchTemplateConfigs.{n}.LaunchTemplateSpecification.LaunchTemplateId" in params or \
+                f"LaunchTemplateConfigs.{n}.LaunchTemplateSpecification.LaunchTemplateName" in params:
+            template = self._template(params, n)
+            i = 1
+            while f"LaunchTemplateConfigs.{n}.Overrides.{i}.InstanceType" in params:
+                p = f"LaunchTemplateConfigs.{n}.Overrides.{i}."
+                subnet = params.get(p + "SubnetId")
+                zone = params.get(p + "AvailabilityZone")
+                if subnet and not zone:
+                    zone = next((sn["zone"] for sn in self.s.subnets if sn["id"] == subnet), None)
+                out.append({"type": params[p + "InstanceType"], "subnet": subnet, "zone": zone, "template": template,
+                            "priority": float(params.get(p + "Priority", len(out) + 1))})
+                i += 1
+            n += 1
         return out
 
     def do_CreateFleet(self, params):
@@ -264,18 +286,11 @@ class Ec2:
                     raise Ec2Error("IdempotentParameterMismatch",
                                    f"Client token {token} was used with different parameters")
                 return previous
-            lt = params.get("LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId")
-            lt_name = params.get("LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName")
-            template = self.s.launch_templates.get(lt) if lt else next(
-                (t for t in self.s.launch_templates.values() if t["name"] == lt_name), None)
-            if template is None:
-                raise Ec2Error("InvalidLaunchTemplateId.NotFound",
-                               f"The specified launch template, with template ID {lt or lt_name}, does not exist.")
             capacity_type = params.get("TargetCapacitySpecification.DefaultTargetCapacityType", "on-demand")
             target = int(params.get("TargetCapacitySpecification.TotalTargetCapacity", "1"))
             overrides = self._overrides(params)
             if not overrides:
-                raise Ec2Error("MissingParameter", "LaunchTemplateConfigs.1.Overrides is required")
+                raise Ec2Error("MissingParameter", "LaunchTemplateConfigs.N.Overrides is required")
             for o in overrides:
                 if o["type"] not in self.s.types or o["zone"] is None:
                     raise Ec2Error("InvalidParameterValue", f"Invalid override {o['type']} in {o['subnet']}")
@@ -305,15 +320,15 @@ class Ec2:
                                    f"We currently do not have sufficient {o['type']} capacity in the Availability "
                                    f"Zone you requested ({o['zone']})."))
                 else:
-                    launched.append((o, self._launch(o, capacity_type, template, tags)))
+                    launched.append((o, self._launch(o, capacity_type, o["template"], tags)))
             body = f"<fleetId>fleet-{secrets.token_hex(4)}-{secrets.token_hex(2)}-emu</fleetId>"
             body += "<errorSet>" + "".join(
                 f"<item><errorCode>{code}</errorCode><errorMessage>{escape(msg)}</errorMessage>"
-                f"<launchTemplateAndOverrides>{self._override_xml(template, o)}</launchTemplateAndOverrides>"
+                f"<launchTemplateAndOverrides>{self._override_xml(o['template'], o)}</launchTemplateAndOverrides>"
                 f"<lifecycle>{capacity_type}</lifecycle></item>" for o, code, msg in errors) + "</errorSet>"
             body += "<fleetInstanceSet>" + "".join(
                 f"<item><instanceIds><item>{iid}</item></instanceIds><instanceType>{o['type']}</instanceType>"
-                f"<launchTemplateAndOverrides>{self._override_xml(template, o)}</launchTemplateAndOverrides>"
+                f"<launchTemplateAndOverrides>{self._override_xml(o['template'], o)}</launchTemplateAndOverrides>"
                 f"<lifecycle>{capacity_type}</lifecycle><platform>Linux/UNIX</platform></item>"
                 for o, iid in launched) + "</fleetInstanceSet>"
             if token:

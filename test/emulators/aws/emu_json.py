@@ -85,6 +85,16 @@ class Sqs:
                 return {"Messages": out} if out else {}
             time.sleep(0.05)
 
+    def ChangeMessageVisibility(self, body):
+        self._check_queue(body)
+        with self.s.lock:
+            for m in self.s.queue:
+                if m["receipt"] == body.get("ReceiptHandle"):
+                    m["visible_at"] = time.time() + int(body.get("VisibilityTimeout", 0))
+                    return {}
+        raise JsonError("com.amazonaws.sqs#ReceiptHandleIsInvalid", "The input receipt handle is invalid.",
+                        query_error="ReceiptHandleIsInvalid;Sender")
+
     def DeleteMessage(self, body):
         self._check_queue(body)
         with self.s.lock:

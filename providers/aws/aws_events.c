@@ -1,0 +1,193 @@
+/* poll_events: EventBridge messages from the interruption queue (SQS, JSON protocol), as Karpenter's interruption
+ * controller reads them: spot interruption warnings, rebalance recommendations, instance state changes and AWS Health
+ * scheduled changes. A message is deleted once its event was delivered (or when it concerns nothing we can act on). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aws_parse_util.h"
+#include "aws_provider.h"
+#include "aws_query.h"
+
+#define SPOT_NOTICE_MS (2 * 60 * 1000)
+
+static int queue_url(aws_state *s, char *url, size_t len)
+{
+    pthread_mutex_lock(&s->lock);
+    bool known = aws_copy(url, len, s->queue_url) && url[0];
+    pthread_mutex_unlock(&s->lock);
+    if (known)
+        return NS_OK;
+    char body[400];
+    snprintf(body, sizeof(body), "{\"QueueName\":\"%s\"}", s->queue_name);
+    ns_http_response *resp = NULL;
+    int rc = aws_client_json(s->client, "sqs", "AmazonSQS.GetQueueUrl", "1.0", body, &resp, NULL);
+    if (rc != NS_OK)
+        return rc;
+    ns_json *doc = s->host->json_parse(resp->body, resp->body_len);
+    const char *value = s->host->json_string(s->host->json_get(doc, "QueueUrl"));
+    if (!value || !aws_copy(url, len, value))
+        rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "sqs GetQueueUrl %s: no usable QueueUrl", s->queue_name);
+    s->host->json_free(doc);
+    s->host->http_response_free(resp);
+    if (rc == NS_OK) {
+        pthread_mutex_lock(&s->lock);
+        aws_copy(s->queue_url, sizeof(s->queue_url), url);
+        pthread_mutex_unlock(&s->lock);
+    }
+    return rc;
+}
+
+/* Builds {"QueueUrl": url, key: value} with the host's JSON, so values are escaped. Free with host->free. */
+static char *queue_request(aws_state *s, const char *url, const char *key, const char *value)
+{
+    ns_json *o = s->host->json_new_object();
+    s->host->json_add(o, "QueueUrl", s->host->json_new_string(url));
+    if (key)
+        s->host->json_add(o, key, s->host->json_new_string(value));
+    char *text = s->host->json_print(o);
+    s->host->json_free(o);
+    return text;
+}
+
+static int queue_call(aws_state *s, const char *target, const char *url, const char *key, const char *value)
+{
+    char *body = queue_request(s, url, key, value);
+    if (!body)
+        return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory building an SQS request");
+    ns_http_response *resp = NULL;
+    int rc = aws_client_json(s->client, "sqs", target, "1.0", body, &resp, NULL);
+    s->host->free(body);
+    s->host->http_response_free(resp);
+    return rc;
+}
+
+/* Makes a message visible again at once, so the next poll delivers its event again. If this fails the message still
+ * comes back when its visibility timeout ends. */
+static void keep_for_next_poll(aws_state *s, const char *url, const char *receipt)
+{
+    ns_json *o = s->host->json_new_object();
+    s->host->json_add(o, "QueueUrl", s->host->json_new_string(url));
+    s->host->json_add(o, "ReceiptHandle", s->host->json_new_string(receipt));
+    s->host->json_add(o, "VisibilityTimeout", s->host->json_new_number(0));
+    char *body = s->host->json_print(o);
+    s->host->json_free(o);
+    ns_http_response *resp = NULL;
+    if (!body || aws_client_json(s->client, "sqs", "AmazonSQS.ChangeMessageVisibility", "1.0", body, &resp, NULL) !=
+                     NS_OK) {
+        ns_label fields[] = {{"queue", s->queue_name}};
+        s->host->log(s->ctx, NS_LOG_WARN, "aws event kept, but not made visible again at once", fields, 1);
+    }
+    s->host->free(body);
+    s->host->http_response_free(resp);
+}
+
+/* Reads one EventBridge message into *ev (without provider_id) and the instance it concerns. False when the message
+ * is not an event nodesmith acts on. */
+static bool read_event(aws_state *s, const ns_json *msg, ns_event *ev, char *instance, size_t ilen)
+{
+    const char *type = s->host->json_string(s->host->json_get(msg, "detail-type"));
+    const ns_json *detail = s->host->json_get(msg, "detail");
+    const char *id = s->host->json_string(s->host->json_get(msg, "id"));
+    int64_t when = 0;
+    aws_parse_iso8601_ms(s->host->json_string(s->host->json_get(msg, "time")), &when);
+    const char *target = s->host->json_string(s->host->json_get(detail, "instance-id"));
+    if (!type || !id)
+        return false;
+    if (strcmp(type, "EC2 Spot Instance Interruption Warning") == 0) {
+        ev->kind = NS_EVENT_SPOT_INTERRUPTION;
+        ev->deadline_ms = when ? when + SPOT_NOTICE_MS : 0;
+    } else if (strcmp(type, "EC2 Instance Rebalance Recommendation") == 0) {
+        ev->kind = NS_EVENT_REBALANCE_RECOMMENDATION;
+    } else if (strcmp(type, "EC2 Instance State-change Notification") == 0) {
+        const char *state = s->host->json_string(s->host->json_get(detail, "state"));
+        if (state && (strcmp(state, "stopping") == 0 || strcmp(state, "stopped") == 0))
+            ev->kind = NS_EVENT_INSTANCE_STOPPING;
+        else if (state && (strcmp(state, "shutting-down") == 0 || strcmp(state, "terminated") == 0))
+            ev->kind = NS_EVENT_INSTANCE_TERMINATED;
+        else
+            return false;
+    } else if (strcmp(type, "AWS Health Event") == 0) {
+        const char *category = s->host->json_string(s->host->json_get(detail, "eventTypeCategory"));
+        const ns_json *entities = s->host->json_get(detail, "affectedEntities");
+        if (!category || strcmp(category, "scheduledChange") != 0 || s->host->json_size(entities) == 0)
+            return false;
+        ev->kind = NS_EVENT_SCHEDULED_MAINTENANCE;
+        target = s->host->json_string(s->host->json_get(s->host->json_at(entities, 0), "entityValue"));
+        aws_parse_iso8601_ms(s->host->json_string(s->host->json_get(detail, "startTime")), &ev->deadline_ms);
+    } else {
+        return false;
+    }
+    if (!target || strncmp(target, "i-", 2) != 0 || !aws_copy(instance, ilen, target) ||
+        !aws_copy(ev->id, sizeof(ev->id), id))
+        return false;
+    ev->time_ms = when;
+    snprintf(ev->detail, sizeof(ev->detail), "%s for %s", type, target);
+    return true;
+}
+
+/* The provider ID of an instance, which needs its zone: NS_OK, NS_ERR_NOT_FOUND when EC2 no longer knows it, or
+ * another error (reported) when EC2 could not be asked. */
+static int provider_id_of(aws_state *s, const char *instance, char *out, size_t len)
+{
+    char guess[NS_PROVIDER_ID_MAX];
+    snprintf(guess, sizeof(guess), "aws:///unknown/%s", instance);
+    ns_instance inst = {.struct_size = sizeof(inst)};
+    int rc = aws_get_instance(s, guess, &inst);
+    if (rc == NS_OK && !aws_copy(out, len, inst.provider_id))
+        rc = NS_ERR_INTERNAL;
+    return rc;
+}
+
+int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
+{
+    aws_state *s = state;
+    if (!s->queue_name[0])
+        return NS_OK;
+    char url[512];
+    int rc = queue_url(s, url, sizeof(url));
+    if (rc != NS_OK)
+        return rc;
+    char body[700];
+    snprintf(body, sizeof(body),
+             "{\"QueueUrl\":\"%s\",\"MaxNumberOfMessages\":10,\"WaitTimeSeconds\":1,\"VisibilityTimeout\":30}", url);
+    ns_http_response *resp = NULL;
+    if ((rc = aws_client_json(s->client, "sqs", "AmazonSQS.ReceiveMessage", "1.0", body, &resp, NULL)) != NS_OK)
+        return rc;
+    ns_json *doc = s->host->json_parse(resp->body, resp->body_len);
+    s->host->http_response_free(resp);
+    const ns_json *messages = s->host->json_get(doc, "Messages");
+    size_t n = s->host->json_size(messages), i = 0;
+    for (; i < n && rc == NS_OK; i++) {
+        const ns_json *m = s->host->json_at(messages, i);
+        const char *receipt = s->host->json_string(s->host->json_get(m, "ReceiptHandle"));
+        const char *text = s->host->json_string(s->host->json_get(m, "Body"));
+        if (!receipt)
+            continue;
+        ns_json *msg = text ? s->host->json_parse(text, strlen(text)) : NULL;
+        ns_event ev = {.struct_size = sizeof(ev)};
+        char instance[64];
+        bool relevant = msg && read_event(s, msg, &ev, instance, sizeof(instance));
+        s->host->json_free(msg);
+        int found = relevant ? provider_id_of(s, instance, ev.provider_id, sizeof(ev.provider_id)) : NS_ERR_NOT_FOUND;
+        if (found != NS_OK && found != NS_ERR_NOT_FOUND) {
+            rc = found; /* EC2 could not be asked: the message comes back after its visibility timeout */
+            break;
+        }
+        int verdict = found == NS_OK ? cb(cb_ctx, &ev) : 0;
+        if (verdict == 0) {
+            rc = queue_call(s, "AmazonSQS.DeleteMessage", url, "ReceiptHandle", receipt);
+        } else {
+            keep_for_next_poll(s, url, receipt);
+            rc = verdict;
+        }
+    }
+    /* Polling stopped early: the messages not looked at are for the next poll too. */
+    for (; i < n; i++) {
+        const char *receipt = s->host->json_string(s->host->json_get(s->host->json_at(messages, i), "ReceiptHandle"));
+        if (receipt)
+            keep_for_next_poll(s, url, receipt);
+    }
+    s->host->json_free(doc);
+    return rc;
+}
