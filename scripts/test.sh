@@ -19,5 +19,5 @@ run_suite build
 echo "== sanitizer build (address, undefined)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
 echo "== all tests passed in both builds"
