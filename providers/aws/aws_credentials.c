@@ -15,6 +15,9 @@
 #include "aws_sts_parse.h"
 
 #define IMDS_TOKEN_TTL_S 21600
+/* The SDKs' IMDS client settings: a short timeout and one retry, so a machine off EC2 finds out quickly. */
+#define IMDS_TIMEOUT_MS 1000
+#define IMDS_RETRIES 1
 #define TOKEN_FILE_MAX (64 * 1024)
 
 struct aws_credentials_provider {
@@ -203,7 +206,7 @@ static int imds_call(aws_credentials_provider *p, const char *method, const char
     char url[1024];
     snprintf(url, sizeof(url), "%s%s", p->imds_url, path);
     ns_http_request req = {sizeof(req), method, url, headers, n_headers, method[0] == 'P' ? "" : NULL, 0,
-                           p->timeout_ms, -1};
+                           IMDS_TIMEOUT_MS, IMDS_RETRIES};
     int rc = p->host->http_request(p->ctx, &req, resp);
     if (rc != NS_OK)
         return NS_ERROR(p->host, p->ctx, rc, "IMDS %s %s: %s unreachable", method, path, p->imds_url);
