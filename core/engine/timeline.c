@@ -1,0 +1,341 @@
+/* Timeline files: the document, its steps and their times. The actions are decoded in timeline_actions.c. */
+#include "engine/timeline.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/timeline_decode.h"
+#include "errors/ns_error.h"
+#include "model/duration.h"
+#include "model/model_util.h"
+
+/* Manifests and timelines are small; a bigger file is almost certainly the wrong file. */
+#define TIMELINE_MAX_BYTES (64u << 20)
+
+static const struct {
+    const char *key;
+    ns_tl_action action;
+    int (*decode)(tl_ctx *, const ns_ynode *, const char *, ns_tl_step *);
+} actions[] = {
+    {"scale", NS_TL_SCALE, tl_decode_scale},
+    {"add", NS_TL_ADD, tl_decode_add},
+    {"delete", NS_TL_DELETE, tl_decode_delete},
+    {"patch", NS_TL_PATCH, tl_decode_patch},
+    {"interrupt", NS_TL_INTERRUPT, tl_decode_interrupt},
+    {"launchFailure", NS_TL_LAUNCH_FAILURE, tl_decode_launch_failure},
+    {"advance", NS_TL_ADVANCE, tl_decode_advance},
+};
+#define N_ACTIONS (sizeof(actions) / sizeof(actions[0]))
+
+static const char *const top_fields[] = {"description", "steps", NULL};
+
+const char *ns_tl_action_name(ns_tl_action a)
+{
+    for (size_t i = 0; i < N_ACTIONS; i++)
+        if (actions[i].action == a)
+            return actions[i].key;
+    return "unknown";
+}
+
+const char *ns_tl_event_name(ns_event_kind e)
+{
+    switch (e) {
+    case NS_EVENT_SPOT_INTERRUPTION:
+        return "SpotInterruption";
+    case NS_EVENT_REBALANCE_RECOMMENDATION:
+        return "RebalanceRecommendation";
+    case NS_EVENT_SCHEDULED_MAINTENANCE:
+        return "ScheduledMaintenance";
+    case NS_EVENT_INSTANCE_STOPPING:
+        return "InstanceStopping";
+    case NS_EVENT_INSTANCE_TERMINATED:
+        return "InstanceTerminated";
+    }
+    return "unknown";
+}
+
+static void step_free(ns_tl_step *s)
+{
+    free(s->name);
+    free(s->target.kind);
+    free(s->target.namespace_);
+    free(s->target.name);
+    ns_label_selector_free(&s->selector);
+    free(s->manifest_source);
+    free(s->manifest_text);
+    cJSON_Delete(s->patch);
+    free(s->node);
+    free(s->nodepool);
+    free(s->instance_type);
+    free(s->zone);
+    free(s->capacity_type);
+}
+
+void ns_timeline_free(ns_timeline *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_steps; i++)
+        step_free(&t->steps[i]);
+    free(t->steps);
+    free(t->path);
+    free(t->description);
+    free(t);
+}
+
+/* The step's time: `at` from the start, `after` from the previous step's end (default after: 0s); never before the
+ * previous step's end, so the clock only moves forward. */
+static int decode_time(tl_ctx *c, const ns_ynode *step, const char *path, int64_t prev_end, ns_tl_step *s)
+{
+    int64_t at = 0, after = 0;
+    bool has_at = false, has_after = false;
+    int rc;
+    if ((rc = ns_dec_duration(&c->dec, step, path, "at", false, &at, &has_at)) < 0 ||
+        (rc = ns_dec_duration(&c->dec, step, path, "after", false, &after, &has_after)) < 0)
+        return rc;
+    if (has_at && has_after)
+        return ns_dec_fail(&c->dec, ns_ymap_get(step, "after"), path, "has both \"at\" and \"after\"; give one");
+    if (has_at && at < prev_end) {
+        char a[32], p[32];
+        return ns_dec_fail(&c->dec, ns_ymap_get(step, "at"), path,
+                           "at %s is before the end of the previous step (%s); steps run in order",
+                           ns_duration_format(at, a, sizeof(a)), ns_duration_format(prev_end, p, sizeof(p)));
+    }
+    if (!has_at && after > INT64_MAX / 2 - prev_end)
+        return ns_dec_fail(&c->dec, ns_ymap_get(step, "after"), path, "the step's time overflows");
+    s->at_ms = has_at ? at : prev_end + after;
+    s->end_ms = s->at_ms;
+    return 0;
+}
+
+static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t prev_end, ns_tl_step *s)
+{
+    char path[NS_PATH_MAX];
+    ns_path_index(path, sizeof(path), "steps", index);
+    snprintf(c->dec.object, sizeof(c->dec.object), "timeline step %zu", index + 1);
+    s->index = index;
+    s->line = step->line;
+    if (step->kind != NS_Y_MAP)
+        return ns_dec_fail(&c->dec, step, path, "expected a mapping with one action, got %s",
+                           ns_ynode_type_name(step));
+    const ns_ynode *action_key = NULL;
+    size_t which = N_ACTIONS;
+    int rc;
+    if ((rc = ns_dec_fields(&c->dec, step, path, NULL)) < 0)
+        return rc;
+    for (size_t i = 0; i < step->n; i++) {
+        const ns_ynode *k = ns_ymap_key(step, i);
+        if (strcmp(k->str, "at") == 0 || strcmp(k->str, "after") == 0 || strcmp(k->str, "name") == 0)
+            continue;
+        size_t a = 0;
+        while (a < N_ACTIONS && strcmp(actions[a].key, k->str) != 0)
+            a++;
+        char p[NS_PATH_MAX];
+        ns_path_key(p, sizeof(p), path, k->str);
+        if (a == N_ACTIONS)
+            return ns_dec_fail(&c->dec, k, NULL,
+                               "unknown field \"%s\" (a step has at or after, name, and one action: scale, add, "
+                               "delete, patch, interrupt, launchFailure or advance)",
+                               p);
+        if (action_key)
+            return ns_dec_fail(&c->dec, k, p, "a step has one action, and this one already has \"%s\" (line %d)",
+                               action_key->str, action_key->line);
+        action_key = k;
+        which = a;
+    }
+    if (!action_key)
+        return ns_dec_fail(&c->dec, step, path,
+                           "has no action (one of scale, add, delete, patch, interrupt, launchFailure, advance)");
+    if ((rc = ns_dec_string(&c->dec, step, path, "name", &s->name)) < 0 ||
+        (rc = decode_time(c, step, path, prev_end, s)) < 0)
+        return rc;
+    s->action = actions[which].action;
+    s->action_line = action_key->line;
+    const ns_ynode *value = ns_ymap_get(step, action_key->str);
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, action_key->str);
+    if (!value)
+        return ns_dec_fail(&c->dec, action_key, p, "is empty");
+    return actions[which].decode(c, value, p, s);
+}
+
+static int decode_timeline(tl_ctx *c, const ns_ynode *root, ns_timeline *t)
+{
+    snprintf(c->dec.object, sizeof(c->dec.object), "timeline");
+    int rc;
+    if (ns_ynode_is_null(root))
+        return ns_dec_fail(&c->dec, root, NULL, "the timeline is empty (it needs a list of steps)");
+    if ((rc = ns_dec_fields(&c->dec, root, "", top_fields)) < 0 ||
+        (rc = ns_dec_string(&c->dec, root, "", "description", &t->description)) < 0)
+        return rc;
+    const ns_ynode *steps = ns_dec_child(&c->dec, root, "", "steps", NS_Y_SEQ, &rc);
+    if (rc < 0)
+        return rc;
+    if (!steps || steps->n == 0)
+        return ns_dec_fail(&c->dec, root, NULL, "missing required field \"steps\" (a non-empty list)");
+    if (!(t->steps = calloc(steps->n, sizeof(*t->steps))))
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory for %zu timeline steps", steps->n);
+    int64_t prev_end = 0;
+    for (size_t i = 0; i < steps->n; i++) {
+        t->n_steps = i + 1;
+        if ((rc = decode_step(c, steps->items[i], i, prev_end, &t->steps[i])) < 0)
+            return rc;
+        prev_end = t->steps[i].end_ms;
+    }
+    t->end_ms = prev_end;
+    return 0;
+}
+
+static int load_text(const char *name, const char *text, size_t len, const char *dir, ns_timeline **out)
+{
+    *out = NULL;
+    ns_timeline *t = calloc(1, sizeof(*t));
+    ns_yreader *r = NULL;
+    ns_ydoc *doc = NULL, *extra = NULL;
+    if (!t || !(t->path = ns_strdup(name))) {
+        ns_timeline_free(t);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
+    }
+    tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir};
+    int rc = ns_yreader_open_string(name, text, len, &r);
+    if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)
+        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:1: timeline: the file is empty (it needs a list of steps)", name);
+    if (rc == 0 && (rc = ns_yreader_next(r, &extra)) == 0 && extra)
+        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%d: timeline: a timeline is one YAML document; this is a second one",
+                     name, ns_ydoc_root(extra)->line);
+    if (rc == 0)
+        rc = decode_timeline(&c, ns_ydoc_root(doc), t);
+    ns_ydoc_free(extra);
+    ns_ydoc_free(doc);
+    ns_yreader_close(r);
+    if (rc < 0) {
+        ns_timeline_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int ns_timeline_load_string(const char *name, const char *text, size_t len, ns_timeline **out)
+{
+    return load_text(name, text, len, "", out);
+}
+
+/* Reads a whole file; *out is NUL-terminated and owned by the caller. */
+static int read_file(const char *path, const char *what, char **out, size_t *len)
+{
+    *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "cannot open %s %s: %s", what,
+                       path, strerror(errno));
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap && ns_grow((void **)&buf, &cap, n + 4096 + 1, 1) < 0) {
+            rc = NS_ERR_INTERNAL;
+            break;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, fp);
+        n += got;
+        if (n > TIMELINE_MAX_BYTES) {
+            rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s %s is larger than %u MiB", what, path, TIMELINE_MAX_BYTES >> 20);
+            break;
+        }
+        if (got == 0) {
+            if (ferror(fp))
+                rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "cannot read %s %s: %s", what, path, strerror(errno));
+            break;
+        }
+    }
+    fclose(fp);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+int tl_read_manifest_file(const char *path, char **out, size_t *len)
+{
+    return read_file(path, "manifest", out, len);
+}
+
+int ns_timeline_load_file(const char *path, ns_timeline **out)
+{
+    *out = NULL;
+    char *text = NULL, *dir = NULL;
+    size_t len = 0;
+    int rc = read_file(path, "timeline", &text, &len);
+    if (rc < 0)
+        return rc;
+    const char *slash = strrchr(path, '/');
+    if (!(dir = ns_strdup(path)))
+        rc = NS_ERR_INTERNAL;
+    else
+        dir[slash ? (size_t)(slash - path) + 1 : 0] = '\0';
+    if (rc == 0)
+        rc = load_text(path, text, len, dir, out);
+    free(dir);
+    free(text);
+    return rc;
+}
+
+static void ref_text(const ns_tl_ref *r, char *buf, size_t len)
+{
+    if (r->namespace_)
+        snprintf(buf, len, "%s %s/%s", r->kind, r->namespace_, r->name ? r->name : "*");
+    else
+        snprintf(buf, len, "%s %s", r->kind, r->name ? r->name : "*");
+}
+
+void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len)
+{
+    char ref[600], d[32];
+    ref_text(&s->target, ref, sizeof(ref));
+    switch (s->action) {
+    case NS_TL_SCALE:
+        snprintf(buf, len, "scale %s to %" PRId32 " replicas", ref, s->replicas);
+        return;
+    case NS_TL_ADD:
+        snprintf(buf, len, "add the objects of %s", s->manifest_source);
+        return;
+    case NS_TL_DELETE:
+        if (s->target.name)
+            snprintf(buf, len, "delete %s", ref);
+        else
+            snprintf(buf, len, "delete every %s%s%s matching a selector", s->target.kind,
+                     s->target.namespace_ ? " in namespace " : "", s->target.namespace_ ? s->target.namespace_ : "");
+        return;
+    case NS_TL_PATCH:
+        snprintf(buf, len, "patch %s", ref);
+        return;
+    case NS_TL_INTERRUPT:
+        if (s->node)
+            snprintf(buf, len, "%s for node %s", ns_tl_event_name(s->event), s->node);
+        else if (s->count > 0)
+            snprintf(buf, len, "%s for %" PRId32 " node(s) of NodePool %s", ns_tl_event_name(s->event), s->count,
+                     s->nodepool);
+        else
+            snprintf(buf, len, "%s for every node of NodePool %s", ns_tl_event_name(s->event), s->nodepool);
+        return;
+    case NS_TL_LAUNCH_FAILURE:
+        if (s->clear)
+            snprintf(buf, len, "clear injected launch failures");
+        else
+            snprintf(buf, len, "insufficient capacity for %s in %s, %s", s->instance_type ? s->instance_type : "any type",
+                     s->zone ? s->zone : "any zone", s->capacity_type ? s->capacity_type : "any capacity type");
+        return;
+    case NS_TL_ADVANCE:
+        snprintf(buf, len, "advance the clock to %s", ns_duration_format(s->end_ms, d, sizeof(d)));
+        return;
+    }
+    snprintf(buf, len, "unknown action");
+}

@@ -1,0 +1,102 @@
+/*
+ * Simulation timelines (docs/timeline.md): steps at simulated times, each with one action on the simulated cluster
+ * or cloud. This header holds the parsed form; timeline_run.h applies it to a running engine.
+ *
+ * Times are milliseconds from the start of the simulation. A step's action applies at at_ms; the step ends at
+ * end_ms (at_ms, or the end of the clock advance an `advance` step asks for). `after:` is relative to the previous
+ * step's end, and a step may not start before it.
+ *
+ * Errors: NS_ERR_INVALID_CONFIG with "FILE:LINE: timeline step N: PATH: what is wrong" (the loader's format), for
+ * unknown actions and fields as well as malformed values. Inline and file manifests of `add` steps are decoded at
+ * load time too, so their errors surface before any simulated time passes, naming their own file and line.
+ *
+ * Memory: ns_timeline_free frees the timeline and everything its steps own (accepts NULL).
+ */
+#ifndef NS_TIMELINE_H
+#define NS_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "model/selector.h"
+#include "nodesmith/provider.h"
+
+typedef enum ns_tl_action {
+    NS_TL_SCALE = 1,      /* set a workload's replicas */
+    NS_TL_ADD,            /* add the objects of a manifest (inline or file) */
+    NS_TL_DELETE,         /* delete objects by kind and name, or by label selector */
+    NS_TL_PATCH,          /* merge-patch a NodePool or node class */
+    NS_TL_INTERRUPT,      /* queue a cloud event for a node or a NodePool's nodes */
+    NS_TL_LAUNCH_FAILURE, /* an offering runs out of capacity (or every such fault is cleared) */
+    NS_TL_ADVANCE,        /* run the engine until end_ms */
+} ns_tl_action;
+
+/* kind, namespace and name of an object; namespace is "default" for namespaced kinds that named none and NULL for
+ * cluster-scoped ones. */
+typedef struct ns_tl_ref {
+    char *kind;
+    char *namespace_;
+    char *name; /* NULL when a selector picks the objects (delete only) */
+} ns_tl_ref;
+
+typedef struct ns_tl_step {
+    size_t index; /* 0-based position in the file */
+    int line;     /* the step's first line */
+    char *name;   /* the step's `name`, or NULL */
+    int64_t at_ms;
+    int64_t end_ms;
+    ns_tl_action action;
+    int action_line; /* the line of the action's key */
+
+    ns_tl_ref target; /* SCALE, DELETE, PATCH */
+    int32_t replicas; /* SCALE */
+    ns_label_selector selector; /* DELETE by selector (selector.present) */
+
+    /* ADD: the manifest text, padded with newlines so the loader's line numbers are those of `source`. */
+    char *manifest_source; /* the file the text came from (the timeline itself for inline manifests) */
+    char *manifest_text;
+    size_t manifest_len;
+
+    cJSON *patch; /* PATCH: a JSON merge patch (RFC 7386) of the object, without kind and name; owned */
+
+    /* INTERRUPT */
+    ns_event_kind event;
+    char *node;        /* a node by name, or NULL */
+    char *nodepool;    /* every node of this NodePool (the first `count` by name when count > 0), or NULL */
+    int32_t count;     /* 0 = all */
+    int64_t deadline_ms; /* relative to the step; 0 = the provider's default */
+
+    /* LAUNCH_FAILURE: NULL matches any value */
+    bool clear;
+    char *instance_type;
+    char *zone;
+    char *capacity_type;
+} ns_tl_step;
+
+typedef struct ns_timeline {
+    char *path;        /* as given */
+    char *description; /* or NULL */
+    ns_tl_step *steps;
+    size_t n_steps;
+    int64_t end_ms; /* the last step's end */
+} ns_timeline;
+
+/* Parses a timeline file; relative `file:` paths of add steps are taken from the timeline's directory. *out is
+ * owned by the caller. */
+int ns_timeline_load_file(const char *path, ns_timeline **out);
+/* The same for an in-memory text; `name` stands for the file in messages and relative paths are taken from the
+ * current directory. */
+int ns_timeline_load_string(const char *name, const char *text, size_t len, ns_timeline **out);
+void ns_timeline_free(ns_timeline *t); /* accepts NULL */
+
+/* "scale", "add", "delete", "patch", "interrupt", "launchFailure", "advance": the key each action is written as. */
+const char *ns_tl_action_name(ns_tl_action a);
+/* The event's name as timelines write it ("SpotInterruption", ...). */
+const char *ns_tl_event_name(ns_event_kind e);
+/* One line for logs and reports: "scale Deployment default/inflate to 10 replicas". Always NUL-terminates. */
+void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,281 @@
+/* The timeline parser: every action and its fields, step times, and errors that name file and line. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/timeline.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/labels.h"
+
+static ns_timeline *load_ok(const char *text)
+{
+    ns_timeline *t = NULL;
+    int rc = ns_timeline_load_string("t.yaml", text, strlen(text), &t);
+    ck_assert_msg(rc == 0, "load failed: %s", ns_error_message());
+    ck_assert_ptr_nonnull(t);
+    return t;
+}
+
+/* The load must fail with NS_ERR_INVALID_CONFIG and exactly this message. */
+static void load_fails(const char *text, const char *message)
+{
+    ns_timeline *t = NULL;
+    int rc = ns_timeline_load_string("t.yaml", text, strlen(text), &t);
+    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_null(t);
+    ck_assert_str_eq(ns_error_message(), message);
+}
+
+START_TEST(every_action)
+{
+    ns_timeline *t = load_ok("description: all of it\n"
+                             "steps:\n"
+                             "  - name: up\n"
+                             "    scale: {kind: StatefulSet, name: db, namespace: data, replicas: 3}\n"
+                             "  - at: 30s\n"
+                             "    scale: {name: web, replicas: 0}\n"
+                             "  - after: 1m\n"
+                             "    delete: {kind: Pod, selector: {matchLabels: {app: batch}}}\n"
+                             "  - delete: {kind: NodePool, name: spot}\n"
+                             "  - patch:\n"
+                             "      kind: NodePool\n"
+                             "      name: default\n"
+                             "      metadata: {labels: {team: a}}\n"
+                             "      spec:\n"
+                             "        template: {spec: {expireAfter: 1h}}\n"
+                             "        limits: null\n"
+                             "  - interrupt: {event: SpotInterruption, nodepool: default, count: 2, deadline: 2m}\n"
+                             "  - interrupt: {event: ScheduledMaintenance, node: ip-10-0-0-1}\n"
+                             "  - launchFailure: {instanceType: m5.large, capacityType: spot}\n"
+                             "  - launchFailure: {clear: true}\n"
+                             "  - advance: 5m\n"
+                             "  - after: 10s\n"
+                             "    advance: {until: 20m}\n");
+    ck_assert_str_eq(t->description, "all of it");
+    ck_assert_uint_eq(t->n_steps, 11);
+    const ns_tl_step *s = t->steps;
+    ck_assert_int_eq(s[0].action, NS_TL_SCALE);
+    ck_assert_str_eq(s[0].name, "up");
+    ck_assert_str_eq(s[0].target.kind, "StatefulSet");
+    ck_assert_str_eq(s[0].target.namespace_, "data");
+    ck_assert_int_eq(s[0].replicas, 3);
+    ck_assert_int_eq(s[0].line, 3);
+    ck_assert_int_eq(s[0].action_line, 4);
+    ck_assert_str_eq(s[1].target.kind, "Deployment");
+    ck_assert_str_eq(s[1].target.namespace_, "default");
+    ck_assert_int_eq(s[1].replicas, 0);
+    ck_assert_int_eq(s[1].at_ms, 30000);
+    ck_assert_int_eq(s[2].action, NS_TL_DELETE);
+    ck_assert_int_eq(s[2].at_ms, 90000);
+    ck_assert(s[2].selector.present);
+    ck_assert_ptr_null(s[2].target.name);
+    ck_assert_str_eq(ns_labels_get(&s[2].selector.match_labels, "app"), "batch");
+    ck_assert_ptr_null(s[3].target.namespace_);
+    ck_assert_int_eq(s[3].at_ms, 90000);
+    ck_assert_int_eq(s[4].action, NS_TL_PATCH);
+    char *patch = cJSON_PrintUnformatted(s[4].patch);
+    ck_assert_str_eq(patch, "{\"metadata\":{\"labels\":{\"team\":\"a\"}},\"spec\":{\"template\":{\"spec\":{\"expireAfter\":"
+                            "\"1h\"}},\"limits\":null}}");
+    cJSON_free(patch);
+    ck_assert_int_eq(s[5].event, NS_EVENT_SPOT_INTERRUPTION);
+    ck_assert_str_eq(s[5].nodepool, "default");
+    ck_assert_int_eq(s[5].count, 2);
+    ck_assert_int_eq(s[5].deadline_ms, 120000);
+    ck_assert_int_eq(s[6].event, NS_EVENT_SCHEDULED_MAINTENANCE);
+    ck_assert_str_eq(s[6].node, "ip-10-0-0-1");
+    ck_assert_int_eq(s[6].count, 0);
+    ck_assert_str_eq(s[7].instance_type, "m5.large");
+    ck_assert_ptr_null(s[7].zone);
+    ck_assert_str_eq(s[7].capacity_type, "spot");
+    ck_assert(!s[7].clear);
+    ck_assert(s[8].clear);
+    ck_assert_int_eq(s[9].action, NS_TL_ADVANCE);
+    ck_assert_int_eq(s[9].at_ms, 90000);
+    ck_assert_int_eq(s[9].end_ms, 390000);
+    ck_assert_int_eq(s[10].at_ms, 400000);
+    ck_assert_int_eq(s[10].end_ms, 1200000);
+    ck_assert_int_eq(t->end_ms, 1200000);
+    ns_timeline_free(t);
+}
+END_TEST
+
+START_TEST(descriptions)
+{
+    ns_timeline *t = load_ok("steps:\n"
+                             "  - scale: {name: inflate, replicas: 10}\n"
+                             "  - delete: {kind: Pod, namespace: jobs, selector: {}}\n"
+                             "  - interrupt: {event: RebalanceRecommendation, nodepool: spot}\n"
+                             "  - launchFailure: {zone: us-west-2a}\n"
+                             "  - advance: {for: 90s}\n");
+    char buf[256];
+    ns_tl_step_describe(&t->steps[0], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "scale Deployment default/inflate to 10 replicas");
+    ns_tl_step_describe(&t->steps[1], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "delete every Pod in namespace jobs matching a selector");
+    ns_tl_step_describe(&t->steps[2], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "RebalanceRecommendation for every node of NodePool spot");
+    ns_tl_step_describe(&t->steps[3], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "insufficient capacity for any type in us-west-2a, any capacity type");
+    ns_tl_step_describe(&t->steps[4], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "advance the clock to 1m30s");
+    ck_assert_str_eq(ns_tl_action_name(NS_TL_LAUNCH_FAILURE), "launchFailure");
+    ck_assert_str_eq(ns_tl_event_name(NS_EVENT_INSTANCE_STOPPING), "InstanceStopping");
+    ns_timeline_free(t);
+}
+END_TEST
+
+/* An inline manifest's errors carry the timeline's name and the line inside the timeline, for block scalars and
+ * for a manifest written on the key's own line. */
+START_TEST(inline_manifest_lines)
+{
+    ns_timeline *t = load_ok("steps:\n"
+                             "  - add:\n"
+                             "      manifest: |\n"
+                             "        apiVersion: v1\n"
+                             "        kind: Pod\n"
+                             "        metadata: {name: a}\n"
+                             "        spec: {containers: [{name: c, image: x}]}\n");
+    ck_assert_str_eq(t->steps[0].manifest_source, "t.yaml");
+    ck_assert_uint_eq(t->steps[0].manifest_len, strlen(t->steps[0].manifest_text));
+    ck_assert_mem_eq(t->steps[0].manifest_text, "\n\n\napiVersion: v1\n", 18);
+    ns_timeline_free(t);
+    load_fails("steps:\n"
+               "  - add:\n"
+               "      manifest: |\n"
+               "        apiVersion: v1\n"
+               "        kind: Pod\n"
+               "        metadata: {name: a}\n"
+               "        spec: {containers: [{name: c, image: x}], colour: red}\n",
+               "t.yaml:3: timeline step 1: manifest: t.yaml:7: Pod default/a: unknown field \"spec.colour\"");
+    load_fails("steps:\n"
+               "  - after: 1s\n"
+               "    add: {manifest: \"{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {nodeName: 3, x: 1}}\"}\n",
+               "t.yaml:3: timeline step 1: manifest: t.yaml:3: Pod default/a: unknown field \"spec.x\"");
+}
+END_TEST
+
+START_TEST(file_manifests)
+{
+    ns_timeline *t = NULL;
+    int rc = ns_timeline_load_file(FIXTURE_DIR "/with-file.yaml", &t);
+    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(),
+                     FIXTURE_DIR "/with-file.yaml:7: timeline step 2: file: " FIXTURE_DIR
+                                 "/bad-pod.yaml:11: Pod default/broken: spec.containers[0].resources.requests.cpu: "
+                                 "invalid quantity \"lots\": no digits");
+    const char *ok = "steps:\n  - add: {file: " FIXTURE_DIR "/extra-pods.yaml}\n";
+    t = load_ok(ok);
+    ck_assert_str_eq(t->steps[0].manifest_source, FIXTURE_DIR "/extra-pods.yaml");
+    ck_assert_ptr_nonnull(strstr(t->steps[0].manifest_text, "name: extra"));
+    ns_timeline_free(t);
+    const char *missing = "steps:\n  - add: {file: no-such-file.yaml}\n";
+    ck_assert_int_eq(ns_timeline_load_string("t.yaml", missing, strlen(missing), &t), NS_ERR_NOT_FOUND);
+    ck_assert_ptr_null(t);
+    ck_assert_str_eq(ns_error_message(),
+                     "t.yaml:2: timeline step 1: cannot open manifest no-such-file.yaml: No such file or directory");
+}
+END_TEST
+
+START_TEST(step_errors)
+{
+    load_fails("steps:\n  - scale: {name: a, replicas: 1}\n    explode: {}\n",
+               "t.yaml:3: timeline step 1: unknown field \"steps[0].explode\" (a step has at or after, name, and one "
+               "action: scale, add, delete, patch, interrupt, launchFailure or advance)");
+    load_fails("steps:\n  - at: 1m\n    advance: 1m\n    scale: {name: a, replicas: 1}\n",
+               "t.yaml:4: timeline step 1: steps[0].scale: a step has one action, and this one already has "
+               "\"advance\" (line 3)");
+    load_fails("steps:\n  - at: 1m\n", "t.yaml:2: timeline step 1: steps[0]: has no action (one of scale, add, "
+                                        "delete, patch, interrupt, launchFailure, advance)");
+    load_fails("steps:\n  - advance: 2m\n  - at: 1m\n    advance: 1s\n",
+               "t.yaml:3: timeline step 2: steps[1]: at 1m is before the end of the previous step (2m); steps run "
+               "in order");
+    load_fails("steps:\n  - at: 1m\n    after: 1m\n    advance: 1s\n",
+               "t.yaml:3: timeline step 1: steps[0]: has both \"at\" and \"after\"; give one");
+    load_fails("steps:\n  - at: soon\n    advance: 1s\n",
+               "t.yaml:2: timeline step 1: steps[0].at: invalid duration \"soon\": expected a number "
+               "before each unit");
+    load_fails("steps:\n  - just a string\n",
+               "t.yaml:2: timeline step 1: steps[0]: expected a mapping with one action, got a string");
+    load_fails("steps: []\n", "t.yaml:1: timeline: missing required field \"steps\" (a non-empty list)");
+    load_fails("steps:\n  - advance: 1s\nrepeat: true\n", "t.yaml:3: timeline: unknown field \"repeat\"");
+    load_fails("", "t.yaml:1: timeline: the file is empty (it needs a list of steps)");
+    load_fails("steps:\n  - advance: 1s\n---\nsteps: []\n",
+               "t.yaml:4: timeline: a timeline is one YAML document; this is a second one");
+    load_fails("steps:\n  - advance: [1s\n", "t.yaml:3: YAML syntax error: did not find expected ',' or ']' (while parsing a flow "
+               "sequence, line 2)");
+}
+END_TEST
+
+START_TEST(action_errors)
+{
+    load_fails("steps:\n  - scale: {name: a}\n",
+               "t.yaml:2: timeline step 1: missing required field \"steps[0].scale.replicas\"");
+    load_fails("steps:\n  - scale: {kind: DaemonSet, name: a, replicas: 1}\n",
+               "t.yaml:2: timeline step 1: steps[0].scale.kind: \"DaemonSet\" is not one of Deployment, ReplicaSet, "
+               "StatefulSet, Job");
+    load_fails("steps:\n  - scale: {name: a, replicas: -1}\n",
+               "t.yaml:2: timeline step 1: steps[0].scale.replicas: -1 is out of range 0..100000");
+    load_fails("steps:\n  - scale: {name: a, replicas: 1, paused: true}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].scale.paused\"");
+    load_fails("steps:\n  - add: {}\n",
+               "t.yaml:2: timeline step 1: steps[0].add: give exactly one of \"manifest\" (inline YAML) or \"file\"");
+    load_fails("steps:\n  - add: {manifest: {kind: Pod}}\n",
+               "t.yaml:2: timeline step 1: steps[0].add.manifest: expected the manifest as a string (a block scalar: "
+               "\"manifest: |\"), got a mapping");
+    load_fails("steps:\n  - delete: {kind: Pod, name: a, selector: {}}\n",
+               "t.yaml:2: timeline step 1: steps[0].delete: give exactly one of \"name\" or \"selector\"");
+    load_fails("steps:\n  - delete: {kind: NodePool, namespace: x, name: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].delete.namespace: NodePool is cluster-scoped and has no "
+               "namespace");
+    load_fails("steps:\n  - delete: {name: a}\n",
+               "t.yaml:2: timeline step 1: missing required field \"steps[0].delete.kind\"");
+    load_fails("steps:\n  - delete: {kind: Pod, selector: {matchLabels: {a: b}, matchFields: {}}}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].delete.selector.matchFields\"");
+    load_fails("steps:\n  - patch: {kind: Pod, name: a, spec: {}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Pod\" is not one of NodePool, EC2NodeClass, "
+               "AWSNodeTemplate, SimNodeClass, AKSNodeClass, ECSNodeClass");
+    load_fails("steps:\n  - patch: {kind: NodePool, name: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch: has nothing to change (give spec and/or metadata)");
+    load_fails("steps:\n  - patch: {kind: NodePool, name: a, metadata: {name: b}}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].patch.metadata.name\"");
+    load_fails("steps:\n  - interrupt: {event: Meteor, node: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].interrupt.event: \"Meteor\" is not one of SpotInterruption, "
+               "RebalanceRecommendation, ScheduledMaintenance, InstanceStopping, InstanceTerminated");
+    load_fails("steps:\n  - interrupt: {event: SpotInterruption}\n",
+               "t.yaml:2: timeline step 1: steps[0].interrupt: give exactly one of \"node\" or \"nodepool\"");
+    load_fails("steps:\n  - interrupt: {event: SpotInterruption, node: a, count: 1}\n",
+               "t.yaml:2: timeline step 1: steps[0].interrupt: count applies to a nodepool, not to one node");
+    load_fails("steps:\n  - launchFailure: {clear: true, zone: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].launchFailure: clear removes every injected failure and takes "
+               "no offering fields");
+    load_fails("steps:\n  - launchFailure: {capacityType: preemptible}\n",
+               "t.yaml:2: timeline step 1: steps[0].launchFailure.capacityType: \"preemptible\" is not spot, "
+               "on-demand or reserved");
+    load_fails("steps:\n  - at: 5m\n    advance: {until: 1m}\n",
+               "t.yaml:3: timeline step 1: steps[0].advance.until: 1m is before the step's time 5m");
+    load_fails("steps:\n  - advance: {for: 1m, until: 2m}\n",
+               "t.yaml:2: timeline step 1: steps[0].advance: give exactly one of \"for\" (a duration) or \"until\" "
+               "(a time)");
+    load_fails("steps:\n  - advance:\n", "t.yaml:2: timeline step 1: steps[0].advance: is empty");
+}
+END_TEST
+
+int main(void)
+{
+    ns_log_set_level(NS_LOG_ERROR);
+    Suite *s = suite_create("timeline-parse");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, every_action);
+    tcase_add_test(tc, descriptions);
+    tcase_add_test(tc, inline_manifest_lines);
+    tcase_add_test(tc, file_manifests);
+    tcase_add_test(tc, step_errors);
+    tcase_add_test(tc, action_errors);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
