@@ -1,10 +1,8 @@
 /*
- * Scheduling benchmark. Part one reproduces Karpenter's own benchmark (pkg/controllers/provisioning/scheduling
- * scheduling_benchmark_test.go): 400 instance types where type i has i vCPU, 2i GiB and 10i pods, each offered as
- * spot in two zones and on-demand in three; pods in equal fifths generic / zonal topology spread / hostname topology
- * spread / zonal self-affinity / hostname anti-affinity, cpu from {100, 250, 500, 1000, 1500}m and memory from
- * {100, 256, 512, 1024, 2048, 4096}Mi, drawn with a fixed seed. Part two runs a mixed workload on the real AWS
- * catalog through the sim provider and compares its cost with a lower bound.
+ * Scheduling benchmark. Part one reproduces Karpenter's own benchmark (sched_workload.h: 400 synthetic types, pods
+ * in equal fifths of generic, zonal spread, hostname spread, zonal self-affinity and hostname anti-affinity), each
+ * size drawn with seed 42. Part two runs a mixed workload on the real AWS catalog through the sim provider and
+ * compares its cost with a lower bound.
  *
  * Usage: sched_bench PLUGINS_DIR DATA_DIR [SIZES...]. One JSON object per line on stdout.
  */
@@ -25,14 +23,7 @@
 #include "plugin/plugin_loader.h"
 #include "sched/sched.h"
 #include "sched_fixture.h"
-
-static uint64_t rng_state = 42;
-
-static uint32_t rnd(uint32_t n)
-{
-    rng_state = rng_state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-    return (uint32_t)((rng_state >> 33) % n);
-}
+#include "sched_workload.h"
 
 static double now_s(void)
 {
@@ -48,71 +39,22 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
-static void synthetic_types(ns_itype_set *set)
-{
-    for (int i = 1; i <= 400; i++) {
-        char name[32], offers[512];
-        double od = 0.04 * i + 0.01;
-        snprintf(name, sizeof(name), "fake-it-%d", i);
-        snprintf(offers, sizeof(offers),
-                 "test-zone-1:spot:%.5f,test-zone-2:spot:%.5f,test-zone-1:on-demand:%.5f,"
-                 "test-zone-2:on-demand:%.5f,test-zone-3:on-demand:%.5f",
-                 od * 0.4, od * 0.41, od, od, od);
-        fx_type(set, name, 1000LL * i, 2LL * i * FX_GI, 10LL * i, "kubernetes.io/arch=amd64,kubernetes.io/os=linux",
-                offers);
-    }
-}
-
-static const char *const label_values[] = {"a", "b", "c", "d", "e", "f", "g"};
-
-static void random_pod(ns_cluster *c, size_t i, int kind)
-{
-    static const int64_t cpu[] = {100, 250, 500, 1000, 1500};
-    static const int64_t mem[] = {100, 256, 512, 1024, 2048, 4096};
-    char name[32], labels[64], sel[64];
-    snprintf(name, sizeof(name), "pod-%zu", i);
-    int64_t m = mem[rnd(6)] * FX_MI, cp = cpu[rnd(5)];
-    if (kind == 3)
-        snprintf(labels, sizeof(labels), "my-affinity=%s", label_values[rnd(7)]);
-    else if (kind == 4)
-        snprintf(labels, sizeof(labels), "app=nginx");
-    else
-        snprintf(labels, sizeof(labels), "my-label=%s", label_values[rnd(7)]);
-    ns_pod *p = fx_pod(c, name, cp, m, labels);
-    switch (kind) {
-    case 1:
-    case 2:
-        snprintf(sel, sizeof(sel), "my-label=%s", label_values[rnd(7)]);
-        fx_pod_spread(p, kind == 1 ? NS_LABEL_ZONE : NS_LABEL_HOSTNAME, 1, false, sel);
-        break;
-    case 3:
-        fx_pod_affinity(p, NS_LABEL_ZONE, labels, false, 0);
-        break;
-    case 4:
-        fx_pod_affinity(p, NS_LABEL_HOSTNAME, "app=nginx", true, 0);
-        break;
-    default:
-        break;
-    }
-}
-
 static void synthetic(size_t n_pods, const ns_itype_set *set)
 {
-    ns_cluster *c = ns_cluster_new();
-    if (!c)
-        abort();
-    fx_pool(c, "default", 0, "");
-    for (size_t i = 0; i < n_pods; i++)
-        random_pod(c, i, (int)(i * 5 / n_pods));
+    ns_cluster *c = wl_cluster(n_pods, 42);
     ns_sched_result r;
     double t0 = now_s();
     fx_run(c, set, NULL, &r);
     double secs = now_s() - t0;
     size_t on_claims = r.n_pending - r.n_unschedulable - r.n_on_existing;
+    double cost = 0;
+    for (size_t i = 0; i < r.n_claims; i++)
+        cost += r.claims[i].options[0].price_per_hour;
     printf("{\"bench\":\"karpenter-diverse\",\"instance_types\":%zu,\"pods\":%zu,\"pods_scheduled\":%zu,"
-           "\"pods_unschedulable\":%zu,\"nodeclaims\":%zu,\"seconds\":%.6f,\"pods_per_sec\":%.0f,"
-           "\"peak_rss_mib\":%.1f}\n",
-           set->n, n_pods, on_claims, r.n_unschedulable, r.n_claims, secs, (double)n_pods / secs, peak_rss_mib());
+           "\"pods_unschedulable\":%zu,\"nodeclaims\":%zu,\"cost_per_hour\":%.4f,\"seconds\":%.6f,"
+           "\"pods_per_sec\":%.0f,\"peak_rss_mib\":%.1f}\n",
+           set->n, n_pods, on_claims, r.n_unschedulable, r.n_claims, cost, secs, (double)n_pods / secs,
+           peak_rss_mib());
     fflush(stdout);
     ns_sched_result_free(&r);
     ns_cluster_free(c);
@@ -224,7 +166,7 @@ int main(int argc, char **argv)
     }
     ns_log_set_level(NS_LOG_WARN);
     ns_itype_set set = {0};
-    synthetic_types(&set);
+    wl_types(&set);
     static const size_t sizes[] = {1000, 5000, 10000, 20000, 40000};
     if (argc > 3)
         for (int i = 3; i < argc; i++)
