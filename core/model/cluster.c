@@ -206,6 +206,87 @@ int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
                claim->meta.name ? ns_cluster_find_nodeclaim(c, claim->meta.name) : NULL, ns_nodeclaim_free);
 }
 
+/* Linear-probing deletion: pull later entries of the same probe run back so lookups never stop at the hole. */
+static void index_remove(struct ns_cluster_index *ix, ns_pod *pod)
+{
+    ns_pod **slot = index_slot(ix, ns_or_default(pod->meta.namespace_), nz(pod->meta.name));
+    if (*slot != pod)
+        return;
+    size_t mask = ix->n_slots - 1, hole = (size_t)(slot - ix->slots);
+    ix->slots[hole] = NULL;
+    ix->used--;
+    for (size_t i = (hole + 1) & mask; ix->slots[i]; i = (i + 1) & mask) {
+        ns_pod *p = ix->slots[i];
+        size_t home = (size_t)pod_hash(ns_or_default(p->meta.namespace_), nz(p->meta.name)) & mask;
+        /* p may move into the hole when its home is not cyclically within (hole, i]. */
+        bool stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+        if (!stays) {
+            ix->slots[hole] = p;
+            ix->slots[i] = NULL;
+            hole = i;
+        }
+    }
+}
+
+/* Removes obj from a pointer list, keeping the order. false when absent. */
+static bool unlink_obj(void **list, size_t *n, const void *obj)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (list[i] != obj)
+            continue;
+        memmove(&list[i], &list[i + 1], (*n - i - 1) * sizeof(void *));
+        (*n)--;
+        return true;
+    }
+    return false;
+}
+
+static int not_in_cluster(const char *kind, const ns_meta *m)
+{
+    return NS_FAIL(NS_ERR_NOT_FOUND, "removing %s %s: it is not in the cluster", kind, nz(m->name));
+}
+
+int ns_cluster_remove_pod(ns_cluster *c, ns_pod *pod)
+{
+    if (!unlink_obj((void **)c->pods, &c->n_pods, pod))
+        return not_in_cluster("Pod", &pod->meta);
+    index_remove(c->index, pod);
+    ns_pod_free(pod);
+    return 0;
+}
+
+int ns_cluster_remove_node(ns_cluster *c, ns_node *node)
+{
+    if (!unlink_obj((void **)c->nodes, &c->n_nodes, node))
+        return not_in_cluster("Node", &node->meta);
+    ns_node_free(node);
+    return 0;
+}
+
+int ns_cluster_remove_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
+{
+    if (!unlink_obj((void **)c->nodeclaims, &c->n_nodeclaims, claim))
+        return not_in_cluster("NodeClaim", &claim->meta);
+    ns_nodeclaim_free(claim);
+    return 0;
+}
+
+int ns_cluster_remove_nodepool(ns_cluster *c, ns_nodepool *np)
+{
+    if (!unlink_obj((void **)c->nodepools, &c->n_nodepools, np))
+        return not_in_cluster("NodePool", &np->meta);
+    ns_nodepool_free(np);
+    return 0;
+}
+
+int ns_cluster_remove_nodeclass(ns_cluster *c, ns_nodeclass_def *def)
+{
+    if (!unlink_obj((void **)c->nodeclasses, &c->n_nodeclasses, def))
+        return not_in_cluster(def->kind, &def->meta);
+    ns_nodeclass_def_free(def);
+    return 0;
+}
+
 ns_pod *ns_cluster_find_pod(const ns_cluster *c, const char *ns, const char *name)
 {
     if (!c->index->n_slots || !name)

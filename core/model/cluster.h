@@ -58,6 +58,14 @@ int ns_cluster_add_pdb(ns_cluster *c, ns_pdb *pdb);
 int ns_cluster_add_daemonset(ns_cluster *c, ns_daemonset *ds);
 int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
 
+/* Remove and free an object (pointers to it become invalid; later objects move down one place in their list, which
+ * keeps its order). NS_ERR_NOT_FOUND when the object is not in the cluster. */
+int ns_cluster_remove_pod(ns_cluster *c, ns_pod *pod);
+int ns_cluster_remove_node(ns_cluster *c, ns_node *node);
+int ns_cluster_remove_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
+int ns_cluster_remove_nodepool(ns_cluster *c, ns_nodepool *np);
+int ns_cluster_remove_nodeclass(ns_cluster *c, ns_nodeclass_def *def);
+
 /* Lookups; NULL when absent. A NULL namespace means "default". The results belong to the cluster. */
 ns_pod *ns_cluster_find_pod(const ns_cluster *c, const char *ns, const char *name);
 ns_node *ns_cluster_find_node(const ns_cluster *c, const char *name);

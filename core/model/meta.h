@@ -4,6 +4,10 @@
 #ifndef NS_META_H
 #define NS_META_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "model/labels.h"
 
 typedef struct ns_meta {
@@ -17,10 +21,20 @@ typedef struct ns_meta {
     char *owner_name;
     char *source_file; /* the manifest it was loaded from; NULL for objects built in code */
     int source_line;   /* 1-based line of the object's first line in source_file; 0 when unknown */
+    /* Lifecycle, as Kubernetes keeps it (set by the lifecycle engine; zero for loaded objects). */
+    int64_t creation_ms; /* creationTimestamp, unix ms; 0 when unknown */
+    int64_t deletion_ms; /* deletionTimestamp, unix ms; 0 = not being deleted */
+    char **finalizers;   /* owned */
+    size_t n_finalizers;
 } ns_meta;
 
 /* Deep copy into *dst (overwritten). 0 or NS_ERR_INTERNAL; on failure *dst is empty. */
 int ns_meta_copy(const ns_meta *src, ns_meta *dst);
 void ns_meta_free(ns_meta *m); /* members; accepts NULL */
+
+/* Finalizers: has, add (no duplicate; 0 or NS_ERR_INTERNAL), remove (when present). */
+bool ns_meta_has_finalizer(const ns_meta *m, const char *finalizer);
+int ns_meta_add_finalizer(ns_meta *m, const char *finalizer);
+void ns_meta_remove_finalizer(ns_meta *m, const char *finalizer);
 
 #endif

@@ -50,5 +50,6 @@ void ns_nodeclaim_free(ns_nodeclaim *claim)
     free(claim->provider_id);
     free(claim->node_name);
     free(claim->image_id);
+    ns_conditions_free(&claim->conditions);
     free(claim);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/conditions.h"
 #include "model/meta.h"
 #include "model/nodepool.h"
 #include "model/requirements.h"
@@ -24,6 +25,7 @@ typedef struct ns_node {
     ns_resources capacity;    /* status.capacity */
     ns_resources allocatable; /* status.allocatable; capacity when absent */
     bool ready;               /* status.conditions Ready=True; true when the manifest has no conditions */
+    int64_t ready_since_ms;   /* when ready last changed (0 when unknown) */
 } ns_node;
 
 ns_node *ns_node_new(void);
@@ -47,6 +49,7 @@ typedef struct ns_nodeclaim {
     char *image_id;
     ns_resources capacity;
     ns_resources allocatable;
+    ns_conditions conditions; /* Launched, Registered, Initialized, Drifted, ... (see engine/engine.h) */
 } ns_nodeclaim;
 
 ns_nodeclaim *ns_nodeclaim_new(void);

@@ -134,6 +134,9 @@ typedef struct ns_pod {
     bool scheduling_gated;   /* spec.schedulingGates is non-empty: not schedulable yet */
     bool do_not_disrupt;     /* annotation karpenter.sh/do-not-disrupt: "true" */
     int64_t termination_grace_period_s; /* -1 = not set (Kubernetes default 30) */
+    /* When the pod last became pending (PodScheduled=False lastTransitionTime), unix ms; 0 = before the engine ran
+     * (loaded from manifests). Provisioning batches on it. */
+    int64_t pending_since_ms;
 } ns_pod;
 
 /* A zeroed pod with termination_grace_period_s = -1; NULL with NS_ERR_INTERNAL recorded on allocation failure. */

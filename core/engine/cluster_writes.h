@@ -1,0 +1,90 @@
+/*
+ * The cluster-writes layer: every change the engine makes to cluster objects goes through this table, so the
+ * in-memory implementation (cluster_writes_mem.c, over an ns_cluster) can later be replaced by one that calls the
+ * Kubernetes API, and a wrapper can watch every write (the invariant checker wraps it, as SQLite's test_vfs wraps a
+ * VFS).
+ *
+ * Reads are not here: the engine reads the ns_cluster directly (a Kubernetes implementation keeps it as its informer
+ * cache). An operation that takes an object pointer takes one the cluster owns; the caller may have changed it in
+ * place before calling an update operation (the in-memory store already holds the change; an API implementation
+ * sends it).
+ *
+ * Pointers: operations that remove an object (delete_* when no finalizer holds it, remove_*_finalizer on a deleting
+ * object, evict_pod and delete_pod) may free it and shift the cluster's arrays; the caller must not use the pointer,
+ * nor an index into the cluster's lists, afterwards.
+ *
+ * Errors: NS_OK or a negative ns_err with the error recorded. evict_pod returns NS_ERR_THROTTLED when a
+ * PodDisruptionBudget forbids the eviction (the Eviction API's 429), with the message naming the budget.
+ *
+ * Threading: as the engine, one thread at a time.
+ */
+#ifndef NS_CLUSTER_WRITES_H
+#define NS_CLUSTER_WRITES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/cluster.h"
+
+typedef struct ns_cluster_writes_ops {
+    /* NodeClaims. create takes ownership of claim (even on failure). update persists changes the caller made to the
+     * claim's metadata (labels, annotations, finalizers) and status (conditions, provider id, node name, resources).
+     * delete sets the deletion timestamp (now) and removes the object at once when it has no finalizer. */
+    int (*create_nodeclaim)(void *ctx, ns_nodeclaim *claim);
+    int (*update_nodeclaim)(void *ctx, ns_nodeclaim *claim);
+    int (*delete_nodeclaim)(void *ctx, ns_nodeclaim *claim);
+    int (*remove_nodeclaim_finalizer)(void *ctx, ns_nodeclaim *claim, const char *finalizer);
+
+    /* Nodes. create (the kubelet registering) takes ownership. Taints are matched by key and effect; adding a taint
+     * that is present replaces its value. update_node_status persists ready, capacity and allocatable. */
+    int (*create_node)(void *ctx, ns_node *node);
+    int (*add_node_taint)(void *ctx, ns_node *node, const ns_taint *taint);
+    int (*remove_node_taint)(void *ctx, ns_node *node, const char *key, const char *effect);
+    int (*set_node_label)(void *ctx, ns_node *node, const char *key, const char *value); /* value NULL: remove */
+    int (*set_node_unschedulable)(void *ctx, ns_node *node, bool unschedulable);
+    int (*update_node_status)(void *ctx, ns_node *node);
+    int (*delete_node)(void *ctx, ns_node *node);
+    int (*remove_node_finalizer)(void *ctx, ns_node *node, const char *finalizer);
+
+    /* Pods. create takes ownership. bind sets spec.nodeName (the pod runs from then on). evict goes through the
+     * Eviction API: PodDisruptionBudgets are checked (NS_ERR_THROTTLED when one forbids it); an evicted pod is
+     * deleted, and the in-memory store's workload-controller stand-in brings back a pending copy for pods of a
+     * ReplicaSet, StatefulSet or Job. delete removes the pod without checking budgets (the same stand-in applies).
+     * `voluntary` tells watchers whether the eviction is a voluntary disruption (false for interruption, expiry of
+     * a termination grace period or a lost node). */
+    int (*create_pod)(void *ctx, ns_pod *pod);
+    int (*bind_pod)(void *ctx, ns_pod *pod, const char *node_name);
+    int (*evict_pod)(void *ctx, ns_pod *pod, bool voluntary);
+    int (*delete_pod)(void *ctx, ns_pod *pod, bool voluntary);
+
+    /* NodePools and node classes (timeline changes). put replaces the object of the same name, or adds it; it takes
+     * ownership. */
+    int (*put_nodepool)(void *ctx, ns_nodepool *np);
+    int (*delete_nodepool)(void *ctx, const char *name);
+    int (*put_nodeclass)(void *ctx, ns_nodeclass_def *def);
+} ns_cluster_writes_ops;
+
+typedef struct ns_cluster_writes {
+    const ns_cluster_writes_ops *ops;
+    void *ctx;
+} ns_cluster_writes;
+
+/* The in-memory implementation over cluster (not owned; must outlive it). simulate_controllers turns on the
+ * workload-controller stand-ins (pending copies of evicted controller pods, DaemonSet pods created with each Node
+ * and deleted with it, pods of a deleted Node deleted or recreated). The writes' ctx is owned: free it with
+ * ns_cluster_writes_mem_free. */
+int ns_cluster_writes_mem_new(ns_cluster *cluster, bool simulate_controllers, ns_cluster_writes *out);
+void ns_cluster_writes_mem_free(ns_cluster_writes *w); /* accepts NULL or a zeroed struct */
+
+/* The in-memory workload controllers' scale operation (see ns_engine_scale_workload). Only for the in-memory
+ * implementation's writes; NS_ERR_UNSUPPORTED for any other. */
+int ns_cluster_writes_mem_scale(ns_cluster_writes *w, const char *ns, const char *kind, const char *name,
+                                size_t replicas);
+
+/* Kubernetes' eviction check, shared by the in-memory store and the engine's drain planning: NS_OK when evicting pod
+ * now leaves every PodDisruptionBudget selecting it with disruptionsAllowed >= 0, else NS_ERR_THROTTLED with a
+ * message naming the budget. A pod counts as healthy when it is bound to a Ready node and not terminal. */
+int ns_pdb_check_eviction(const ns_cluster *c, const ns_pod *pod);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * The node-lifecycle engine: Karpenter's controllers (provisioning, NodeClaim lifecycle, termination, interruption,
+ * garbage collection, and disruption when registered) run over one cluster and one provider plugin, on the core's
+ * clock (clock/ns_clock.h; simulations use the simulated clock).
+ *
+ * The engine keeps no decision state of its own. Everything it decides is written into the cluster objects
+ * (NodeClaim conditions, annotations and finalizers, deletion timestamps, node labels and taints) and into the cloud
+ * (instance tags, client tokens), so a new engine built over the same cluster and provider carries on where the
+ * previous one stopped: nothing lost, nothing launched twice. What it does keep in memory is what Karpenter also keeps
+ * in memory and may lose on restart: the unavailable-offerings cache, throttling back-off, the instance types it last
+ * listed, the decision log and the per-step history below.
+ *
+ * Reads come straight from the ns_cluster (the informer cache of a Kubernetes-backed engine); every write goes through
+ * the cluster-writes layer (engine/cluster_writes.h), so a Kubernetes API implementation can replace the in-memory
+ * one without touching a controller.
+ *
+ * Threading: an engine is single-threaded. Call every function of one engine from one thread at a time; provider
+ * calls happen on that thread. Different engines over different clusters may run in different threads.
+ *
+ * Errors: functions return NS_OK or a negative ns_err with the error recorded (errors/ns_error.h). A controller that
+ * fails on one object records a decision or log line and goes on with the others; ns_engine_step returns an error
+ * only for failures that leave the step meaningless (allocation failure, a cluster write that failed).
+ */
+#ifndef NS_ENGINE_H
+#define NS_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/cluster.h"
+#include "nodesmith/provider.h"
+#include "plugin/plugin_loader.h"
+#include "sched/sched.h"
+
+/* Names the engine writes into objects (Karpenter's where Karpenter has one). */
+#define NS_FINALIZER_TERMINATION "karpenter.sh/termination"
+#define NS_TAINT_DISRUPTED_KEY "karpenter.sh/disrupted"
+#define NS_TAINT_UNREGISTERED_KEY "karpenter.sh/unregistered"
+#define NS_TAINT_NOT_READY_KEY "node.kubernetes.io/not-ready"
+#define NS_ANNOTATION_NODEPOOL_HASH "karpenter.sh/nodepool-hash"
+#define NS_ANNOTATION_NODECLASS_HASH "nodesmith.io/nodeclass-hash"
+#define NS_LABEL_NODECLASS "nodesmith.io/nodeclass"
+/* Disruption in progress, written on each candidate NodeClaim by ns_engine_disrupt. */
+#define NS_ANNOTATION_DISRUPTION_METHOD "nodesmith.io/disruption-method"
+#define NS_ANNOTATION_DISRUPTION_REASON "nodesmith.io/disruption-reason"
+#define NS_ANNOTATION_DISRUPTION_REPLACEMENTS "nodesmith.io/disruption-replacements" /* comma-separated claims */
+#define NS_ANNOTATION_DISRUPTION_FORCEFUL "nodesmith.io/disruption-forceful"       /* "true" when set */
+/* Interruption deadline (unix ms) written on a claim cordoned for a spot interruption or maintenance. */
+#define NS_ANNOTATION_INTERRUPTION_DEADLINE "nodesmith.io/interruption-deadline-ms"
+#define NS_ANNOTATION_REBALANCE "nodesmith.io/rebalance-recommended-ms"
+
+/* NodeClaim status condition types (Karpenter v1). */
+#define NS_COND_LAUNCHED "Launched"
+#define NS_COND_REGISTERED "Registered"
+#define NS_COND_INITIALIZED "Initialized"
+#define NS_COND_DRIFTED "Drifted"
+#define NS_COND_DISRUPTION_REASON "DisruptionReason"
+#define NS_COND_INSTANCE_TERMINATING "InstanceTerminating"
+
+typedef struct ns_engine ns_engine;
+
+typedef struct ns_engine_config {
+    uint32_t struct_size;         /* sizeof(ns_engine_config); set by ns_engine_config_default */
+    const char *cluster_name;     /* launch requests and cloud tags; default "nodesmith"; copied by ns_engine_new */
+    int64_t registration_ttl_ms;  /* launched but no Node registered after this: claim deleted. Default 15 min */
+    /* Simulated kubelet (in-memory cluster only): a Node registers this long after its instance launched, and turns
+     * ready, with startup taints removed, this long after registering. Defaults 30 s and 15 s. A negative
+     * registration delay means the kubelet never registers (to exercise the registration TTL). */
+    int64_t registration_delay_ms;
+    int64_t initialization_delay_ms;
+    /* Provisioning batch window (Karpenter's BATCH_IDLE_DURATION / BATCH_MAX_DURATION): pending pods are provisioned
+     * once no pod became pending for batch_idle_ms, or batch_max_ms after the oldest one. Defaults 1 s and 10 s. */
+    int64_t batch_idle_ms;
+    int64_t batch_max_ms;
+    /* Disruption re-validates a decision this long after making it (used by the disruption controller). 15 s. */
+    int64_t stabilization_ms;
+    /* An instance no NodeClaim owns is terminated once it is older than this. Default 30 s. */
+    int64_t orphan_gc_grace_ms;
+    /* An offering a launch reported as without capacity is not used again for this long. Default 3 min. */
+    int64_t unavailable_offering_ttl_ms;
+    /* ns_engine_run_until steps every tick_ms of simulated time. Default 1 s. */
+    int64_t tick_ms;
+    /* A rebalance recommendation is recorded; with this set it also disrupts the node like a spot interruption. */
+    bool act_on_rebalance;
+    /* In-memory cluster stand-ins: the kubelet (nodes register and become ready), kube-scheduler binding pods to
+     * initialized nodes, workload controllers (evicted pods of a Deployment/ReplicaSet/StatefulSet/Job come back
+     * pending; DaemonSet pods follow nodes). All default true; a Kubernetes-backed engine turns them off. */
+    bool simulate_kubelet;
+    bool simulate_scheduler;
+    bool simulate_controllers;
+} ns_engine_config;
+
+/* Fills cfg with the defaults above. */
+void ns_engine_config_default(ns_engine_config *cfg);
+
+/* Builds an engine over cluster and plugin, neither of which it takes ownership of: both must outlive the engine.
+ * cfg may be NULL for the defaults; it is copied. The cluster must have been resolved (ns_cluster_resolve). Writes go
+ * to the in-memory cluster-writes layer over `cluster`. *out is the caller's; free with ns_engine_free. */
+int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg, ns_engine **out);
+/* Frees the engine (not the cluster, not the plugin). Accepts NULL. */
+void ns_engine_free(ns_engine *e);
+
+/* Runs every controller once at the current clock, in this order: interruption, garbage collection, NodeClaim
+ * lifecycle (launch, register, initialize, registration TTL), the simulated kubelet and scheduler, provisioning,
+ * registered controllers (disruption), termination; then appends one ns_engine_sample to the history. */
+int ns_engine_step(ns_engine *e);
+/* Steps at the current time, then advances the simulated clock by cfg.tick_ms and steps again, until the clock has
+ * reached until_ms (the last step runs at until_ms). With the real clock it steps once. */
+int ns_engine_run_until(ns_engine *e, int64_t until_ms);
+/* ns_engine_run_until(now + ms). */
+int ns_engine_run_for(ns_engine *e, int64_t ms);
+
+const ns_engine_config *ns_engine_get_config(const ns_engine *e);
+ns_cluster *ns_engine_cluster(const ns_engine *e);
+ns_plugin *ns_engine_plugin(const ns_engine *e);
+
+/* ---- Decision log. Every decision is also written as a Karpenter-style log line (log/ns_log.h) when recorded. */
+
+typedef enum ns_decision_kind {
+    NS_DECISION_CREATED_NODECLAIM = 1,   /* "created nodeclaim" */
+    NS_DECISION_LAUNCHED_NODECLAIM,      /* "launched nodeclaim" (detail: type/zone/capacity type, price) */
+    NS_DECISION_LAUNCH_FAILED,           /* "failed launching nodeclaim" (reason: the provider's message) */
+    NS_DECISION_OFFERING_UNAVAILABLE,    /* "marked offering unavailable" (detail: type/zone/capacity type) */
+    NS_DECISION_REGISTERED_NODECLAIM,    /* "registered nodeclaim" */
+    NS_DECISION_INITIALIZED_NODECLAIM,   /* "initialized nodeclaim" */
+    NS_DECISION_REGISTRATION_TIMEOUT,    /* "nodeclaim registration timed out" */
+    NS_DECISION_DISRUPTING,              /* "disrupting node(s)" (method, reason, replacements in detail) */
+    NS_DECISION_DISRUPTION_ABORTED,      /* "abandoned disruption" (a replacement failed) */
+    NS_DECISION_TAINTED_NODE,            /* "tainted node" (detail: the taint) */
+    NS_DECISION_UNTAINTED_NODE,          /* "untainted node" */
+    NS_DECISION_EVICTED_POD,             /* "evicted pod" (method: "eviction" or "forced deletion") */
+    NS_DECISION_EVICTION_BLOCKED,        /* "eviction blocked" (reason: PDB or do-not-disrupt) */
+    NS_DECISION_TERMINATED_INSTANCE,     /* "terminated instance" */
+    NS_DECISION_DELETED_NODE,            /* "deleted node" */
+    NS_DECISION_DELETED_NODECLAIM,       /* "deleted nodeclaim" */
+    NS_DECISION_INTERRUPTION,            /* "received interruption event" (method: event kind) */
+    NS_DECISION_REBALANCE_RECORDED,      /* "recorded rebalance recommendation" */
+    NS_DECISION_GC_INSTANCE,             /* "garbage collected instance" (no NodeClaim owns it) */
+    NS_DECISION_GC_NODECLAIM,            /* "garbage collected nodeclaim" (its instance is gone) */
+    NS_DECISION_NODE_LOST,               /* "removed node of terminated instance" (stopped/terminated by the cloud) */
+    NS_DECISION_POD_RESCHEDULED,         /* "re-planned pod" (a controller's pod came back pending) */
+    NS_DECISION_UNSCHEDULABLE_POD,       /* "could not schedule pod" (reason from the scheduler) */
+    NS_DECISION_DISRUPTION_INFO,         /* free-form decision of a registered controller ("validated", ...) */
+} ns_decision_kind;
+
+typedef struct ns_decision {
+    int64_t time_ms;
+    ns_decision_kind kind;
+    const char *message; /* the log message of the kind (static) */
+    char *method;        /* disruption method ("emptiness", "drift", "consolidation", "interruption", ...) or "" */
+    char *reason;        /* why, for people; "" when none */
+    char *nodes;         /* comma-separated Node names, "" when none */
+    char *nodeclaims;    /* comma-separated NodeClaim names, "" when none */
+    char *pods;          /* comma-separated namespace/name, "" when none */
+    char *detail;        /* kind-specific ("m5.large/us-west-2a/spot $0.0365/h", a taint, ...), "" when none */
+} ns_decision;
+
+/* "launched nodeclaim", ... */
+const char *ns_decision_kind_message(ns_decision_kind kind);
+/* Every decision since the engine was built, oldest first. The array belongs to the engine and stays valid until
+ * the next call that may record a decision (any step or mutation). */
+const ns_decision *ns_engine_decisions(const ns_engine *e, size_t *n);
+/* Records a decision (strings copied; NULL reads as "") and writes its log line. For the controllers and for
+ * registered controllers (E2's disruption). NS_OK or NS_ERR_INTERNAL. */
+int ns_engine_record(ns_engine *e, ns_decision_kind kind, const char *method, const char *reason, const char *nodes,
+                     const char *nodeclaims, const char *pods, const char *detail);
+
+/* ---- Per-step history for reports: one sample after each ns_engine_step. */
+
+typedef struct ns_engine_sample {
+    int64_t time_ms;
+    size_t nodes;              /* Nodes in the cluster */
+    size_t nodes_ready;        /* Ready and initialized (or not managed by the engine) */
+    size_t nodeclaims;         /* NodeClaims, including those not yet launched or being deleted */
+    size_t pods_bound;         /* pods with a node, not DaemonSet pods */
+    size_t pods_pending;       /* pods provisioning considers (sched.h) */
+    double cost_per_hour;      /* sum of the launched NodeClaims' offering prices */
+    size_t decisions;          /* decisions recorded so far */
+} ns_engine_sample;
+
+const ns_engine_sample *ns_engine_history(const ns_engine *e, size_t *n);
+/* The sample the next step would append, computed now (for a state dump between steps). */
+void ns_engine_sample_now(const ns_engine *e, ns_engine_sample *out);
+
+/* ---- Disruption hook (E2). A disruption controller registers a step function and, when it has decided, asks the
+ * engine to carry the decision out; the termination controller does the rest across later steps. */
+
+/* A registered controller: called once per step, after provisioning and before termination. */
+typedef int (*ns_engine_controller_fn)(ns_engine *e, void *ctx);
+/* Registers fn under name (copied). ctx is the caller's and must outlive the engine; free_ctx (may be NULL) is called
+ * on it by ns_engine_free. At most 8 controllers. */
+int ns_engine_register_controller(ns_engine *e, const char *name, ns_engine_controller_fn fn, void *ctx,
+                                  void (*free_ctx)(void *ctx));
+
+typedef struct ns_disruption_request {
+    const char *method; /* "emptiness", "expiration", "drift", "consolidation", ... (log and annotation) */
+    const char *reason; /* "Empty", "Underutilized", "Drifted", "Expired", ... (DisruptionReason condition) */
+    /* Candidates, by NodeClaim name. Each must exist, be launched and not be deleting already. */
+    const char *const *nodeclaims;
+    size_t n_nodeclaims;
+    /* Replacements to launch first, from an ns_sched_run over ns_engine_plan's view (nodepool indices refer to the
+     * engine cluster's nodepools, which the view shares). The candidates are drained only once every replacement is
+     * Initialized; if one fails (deleted, launch failed for good, registration timed out) the disruption is abandoned
+     * and the candidates untainted. */
+    const ns_sched_claim *replacements;
+    size_t n_replacements;
+    /* Forceful (expiration, interruption): do-not-disrupt pods do not block the candidates (they are evicted last),
+     * and no replacement wait. PodDisruptionBudgets are still honoured until terminationGracePeriod runs out. */
+    bool forceful;
+} ns_disruption_request;
+
+/* Validates the request (candidates exist, are launched, not already deleting, and unless forceful carry no
+ * do-not-disrupt pod), then: creates and launches the replacement NodeClaims, taints every candidate's Node with
+ * karpenter.sh/disrupted:NoSchedule, writes the disruption annotations on each candidate claim, records "disrupting
+ * node(s)". Replacement names are written into *replacement_names (may be NULL; a comma-separated string the caller
+ * frees with free()). NS_ERR_INVALID_ARGUMENT naming the candidate when validation fails (nothing changed then). */
+int ns_engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **replacement_names);
+
+/* ---- Timeline hooks (E3). Each applies one change through the cluster-writes layer and records nothing unless it
+ * is an engine decision (an injected interruption is the provider's event, handled at the next step). */
+
+/* Adds pod (ownership passes to the engine's cluster, even on failure); it becomes pending now. */
+int ns_engine_add_pod(ns_engine *e, ns_pod *pod);
+/* Deletes a pod by namespace (NULL = "default") and name. NS_ERR_NOT_FOUND when absent. */
+int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name);
+/* Sets the number of pods of a workload, as its controller would: kind "Deployment" matches pods owned by ReplicaSet
+ * "<name>-<hash>", other kinds ("ReplicaSet", "StatefulSet", "Job") match owner kind and name. New pods copy the
+ * workload's template (the first pod seen; remembered by the in-memory controller stand-in, so scaling to zero and
+ * back works) and are pending; removed pods are the newest first (StatefulSet: highest ordinal). NS_ERR_NOT_FOUND
+ * when the workload has never had a pod. */
+int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas);
+/* Replaces the NodePool of the same name (or adds it); ownership passes to the engine's cluster. Drift is noticed
+ * through karpenter.sh/nodepool-hash by the disruption controller. */
+int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np);
+/* Removes a NodePool by name; its NodeClaims stay until disrupted. NS_ERR_NOT_FOUND when absent. */
+int ns_engine_delete_nodepool(ns_engine *e, const char *name);
+/* Replaces the node class of the same kind and name (or adds it); ownership passes to the cluster. */
+int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def);
+/* Queues a provider event for the Node or NodeClaim named (its instance), through ns_plugin_test_inject_fault
+ * (needs a provider with test hooks). deadline_ms 0 = the provider's default. */
+int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms);
+/* Makes an offering unavailable at the provider (ns_fault INSUFFICIENT_CAPACITY; NULL fields match any), or with
+ * clear set removes every injected fault. */
+int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
+                                    const char *capacity_type, bool clear);
+/* Advances the simulated clock by ms without stepping (ns_engine_run_for steps). */
+void ns_engine_advance_clock(ns_engine *e, int64_t ms);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * What the engine's controllers share: the engine struct, the per-step instance-type cache, the unavailable-offerings
+ * cache, the scheduling view (in-flight NodeClaims as nodes, for provisioning and for the disruption controller's
+ * simulations), NodeClaim helpers, and each controller's step function.
+ *
+ * Internal to core/engine (E1, E2). Nothing here is an ABI; everything runs on the engine's one thread.
+ */
+#ifndef NS_ENGINE_INTERNAL_H
+#define NS_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cloud/instance_types.h"
+#include "engine/cluster_writes.h"
+#include "engine/engine.h"
+#include "model/cluster.h"
+#include "sched/sched.h"
+
+/* ---- Unavailable offerings (Karpenter's UnavailableOfferings cache): in memory only, like Karpenter's. */
+
+typedef struct ns_unavailable_entry {
+    char *instance_type;
+    char *zone;
+    char *capacity_type;
+    int64_t until_ms;
+} ns_unavailable_entry;
+
+typedef struct ns_unavailable_cache {
+    ns_unavailable_entry *items;
+    size_t n, cap;
+} ns_unavailable_cache;
+
+/* Marks (type, zone, capacity type) unavailable until now + ttl (extending an existing entry). 0 or NS_ERR_INTERNAL. */
+int ns_unavailable_add(ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
+                       int64_t until_ms);
+bool ns_unavailable_has(const ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
+                        int64_t now_ms);
+/* Drops entries that expired before now. */
+void ns_unavailable_expire(ns_unavailable_cache *c, int64_t now_ms);
+void ns_unavailable_free(ns_unavailable_cache *c);
+
+/* ---- Instance types per node class, listed once per step, with the unavailable offerings marked unavailable. */
+
+typedef struct ns_engine_types {
+    const ns_nodeclass_def **owner; /* node class of each set (a pointer into the cluster, valid for the step) */
+    ns_itype_set *sets;
+    char **errors;                  /* per set: why listing failed, or NULL */
+    size_t n, cap;
+    /* Per NodePool (indexed like cluster->nodepools) for ns_sched_input: the pool's set or NULL, and why. */
+    const ns_itype_set **pool_types;
+    const char **pool_errors;
+    const ns_nodeclass **pool_nodeclass;
+    size_t n_pools;
+    int64_t listed_at_ms; /* -1 when not listed yet */
+} ns_engine_types;
+
+/* ---- Registered controllers (the disruption controller). */
+
+#define NS_ENGINE_MAX_CONTROLLERS 8
+
+typedef struct ns_engine_controller {
+    char *name;
+    ns_engine_controller_fn fn;
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+} ns_engine_controller;
+
+struct ns_engine {
+    ns_engine_config cfg;
+    char *cluster_name; /* cfg.cluster_name points here */
+    ns_cluster *cluster;
+    ns_plugin *plugin;
+    ns_cluster_writes mem_writes; /* the in-memory store, owned */
+    ns_cluster_writes writes;     /* what controllers call: mem_writes, or a wrapper around it */
+    ns_engine_types types;
+    ns_unavailable_cache unavailable;
+    int64_t launch_backoff_until_ms; /* throttled by the provider: no launch before this */
+    uint64_t name_seq;               /* salt for NodeClaim names, see ns_engine_claim_name */
+    ns_decision *decisions;
+    size_t n_decisions, cap_decisions;
+    ns_engine_sample *history;
+    size_t n_history, cap_history;
+    ns_engine_controller controllers[NS_ENGINE_MAX_CONTROLLERS];
+    size_t n_controllers;
+};
+
+/* Replaces the writes controllers use (a watcher wrapping e->writes); the caller keeps ownership of w's ctx and must
+ * restore the previous table (ns_engine_set_writes with the value it saved) before freeing it. */
+void ns_engine_set_writes(ns_engine *e, const ns_cluster_writes *w);
+
+/* Lists instance types for every node class the NodePools use (at most once per clock reading), applying the
+ * unavailable cache. 0, or NS_ERR_INTERNAL; a provider failure for one class disables its pools with a reason. */
+int ns_engine_refresh_types(ns_engine *e);
+/* The set of the node class of pool index p, or NULL (after ns_engine_refresh_types). */
+const ns_itype_set *ns_engine_pool_types(const ns_engine *e, size_t pool);
+/* The price of an offering, or -1 when the type or offering is unknown. */
+double ns_engine_offering_price(const ns_engine *e, const char *nodeclass_kind, const char *nodeclass_name,
+                                const char *type, const char *zone, const char *capacity_type);
+
+/* ---- The scheduling view: what provisioning and disruption simulate over. */
+
+typedef struct ns_engine_plan_opts {
+    /* Nodes taken out of the view (disruption candidates); their pods are pending in the view. */
+    const char *const *removed_nodes;
+    size_t n_removed;
+    /* Leave pods that are pending in the cluster out of the round (only the removed nodes' pods are placed). */
+    bool only_removed_pods;
+    /* Leave in-flight NodeClaims (launched or not, not yet initialized) out of the view. */
+    bool exclude_inflight;
+} ns_engine_plan_opts;
+
+typedef struct ns_engine_plan {
+    /* A shallow cluster: its pointer arrays are the plan's; it shares pools, classes, PDBs, DaemonSets and most pods
+     * with the engine's cluster. pods[i] corresponds to the cluster's pods[i] (pods of removed nodes and left-out
+     * pending pods are plan-owned shallow copies). nodes[0..n_cluster_nodes) are cluster Nodes (or plan copies of
+     * uninitialized ones with startup and ephemeral taints dropped); the rest stand for in-flight NodeClaims. */
+    ns_cluster view;
+    size_t n_cluster_nodes;
+    /* Per view node: the NodeClaim it belongs to (NULL for nodes not managed by the engine). */
+    ns_nodeclaim **node_claim;
+    /* Per view node: true when pods may be bound there now (a cluster Node, initialized, schedulable). */
+    bool *bindable;
+    ns_sched_result result;
+    /* internal: plan-owned copies */
+    ns_pod **own_pods;
+    size_t n_own_pods;
+    ns_node **own_nodes;
+    size_t n_own_nodes;
+} ns_engine_plan;
+
+/* Builds the view at the current clock, refreshes instance types, and runs the scheduler over it. opts may be NULL.
+ * *out is the caller's; free with ns_engine_plan_free. The plan points into the cluster: free it before any write. */
+int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_plan *out);
+void ns_engine_plan_free(ns_engine_plan *p); /* accepts NULL or a zeroed plan */
+
+/* ---- NodeClaims. */
+
+/* A fresh NodeClaim name "<nodepool>-<5 characters>" that no NodeClaim or Node in the cluster uses. */
+void ns_engine_claim_name(ns_engine *e, const char *nodepool, char *buf, size_t len);
+/* Creates a NodeClaim from a scheduler claim of plan `p` (nodepool, requirements, instance-type options, requests),
+ * with the termination finalizer and the NodePool's hash annotations, through the writes layer, and records "created
+ * nodeclaim". The claim is launched by the lifecycle controller (at once when launch_now). *name_out (may be NULL)
+ * receives the name (NS_NAME_MAX bytes). */
+int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_now, char *name_out);
+/* Launches one claim now (options from its requirements, cheapest first, without unavailable offerings; falls back on
+ * insufficient capacity; honours throttling). NS_OK when launched or when the launch will be retried later; an error
+ * only for a write that failed. The claim may have been deleted when it had no option left (check by name). */
+int ns_engine_launch_claim(ns_engine *e, ns_nodeclaim *claim);
+
+/* Lookups over the cluster. */
+ns_nodeclaim *ns_engine_claim_of_node(const ns_engine *e, const ns_node *node);
+ns_node *ns_engine_node_of_claim(const ns_engine *e, const ns_nodeclaim *claim);
+/* Pods bound to node_name (DaemonSet pods included), into a malloc'd array (*out; free with free()). */
+int ns_engine_pods_on_node(const ns_engine *e, const char *node_name, ns_pod ***out, size_t *n);
+/* True for pods that are DaemonSet pods (owner kind DaemonSet) or mirror pods (owner kind Node). */
+bool ns_engine_pod_is_daemon(const ns_pod *pod);
+/* system-cluster-critical / system-node-critical priority class. */
+bool ns_engine_pod_is_critical(const ns_pod *pod);
+/* Launched (provider id set), Registered, Initialized, deleting. */
+bool ns_claim_launched(const ns_nodeclaim *c);
+bool ns_claim_registered(const ns_nodeclaim *c);
+bool ns_claim_initialized(const ns_nodeclaim *c);
+bool ns_claim_deleting(const ns_nodeclaim *c);
+/* The NodePool hash Karpenter compares for drift (template labels, annotations, taints, startup taints, requirements,
+ * node class reference, expireAfter, terminationGracePeriod), as a hex string into buf (17 bytes). */
+void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len);
+/* A hash of a node class's kind, name and spec, hex into buf (17 bytes). */
+void ns_nodeclass_hash(const ns_nodeclass_def *def, char *buf, size_t len);
+
+/* Starts termination of a claim: sets its deletion timestamp through the writes layer (the termination controller
+ * taints, drains, terminates and removes it over the next steps). method and reason go into the decision. */
+int ns_engine_delete_claim(ns_engine *e, ns_nodeclaim *claim, const char *method, const char *reason);
+
+/* ---- Controllers, run by ns_engine_step in this order. Each returns NS_OK or an error that ends the step. */
+int ns_ctl_interruption(ns_engine *e);
+int ns_ctl_gc(ns_engine *e);
+int ns_ctl_lifecycle(ns_engine *e);
+int ns_ctl_kubelet(ns_engine *e);     /* simulated kubelet: register Nodes, turn them ready (cfg.simulate_kubelet) */
+int ns_ctl_provisioner(ns_engine *e); /* binds pods to initialized nodes (cfg.simulate_scheduler), creates claims */
+int ns_ctl_termination(ns_engine *e); /* disruption hand-over, drain, terminate, remove */
+
+/* Helpers for decision strings. */
+void ns_engine_pod_ref(const ns_pod *pod, char *buf, size_t len); /* "namespace/name" */
+
+#endif
