@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/timeline_decode.h"
 #include "errors/ns_error.h"
@@ -30,7 +31,7 @@ static const struct {
 };
 #define N_ACTIONS (sizeof(actions) / sizeof(actions[0]))
 
-static const char *const top_fields[] = {"description", "steps", NULL};
+static const char *const top_fields[] = {"description", "start", "engine", "steps", NULL};
 
 const char *ns_tl_action_name(ns_tl_action a)
 {
@@ -162,14 +163,98 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
     return actions[which].decode(c, value, p, s);
 }
 
+/* RFC 3339 in UTC or with an offset, seconds precision or finer: "2026-01-05T09:00:00Z", "...T10:00:00.5+01:00". */
+static int parse_rfc3339(const char *s, int64_t *out_ms)
+{
+    struct tm tm = {0};
+    int consumed = 0;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+               &tm.tm_sec, &consumed) != 6 || consumed != 19)
+        return -1;
+    if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+        tm.tm_sec > 60 || tm.tm_year < 1970)
+        return -1;
+    const char *p = s + consumed;
+    int64_t ms = 0;
+    if (*p == '.') {
+        int64_t scale = 100;
+        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+            ms += (*p - '0') * scale;
+        if (p[-1] == '.')
+            return -1;
+    }
+    int64_t offset_s = 0;
+    if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+        int h = 0, m = 0, n = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &h, &m, &n) != 2 || n != 5 || h > 23 || m > 59)
+            return -1;
+        offset_s = (*p == '-' ? -1 : 1) * (h * 3600 + m * 60);
+    } else if (strcmp(p, "Z") != 0 && strcmp(p, "z") != 0) {
+        return -1;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    *out_ms = ((int64_t)timegm(&tm) - offset_s) * 1000 + ms;
+    return 0;
+}
+
+static const char *const engine_fields[] = {
+    "tick", "registrationDelay", "initializationDelay", "registrationTTL", "batchIdleDuration", "batchMaxDuration",
+    "stabilizationWindow", "orphanGCGrace", "unavailableOfferingTTL", "actOnRebalance", NULL};
+
+static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings *e)
+{
+    int rc;
+    const ns_ynode *m = ns_dec_child(&c->dec, root, "", "engine", NS_Y_MAP, &rc);
+    if (!m)
+        return rc;
+    struct {
+        const char *key;
+        int64_t *out;
+    } durations[] = {
+        {"tick", &e->tick_ms},
+        {"registrationDelay", &e->registration_delay_ms},
+        {"initializationDelay", &e->initialization_delay_ms},
+        {"registrationTTL", &e->registration_ttl_ms},
+        {"batchIdleDuration", &e->batch_idle_ms},
+        {"batchMaxDuration", &e->batch_max_ms},
+        {"stabilizationWindow", &e->stabilization_ms},
+        {"orphanGCGrace", &e->orphan_gc_grace_ms},
+        {"unavailableOfferingTTL", &e->unavailable_offering_ttl_ms},
+    };
+    if ((rc = ns_dec_fields(&c->dec, m, "engine", engine_fields)) < 0)
+        return rc;
+    for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++)
+        if ((rc = ns_dec_duration(&c->dec, m, "engine", durations[i].key, false, durations[i].out, NULL)) < 0)
+            return rc;
+    if (e->tick_ms == 0)
+        return ns_dec_fail(&c->dec, ns_ymap_get(m, "tick"), "engine.tick", "must be longer than 0s");
+    bool act = false, has_act = false;
+    if ((rc = ns_dec_bool(&c->dec, m, "engine", "actOnRebalance", &act, &has_act)) < 0)
+        return rc;
+    e->act_on_rebalance = has_act ? (act ? 1 : -1) : 0;
+    return 0;
+}
+
 static int decode_timeline(tl_ctx *c, const ns_ynode *root, ns_timeline *t)
 {
     snprintf(c->dec.object, sizeof(c->dec.object), "timeline");
     int rc;
     if (ns_ynode_is_null(root))
         return ns_dec_fail(&c->dec, root, NULL, "the timeline is empty (it needs a list of steps)");
+    char *start = NULL;
     if ((rc = ns_dec_fields(&c->dec, root, "", top_fields)) < 0 ||
-        (rc = ns_dec_string(&c->dec, root, "", "description", &t->description)) < 0)
+        (rc = ns_dec_string(&c->dec, root, "", "description", &t->description)) < 0 ||
+        (rc = ns_dec_string(&c->dec, root, "", "start", &start)) < 0 || (rc = decode_engine(c, root, &t->engine)) < 0) {
+        free(start);
+        return rc;
+    }
+    t->start_ms = NS_TIMELINE_DEFAULT_START_MS;
+    if (start && parse_rfc3339(start, &t->start_ms) < 0)
+        rc = ns_dec_fail(&c->dec, ns_ymap_get(root, "start"), "start",
+                         "\"%s\" is not an RFC 3339 time such as 2026-01-05T09:00:00Z", start);
+    free(start);
+    if (rc < 0)
         return rc;
     const ns_ynode *steps = ns_dec_child(&c->dec, root, "", "steps", NS_Y_SEQ, &rc);
     if (rc < 0)
@@ -199,6 +284,7 @@ static int load_text(const char *name, const char *text, size_t len, const char 
         ns_timeline_free(t);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
     }
+    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0};
     tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir};
     int rc = ns_yreader_open_string(name, text, len, &r);
     if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)

@@ -76,9 +76,29 @@ typedef struct ns_tl_step {
     char *capacity_type;
 } ns_tl_step;
 
+/* Engine settings a timeline may override (docs/timeline.md, "engine"); -1 (or, for act_on_rebalance, 0) = keep
+ * the engine's default. Durations in milliseconds. */
+typedef struct ns_tl_engine_settings {
+    int64_t tick_ms;
+    int64_t registration_delay_ms;
+    int64_t initialization_delay_ms;
+    int64_t registration_ttl_ms;
+    int64_t batch_idle_ms;
+    int64_t batch_max_ms;
+    int64_t stabilization_ms;
+    int64_t orphan_gc_grace_ms;
+    int64_t unavailable_offering_ttl_ms;
+    int act_on_rebalance; /* 1 true, -1 false, 0 default */
+} ns_tl_engine_settings;
+
+/* The simulated clock's start when a timeline names none: 2026-01-01T00:00:00Z. */
+#define NS_TIMELINE_DEFAULT_START_MS INT64_C(1767225600000)
+
 typedef struct ns_timeline {
     char *path;        /* as given */
     char *description; /* or NULL */
+    int64_t start_ms;  /* unix ms of simulated time 0 (`start`, RFC 3339) */
+    ns_tl_engine_settings engine;
     ns_tl_step *steps;
     size_t n_steps;
     int64_t end_ms; /* the last step's end */

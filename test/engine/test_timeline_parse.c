@@ -127,6 +127,34 @@ END_TEST
 
 /* An inline manifest's errors carry the timeline's name and the line inside the timeline, for block scalars and
  * for a manifest written on the key's own line. */
+START_TEST(start_and_engine)
+{
+    ns_timeline *t = load_ok("steps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->start_ms, NS_TIMELINE_DEFAULT_START_MS);
+    ck_assert_int_eq(t->engine.tick_ms, -1);
+    ck_assert_int_eq(t->engine.act_on_rebalance, 0);
+    ns_timeline_free(t);
+    t = load_ok("start: 2026-03-02T09:30:00.250+01:00\n"
+                "engine: {tick: 5s, registrationDelay: 45s, batchIdleDuration: 2s, actOnRebalance: false}\n"
+                "steps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->start_ms, INT64_C(1772440200250));
+    ck_assert_int_eq(t->engine.tick_ms, 5000);
+    ck_assert_int_eq(t->engine.registration_delay_ms, 45000);
+    ck_assert_int_eq(t->engine.batch_idle_ms, 2000);
+    ck_assert_int_eq(t->engine.batch_max_ms, -1);
+    ck_assert_int_eq(t->engine.act_on_rebalance, -1);
+    ns_timeline_free(t);
+    load_fails("start: tomorrow\nsteps:\n  - advance: 1s\n",
+               "t.yaml:1: timeline: start: \"tomorrow\" is not an RFC 3339 time such as 2026-01-05T09:00:00Z");
+    load_fails("start: 2026-13-01T00:00:00Z\nsteps:\n  - advance: 1s\n",
+               "t.yaml:1: timeline: start: \"2026-13-01T00:00:00Z\" is not an RFC 3339 time such as "
+               "2026-01-05T09:00:00Z");
+    load_fails("engine: {tick: 0s}\nsteps:\n  - advance: 1s\n",
+               "t.yaml:1: timeline: engine.tick: must be longer than 0s");
+    load_fails("engine: {speed: 2}\nsteps:\n  - advance: 1s\n", "t.yaml:1: timeline: unknown field \"engine.speed\"");
+}
+END_TEST
+
 START_TEST(inline_manifest_lines)
 {
     ns_timeline *t = load_ok("steps:\n"
@@ -268,6 +296,7 @@ int main(void)
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, every_action);
     tcase_add_test(tc, descriptions);
+    tcase_add_test(tc, start_and_engine);
     tcase_add_test(tc, inline_manifest_lines);
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);
