@@ -262,7 +262,7 @@ int sched_group_prepare(sched *s, sched_group *g)
         if ((rc = pool_view(s, g, p)) != NS_OK)
             return rc;
     g->universe = sched_group_universe(s, g);
-    return NS_OK;
+    return sched_topo_group_skips(s, g);
 }
 
 /* Deactivates the active preferred term of `src` that comes first in removal order. */
@@ -323,6 +323,7 @@ void sched_groups_free(sched *s)
         free(g->cons);
         free(g->counted_by);
         free(g->inverse);
+        free(g->skips);
         ns_requirements_free(&g->reqs);
         free(g->pool_bits);
         free(g->pool_pairs);

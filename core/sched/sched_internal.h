@@ -14,6 +14,7 @@
 
 #include "sched/sched.h"
 #include "sched/sched_bits.h"
+#include "sched/sched_skip.h"
 
 /* cpu, memory, ephemeral-storage, pods, then extended resources in order of first appearance. */
 #define SCHED_MAX_DIMS (4 + NS_MAX_EXTENDED_RESOURCES)
@@ -36,6 +37,7 @@ typedef struct sched_pool {
     sched_vec *alloc;       /* allocatable after kubelet settings, minus the DaemonSet overhead */
     sched_vec *capacity;    /* for NodePool limits */
     uint64_t *offers;       /* per type: available (zone, capacity type) pairs */
+    double *price;          /* per type: its cheapest available offering among the pool's pairs */
     int16_t **offer_pair;   /* per type, per offering: its pair bit, or -1 when unavailable or unknown */
     size_t words;
     const char **keys;   /* label keys the node class's instance types define (borrowed strings) */
@@ -69,6 +71,10 @@ typedef struct sched_topo {
     int32_t *owner_host;
     size_t host_cap;
     int64_t total;
+    /* Hostname spread: [0] claims whose count reached maxSkew (closed to pods the selector matches), [1] claims past
+     * it (closed to all). Hostname anti-affinity: [0] claims running a matching pod, [1] claims running a pod with
+     * the required term (closed to pods it matches). Unused otherwise. */
+    sched_skip skip[2];
 } sched_topo;
 
 enum { SCHED_SRC_SPREAD = 0, SCHED_SRC_AFF_REQ, SCHED_SRC_AFF_PREF, SCHED_SRC_ANTI_REQ, SCHED_SRC_ANTI_PREF };
@@ -103,6 +109,8 @@ typedef struct sched_group {
     uint32_t *inverse; /* anti-affinity topologies whose selector matches this pod */
     size_t n_inverse;
     const char *bad_topology_key; /* a constraint on a key the scheduler does not know */
+    uint32_t *skips; /* blocked-claim lists that apply at the current relaxation level: topology * 2 + list */
+    size_t n_skips;
     uint32_t universe;            /* zones the group could use at all (bit per zone) */
     /* Derived from the relaxation state by sched_group_prepare. */
     ns_requirements reqs;
@@ -127,6 +135,7 @@ typedef struct sched_claim {
     size_t n_pods;
     const ns_pod **port_pods; /* pods with host ports on this claim */
     size_t n_port_pods;
+    int64_t room[3]; /* the most allocatable cpu, memory and pods among its types, for the capacity index */
 } sched_claim;
 
 typedef struct sched_node {
@@ -203,6 +212,8 @@ void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone)
 /* Registers the anti-affinity terms of a pod already bound to a node, so pending pods honour them. */
 int sched_topo_register_bound(sched *s, const ns_pod *pod);
 uint32_t sched_group_universe(const sched *s, const sched_group *g);
+/* Fills g->skips from its active constraints and the anti-affinity terms that match it. */
+int sched_topo_group_skips(const sched *s, sched_group *g);
 void sched_topos_free(sched *s);
 
 /* sched_place.c */
@@ -213,8 +224,24 @@ int64_t sched_new_claim(sched *s, sched_group *g, int64_t want);
 int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **why_pool);
 void sched_group_assign(sched *s, sched_group *g, size_t target, int64_t k);
 bool sched_ports_conflict(const ns_pod *a, const ns_pod *b);
+
+/* sched_index.c: the capacity index over claims (leaf value: claim room minus used, per cpu, memory, pods). */
+void sched_tree_set(sched *s, size_t leaf, const int64_t v[3]);
+int sched_tree_grow(sched *s, size_t need);
 void sched_tree_update(sched *s, size_t claim);
 size_t sched_tree_next(const sched *s, size_t from, const sched_vec *req);
+/* The first claim >= from that may have room for one pod of g and is not blocked for it by a hostname count. */
+size_t sched_claim_next(sched *s, const sched_group *g, size_t from);
+
+/* sched_fit.c */
+/* How many pods of `req` fit on top of `used` in `free` (dimensions g does not request are ignored), at most limit. */
+int64_t sched_fit_count(const sched *s, const sched_vec *free_, const sched_vec *used, const sched_vec *req,
+                        int64_t limit);
+/* The largest k <= limit such that some type of claim c (and of g's view of the pool, offered in `pairs`) holds k
+ * more pods of g and minValues still hold; keep = those types, room = their largest cpu, memory and pods. */
+int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, const sched_group *g, uint64_t pairs,
+                        int64_t limit, bool merged_min_values, uint64_t *keep, int64_t room[3], char *why,
+                        size_t len);
 void sched_claims_free(sched *s);
 
 /* sched_output.c */

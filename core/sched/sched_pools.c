@@ -187,9 +187,10 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
     p->alloc = calloc(n ? n : 1, sizeof(*p->alloc));
     p->capacity = calloc(n ? n : 1, sizeof(*p->capacity));
     p->offers = calloc(n ? n : 1, sizeof(*p->offers));
+    p->price = calloc(n ? n : 1, sizeof(*p->price));
     p->in_limits = calloc(p->words, sizeof(uint64_t));
     p->offer_pair = calloc(n ? n : 1, sizeof(*p->offer_pair));
-    if (!p->types || !p->alloc || !p->capacity || !p->offers || !p->in_limits || !p->offer_pair) {
+    if (!p->types || !p->alloc || !p->capacity || !p->offers || !p->price || !p->in_limits || !p->offer_pair) {
         free(ranks);
         return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for %zu instance types", p->np->meta.name, n);
     }
@@ -198,6 +199,7 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
     for (size_t i = 0; i < n; i++) {
         p->types[i] = ranks[i].type;
         p->offers[i] = ranks[i].offers;
+        p->price[i] = ranks[i].price;
         const ns_itype *t = ranks[i].type;
         if (!(p->offer_pair[i] = malloc((t->n_offerings ? t->n_offerings : 1) * sizeof(int16_t)))) {
             free(ranks);
@@ -283,6 +285,7 @@ void sched_pools_free(sched *s)
         free(p->alloc);
         free(p->capacity);
         free(p->offers);
+        free(p->price);
         for (size_t t = 0; p->offer_pair && t < p->n_types; t++)
             free(p->offer_pair[t]);
         free(p->offer_pair);

@@ -30,19 +30,18 @@ static void claim_name(const char *pool, size_t seq, char *buf, size_t len)
 
 typedef struct ranked {
     double price;
-    size_t rank; /* the type's position in the pool (cheapest first), then the offering's */
+    size_t rank; /* the type's position in the pool (cheapest first) */
     size_t offering;
-    const ns_itype *type;
 } ranked;
 
-static int ranked_cmp(const void *a, const void *b)
+/* Launch order: price, then the pool's order of types, then the provider's order of offerings. */
+static bool ranked_before(const ranked *x, const ranked *y)
 {
-    const ranked *x = a, *y = b;
     if (x->price != y->price)
-        return x->price < y->price ? -1 : 1;
+        return x->price < y->price;
     if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    return x->offering < y->offering ? -1 : x->offering > y->offering;
+        return x->rank < y->rank;
+    return x->offering < y->offering;
 }
 
 static bool offering_ok(const sched_pool *p, const sched_claim *c, size_t type, size_t offering)
@@ -51,53 +50,92 @@ static bool offering_ok(const sched_pool *p, const sched_claim *c, size_t type, 
     return pair >= 0 && (c->pairs & (UINT64_C(1) << pair));
 }
 
-/* The claim's launch options: the NS_SCHED_MAX_LAUNCH_TYPES cheapest types that fit (Karpenter truncates a launch
- * to as many), each with every offering the claim allows, cheapest first. */
+static double claim_price(const sched_pool *p, const sched_claim *c, size_t type)
+{
+    double best = -1;
+    for (size_t o = 0; o < p->types[type]->n_offerings; o++)
+        if (offering_ok(p, c, type, o) && (best < 0 || p->types[type]->offerings[o].price_per_hour < best))
+            best = p->types[type]->offerings[o].price_per_hour;
+    return best;
+}
+
+/* The NS_SCHED_MAX_LAUNCH_TYPES cheapest types of the claim with an allowed offering, sorted, into top; returns how
+ * many types have one at all. A type's price within the claim is never below its price within the pool (the claim
+ * allows a subset of the pool's offerings), so a type whose pool price cannot beat the last kept one is skipped
+ * without looking at its offerings. */
+static size_t cheapest_types(const sched_pool *p, const sched_claim *c, ranked *top, size_t *n_top)
+{
+    size_t n = 0, kept = 0;
+    for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX; i = sched_bits_next(c->types, p->words, i)) {
+        if (!(p->offers[i] & c->pairs))
+            continue;
+        n++;
+        if (kept == NS_SCHED_MAX_LAUNCH_TYPES && p->price[i] >= top[kept - 1].price)
+            continue;
+        ranked r = {claim_price(p, c, i), i, 0};
+        size_t at = kept < NS_SCHED_MAX_LAUNCH_TYPES ? kept : kept - 1;
+        if (kept == NS_SCHED_MAX_LAUNCH_TYPES && !ranked_before(&r, &top[at]))
+            continue;
+        while (at > 0 && ranked_before(&r, &top[at - 1])) {
+            top[at] = top[at - 1];
+            at--;
+        }
+        top[at] = r;
+        kept += kept < NS_SCHED_MAX_LAUNCH_TYPES;
+    }
+    *n_top = kept;
+    return n;
+}
+
+static void heap_down(ranked *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && ranked_before(&h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && ranked_before(&h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        ranked t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* The claim's launch options: every offering the claim allows of its NS_SCHED_MAX_LAUNCH_TYPES cheapest types
+ * (Karpenter truncates a launch to as many), cheapest first, sorted with a heap. */
 static int claim_options(const sched *s, const sched_claim *c, ns_sched_claim *out)
 {
     const sched_pool *p = &s->pools[c->pool];
-    size_t n = 0, n_opts = 0;
-    ranked *types = malloc((p->n_types ? p->n_types : 1) * sizeof(*types));
-    if (!types)
-        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
-    for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX; i = sched_bits_next(c->types, p->words, i)) {
-        double best = -1;
-        for (size_t o = 0; o < p->types[i]->n_offerings; o++) {
-            const ns_itype_offering *of = &p->types[i]->offerings[o];
-            if (offering_ok(p, c, i, o) && (best < 0 || of->price_per_hour < best))
-                best = of->price_per_hour;
-        }
-        if (best >= 0)
-            types[n++] = (ranked){best, i, 0, p->types[i]};
-    }
-    out->n_types = n;
-    qsort(types, n, sizeof(*types), ranked_cmp);
-    if (n > NS_SCHED_MAX_LAUNCH_TYPES)
-        n = NS_SCHED_MAX_LAUNCH_TYPES;
-    for (size_t i = 0; i < n; i++)
-        n_opts += types[i].type->n_offerings;
-    ranked *opts = malloc((n_opts ? n_opts : 1) * sizeof(*opts));
+    ranked top[NS_SCHED_MAX_LAUNCH_TYPES];
+    size_t n_top = 0, n_opts = 0;
+    out->n_types = cheapest_types(p, c, top, &n_top);
+    for (size_t i = 0; i < n_top; i++)
+        n_opts += p->types[top[i].rank]->n_offerings;
+    ranked *heap = malloc((n_opts ? n_opts : 1) * sizeof(*heap));
     out->options = calloc(n_opts ? n_opts : 1, sizeof(*out->options));
-    if (!opts || !out->options) {
-        free(types);
-        free(opts);
+    if (!heap || !out->options) {
+        free(heap);
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
     }
-    n_opts = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t o = 0; o < types[i].type->n_offerings; o++) {
-            const ns_itype_offering *of = &types[i].type->offerings[o];
-            if (offering_ok(p, c, types[i].rank, o))
-                opts[n_opts++] = (ranked){of->price_per_hour, types[i].rank, o, types[i].type};
-        }
-    qsort(opts, n_opts, sizeof(*opts), ranked_cmp);
-    for (size_t i = 0; i < n_opts; i++) {
-        const ns_itype_offering *of = &opts[i].type->offerings[opts[i].offering];
-        out->options[i] = (ns_sched_option){opts[i].type, of->zone, of->capacity_type, of->price_per_hour};
+    size_t n = 0;
+    for (size_t i = 0; i < n_top; i++)
+        for (size_t o = 0; o < p->types[top[i].rank]->n_offerings; o++)
+            if (offering_ok(p, c, top[i].rank, o))
+                heap[n++] = (ranked){p->types[top[i].rank]->offerings[o].price_per_hour, top[i].rank, o};
+    for (size_t i = n / 2; i-- > 0;)
+        heap_down(heap, n, i);
+    for (size_t k = 0; n > 0; k++) {
+        const ns_itype *t = p->types[heap[0].rank];
+        const ns_itype_offering *of = &t->offerings[heap[0].offering];
+        out->options[k] = (ns_sched_option){t, of->zone, of->capacity_type, of->price_per_hour};
+        out->n_options++;
+        heap[0] = heap[--n];
+        heap_down(heap, n, 0);
     }
-    out->n_options = n_opts;
-    free(types);
-    free(opts);
+    free(heap);
     return NS_OK;
 }
 

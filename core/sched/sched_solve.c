@@ -144,8 +144,7 @@ static int place_group(sched *s, sched_group *g)
         int64_t want = (int64_t)(g->n_pods - g->done), k = 0;
         for (size_t n = 0; n < s->n_nodes && k == 0; n++)
             k = sched_try_node(s, g, n, want);
-        for (size_t c = sched_tree_next(s, 0, &g->req); c != SIZE_MAX && k == 0;
-             c = sched_tree_next(s, c + 1, &g->req))
+        for (size_t c = sched_claim_next(s, g, 0); c != SIZE_MAX && k == 0; c = sched_claim_next(s, g, c + 1))
             k = sched_try_claim(s, g, c, want);
         if (k == 0)
             k = sched_new_claim(s, g, want);

@@ -250,10 +250,19 @@ int sched_topo_link(sched *s, sched_group *g)
     return NS_OK;
 }
 
+static bool has_skips(const sched_topo *t)
+{
+    return t->hostname && (t->kind == SCHED_TOPO_SPREAD || t->kind == SCHED_TOPO_ANTI);
+}
+
 int sched_topo_hosts(sched *s, size_t n_hosts)
 {
     for (size_t i = 0; i < s->n_topos; i++) {
         sched_topo *t = &s->topos[i];
+        if (has_skips(t) && n_hosts > s->n_nodes)
+            for (int k = 0; k < 2; k++)
+                if (sched_skip_reserve(&t->skip[k], n_hosts - s->n_nodes) != NS_OK)
+                    return NS_ERR_INTERNAL;
         if (!t->hostname || t->host_cap >= n_hosts)
             continue;
         size_t nc = t->host_cap ? t->host_cap : 64;
@@ -435,15 +444,30 @@ static void record_zones(int32_t *counts, const sched *s, uint32_t zones, bool a
             counts[z] += (int32_t)count;
 }
 
+/* Closes a claim in the skip lists whose condition its new counts meet (see sched_topo.skip). */
+static void block_claim(const sched *s, sched_topo *t, uint32_t host)
+{
+    if (!has_skips(t) || host < s->n_nodes)
+        return;
+    size_t claim = host - s->n_nodes;
+    int32_t first = t->kind == SCHED_TOPO_SPREAD ? t->max_skew : 1;
+    if (t->host[host] >= first)
+        sched_skip_block(&t->skip[0], claim);
+    if (t->kind == SCHED_TOPO_SPREAD ? t->host[host] > t->max_skew : t->owner_host[host] > 0)
+        sched_skip_block(&t->skip[1], claim);
+}
+
 void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t zones, int64_t count)
 {
     for (size_t i = 0; i < g->n_counted_by; i++) {
         sched_topo *t = &s->topos[g->counted_by[i]];
         t->total += count;
-        if (t->hostname)
+        if (t->hostname) {
             t->host[host] += (int32_t)count;
-        else
+            block_claim(s, t, host);
+        } else {
             record_zones(t->zone, s, zones, t->kind == SCHED_TOPO_ANTI, count);
+        }
     }
     for (size_t i = 0; i < g->n_cons; i++) {
         const sched_constraint *c = &g->cons[i];
@@ -451,9 +475,10 @@ void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t z
         /* Only required terms bind other pods (kube-scheduler's symmetry); a preferred one may be relaxed away. */
         if (!c->active || c->src != SCHED_SRC_ANTI_REQ)
             continue;
-        if (t->hostname)
+        if (t->hostname) {
             t->owner_host[host] += (int32_t)count;
-        else
+            block_claim(s, t, host);
+        } else
             record_zones(t->owner_zone, s, zones, true, count);
     }
 }
@@ -502,9 +527,33 @@ void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone)
     }
 }
 
+int sched_topo_group_skips(const sched *s, sched_group *g)
+{
+    size_t n = 0;
+    uint32_t *v = realloc(g->skips, (g->n_cons + g->n_inverse + 1) * sizeof(*v));
+    if (!v)
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory indexing a pod group's topologies");
+    g->skips = v;
+    for (size_t i = 0; i < g->n_cons; i++) {
+        const sched_constraint *c = &g->cons[i];
+        const sched_topo *t = &s->topos[c->topo];
+        if (!c->active || !has_skips(t))
+            continue;
+        /* A spread pod the selector does not match only fails once the count is past maxSkew. */
+        v[n++] = c->topo * 2 + (t->kind == SCHED_TOPO_SPREAD && !c->self ? 1 : 0);
+    }
+    for (size_t i = 0; i < g->n_inverse; i++)
+        if (s->topos[g->inverse[i]].hostname)
+            v[n++] = g->inverse[i] * 2 + 1;
+    g->n_skips = n;
+    return NS_OK;
+}
+
 void sched_topos_free(sched *s)
 {
     for (size_t i = 0; s->topos && i < s->n_topos; i++) {
+        sched_skip_free(&s->topos[i].skip[0]);
+        sched_skip_free(&s->topos[i].skip[1]);
         free(s->topos[i].sig);
         free(s->topos[i].host);
         free(s->topos[i].owner_host);

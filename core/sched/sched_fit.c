@@ -1,0 +1,162 @@
+/*
+ * How many of a group's pods a claim can still take: the instance types that hold them, and minValues.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "model/labels.h"
+#include "sched/sched_internal.h"
+
+int64_t sched_fit_count(const sched *s, const sched_vec *free_, const sched_vec *used, const sched_vec *req,
+                        int64_t limit)
+{
+    int64_t k = limit;
+    for (size_t d = 0; d < s->n_dims && k > 0; d++) {
+        if (req->v[d] <= 0)
+            continue;
+        int64_t room = free_->v[d] - used->v[d];
+        int64_t n = room > 0 ? room / req->v[d] : 0;
+        k = n < k ? n : k;
+    }
+    return k;
+}
+
+/* Distinct values of `key` among the kept types reach min_values. Zone and capacity type are offerings, not
+ * labels, and are not counted here. */
+static bool min_values_ok(const sched_pool *p, const uint64_t *keep, size_t words, const ns_requirement *r)
+{
+    if (r->min_values <= 0 || strcmp(r->key, NS_LABEL_ZONE) == 0 || strcmp(r->key, NS_LABEL_CAPACITY_TYPE) == 0)
+        return true;
+    const char *seen[NS_MIN_VALUES_MAX];
+    size_t n_seen = 0;
+    for (size_t i = sched_bits_first(keep, words); i != SIZE_MAX && n_seen < (size_t)r->min_values;
+         i = sched_bits_next(keep, words, i)) {
+        const char *v = ns_label_find(p->types[i]->labels, p->types[i]->n_labels, r->key);
+        if (!v && strcmp(r->key, NS_LABEL_INSTANCE_TYPE) == 0)
+            v = p->types[i]->name;
+        bool dup = !v;
+        for (size_t j = 0; j < n_seen && !dup; j++)
+            dup = strcmp(seen[j], v) == 0;
+        if (!dup)
+            seen[n_seen++] = v;
+    }
+    return n_seen >= (size_t)r->min_values;
+}
+
+static bool all_min_values_ok(const sched_pool *p, const uint64_t *keep, size_t words, const ns_requirements *a,
+                              const ns_requirements *b, char *why, size_t len)
+{
+    for (int side = 0; side < 2; side++) {
+        const ns_requirements *r = side ? b : a;
+        for (size_t i = 0; r && i < r->n; i++)
+            if (!min_values_ok(p, keep, words, &r->items[i])) {
+                if (why)
+                    snprintf(why, len, "fewer than minValues %d distinct values of %s remain among the instance "
+                             "types that fit", r->items[i].min_values, r->items[i].key);
+                return false;
+            }
+    }
+    return true;
+}
+
+/* The maxima over the kept types of allocatable cpu, memory and pods, for the capacity index. */
+static void keep_room(const sched *s, const sched_pool *p, const uint64_t *keep, int64_t room[3])
+{
+    room[0] = room[1] = room[2] = INT64_MIN / 2;
+    for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX; i = sched_bits_next(keep, p->words, i)) {
+        const int64_t *v = p->alloc[i].v;
+        room[0] = v[SCHED_CPU] > room[0] ? v[SCHED_CPU] : room[0];
+        room[1] = v[SCHED_MEM] > room[1] ? v[SCHED_MEM] : room[1];
+        room[2] = v[SCHED_PODS] > room[2] ? v[SCHED_PODS] : room[2];
+    }
+    (void)s;
+}
+
+/* Types that hold `limit` more pods, found by comparison alone (fit_count >= limit, without dividing); the common
+ * case, since a claim usually has some type with room for the whole batch. False when none does. */
+static bool keep_full_batch(const sched *s, const sched_pool *p, const uint64_t *a, const uint64_t *b,
+                            const sched_claim *c, const sched_group *g, uint64_t pairs, int64_t limit,
+                            uint64_t *keep)
+{
+    sched_vec need;
+    size_t dims[SCHED_MAX_DIMS], n_dims = 0;
+    for (size_t d = 0; d < s->n_dims; d++) {
+        if (g->req.v[d] <= 0)
+            continue;
+        if (limit > (INT64_MAX - (c->used.v[d] > 0 ? c->used.v[d] : 0)) / g->req.v[d])
+            return false;
+        need.v[d] = c->used.v[d] + limit * g->req.v[d];
+        dims[n_dims++] = d;
+    }
+    bool any = false;
+    for (size_t w = 0; w < p->words; w++) {
+        uint64_t bits = a[w] & b[w], kept = 0;
+        while (bits) {
+            size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+            uint64_t bit = bits & (~bits + 1);
+            bits &= bits - 1;
+            if (!(p->offers[i] & pairs))
+                continue;
+            bool fits = true;
+            for (size_t j = 0; j < n_dims && fits; j++)
+                fits = p->alloc[i].v[dims[j]] >= need.v[dims[j]];
+            kept |= fits ? bit : 0;
+        }
+        keep[w] = kept;
+        any = any || kept;
+    }
+    return any;
+}
+
+int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, const sched_group *g, uint64_t pairs,
+                        int64_t limit, bool merged_min_values, uint64_t *keep, int64_t room[3], char *why, size_t len)
+{
+    const uint64_t *a = c->types, *b = g->pool_bits + c->pool * s->max_words;
+    if (keep_full_batch(s, p, a, b, c, g, pairs, limit, keep) &&
+        (!merged_min_values || all_min_values_ok(p, keep, p->words, &c->reqs, &g->reqs, NULL, 0))) {
+        keep_room(s, p, keep, room);
+        return limit;
+    }
+    int64_t best = 0;
+    for (size_t w = 0; w < p->words; w++) {
+        uint64_t bits = a[w] & b[w];
+        while (bits) {
+            size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            int64_t f = (p->offers[i] & pairs) ? sched_fit_count(s, &p->alloc[i], &c->used, &g->req, limit) : 0;
+            s->fit[i] = f;
+            best = f > best ? f : best;
+        }
+    }
+    int64_t k = best;
+    while (k > 0) {
+        memset(keep, 0, p->words * sizeof(uint64_t));
+        for (size_t w = 0; w < p->words; w++) {
+            uint64_t bits = a[w] & b[w];
+            while (bits) {
+                size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (s->fit[i] >= k)
+                    sched_bits_set(keep, i);
+            }
+        }
+        if (!merged_min_values || all_min_values_ok(p, keep, p->words, &c->reqs, &g->reqs, why, len)) {
+            keep_room(s, p, keep, room);
+            return k;
+        }
+        int64_t next = 0;
+        for (size_t w = 0; w < p->words; w++) {
+            uint64_t bits = a[w] & b[w];
+            while (bits) {
+                size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (s->fit[i] < k && s->fit[i] > next)
+                    next = s->fit[i];
+            }
+        }
+        k = next;
+    }
+    if (why && best == 0)
+        snprintf(why, len, "no instance type left on the node has room for the pod");
+    return 0;
+}
