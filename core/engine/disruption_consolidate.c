@@ -1,0 +1,297 @@
+/* Consolidation decisions (see disruption_consolidate.h). */
+#include "engine/disruption_consolidate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "model/labels.h"
+
+static void noop(ns_consol_result *r, const char *fmt, ...) NS_PRINTF(2, 3);
+static void noop(ns_consol_result *r, const char *fmt, ...)
+{
+    free(r->options);
+    r->options = NULL;
+    r->n_options = 0;
+    r->n_types = 0;
+    r->spot_only = false;
+    r->decision = NS_CONSOL_NOOP;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why, sizeof(r->why), fmt, ap);
+    va_end(ap);
+}
+
+void ns_consol_result_free(ns_consol_result *r)
+{
+    if (!r)
+        return;
+    free(r->options);
+    r->options = NULL;
+    r->n_options = 0;
+}
+
+static bool is_spot(const char *capacity_type)
+{
+    return capacity_type && strcmp(capacity_type, "spot") == 0;
+}
+
+static size_t count_types(const ns_sched_option *o, size_t n)
+{
+    size_t types = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = o[j].type == o[i].type;
+        types += !seen;
+    }
+    return types;
+}
+
+/* Keeps the options of r with price below max_price (and spot ones only when spot_only). */
+static void filter_options(ns_consol_result *r, double max_price, bool spot_only)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_options; i++)
+        if (r->options[i].price_per_hour < max_price && (!spot_only || is_spot(r->options[i].capacity_type)))
+            r->options[kept++] = r->options[i];
+    r->n_options = kept;
+    r->n_types = count_types(r->options, kept);
+}
+
+/* Keeps the options of the first `types` distinct instance types (in price order). */
+static void truncate_types(ns_consol_result *r, size_t types)
+{
+    const ns_itype **chosen = calloc(types ? types : 1, sizeof(*chosen));
+    size_t n_chosen = 0, kept = 0;
+    if (!chosen)
+        return; /* keeping every option is still a valid, if less conservative, launch */
+    for (size_t i = 0; i < r->n_options; i++) {
+        bool in = false;
+        for (size_t j = 0; j < n_chosen && !in; j++)
+            in = chosen[j] == r->options[i].type;
+        if (!in && n_chosen < types) {
+            chosen[n_chosen++] = r->options[i].type;
+            in = true;
+        }
+        if (in)
+            r->options[kept++] = r->options[i];
+    }
+    free(chosen);
+    r->n_options = kept;
+    r->n_types = count_types(r->options, kept);
+}
+
+static const char *type_value(const ns_itype *t, const char *key)
+{
+    const char *v = ns_itype_label(t, key);
+    if (!v && strcmp(key, NS_LABEL_INSTANCE_TYPE) == 0)
+        v = t->name;
+    return v;
+}
+
+/* Distinct values of key among the first `types` distinct instance types of the options. */
+static size_t distinct_values(const ns_sched_option *o, size_t n, size_t types, const char *key)
+{
+    const char *values[NS_SCHED_MAX_LAUNCH_TYPES * 4];
+    const ns_itype *seen_types[NS_SCHED_MAX_LAUNCH_TYPES * 4];
+    size_t n_values = 0, n_seen = 0;
+    for (size_t i = 0; i < n && n_seen < types && n_seen < sizeof(seen_types) / sizeof(seen_types[0]); i++) {
+        bool seen = false;
+        for (size_t j = 0; j < n_seen && !seen; j++)
+            seen = seen_types[j] == o[i].type;
+        if (seen)
+            continue;
+        seen_types[n_seen++] = o[i].type;
+        const char *v = type_value(o[i].type, key);
+        if (!v)
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < n_values && !dup; j++)
+            dup = strcmp(values[j], v) == 0;
+        if (!dup)
+            values[n_values++] = v;
+    }
+    return n_values;
+}
+
+/* The first requirement whose minValues the first `types` types miss, or NULL when all hold. */
+static const ns_requirement *unmet_min_values(const ns_requirements *reqs, const ns_sched_option *o, size_t n,
+                                             size_t types, size_t *have)
+{
+    for (size_t i = 0; i < reqs->n; i++) {
+        const ns_requirement *r = &reqs->items[i];
+        if (r->min_values <= 0)
+            continue;
+        *have = distinct_values(o, n, types, r->key);
+        if (*have < (size_t)r->min_values)
+            return r;
+    }
+    return NULL;
+}
+
+static bool allows_capacity_type(const ns_sched_claim *c, const char *capacity_type)
+{
+    const ns_requirement *r = ns_requirements_get(&c->requirements, NS_LABEL_CAPACITY_TYPE);
+    return !r || ns_requirement_has(r, capacity_type);
+}
+
+static void spot_to_spot(ns_consol_result *r, const ns_consol_sim *sim, size_t n_cands, bool enabled)
+{
+    if (!enabled) {
+        noop(r, "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node");
+        return;
+    }
+    filter_options(r, r->price, true);
+    r->spot_only = true;
+    size_t have = 0;
+    const ns_requirement *unmet = unmet_min_values(&sim->claim->requirements, r->options, r->n_options, r->n_types, &have);
+    if (unmet) {
+        noop(r, "Filtering by price: minValues requirement is not met for %s (%zu of %d)", unmet->key, have,
+             unmet->min_values);
+        return;
+    }
+    if (r->n_options == 0) {
+        noop(r, "Can't replace with a cheaper node");
+        return;
+    }
+    if (n_cands > 1)
+        return;
+    if (r->n_types < NS_SPOT_TO_SPOT_MIN_TYPES) {
+        noop(r,
+             "SpotToSpotConsolidation requires %d cheaper instance type options than the current candidate to "
+             "consolidate, got %zu",
+             NS_SPOT_TO_SPOT_MIN_TYPES, r->n_types);
+        return;
+    }
+    /* Launch from the 15 cheapest (or as many as minValues needs): the node we get is then among the cheapest
+     * choices and not itself replaceable by the next round. */
+    size_t keep = NS_SPOT_TO_SPOT_MIN_TYPES;
+    if (ns_requirements_has_min_values(&sim->claim->requirements)) {
+        size_t need = 1;
+        while (need < r->n_types && unmet_min_values(&sim->claim->requirements, r->options, r->n_options, need, &have))
+            need++;
+        if (need > keep)
+            keep = need;
+    }
+    truncate_types(r, keep);
+}
+
+int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_consol_sim *sim, bool spot_to_spot_enabled,
+                      ns_consol_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (n == 0) {
+        noop(out, "no candidates");
+        return 0;
+    }
+    if (!sim->all_scheduled) {
+        noop(out, "%s", sim->unscheduled_reason ? sim->unscheduled_reason : "not all pods would schedule");
+        return 0;
+    }
+    if (sim->n_new_claims == 0) {
+        out->decision = NS_CONSOL_DELETE;
+        return 0;
+    }
+    if (sim->n_new_claims != 1 || !sim->claim) {
+        noop(out, "Can't remove without creating %zu candidates", sim->n_new_claims);
+        return 0;
+    }
+    bool all_spot = true;
+    for (size_t i = 0; i < n; i++) {
+        if (cands[i].price < 0) {
+            noop(out, "the price of %s (%s/%s) is unknown", cands[i].name, cands[i].instance_type,
+                 cands[i].capacity_type);
+            return 0;
+        }
+        out->price += cands[i].price;
+        all_spot = all_spot && is_spot(cands[i].capacity_type);
+    }
+    const ns_sched_claim *claim = sim->claim;
+    if (claim->n_options) {
+        out->options = malloc(claim->n_options * sizeof(*out->options));
+        if (!out->options) {
+            noop(out, "out of memory");
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory copying %zu launch options", claim->n_options);
+        }
+        memcpy(out->options, claim->options, claim->n_options * sizeof(*out->options));
+    }
+    out->n_options = claim->n_options;
+    out->n_types = count_types(out->options, out->n_options);
+    out->decision = NS_CONSOL_REPLACE;
+
+    if (all_spot && allows_capacity_type(claim, "spot")) {
+        spot_to_spot(out, sim, n, spot_to_spot_enabled);
+        return 0;
+    }
+    bool mixed = allows_capacity_type(claim, "spot") && allows_capacity_type(claim, "on-demand");
+    filter_options(out, out->price, false);
+    size_t have = 0;
+    const ns_requirement *unmet = unmet_min_values(&claim->requirements, out->options, out->n_options, out->n_types, &have);
+    if (unmet) {
+        noop(out, "Filtering by price: minValues requirement is not met for %s (%zu of %d)", unmet->key, have,
+             unmet->min_values);
+        return 0;
+    }
+    if (mixed) {
+        filter_options(out, out->price, true);
+        out->spot_only = true;
+    }
+    if (out->n_options == 0)
+        noop(out, "Can't replace with a cheaper node");
+    return 0;
+}
+
+void ns_consol_filter_same_type(ns_consol_result *r, const ns_consol_candidate *cands, size_t n)
+{
+    if (r->decision != NS_CONSOL_REPLACE)
+        return;
+    double max_price = -1;
+    for (size_t i = 0; i < r->n_options; i++) {
+        for (size_t j = 0; j < n; j++) {
+            if (!cands[j].instance_type || strcmp(cands[j].instance_type, r->options[i].type->name) != 0 ||
+                cands[j].price < 0)
+                continue;
+            if (max_price < 0 || cands[j].price < max_price)
+                max_price = cands[j].price;
+        }
+    }
+    if (max_price < 0)
+        return;
+    filter_options(r, max_price, r->spot_only);
+    if (r->n_options == 0)
+        noop(r, "a candidate's instance type is among the replacement's and no cheaper one is left");
+}
+
+int ns_consol_first_n(size_t n_candidates, ns_consol_prefix_fn fn, void *ctx, size_t *n_chosen, ns_consol_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    *n_chosen = 0;
+    noop(out, "fewer than two candidates");
+    if (n_candidates < 2)
+        return 0;
+    size_t lo = 1, hi = (n_candidates > NS_MULTI_NODE_MAX_CANDIDATES ? NS_MULTI_NODE_MAX_CANDIDATES : n_candidates) - 1;
+    snprintf(out->why, sizeof(out->why), "no prefix of the candidates consolidates");
+    while (lo <= hi) {
+        size_t mid = (lo + hi) / 2;
+        ns_consol_result r;
+        memset(&r, 0, sizeof(r));
+        int rc = fn(ctx, mid + 1, &r);
+        if (rc < 0) {
+            ns_consol_result_free(&r);
+            return rc;
+        }
+        if (r.decision == NS_CONSOL_DELETE || (r.decision == NS_CONSOL_REPLACE && r.n_options > 0)) {
+            ns_consol_result_free(out);
+            *out = r;
+            *n_chosen = mid + 1;
+            lo = mid + 1;
+        } else {
+            ns_consol_result_free(&r);
+            hi = mid - 1;
+        }
+    }
+    return 0;
+}
