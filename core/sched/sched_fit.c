@@ -59,24 +59,33 @@ static bool all_min_values_ok(const sched_pool *p, const uint64_t *keep, size_t 
     return true;
 }
 
-/* The maxima over the kept types of allocatable cpu, memory and pods, for the capacity index. */
-static void keep_room(const sched *s, const sched_pool *p, const uint64_t *keep, int64_t room[3])
+static void room_add(sched_room *r, const sched_pool *p, size_t i)
 {
-    room[0] = room[1] = room[2] = INT64_MIN / 2;
-    for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX; i = sched_bits_next(keep, p->words, i)) {
-        const int64_t *v = p->alloc[i].v;
-        room[0] = v[SCHED_CPU] > room[0] ? v[SCHED_CPU] : room[0];
-        room[1] = v[SCHED_MEM] > room[1] ? v[SCHED_MEM] : room[1];
-        room[2] = v[SCHED_PODS] > room[2] ? v[SCHED_PODS] : room[2];
-    }
-    (void)s;
+    const int64_t *v = p->alloc[i].v;
+    r->max[0] = v[SCHED_CPU] > r->max[0] ? v[SCHED_CPU] : r->max[0];
+    r->max[1] = v[SCHED_MEM] > r->max[1] ? v[SCHED_MEM] : r->max[1];
+    r->max[2] = v[SCHED_PODS] > r->max[2] ? v[SCHED_PODS] : r->max[2];
+    r->offered |= p->offers[i];
+}
+
+static void room_init(sched_room *r)
+{
+    r->max[0] = r->max[1] = r->max[2] = INT64_MIN / 2;
+    r->offered = 0;
+}
+
+static void keep_room(const sched_pool *p, const uint64_t *keep, sched_room *room)
+{
+    room_init(room);
+    for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX; i = sched_bits_next(keep, p->words, i))
+        room_add(room, p, i);
 }
 
 /* Types that hold `limit` more pods, found by comparison alone (fit_count >= limit, without dividing); the common
  * case, since a claim usually has some type with room for the whole batch. False when none does. */
 static bool keep_full_batch(const sched *s, const sched_pool *p, const uint64_t *a, const uint64_t *b,
                             const sched_claim *c, const sched_group *g, uint64_t pairs, int64_t limit,
-                            uint64_t *keep)
+                            uint64_t *keep, sched_room *room)
 {
     sched_vec need;
     size_t dims[SCHED_MAX_DIMS], n_dims = 0;
@@ -89,6 +98,7 @@ static bool keep_full_batch(const sched *s, const sched_pool *p, const uint64_t 
         dims[n_dims++] = d;
     }
     bool any = false;
+    room_init(room);
     for (size_t w = 0; w < p->words; w++) {
         uint64_t bits = a[w] & b[w], kept = 0;
         while (bits) {
@@ -100,7 +110,10 @@ static bool keep_full_batch(const sched *s, const sched_pool *p, const uint64_t 
             bool fits = true;
             for (size_t j = 0; j < n_dims && fits; j++)
                 fits = p->alloc[i].v[dims[j]] >= need.v[dims[j]];
-            kept |= fits ? bit : 0;
+            if (fits) {
+                kept |= bit;
+                room_add(room, p, i);
+            }
         }
         keep[w] = kept;
         any = any || kept;
@@ -109,14 +122,13 @@ static bool keep_full_batch(const sched *s, const sched_pool *p, const uint64_t 
 }
 
 int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, const sched_group *g, uint64_t pairs,
-                        int64_t limit, bool merged_min_values, uint64_t *keep, int64_t room[3], char *why, size_t len)
+                        int64_t limit, bool merged_min_values, uint64_t *keep, sched_room *room, char *why,
+                        size_t len)
 {
     const uint64_t *a = c->types, *b = g->pool_bits + c->pool * s->max_words;
-    if (keep_full_batch(s, p, a, b, c, g, pairs, limit, keep) &&
-        (!merged_min_values || all_min_values_ok(p, keep, p->words, &c->reqs, &g->reqs, NULL, 0))) {
-        keep_room(s, p, keep, room);
+    if (keep_full_batch(s, p, a, b, c, g, pairs, limit, keep, room) &&
+        (!merged_min_values || all_min_values_ok(p, keep, p->words, &c->reqs, &g->reqs, NULL, 0)))
         return limit;
-    }
     int64_t best = 0;
     for (size_t w = 0; w < p->words; w++) {
         uint64_t bits = a[w] & b[w];
@@ -141,7 +153,7 @@ int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, con
             }
         }
         if (!merged_min_values || all_min_values_ok(p, keep, p->words, &c->reqs, &g->reqs, why, len)) {
-            keep_room(s, p, keep, room);
+            keep_room(p, keep, room);
             return k;
         }
         int64_t next = 0;

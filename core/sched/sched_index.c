@@ -96,7 +96,7 @@ size_t sched_claim_next(sched *s, const sched_group *g, size_t from)
 void sched_tree_update(sched *s, size_t ci)
 {
     const sched_claim *c = &s->claims[ci];
-    int64_t v[3] = {c->room[0] - c->used.v[SCHED_CPU], c->room[1] - c->used.v[SCHED_MEM],
-                    c->room[2] - c->used.v[SCHED_PODS]};
+    int64_t v[3] = {c->room.max[0] - c->used.v[SCHED_CPU], c->room.max[1] - c->used.v[SCHED_MEM],
+                    c->room.max[2] - c->used.v[SCHED_PODS]};
     sched_tree_set(s, ci, v);
 }

@@ -123,6 +123,13 @@ typedef struct sched_group {
     char reason[768];
 } sched_group;
 
+/* What a claim's kept types offer: the most allocatable cpu, memory and pods among them (for the capacity index) and
+ * their available (zone, capacity type) pairs. */
+typedef struct sched_room {
+    int64_t max[3];
+    uint64_t offered;
+} sched_room;
+
 typedef struct sched_claim {
     uint32_t pool;
     uint32_t host;
@@ -135,7 +142,7 @@ typedef struct sched_claim {
     size_t n_pods;
     const ns_pod **port_pods; /* pods with host ports on this claim */
     size_t n_port_pods;
-    int64_t room[3]; /* the most allocatable cpu, memory and pods among its types, for the capacity index */
+    sched_room room;
 } sched_claim;
 
 typedef struct sched_node {
@@ -238,9 +245,9 @@ size_t sched_claim_next(sched *s, const sched_group *g, size_t from);
 int64_t sched_fit_count(const sched *s, const sched_vec *free_, const sched_vec *used, const sched_vec *req,
                         int64_t limit);
 /* The largest k <= limit such that some type of claim c (and of g's view of the pool, offered in `pairs`) holds k
- * more pods of g and minValues still hold; keep = those types, room = their largest cpu, memory and pods. */
+ * more pods of g and minValues still hold; keep = those types, room = what they offer. */
 int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, const sched_group *g, uint64_t pairs,
-                        int64_t limit, bool merged_min_values, uint64_t *keep, int64_t room[3], char *why,
+                        int64_t limit, bool merged_min_values, uint64_t *keep, sched_room *room, char *why,
                         size_t len);
 void sched_claims_free(sched *s);
 

@@ -106,17 +106,14 @@ static bool claim_has_req(const sched_claim *c, uint32_t id)
 }
 
 /* Adds k pods of g to claim ci, whose new type set is keep and pair mask pairs. */
-static int commit_claim(sched *s, sched_group *g, size_t ci, int64_t k, const uint64_t *keep, const int64_t room[3],
+static int commit_claim(sched *s, sched_group *g, size_t ci, int64_t k, const uint64_t *keep, const sched_room *room,
                         uint64_t pairs)
 {
     sched_claim *c = &s->claims[ci];
     const sched_pool *p = &s->pools[c->pool];
-    uint64_t offered = 0;
     memcpy(c->types, keep, p->words * sizeof(uint64_t));
-    memcpy(c->room, room, sizeof(c->room));
-    for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX; i = sched_bits_next(keep, p->words, i))
-        offered |= p->offers[i];
-    c->pairs = pairs & offered;
+    c->room = *room;
+    c->pairs = pairs & room->offered;
     for (size_t d = 0; d < s->n_dims; d++)
         c->used.v[d] += k * g->req.v[d];
     if (!claim_has_req(c, g->req_id)) {
@@ -156,11 +153,11 @@ static int64_t try_claim(sched *s, sched_group *g, size_t ci, int64_t want, char
         return 0;
     pairs &= zones_pairs(s, zones);
     bool min_values = ns_requirements_has_min_values(&p->reqs) || ns_requirements_has_min_values(&g->reqs);
-    int64_t room[3];
-    int64_t k = sched_fit_types(s, p, c, g, pairs, limit, min_values, s->keep, room, why, len);
+    sched_room room;
+    int64_t k = sched_fit_types(s, p, c, g, pairs, limit, min_values, s->keep, &room, why, len);
     if (k <= 0)
         return 0;
-    return commit_claim(s, g, ci, k, s->keep, room, pairs) == NS_OK ? k : -1;
+    return commit_claim(s, g, ci, k, s->keep, &room, pairs) == NS_OK ? k : -1;
 }
 
 int64_t sched_try_claim(sched *s, sched_group *g, size_t ci, int64_t want)

@@ -87,25 +87,54 @@ static size_t cheapest_types(const sched_pool *p, const sched_claim *c, ranked *
     return n;
 }
 
-static void heap_down(ranked *h, size_t n, size_t i)
+/* A launch option as an integer sort key: the price's bits made order-preserving (negative prices, which providers
+ * must not send, still sort first), then the type's rank in the pool, then the offering's index. */
+typedef struct opt_key {
+    uint64_t price;
+    uint32_t rank;
+    uint32_t offering;
+} opt_key;
+
+static uint64_t price_key(double price)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && ranked_before(&h[l], &h[m]))
-            m = l;
-        if (l + 1 < n && ranked_before(&h[l + 1], &h[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        ranked t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
+    uint64_t bits;
+    price += 0.0; /* -0.0 becomes +0.0 */
+    memcpy(&bits, &price, sizeof(bits));
+    return (bits >> 63) ? ~bits : bits | (UINT64_C(1) << 63);
+}
+
+static bool key_before(const opt_key *x, const opt_key *y)
+{
+    if (x->price != y->price)
+        return x->price < y->price;
+    if (x->rank != y->rank)
+        return x->rank < y->rank;
+    return x->offering < y->offering;
+}
+
+/* Bottom-up merge sort of n keys using tmp (n entries); returns whichever buffer holds the result. */
+static opt_key *sort_keys(opt_key *a, opt_key *tmp, size_t n)
+{
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = key_before(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < mid)
+                tmp[k++] = a[i++];
+            while (j < hi)
+                tmp[k++] = a[j++];
+        }
+        opt_key *t = a;
+        a = tmp;
+        tmp = t;
     }
+    return a;
 }
 
 /* The claim's launch options: every offering the claim allows of its NS_SCHED_MAX_LAUNCH_TYPES cheapest types
- * (Karpenter truncates a launch to as many), cheapest first, sorted with a heap. */
+ * (Karpenter truncates a launch to as many), cheapest first. */
 static int claim_options(const sched *s, const sched_claim *c, ns_sched_claim *out)
 {
     const sched_pool *p = &s->pools[c->pool];
@@ -114,28 +143,28 @@ static int claim_options(const sched *s, const sched_claim *c, ns_sched_claim *o
     out->n_types = cheapest_types(p, c, top, &n_top);
     for (size_t i = 0; i < n_top; i++)
         n_opts += p->types[top[i].rank]->n_offerings;
-    ranked *heap = malloc((n_opts ? n_opts : 1) * sizeof(*heap));
+    opt_key *keys = malloc(2 * (n_opts ? n_opts : 1) * sizeof(*keys));
     out->options = calloc(n_opts ? n_opts : 1, sizeof(*out->options));
-    if (!heap || !out->options) {
-        free(heap);
+    if (!keys || !out->options) {
+        free(keys);
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
     }
     size_t n = 0;
-    for (size_t i = 0; i < n_top; i++)
-        for (size_t o = 0; o < p->types[top[i].rank]->n_offerings; o++)
+    for (size_t i = 0; i < n_top; i++) {
+        const ns_itype *t = p->types[top[i].rank];
+        for (size_t o = 0; o < t->n_offerings; o++)
             if (offering_ok(p, c, top[i].rank, o))
-                heap[n++] = (ranked){p->types[top[i].rank]->offerings[o].price_per_hour, top[i].rank, o};
-    for (size_t i = n / 2; i-- > 0;)
-        heap_down(heap, n, i);
-    for (size_t k = 0; n > 0; k++) {
-        const ns_itype *t = p->types[heap[0].rank];
-        const ns_itype_offering *of = &t->offerings[heap[0].offering];
-        out->options[k] = (ns_sched_option){t, of->zone, of->capacity_type, of->price_per_hour};
-        out->n_options++;
-        heap[0] = heap[--n];
-        heap_down(heap, n, 0);
+                keys[n++] = (opt_key){price_key(t->offerings[o].price_per_hour), (uint32_t)top[i].rank,
+                                      (uint32_t)o};
     }
-    free(heap);
+    const opt_key *sorted = sort_keys(keys, keys + n, n);
+    for (size_t k = 0; k < n; k++) {
+        const ns_itype *t = p->types[sorted[k].rank];
+        const ns_itype_offering *of = &t->offerings[sorted[k].offering];
+        out->options[k] = (ns_sched_option){t, of->zone, of->capacity_type, of->price_per_hour};
+    }
+    out->n_options = n;
+    free(keys);
     return NS_OK;
 }
 

@@ -5,8 +5,6 @@
  */
 #include "sched/sched_signature.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,11 +37,19 @@ static void sb_str(sched_sb *b, const char *s)
     sb_raw(b, s ? s : "\x1e", s ? strlen(s) : 1);
 }
 
+/* Decimal, written by hand: signatures are built for every pending pod and snprintf dominated their cost. */
 static void sb_int(sched_sb *b, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
-    sb_raw(b, tmp, (size_t)n);
+    size_t at = sizeof(tmp);
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[--at] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--at] = '-';
+    sb_raw(b, tmp + at, sizeof(tmp) - at);
 }
 
 static void sb_labels(sched_sb *b, const ns_labels *l)
