@@ -1,0 +1,122 @@
+/*
+ * What the disruption controller's files share: candidates, budgets per pool, the pending command, the scheduling
+ * simulation. Everything here is rebuilt from the cluster each step except the pending command and the pod-set
+ * signatures used to notice pod events.
+ */
+#ifndef NS_DISRUPTION_INTERNAL_H
+#define NS_DISRUPTION_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/disruption.h"
+#include "engine/disruption_consolidate.h"
+#include "engine/engine_internal.h"
+
+typedef enum ds_method {
+    DS_EMPTY = 0,
+    DS_DRIFTED,
+    DS_UNDERUTILIZED,
+} ds_method;
+
+/* "empty", "drifted", "underutilized" and the budget reason bit (NS_REASON_*) / condition reason of each. */
+const char *ds_method_name(ds_method m);
+const char *ds_method_reason(ds_method m);
+unsigned ds_method_reason_bit(ds_method m);
+
+typedef struct ds_candidate {
+    ns_nodeclaim *claim;
+    ns_node *node;
+    ns_nodepool *pool;
+    size_t pool_index;
+    ns_pod **pods; /* the node's pods that are not finished (owned array; pods belong to the cluster) */
+    size_t n_pods;
+    size_t n_reschedulable; /* not DaemonSet or mirror pods, not terminating */
+    double cost;            /* Karpenter's disruption cost */
+    double price;           /* the node's offering price per hour, -1 when unknown */
+    const char *instance_type, *capacity_type, *zone;
+    bool consolidatable; /* consolidateAfter has passed since the last pod event */
+    bool drifted;
+    int64_t drifted_ms;            /* Drifted condition's transition time */
+    bool blocked;                  /* graceful disruption is blocked (do-not-disrupt, PDB) */
+    char blocked_why[1400]; /* the pod and, for a budget, the Eviction API's message */
+} ds_candidate;
+
+typedef struct ds_candidates {
+    ds_candidate *items;
+    size_t n;
+} ds_candidates;
+
+/* Builds the candidates at the current clock (claims that are no candidate at all are left out; blocked ones are in,
+ * marked). 0 or NS_ERR_INTERNAL. */
+int ds_candidates_build(ns_engine *e, ds_candidates *out);
+void ds_candidates_free(ds_candidates *c);
+ds_candidate *ds_candidates_find(ds_candidates *c, const char *claim_name);
+/* True when the candidate may be disrupted by the method (ShouldDisrupt plus the block check). */
+bool ds_candidate_eligible(const ds_candidate *c, ds_method m);
+
+/* Disruptions each NodePool (indexed like cluster->nodepools) still allows for a method now (budget.h); a pool whose
+ * budgets fail to evaluate allows none. *out is malloc'd (free with free()). 0 or NS_ERR_INTERNAL. */
+int ds_budgets(ns_engine *e, ds_method m, int64_t **out);
+
+/* Updates nodesmith.io/last-pod-event-ms on claims whose Node's pods changed since the last step. */
+typedef struct ds_pod_signature {
+    char *claim;
+    uint64_t signature;
+} ds_pod_signature;
+
+typedef struct ds_pod_events {
+    ds_pod_signature *items;
+    size_t n, cap;
+} ds_pod_events;
+
+int ds_pod_events_update(ns_engine *e, ds_pod_events *ev);
+void ds_pod_events_free(ds_pod_events *ev);
+
+/* Drift detection: sets or clears each launched claim's Drifted condition. 0 or a write's error. */
+int ds_drift_update(ns_engine *e);
+
+/* The scheduling simulation of the cluster without the candidates' Nodes (their pods pending), pending pods and
+ * in-flight claims included, as Karpenter's SimulateScheduling. */
+typedef struct ds_sim {
+    ns_engine_plan plan;
+    bool all_scheduled; /* every reschedulable pod of the candidates has a place on an initialized node or a claim */
+    char reason[1024];  /* when not: the first pod without a place and why */
+    /* The new claims that hold a candidate pod (indices in plan.result.claims). Claims the round plans only for
+     * pods that were already pending are the provisioner's business, not this disruption's. */
+    size_t *needed;
+    size_t n_needed;
+} ds_sim;
+
+int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, ds_sim *out);
+void ds_sim_free(ds_sim *s);
+/* The simulation's findings in ns_consol_sim form (points into s): the claims counted are the needed ones. */
+void ds_sim_consol(const ds_sim *s, ns_consol_sim *out);
+
+/* A decided command waiting for its stabilisation window. */
+typedef struct ds_command {
+    bool pending;
+    ds_method method;
+    const char *consolidation_type; /* "empty", "drift", "multi", "single" */
+    int64_t decided_ms;
+    char **claims; /* candidate NodeClaim names */
+    size_t n_claims;
+    ns_consol_decision decision;
+    char **types; /* REPLACE (consolidation): the replacement's instance types */
+    size_t n_types;
+    bool spot_only;
+    size_t n_replacements; /* drift: how many claims the simulation asked for */
+    size_t pod_count;
+} ds_command;
+
+void ds_command_clear(ds_command *cmd);
+
+/* Methods: each fills *cmd (pending) or leaves it clear. budgets is the method's ds_budgets, decremented as
+ * candidates are taken. 0 or an error that ends the step. */
+int ds_compute_emptiness(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd);
+int ds_compute_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd);
+int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_candidates *cands, int64_t *budgets,
+                             ds_command *cmd);
+
+#endif

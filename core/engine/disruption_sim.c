@@ -1,0 +1,99 @@
+/* The scheduling simulation behind consolidation and drift (Karpenter's SimulateScheduling). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/disruption_internal.h"
+#include "errors/ns_error.h"
+
+void ds_sim_free(ds_sim *s)
+{
+    if (!s)
+        return;
+    ns_engine_plan_free(&s->plan);
+    free(s->needed);
+    memset(s, 0, sizeof(*s));
+}
+
+static const char *unschedulable_reason(const ns_sched_result *r, size_t pod)
+{
+    for (size_t i = 0; i < r->n_unschedulable; i++)
+        if (r->unschedulable[i].pod == pod)
+            return r->unschedulable[i].reason;
+    return "no node or new claim fits it";
+}
+
+static bool on_removed_node(const ns_pod *p, ds_candidate *const *cands, size_t n)
+{
+    for (size_t i = 0; p->node_name && i < n; i++)
+        if (strcmp(cands[i]->node->meta.name, p->node_name) == 0)
+            return true;
+    return false;
+}
+
+static int need_claim(ds_sim *s, size_t claim)
+{
+    for (size_t i = 0; i < s->n_needed; i++)
+        if (s->needed[i] == claim)
+            return 0;
+    size_t *grown = realloc(s->needed, (s->n_needed + 1) * sizeof(*grown));
+    if (!grown)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory simulating a disruption");
+    s->needed = grown;
+    s->needed[s->n_needed++] = claim;
+    return 0;
+}
+
+int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, ds_sim *out)
+{
+    memset(out, 0, sizeof(*out));
+    const char **names = calloc(n ? n : 1, sizeof(*names));
+    if (!names)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory simulating the disruption of %zu node(s)", n);
+    for (size_t i = 0; i < n; i++)
+        names[i] = cands[i]->node->meta.name;
+    ns_engine_plan_opts opts = {.removed_nodes = names, .n_removed = n};
+    int rc = ns_engine_plan_run(e, &opts, &out->plan);
+    free(names);
+    if (rc < 0)
+        return ns_error_prefix("simulating the disruption of %zu node(s): ", n);
+
+    /* Every pod that must move needs a place, and a place on an existing node only counts when that node is
+     * initialized: otherwise the pods would wait for it. Pods are matched by index: the view keeps the cluster's
+     * pod order. */
+    const ns_cluster *cl = e->cluster;
+    const ns_sched_result *r = &out->plan.result;
+    out->all_scheduled = true;
+    for (size_t i = 0; i < cl->n_pods && i < r->n_placement && out->all_scheduled; i++) {
+        const ns_pod *p = cl->pods[i];
+        if (!on_removed_node(p, cands, n) || ns_engine_pod_is_daemon(p) || p->meta.deletion_ms != 0 ||
+            (p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0)))
+            continue;
+        char ref[2 * NS_NAME_MAX];
+        ns_engine_pod_ref(p, ref, sizeof(ref));
+        size_t where = r->placement[i];
+        if (where == NS_SCHED_UNPLACED || where == NS_SCHED_NOT_PENDING) {
+            out->all_scheduled = false;
+            snprintf(out->reason, sizeof(out->reason), "pod %s would not schedule: %s", ref,
+                     where == NS_SCHED_UNPLACED ? unschedulable_reason(r, i) : "it is not schedulable");
+        } else if (where < out->plan.view.n_nodes && !out->plan.bindable[where]) {
+            out->all_scheduled = false;
+            snprintf(out->reason, sizeof(out->reason), "pod %s would schedule against uninitialized node %s", ref,
+                     out->plan.view.nodes[where]->meta.name);
+        } else if (where >= out->plan.view.n_nodes) {
+            rc = need_claim(out, where - out->plan.view.n_nodes);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+void ds_sim_consol(const ds_sim *s, ns_consol_sim *out)
+{
+    const ns_sched_result *r = &s->plan.result;
+    out->all_scheduled = s->all_scheduled;
+    out->unscheduled_reason = s->reason;
+    out->n_new_claims = s->n_needed;
+    out->claim = s->n_needed == 1 ? &r->claims[s->needed[0]] : NULL;
+}
