@@ -51,8 +51,9 @@ typedef struct ns_cluster_writes_ops {
      * Eviction API: PodDisruptionBudgets are checked (NS_ERR_THROTTLED when one forbids it); an evicted pod is
      * deleted, and the in-memory store's workload-controller stand-in brings back a pending copy for pods of a
      * ReplicaSet, StatefulSet or Job. delete removes the pod without checking budgets (the same stand-in applies).
-     * `voluntary` tells watchers whether the eviction is a voluntary disruption (false for interruption, expiry of
-     * a termination grace period or a lost node). */
+     * `voluntary` tells watchers whether the engine chose this disruption (drains for disruption, expiration,
+     * interruption or deletion); it is false for pods deleted after a terminationGracePeriod ran out, pods of a lost
+     * node, and deletions a person asked for (the timeline). */
     int (*create_pod)(void *ctx, ns_pod *pod);
     int (*bind_pod)(void *ctx, ns_pod *pod, const char *node_name);
     int (*evict_pod)(void *ctx, ns_pod *pod, bool voluntary);

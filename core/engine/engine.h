@@ -49,6 +49,8 @@
 /* Interruption deadline (unix ms) written on a claim cordoned for a spot interruption or maintenance. */
 #define NS_ANNOTATION_INTERRUPTION_DEADLINE "nodesmith.io/interruption-deadline-ms"
 #define NS_ANNOTATION_REBALANCE "nodesmith.io/rebalance-recommended-ms"
+/* The launched offering's price per hour, written with the Launched condition (for cost reports). */
+#define NS_ANNOTATION_PRICE "nodesmith.io/price-per-hour"
 
 /* NodeClaim status condition types (Karpenter v1). */
 #define NS_COND_LAUNCHED "Launched"
@@ -222,7 +224,9 @@ int ns_engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **rep
 
 /* Adds pod (ownership passes to the engine's cluster, even on failure); it becomes pending now. */
 int ns_engine_add_pod(ns_engine *e, ns_pod *pod);
-/* Deletes a pod by namespace (NULL = "default") and name. NS_ERR_NOT_FOUND when absent. */
+/* Deletes a pod by namespace (NULL = "default") and name, as `kubectl delete pod` would: a pod of a ReplicaSet,
+ * StatefulSet or Job comes back pending (its controller replaces it); scale the workload to remove it for good.
+ * NS_ERR_NOT_FOUND when absent. */
 int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name);
 /* Sets the number of pods of a workload, as its controller would: kind "Deployment" matches pods owned by ReplicaSet
  * "<name>-<hash>", other kinds ("ReplicaSet", "StatefulSet", "Job") match owner kind and name. New pods copy the

@@ -41,6 +41,11 @@ bool ns_unavailable_has(const ns_unavailable_cache *c, const char *type, const c
 void ns_unavailable_expire(ns_unavailable_cache *c, int64_t now_ms);
 void ns_unavailable_free(ns_unavailable_cache *c);
 
+/* Marks an offering unavailable for cfg.unavailable_offering_ttl_ms (in the cache and in this step's instance-type
+ * sets) and records "marked offering unavailable" with why as the reason. 0 or NS_ERR_INTERNAL. */
+int ns_engine_mark_unavailable(ns_engine *e, const char *type, const char *zone, const char *capacity_type,
+                               const char *why);
+
 /* ---- Instance types per node class, listed once per step, with the unavailable offerings marked unavailable. */
 
 typedef struct ns_engine_types {
@@ -78,6 +83,9 @@ struct ns_engine {
     ns_unavailable_cache unavailable;
     int64_t launch_backoff_until_ms; /* throttled by the provider: no launch before this */
     uint64_t name_seq;               /* salt for NodeClaim names, see ns_engine_claim_name */
+    int64_t last_round_ms;           /* last provisioning round (-1: none yet), to report unschedulable pods once */
+    char **blocked;                  /* "claim|ns/pod|reason" of blocked evictions already recorded (log dedup) */
+    size_t n_blocked;
     ns_decision *decisions;
     size_t n_decisions, cap_decisions;
     ns_engine_sample *history;
@@ -93,6 +101,7 @@ void ns_engine_set_writes(ns_engine *e, const ns_cluster_writes *w);
 /* Lists instance types for every node class the NodePools use (at most once per clock reading), applying the
  * unavailable cache. 0, or NS_ERR_INTERNAL; a provider failure for one class disables its pools with a reason. */
 int ns_engine_refresh_types(ns_engine *e);
+void ns_engine_types_free(ns_engine_types *t); /* members; accepts NULL */
 /* The set of the node class of pool index p, or NULL (after ns_engine_refresh_types). */
 const ns_itype_set *ns_engine_pool_types(const ns_engine *e, size_t pool);
 /* The price of an offering, or -1 when the type or offering is unknown. */
@@ -172,6 +181,12 @@ void ns_nodeclass_hash(const ns_nodeclass_def *def, char *buf, size_t len);
 /* Starts termination of a claim: sets its deletion timestamp through the writes layer (the termination controller
  * taints, drains, terminates and removes it over the next steps). method and reason go into the decision. */
 int ns_engine_delete_claim(ns_engine *e, ns_nodeclaim *claim, const char *method, const char *reason);
+
+/* Adds karpenter.sh/disrupted:NoSchedule to the node (once) and records "tainted node" with method. */
+int ns_engine_taint_disrupted(ns_engine *e, ns_node *n, const char *method);
+/* For a claim carrying disruption annotations and not yet deleting: deletes it once every replacement is
+ * initialized, or abandons the disruption (annotations removed, node untainted) when a replacement is gone. */
+int ns_engine_disruption_handover(ns_engine *e, ns_nodeclaim *claim);
 
 /* ---- Controllers, run by ns_engine_step in this order. Each returns NS_OK or an error that ends the step. */
 int ns_ctl_interruption(ns_engine *e);

@@ -142,6 +142,8 @@ typedef struct ns_pod {
 /* A zeroed pod with termination_grace_period_s = -1; NULL with NS_ERR_INTERNAL recorded on allocation failure. */
 ns_pod *ns_pod_new(void);
 void ns_pod_free(ns_pod *pod); /* the pod and everything it owns; accepts NULL */
+/* A deep copy of src (the caller's; free with ns_pod_free), or NULL with NS_ERR_INTERNAL recorded. */
+ns_pod *ns_pod_copy(const ns_pod *src);
 
 /* Computes pod->requests and pod->limits from the containers, overhead and pod-level resources (see above).
  * NS_ERR_INVALID_CONFIG when the pod uses more than NS_MAX_EXTENDED_RESOURCES extended resources. */

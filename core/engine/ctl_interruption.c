@@ -1,0 +1,196 @@
+/*
+ * Interruption (Karpenter's interruption controller): provider events drive actions.
+ *   spot interruption warning  -> mark the offering unavailable, delete the claim (termination cordons it, the
+ *                                 provisioner launches a replacement for its pods, the drain finishes before the
+ *                                 deadline);
+ *   scheduled maintenance      -> delete the claim the same way (no offering is marked);
+ *   instance stopping/terminated -> the node is lost: delete its pods (their controllers recreate them pending),
+ *                                 the Node and the claim;
+ *   rebalance recommendation   -> recorded on the claim; acted on like maintenance with cfg.act_on_rebalance.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/model_util.h"
+
+typedef struct events {
+    ns_event *items;
+    size_t n, cap;
+} events;
+
+static int collect(void *ctx, const ns_event *ev)
+{
+    events *v = ctx;
+    if (ns_grow((void **)&v->items, &v->cap, v->n + 1, sizeof(*v->items)) < 0)
+        return 1; /* keep the event for the next poll */
+    v->items[v->n++] = *ev;
+    return 0;
+}
+
+static const char *kind_name(ns_event_kind k)
+{
+    switch (k) {
+    case NS_EVENT_SPOT_INTERRUPTION:
+        return "SpotInterruption";
+    case NS_EVENT_REBALANCE_RECOMMENDATION:
+        return "RebalanceRecommendation";
+    case NS_EVENT_SCHEDULED_MAINTENANCE:
+        return "ScheduledChange";
+    case NS_EVENT_INSTANCE_STOPPING:
+        return "InstanceStopping";
+    case NS_EVENT_INSTANCE_TERMINATED:
+        return "InstanceTerminated";
+    }
+    return "Unknown";
+}
+
+static ns_nodeclaim *claim_by_provider_id(const ns_engine *e, const char *pid)
+{
+    for (size_t i = 0; i < e->cluster->n_nodeclaims; i++) {
+        ns_nodeclaim *c = e->cluster->nodeclaims[i];
+        if (c->provider_id && strcmp(c->provider_id, pid) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static int annotate(ns_engine *e, ns_nodeclaim *claim, const char *key, int64_t value)
+{
+    char num[32];
+    snprintf(num, sizeof(num), "%" PRId64, value);
+    if (ns_labels_set(&claim->meta.annotations, key, num) < 0)
+        return NS_ERR_INTERNAL;
+    return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+}
+
+/* Warning events: the claim goes through termination, drained before the deadline. */
+static int disrupt(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev, const char *reason)
+{
+    int rc = NS_OK;
+    if (ev->deadline_ms)
+        rc = annotate(e, claim, NS_ANNOTATION_INTERRUPTION_DEADLINE, ev->deadline_ms);
+    if (rc == NS_OK && ev->kind == NS_EVENT_SPOT_INTERRUPTION) {
+        const ns_labels *l = &claim->meta.labels;
+        const char *type = ns_labels_get(l, NS_LABEL_INSTANCE_TYPE), *zone = ns_labels_get(l, NS_LABEL_ZONE);
+        const char *ct = ns_labels_get(l, NS_LABEL_CAPACITY_TYPE);
+        if (type && zone && ct)
+            rc = ns_engine_mark_unavailable(e, type, zone, ct, "spot interruption");
+    }
+    return rc == NS_OK ? ns_engine_delete_claim(e, claim, "interruption", reason) : rc;
+}
+
+/* The instance is stopping or gone: nothing to drain, the pods are already lost. */
+static int node_lost(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev)
+{
+    ns_node *n = ns_engine_node_of_claim(e, claim);
+    char node[NS_NAME_MAX] = "", name[NS_NAME_MAX];
+    snprintf(name, sizeof(name), "%s", claim->meta.name);
+    int rc = NS_OK;
+    if (ev->kind == NS_EVENT_INSTANCE_STOPPING) {
+        bool already;
+        if (ns_plugin_terminate(e->plugin, claim->provider_id, &already) != NS_OK)
+            ns_log(NS_LOG_ERROR, "interruption", "failed terminating stopping instance", "NodeClaim", name, "error",
+                   ns_error_message(), NULL);
+    }
+    if (n) {
+        snprintf(node, sizeof(node), "%s", n->meta.name);
+        /* A stopped kubelet's pods are gone: deleted, not evicted, and not a voluntary disruption. */
+        ns_pod **pods;
+        size_t np;
+        if ((rc = ns_engine_pods_on_node(e, node, &pods, &np)) < 0)
+            return rc;
+        char (*refs)[2][256] = calloc(np ? np : 1, sizeof(*refs));
+        if (!refs) {
+            free(pods);
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory removing node %s", node);
+        }
+        size_t nr = 0;
+        for (size_t i = 0; i < np; i++)
+            if (!ns_engine_pod_is_daemon(pods[i])) {
+                snprintf(refs[nr][0], 256, "%s", pods[i]->meta.namespace_ ? pods[i]->meta.namespace_ : "default");
+                snprintf(refs[nr][1], 256, "%s", pods[i]->meta.name);
+                nr++;
+            }
+        free(pods);
+        for (size_t i = 0; rc == NS_OK && i < nr; i++) {
+            ns_pod *p = ns_cluster_find_pod(e->cluster, refs[i][0], refs[i][1]);
+            char ref[600];
+            snprintf(ref, sizeof(ref), "%s/%s", refs[i][0], refs[i][1]);
+            if (p && (rc = e->writes.ops->delete_pod(e->writes.ctx, p, false)) == NS_OK)
+                rc = ns_engine_record(e, NS_DECISION_POD_RESCHEDULED, "interruption", kind_name(ev->kind), node,
+                                      name, ref, NULL);
+        }
+        free(refs);
+        n = ns_cluster_find_node(e->cluster, node);
+        if (rc == NS_OK && n && (rc = e->writes.ops->delete_node(e->writes.ctx, n)) == NS_OK)
+            rc = ns_engine_record(e, NS_DECISION_NODE_LOST, "interruption", kind_name(ev->kind), node, name, NULL,
+                                  ev->provider_id);
+    }
+    if (rc != NS_OK)
+        return rc;
+    claim = ns_cluster_find_nodeclaim(e->cluster, name);
+    if (!claim)
+        return NS_OK;
+    if ((rc = ns_engine_delete_claim(e, claim, "interruption", kind_name(ev->kind))) < 0)
+        return rc;
+    claim = ns_cluster_find_nodeclaim(e->cluster, name);
+    if (claim && (rc = e->writes.ops->remove_nodeclaim_finalizer(e->writes.ctx, claim, NS_FINALIZER_TERMINATION)) == 0)
+        rc = ns_engine_record(e, NS_DECISION_DELETED_NODECLAIM, "interruption", kind_name(ev->kind), node[0] ? node : NULL,
+                              name, NULL, NULL);
+    return rc;
+}
+
+static int handle(ns_engine *e, const ns_event *ev)
+{
+    ns_nodeclaim *claim = claim_by_provider_id(e, ev->provider_id);
+    if (!claim) {
+        ns_log(NS_LOG_DEBUG, "interruption", "event for an instance no nodeclaim owns", "provider-id",
+               ev->provider_id, "kind", kind_name(ev->kind), NULL);
+        return NS_OK;
+    }
+    char detail[128] = "";
+    if (ev->deadline_ms) {
+        char when[32];
+        ns_clock_format_rfc3339(ev->deadline_ms, when, sizeof(when));
+        snprintf(detail, sizeof(detail), "deadline %s", when);
+    }
+    const ns_node *n = ns_engine_node_of_claim(e, claim);
+    ns_decision_kind kind =
+        ev->kind == NS_EVENT_REBALANCE_RECOMMENDATION ? NS_DECISION_REBALANCE_RECORDED : NS_DECISION_INTERRUPTION;
+    int rc = ns_engine_record(e, kind, kind_name(ev->kind), ev->detail, n ? n->meta.name : NULL, claim->meta.name,
+                              NULL, detail);
+    if (rc < 0)
+        return rc;
+    switch (ev->kind) {
+    case NS_EVENT_SPOT_INTERRUPTION:
+        return disrupt(e, claim, ev, "SpotInterruption");
+    case NS_EVENT_SCHEDULED_MAINTENANCE:
+        return disrupt(e, claim, ev, "ScheduledChange");
+    case NS_EVENT_INSTANCE_STOPPING:
+    case NS_EVENT_INSTANCE_TERMINATED:
+        return node_lost(e, claim, ev);
+    case NS_EVENT_REBALANCE_RECOMMENDATION:
+        rc = annotate(e, claim, NS_ANNOTATION_REBALANCE, ev->time_ms ? ev->time_ms : ns_clock_now_ms());
+        return rc == NS_OK && e->cfg.act_on_rebalance ? disrupt(e, claim, ev, "RebalanceRecommendation") : rc;
+    }
+    return NS_OK;
+}
+
+int ns_ctl_interruption(ns_engine *e)
+{
+    events v = {0};
+    int code = ns_plugin_poll_events(e->plugin, collect, &v);
+    if (code != NS_OK && code != NS_ERR_UNSUPPORTED)
+        ns_log(NS_LOG_ERROR, "interruption", "failed polling provider events", "error", ns_error_message(), NULL);
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < v.n; i++)
+        rc = handle(e, &v.items[i]);
+    free(v.items);
+    return rc;
+}

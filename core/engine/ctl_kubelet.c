@@ -1,0 +1,123 @@
+/*
+ * The simulated kubelet (in-memory cluster only, cfg.simulate_kubelet): a launched instance's Node registers
+ * registration_delay_ms after the launch, not ready and tainted as a starting node is, and turns Ready
+ * initialization_delay_ms later with its startup taints removed (by the agent that owns them, as a CNI daemon
+ * would). Instances that are no longer running never register.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "model/model_util.h"
+
+static int add_taint(ns_node *n, const ns_taint *t)
+{
+    ns_taint *copy = NULL;
+    if (ns_taints_copy(t, 1, &copy) < 0)
+        return NS_ERR_INTERNAL;
+    ns_taint *grown = realloc(n->taints, (n->n_taints + 1) * sizeof(*grown));
+    if (!grown) {
+        ns_taints_free(copy, 1);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory building node %s", n->meta.name);
+    }
+    n->taints = grown;
+    n->taints[n->n_taints++] = copy[0];
+    free(copy);
+    return 0;
+}
+
+static const ns_itype *instance_type_of(ns_engine *e, const ns_nodeclaim *claim)
+{
+    const char *type = ns_labels_get(&claim->meta.labels, NS_LABEL_INSTANCE_TYPE);
+    for (size_t s = 0; type && s < e->types.n; s++) {
+        const ns_nodeclass_def *def = e->types.owner[s];
+        if (!e->types.errors[s] && claim->nodeclass_ref.kind && strcmp(def->kind, claim->nodeclass_ref.kind) == 0 &&
+            strcmp(def->meta.name, claim->nodeclass_ref.name) == 0)
+            return ns_itype_set_find(&e->types.sets[s], type);
+    }
+    return NULL;
+}
+
+static int register_node(ns_engine *e, const ns_nodeclaim *claim)
+{
+    ns_node *n = ns_node_new();
+    if (!n)
+        return NS_ERR_INTERNAL;
+    const ns_itype *t = instance_type_of(e, claim);
+    static const ns_taint unregistered = {NS_TAINT_UNREGISTERED_KEY, NULL, NS_EFFECT_NO_EXECUTE};
+    static const ns_taint not_ready = {NS_TAINT_NOT_READY_KEY, NULL, NS_EFFECT_NO_SCHEDULE};
+    int rc = 0;
+    if (!(n->meta.name = ns_strdup(claim->meta.name)) || !(n->provider_id = ns_strdup(claim->provider_id)) ||
+        ns_labels_set(&n->meta.labels, NS_LABEL_HOSTNAME, claim->meta.name) < 0)
+        rc = NS_ERR_INTERNAL;
+    for (size_t i = 0; rc == 0 && t && i < t->n_labels; i++)
+        rc = ns_labels_set(&n->meta.labels, t->labels[i].key, t->labels[i].value);
+    for (size_t i = 0; rc == 0 && i < claim->meta.labels.n; i++)
+        rc = ns_labels_set(&n->meta.labels, claim->meta.labels.items[i].key, claim->meta.labels.items[i].value);
+    for (size_t i = 0; rc == 0 && i < claim->n_taints; i++)
+        rc = add_taint(n, &claim->taints[i]);
+    for (size_t i = 0; rc == 0 && i < claim->n_startup_taints; i++)
+        rc = add_taint(n, &claim->startup_taints[i]);
+    if (rc == 0 && (rc = add_taint(n, &unregistered)) == 0)
+        rc = add_taint(n, &not_ready);
+    if (rc < 0) {
+        ns_node_free(n);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory registering node %s", claim->meta.name);
+    }
+    n->capacity = claim->capacity;
+    n->allocatable = claim->allocatable;
+    n->ready = false;
+    n->ready_since_ms = ns_clock_now_ms();
+    return e->writes.ops->create_node(e->writes.ctx, n);
+}
+
+static bool instance_running(ns_engine *e, const char *provider_id)
+{
+    ns_instance inst;
+    memset(&inst, 0, sizeof(inst));
+    inst.struct_size = sizeof(inst);
+    return ns_plugin_get_instance(e->plugin, provider_id, &inst) == NS_OK &&
+           (inst.state == NS_INSTANCE_PENDING || inst.state == NS_INSTANCE_RUNNING);
+}
+
+static int become_ready(ns_engine *e, ns_node *n, const ns_nodeclaim *claim)
+{
+    const ns_cluster_writes *w = &e->writes;
+    int rc = w->ops->remove_node_taint(w->ctx, n, NS_TAINT_NOT_READY_KEY, NS_EFFECT_NO_SCHEDULE);
+    for (size_t i = 0; rc == 0 && i < claim->n_startup_taints; i++)
+        rc = w->ops->remove_node_taint(w->ctx, n, claim->startup_taints[i].key, claim->startup_taints[i].effect);
+    if (rc < 0)
+        return rc;
+    n->ready = true;
+    n->ready_since_ms = ns_clock_now_ms();
+    return w->ops->update_node_status(w->ctx, n);
+}
+
+int ns_ctl_kubelet(ns_engine *e)
+{
+    if (!e->cfg.simulate_kubelet)
+        return NS_OK;
+    int rc = ns_engine_refresh_types(e);
+    int64_t now = ns_clock_now_ms();
+    for (size_t i = 0; rc == NS_OK && i < e->cluster->n_nodeclaims; i++) {
+        const ns_nodeclaim *claim = e->cluster->nodeclaims[i];
+        if (!ns_claim_launched(claim))
+            continue;
+        ns_node *n = ns_engine_node_of_claim(e, claim);
+        if (n) {
+            if (!n->ready && !n->meta.deletion_ms && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms &&
+                instance_running(e, claim->provider_id))
+                rc = become_ready(e, n, claim);
+            continue;
+        }
+        const ns_condition *launched = ns_conditions_get(&claim->conditions, NS_COND_LAUNCHED);
+        if (ns_claim_deleting(claim) || e->cfg.registration_delay_ms < 0 || !launched ||
+            now - launched->last_transition_ms < e->cfg.registration_delay_ms ||
+            ns_claim_registered(claim) || !instance_running(e, claim->provider_id))
+            continue;
+        rc = register_node(e, claim);
+    }
+    return rc;
+}

@@ -1,0 +1,362 @@
+/*
+ * The NodeClaim lifecycle controller (Karpenter's nodeclaim/lifecycle): launch (cheapest option first, without
+ * offerings known to lack capacity, falling back on insufficient capacity, backing off when throttled), then
+ * Registered when the Node appears, Initialized when it is ready with its startup taints gone and its requested
+ * extended resources present; a claim not registered within the registration TTL is deleted.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/model_util.h"
+#include "model/resources.h"
+
+#define MAX_LAUNCH_OPTIONS 512
+
+typedef struct launch_choice {
+    ns_launch_option opt;
+    const ns_itype *type;
+    size_t order; /* for a stable sort */
+} launch_choice;
+
+static const ns_selector_req *req_in(const ns_nodeclaim *claim, const char *key)
+{
+    for (size_t i = 0; i < claim->n_requirements; i++)
+        if (strcmp(claim->requirements[i].key, key) == 0 && claim->requirements[i].op == NS_OP_IN)
+            return &claim->requirements[i];
+    return NULL;
+}
+
+static bool allows(const ns_selector_req *r, const char *value)
+{
+    if (!r)
+        return true;
+    for (size_t i = 0; i < r->n_values; i++)
+        if (strcmp(r->values[i], value) == 0)
+            return true;
+    return false;
+}
+
+static const ns_nodeclass_def *claim_class(const ns_engine *e, const ns_nodeclaim *claim, const ns_itype_set **set)
+{
+    *set = NULL;
+    for (size_t s = 0; s < e->types.n; s++) {
+        const ns_nodeclass_def *def = e->types.owner[s];
+        if (claim->nodeclass_ref.kind && strcmp(def->kind, claim->nodeclass_ref.kind) == 0 &&
+            claim->nodeclass_ref.name && strcmp(def->meta.name, claim->nodeclass_ref.name) == 0) {
+            *set = e->types.errors[s] ? NULL : &e->types.sets[s];
+            return def;
+        }
+    }
+    return ns_cluster_nodeclass_for(e->cluster, &claim->nodeclass_ref);
+}
+
+static int choice_cmp(const void *a, const void *b)
+{
+    const launch_choice *x = a, *y = b;
+    if (x->opt.price_per_hour != y->opt.price_per_hour)
+        return x->opt.price_per_hour < y->opt.price_per_hour ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Every offering the claim's requirements allow, available and not in the unavailable cache, cheapest first. */
+static size_t claim_choices(const ns_engine *e, const ns_nodeclaim *claim, const ns_itype_set *set,
+                            launch_choice *out, size_t cap)
+{
+    const ns_selector_req *types = req_in(claim, NS_LABEL_INSTANCE_TYPE);
+    const ns_selector_req *zones = req_in(claim, NS_LABEL_ZONE);
+    const ns_selector_req *cts = req_in(claim, NS_LABEL_CAPACITY_TYPE);
+    int64_t now = ns_clock_now_ms();
+    size_t n = 0;
+    for (size_t v = 0; types && v < types->n_values; v++) {
+        const ns_itype *t = ns_itype_set_find(set, types->values[v]);
+        if (!t || !ns_resources_fit(&claim->requests, &t->allocatable, NULL, 0))
+            continue;
+        for (size_t o = 0; o < t->n_offerings && n < cap; o++) {
+            const ns_itype_offering *of = &t->offerings[o];
+            if (!of->available || !allows(zones, of->zone) || !allows(cts, of->capacity_type) ||
+                ns_unavailable_has(&e->unavailable, t->name, of->zone, of->capacity_type, now))
+                continue;
+            out[n] = (launch_choice){.type = t, .order = n};
+            out[n].opt = (ns_launch_option){.struct_size = sizeof(ns_launch_option), .instance_type = t->name,
+                                            .zone = of->zone, .capacity_type = of->capacity_type,
+                                            .price_per_hour = of->price_per_hour};
+            n++;
+        }
+    }
+    qsort(out, n, sizeof(*out), choice_cmp);
+    return n;
+}
+
+static int launched(ns_engine *e, ns_nodeclaim *claim, const ns_launch_result *res, const launch_choice *choices,
+                    size_t n)
+{
+    double price = -1;
+    const ns_itype *type = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(choices[i].opt.instance_type, res->instance_type) == 0 &&
+            strcmp(choices[i].opt.zone, res->zone) == 0 &&
+            strcmp(choices[i].opt.capacity_type, res->capacity_type) == 0) {
+            price = choices[i].opt.price_per_hour;
+            type = choices[i].type;
+        }
+    char num[32], alloc[256], detail[512];
+    snprintf(num, sizeof(num), "%.6f", price < 0 ? 0.0 : price);
+    free(claim->provider_id);
+    free(claim->image_id);
+    claim->provider_id = ns_strdup(res->provider_id);
+    claim->image_id = ns_strdup(res->image_id);
+    claim->allocatable = res->allocatable;
+    claim->capacity = type ? type->capacity : res->allocatable;
+    ns_labels *l = &claim->meta.labels;
+    if (!claim->provider_id || !claim->image_id || ns_labels_set(l, NS_LABEL_INSTANCE_TYPE, res->instance_type) < 0 ||
+        ns_labels_set(l, NS_LABEL_ZONE, res->zone) < 0 || ns_labels_set(l, NS_LABEL_CAPACITY_TYPE, res->capacity_type) < 0 ||
+        ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_PRICE, num) < 0 ||
+        ns_conditions_set(&claim->conditions, NS_COND_LAUNCHED, "True", "Launched", NULL, ns_clock_now_ms()) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the launch of nodeclaim %s", claim->meta.name);
+    int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+    if (rc < 0)
+        return rc;
+    snprintf(detail, sizeof(detail), "%s/%s/%s $%.4f/h provider-id %s allocatable %s", res->instance_type, res->zone,
+             res->capacity_type, price < 0 ? 0.0 : price, res->provider_id,
+             ns_resources_format(&res->allocatable, alloc, sizeof(alloc)));
+    return ns_engine_record(e, NS_DECISION_LAUNCHED_NODECLAIM, NULL, NULL, NULL, claim->meta.name, NULL, detail);
+}
+
+/* Records a launch failure on the claim (Launched=False) and in the log, once per distinct message. */
+static int launch_failed(ns_engine *e, ns_nodeclaim *claim, const char *reason, const char *message)
+{
+    const ns_condition *cur = ns_conditions_get(&claim->conditions, NS_COND_LAUNCHED);
+    if (cur && strcmp(cur->status, "False") == 0 && cur->message && strcmp(cur->message, message) == 0)
+        return NS_OK;
+    if (ns_conditions_set(&claim->conditions, NS_COND_LAUNCHED, "False", reason, message, ns_clock_now_ms()) < 0)
+        return NS_ERR_INTERNAL;
+    int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+    return rc < 0 ? rc
+                  : ns_engine_record(e, NS_DECISION_LAUNCH_FAILED, NULL, message, NULL, claim->meta.name, NULL,
+                                     reason);
+}
+
+static int no_options_left(ns_engine *e, ns_nodeclaim *claim, const char *why)
+{
+    char msg[1200];
+    snprintf(msg, sizeof(msg), "no launch option left: %s", why);
+    int rc = ns_engine_record(e, NS_DECISION_LAUNCH_FAILED, NULL, msg, NULL, claim->meta.name, NULL,
+                              "InsufficientCapacity");
+    /* Karpenter deletes the claim; its pods are re-planned next round without the unavailable offerings. */
+    return rc < 0 ? rc : ns_engine_delete_claim(e, claim, "launch", "InsufficientCapacity");
+}
+
+static int launch_attempt(ns_engine *e, ns_nodeclaim *claim, const ns_nodeclass_def *def, launch_choice *choices,
+                          size_t n, bool *retry)
+{
+    *retry = false;
+    ns_launch_option *opts = malloc(n * sizeof(*opts));
+    if (!opts)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory launching nodeclaim %s", claim->meta.name);
+    for (size_t i = 0; i < n; i++)
+        opts[i] = choices[i].opt;
+    const char *pool = ns_labels_get(&claim->meta.labels, NS_LABEL_NODEPOOL);
+    ns_launch_request req = {
+        .struct_size = sizeof(req),
+        .cluster_name = e->cluster_name,
+        .nodeclaim_name = claim->meta.name,
+        .nodepool_name = pool ? pool : "",
+        .client_token = claim->meta.name, /* idempotent: a rebuilt engine relaunching gets the same instance */
+        .nodeclass = &def->abi,
+        .options = opts,
+        .n_options = n,
+        .labels = claim->meta.labels.items,
+        .n_labels = claim->meta.labels.n,
+        .taints = claim->taints,
+        .n_taints = claim->n_taints,
+        .startup_taints = claim->startup_taints,
+        .n_startup_taints = claim->n_startup_taints,
+    };
+    ns_launch_result res;
+    memset(&res, 0, sizeof(res));
+    res.struct_size = sizeof(res);
+    int code = ns_plugin_launch(e->plugin, &req, &res);
+    free(opts);
+    if (code == NS_OK)
+        return launched(e, claim, &res, choices, n);
+    ns_error_record err = *ns_error_last();
+    if (code == NS_ERR_THROTTLED) {
+        int64_t wait = err.retry_after_ms > 0 ? err.retry_after_ms : 1000;
+        e->launch_backoff_until_ms = ns_clock_now_ms() + wait;
+        return launch_failed(e, claim, "Throttled", err.message);
+    }
+    if (code != NS_ERR_INSUFFICIENT_CAPACITY)
+        return launch_failed(e, claim, ns_err_name(code), err.message);
+    int rc = NS_OK;
+    /* No offering named: the provider says none of the options had capacity. */
+    if (err.n_unavailable == 0)
+        for (size_t i = 0; rc == NS_OK && i < n; i++)
+            rc = ns_engine_mark_unavailable(e, choices[i].opt.instance_type, choices[i].opt.zone,
+                                            choices[i].opt.capacity_type, err.message);
+    for (size_t i = 0; rc == NS_OK && i < err.n_unavailable; i++)
+        rc = ns_engine_mark_unavailable(e, err.unavailable[i].instance_type, err.unavailable[i].zone,
+                                        err.unavailable[i].capacity_type, err.message);
+    if (rc == NS_OK)
+        rc = ns_engine_record(e, NS_DECISION_LAUNCH_FAILED, NULL, err.message, NULL, claim->meta.name, NULL,
+                              "InsufficientCapacity");
+    *retry = rc == NS_OK;
+    return rc;
+}
+
+int ns_engine_launch_claim(ns_engine *e, ns_nodeclaim *claim)
+{
+    if (ns_claim_launched(claim) || ns_claim_deleting(claim) || ns_clock_now_ms() < e->launch_backoff_until_ms)
+        return NS_OK;
+    int rc = ns_engine_refresh_types(e);
+    if (rc < 0)
+        return rc;
+    const ns_itype_set *set;
+    const ns_nodeclass_def *def = claim_class(e, claim, &set);
+    if (!def || !set) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "node class %s %s has no instance types to launch", claim->nodeclass_ref.kind,
+                 claim->nodeclass_ref.name);
+        return launch_failed(e, claim, "NodeClassNotReady", msg);
+    }
+    launch_choice *choices = malloc(MAX_LAUNCH_OPTIONS * sizeof(*choices));
+    if (!choices)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory launching nodeclaim %s", claim->meta.name);
+    /* Each insufficient-capacity answer removes at least one option, so this ends. */
+    for (bool retry = true; retry && rc == NS_OK;) {
+        size_t n = claim_choices(e, claim, set, choices, MAX_LAUNCH_OPTIONS);
+        if (n == 0) {
+            rc = no_options_left(e, claim, "every offering it allows is unavailable");
+            break;
+        }
+        rc = launch_attempt(e, claim, def, choices, n, &retry);
+    }
+    free(choices);
+    return rc;
+}
+
+/* ---- Registration and initialization */
+
+static int register_claim(ns_engine *e, ns_nodeclaim *claim, ns_node *node)
+{
+    const ns_cluster_writes *w = &e->writes;
+    int rc = w->ops->remove_node_taint(w->ctx, node, NS_TAINT_UNREGISTERED_KEY, NS_EFFECT_NO_EXECUTE);
+    /* Karpenter syncs the claim's labels onto the Node at registration. */
+    for (size_t i = 0; rc == 0 && i < claim->meta.labels.n; i++)
+        if (!ns_labels_get(&node->meta.labels, claim->meta.labels.items[i].key))
+            rc = w->ops->set_node_label(w->ctx, node, claim->meta.labels.items[i].key,
+                                        claim->meta.labels.items[i].value);
+    if (rc == 0)
+        rc = w->ops->set_node_label(w->ctx, node, NS_LABEL_REGISTERED, "true");
+    if (rc < 0)
+        return rc;
+    free(claim->node_name);
+    if (!(claim->node_name = ns_strdup(node->meta.name)) ||
+        ns_conditions_set(&claim->conditions, NS_COND_REGISTERED, "True", "Registered", NULL, ns_clock_now_ms()) < 0)
+        return NS_ERR_INTERNAL;
+    if ((rc = w->ops->update_nodeclaim(w->ctx, claim)) < 0)
+        return rc;
+    return ns_engine_record(e, NS_DECISION_REGISTERED_NODECLAIM, NULL, NULL, node->meta.name, claim->meta.name, NULL,
+                            claim->provider_id);
+}
+
+/* Karpenter's initialization check: Ready, no ephemeral or startup taint left, requested extended resources present. */
+static bool node_initialized(const ns_nodeclaim *claim, const ns_node *node, char *why, size_t len)
+{
+    if (!node->ready) {
+        snprintf(why, len, "node is not ready");
+        return false;
+    }
+    for (size_t i = 0; i < node->n_taints; i++) {
+        const ns_taint *t = &node->taints[i];
+        bool startup = false;
+        for (size_t s = 0; s < claim->n_startup_taints && !startup; s++)
+            startup = ns_taint_matches(&claim->startup_taints[s], t);
+        if (startup || ns_taint_is_known_ephemeral(t)) {
+            snprintf(why, len, "taint %s is still on the node", t->key);
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < claim->requests.n_extended; i++) {
+        const ns_extended_resource *x = &claim->requests.extended[i];
+        if (x->value > 0 && ns_resources_get(&node->allocatable, x->name) <= 0) {
+            snprintf(why, len, "extended resource %s is not registered", x->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int initialize_claim(ns_engine *e, ns_nodeclaim *claim, ns_node *node)
+{
+    int rc = e->writes.ops->set_node_label(e->writes.ctx, node, NS_LABEL_INITIALIZED, "true");
+    if (rc < 0)
+        return rc;
+    if (ns_conditions_set(&claim->conditions, NS_COND_INITIALIZED, "True", "Initialized", NULL, ns_clock_now_ms()) <
+        0)
+        return NS_ERR_INTERNAL;
+    if ((rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim)) < 0)
+        return rc;
+    char alloc[256];
+    return ns_engine_record(e, NS_DECISION_INITIALIZED_NODECLAIM, NULL, NULL, node->meta.name, claim->meta.name, NULL,
+                            ns_resources_format(&node->allocatable, alloc, sizeof(alloc)));
+}
+
+static int registration_timeout(ns_engine *e, ns_nodeclaim *claim)
+{
+    char why[128];
+    snprintf(why, sizeof(why), "no node registered within %" PRId64 "s", e->cfg.registration_ttl_ms / 1000);
+    int rc = ns_engine_record(e, NS_DECISION_REGISTRATION_TIMEOUT, "liveness", why, NULL, claim->meta.name, NULL,
+                              claim->provider_id);
+    return rc < 0 ? rc : ns_engine_delete_claim(e, claim, "liveness", "RegistrationTimeout");
+}
+
+static int one_claim(ns_engine *e, ns_nodeclaim *claim, int64_t now)
+{
+    if (ns_claim_deleting(claim))
+        return NS_OK;
+    if (!ns_claim_registered(claim) && now - claim->meta.creation_ms >= e->cfg.registration_ttl_ms)
+        return registration_timeout(e, claim);
+    if (!ns_claim_launched(claim))
+        return ns_engine_launch_claim(e, claim);
+    ns_node *node = ns_engine_node_of_claim(e, claim);
+    if (!node)
+        return NS_OK;
+    int rc = NS_OK;
+    if (!ns_claim_registered(claim) && (rc = register_claim(e, claim, node)) < 0)
+        return rc;
+    char why[256];
+    if (ns_claim_initialized(claim))
+        return NS_OK;
+    if (node_initialized(claim, node, why, sizeof(why)))
+        return initialize_claim(e, claim, node);
+    ns_log(NS_LOG_DEBUG, "nodeclaim.lifecycle", "waiting on node initialization", "NodeClaim", claim->meta.name,
+           "reason", why, NULL);
+    return NS_OK;
+}
+
+int ns_ctl_lifecycle(ns_engine *e)
+{
+    int64_t now = ns_clock_now_ms();
+    /* By name: launching may delete a claim (no capacity anywhere), which moves the cluster's list. */
+    size_t n = e->cluster->n_nodeclaims;
+    char **names = calloc(n ? n : 1, sizeof(*names));
+    if (!names)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
+    int rc = NS_OK;
+    for (size_t i = 0; i < n && rc == NS_OK; i++)
+        if (!(names[i] = ns_strdup(e->cluster->nodeclaims[i]->meta.name)))
+            rc = NS_ERR_INTERNAL;
+    for (size_t i = 0; i < n && rc == NS_OK; i++) {
+        ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
+        if (claim)
+            rc = one_claim(e, claim, now);
+    }
+    ns_strv_free(names, n);
+    return rc;
+}

@@ -1,0 +1,179 @@
+/*
+ * Provisioning (Karpenter's provisioner): once the batch window closes, schedule pending pods (and the pods of
+ * nodes being deleted) over the view of initialized nodes and in-flight NodeClaims; the kube-scheduler stand-in
+ * binds pods placed on initialized nodes; the scheduler's new claims become NodeClaims and are launched.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/model_util.h"
+
+typedef struct batch {
+    size_t pending;
+    int64_t oldest, newest; /* pending_since of the pending pods; 0 counts as "long ago" */
+} batch;
+
+static void batch_scan(const ns_cluster *c, batch *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->oldest = INT64_MAX;
+    for (size_t i = 0; i < c->n_pods; i++) {
+        const ns_pod *p = c->pods[i];
+        if (!ns_sched_pod_is_pending(p))
+            continue;
+        b->pending++;
+        b->oldest = p->pending_since_ms < b->oldest ? p->pending_since_ms : b->oldest;
+        b->newest = p->pending_since_ms > b->newest ? p->pending_since_ms : b->newest;
+    }
+}
+
+static bool has_leaving_pods(const ns_engine *e)
+{
+    for (size_t i = 0; i < e->cluster->n_nodeclaims; i++) {
+        const ns_nodeclaim *claim = e->cluster->nodeclaims[i];
+        const ns_node *n = ns_claim_launched(claim) ? ns_engine_node_of_claim(e, claim) : NULL;
+        bool leaving = ns_claim_deleting(claim) || ns_labels_get(&claim->meta.annotations,
+                                                                 NS_ANNOTATION_DISRUPTION_METHOD);
+        if (!n || !leaving)
+            continue;
+        for (size_t p = 0; p < e->cluster->n_pods; p++) {
+            const ns_pod *pod = e->cluster->pods[p];
+            if (pod->node_name && strcmp(pod->node_name, n->meta.name) == 0 && !ns_engine_pod_is_daemon(pod))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Karpenter lists up to five pods then "and N other(s)". */
+static void pod_list(const ns_cluster *c, char *buf, size_t len)
+{
+    size_t off = 0, shown = 0, total = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->n_pods; i++) {
+        if (!ns_sched_pod_is_pending(c->pods[i]))
+            continue;
+        total++;
+        if (shown < 5 && off < len) {
+            char ref[300];
+            ns_engine_pod_ref(c->pods[i], ref, sizeof(ref));
+            int w = snprintf(buf + off, len - off, "%s%s", shown ? ", " : "", ref);
+            off += w > 0 ? (size_t)w : 0;
+            shown++;
+        }
+    }
+    if (total > shown && off < len)
+        snprintf(buf + off, len - off, " and %zu other(s)", total - shown);
+}
+
+typedef struct bind {
+    char *ns, *pod, *node;
+} bind;
+
+/* Pods actually pending in the cluster that the round put on a bindable node. */
+static int collect_binds(const ns_engine *e, const ns_engine_plan *p, bind **out, size_t *n)
+{
+    *out = calloc(e->cluster->n_pods ? e->cluster->n_pods : 1, sizeof(**out));
+    *n = 0;
+    if (!*out)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory binding pods");
+    for (size_t i = 0; i < p->result.n_placement && i < e->cluster->n_pods; i++) {
+        size_t at = p->result.placement[i];
+        const ns_pod *pod = e->cluster->pods[i];
+        if (at >= p->view.n_nodes || !p->bindable[at] || !ns_sched_pod_is_pending(pod))
+            continue;
+        bind *b = &(*out)[(*n)++];
+        if (!(b->ns = ns_strdup(pod->meta.namespace_ ? pod->meta.namespace_ : "default")) ||
+            !(b->pod = ns_strdup(pod->meta.name)) || !(b->node = ns_strdup(p->view.nodes[at]->meta.name)))
+            return NS_ERR_INTERNAL;
+    }
+    return NS_OK;
+}
+
+static void binds_free(bind *b, size_t n)
+{
+    for (size_t i = 0; b && i < n; i++) {
+        free(b[i].ns);
+        free(b[i].pod);
+        free(b[i].node);
+    }
+    free(b);
+}
+
+static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
+{
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < p->result.n_unschedulable; i++) {
+        size_t idx = p->result.unschedulable[i].pod;
+        const ns_pod *pod = p->view.pods[idx];
+        /* Once per pending spell (the log, not a decision, repeats at debug level). */
+        if (!ns_sched_pod_is_pending(pod) || (pod->pending_since_ms <= e->last_round_ms && e->last_round_ms >= 0)) {
+            ns_log(NS_LOG_DEBUG, "provisioner", "could not schedule pod", "Pod", pod->meta.name, "error",
+                   p->result.unschedulable[i].reason, NULL);
+            continue;
+        }
+        char ref[300];
+        ns_engine_pod_ref(pod, ref, sizeof(ref));
+        rc = ns_engine_record(e, NS_DECISION_UNSCHEDULABLE_POD, NULL, p->result.unschedulable[i].reason, NULL, NULL,
+                              ref, NULL);
+    }
+    return rc;
+}
+
+static int round_(ns_engine *e)
+{
+    ns_engine_plan plan;
+    int rc = ns_engine_plan_run(e, NULL, &plan);
+    if (rc < 0)
+        return rc;
+    char pods[1024], num[32];
+    pod_list(e->cluster, pods, sizeof(pods));
+    snprintf(num, sizeof(num), "%zu", plan.result.n_pending);
+    ns_log(NS_LOG_INFO, "provisioner", "found provisionable pod(s)", "Pods", pods, "count", num, NULL);
+    bind *binds = NULL;
+    size_t n_binds = 0;
+    if ((rc = record_unschedulable(e, &plan)) == NS_OK && e->cfg.simulate_scheduler)
+        rc = collect_binds(e, &plan, &binds, &n_binds);
+    for (size_t i = 0; rc == NS_OK && i < n_binds; i++) {
+        ns_pod *pod = ns_cluster_find_pod(e->cluster, binds[i].ns, binds[i].pod);
+        if (pod)
+            rc = e->writes.ops->bind_pod(e->writes.ctx, pod, binds[i].node);
+    }
+    binds_free(binds, n_binds);
+    if (rc == NS_OK && plan.result.n_claims) {
+        char claims[32], on[32];
+        size_t on_claims = 0;
+        for (size_t i = 0; i < plan.result.n_claims; i++)
+            on_claims += plan.result.claims[i].n_pods;
+        snprintf(claims, sizeof(claims), "%zu", plan.result.n_claims);
+        snprintf(on, sizeof(on), "%zu", on_claims);
+        ns_log(NS_LOG_INFO, "provisioner", "computed new nodeclaim(s) to fit pod(s)", "nodeclaims", claims, "pods",
+               on, NULL);
+    }
+    /* Creating claims never removes objects the plan points to; launching may delete the claim just created. */
+    for (size_t i = 0; rc == NS_OK && i < plan.result.n_claims; i++)
+        rc = ns_engine_create_claim(e, &plan.result.claims[i], true, NULL);
+    ns_engine_plan_free(&plan);
+    e->last_round_ms = ns_clock_now_ms();
+    return rc;
+}
+
+int ns_ctl_provisioner(ns_engine *e)
+{
+    batch b;
+    batch_scan(e->cluster, &b);
+    bool leaving = has_leaving_pods(e);
+    if (!b.pending && !leaving)
+        return NS_OK;
+    int64_t now = ns_clock_now_ms();
+    /* The batch window: wait while pods keep arriving, but no longer than batch_max after the first. */
+    bool window_open = b.pending && now - b.newest < e->cfg.batch_idle_ms && now - b.oldest < e->cfg.batch_max_ms;
+    if (window_open && !leaving)
+        return NS_OK;
+    return round_(e);
+}

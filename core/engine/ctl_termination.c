@@ -1,0 +1,279 @@
+/*
+ * Termination (Karpenter's node termination and nodeclaim finalizer): for each deleting NodeClaim, taint its Node
+ * karpenter.sh/disrupted:NoSchedule, wait until its pods have somewhere to go, drain in Karpenter's order through the
+ * Eviction API, terminate the instance, delete the Node, and remove the karpenter.sh/termination finalizer.
+ *
+ * Drain order: non-critical pods, then non-critical DaemonSet pods, then critical pods, then critical DaemonSet
+ * pods; a group starts only when the one before it is gone. Evictions a PodDisruptionBudget refuses are retried at
+ * the next step; karpenter.sh/do-not-disrupt pods are not evicted. Both wait at most until the claim's
+ * terminationGracePeriod has run out, after which the remaining pods are deleted.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/model_util.h"
+
+/* An interrupted node is drained at the latest this long before the cloud takes it, even without a replacement. */
+#define INTERRUPTION_DRAIN_MARGIN_MS (30 * 1000)
+
+static const char *method_of(const ns_nodeclaim *claim)
+{
+    const char *m = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_METHOD);
+    return m ? m : "deletion";
+}
+
+static bool pod_terminal(const ns_pod *p)
+{
+    return p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0);
+}
+
+static int drain_group(const ns_pod *p)
+{
+    return (ns_engine_pod_is_critical(p) ? 2 : 0) + (ns_engine_pod_is_daemon(p) ? 1 : 0);
+}
+
+/* Records a blocked eviction once per claim, pod and reason (the engine's memory only dedupes the log). */
+static int blocked(ns_engine *e, const ns_nodeclaim *claim, const ns_node *n, const ns_pod *pod, const char *why)
+{
+    char key[1400], ref[300];
+    ns_engine_pod_ref(pod, ref, sizeof(ref));
+    snprintf(key, sizeof(key), "%s|%s|%s", claim->meta.name, ref, why);
+    for (size_t i = 0; i < e->n_blocked; i++)
+        if (strcmp(e->blocked[i], key) == 0)
+            return NS_OK;
+    char **grown = realloc(e->blocked, (e->n_blocked + 1) * sizeof(*grown));
+    if (!grown || !(grown[e->n_blocked] = ns_strdup(key))) {
+        if (grown)
+            e->blocked = grown;
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording a blocked eviction");
+    }
+    e->blocked = grown;
+    e->n_blocked++;
+    return ns_engine_record(e, NS_DECISION_EVICTION_BLOCKED, method_of(claim), why, n->meta.name, claim->meta.name,
+                            ref, NULL);
+}
+
+static void forget_blocked(ns_engine *e, const char *claim)
+{
+    size_t len = strlen(claim), k = 0;
+    for (size_t i = 0; i < e->n_blocked; i++) {
+        if (strncmp(e->blocked[i], claim, len) == 0 && e->blocked[i][len] == '|')
+            free(e->blocked[i]);
+        else
+            e->blocked[k++] = e->blocked[i];
+    }
+    e->n_blocked = k;
+}
+
+/* True when every pod of the node that must move has a place on an initialized node now (pods nothing can hold do
+ * not wait). While false, the provisioner is launching capacity for them: it sees them as pending. */
+static int capacity_ready(ns_engine *e, const ns_node *n, bool *ready)
+{
+    const char *removed[1] = {n->meta.name};
+    ns_engine_plan_opts opts = {.removed_nodes = removed, .n_removed = 1, .only_removed_pods = true};
+    ns_engine_plan plan;
+    int rc = ns_engine_plan_run(e, &opts, &plan);
+    if (rc < 0)
+        return rc;
+    *ready = true;
+    for (size_t i = 0; i < plan.result.n_placement && *ready; i++) {
+        size_t at = plan.result.placement[i];
+        if (at == NS_SCHED_NOT_PENDING || at == NS_SCHED_UNPLACED)
+            continue;
+        *ready = at < plan.view.n_nodes && plan.bindable[at];
+    }
+    ns_engine_plan_free(&plan);
+    return NS_OK;
+}
+
+static int64_t interruption_deadline(const ns_nodeclaim *claim)
+{
+    const char *d = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_INTERRUPTION_DEADLINE);
+    return d ? strtoll(d, NULL, 10) : 0;
+}
+
+/* Evicts what may go now. *done when no pod is left on the node. */
+static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expired, bool *done)
+{
+    *done = false;
+    ns_pod **pods;
+    size_t np;
+    int rc = ns_engine_pods_on_node(e, n->meta.name, &pods, &np);
+    if (rc < 0)
+        return rc;
+    int group = 4;
+    size_t movable = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (pod_terminal(pods[i]))
+            continue;
+        int g = drain_group(pods[i]);
+        group = g < group ? g : group;
+        movable += !ns_engine_pod_is_daemon(pods[i]);
+    }
+    if (group == 4) {
+        *done = true;
+        free(pods);
+        return NS_OK;
+    }
+    /* Collect names first: evictions change the cluster's pod list. */
+    char (*refs)[2][256] = calloc(np, sizeof(*refs));
+    size_t nrefs = 0;
+    if (!refs) {
+        free(pods);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory draining node %s", n->meta.name);
+    }
+    for (size_t i = 0; i < np; i++)
+        if (!pod_terminal(pods[i]) && (grace_expired || drain_group(pods[i]) == group)) {
+            snprintf(refs[nrefs][0], 256, "%s", pods[i]->meta.namespace_ ? pods[i]->meta.namespace_ : "default");
+            snprintf(refs[nrefs][1], 256, "%s", pods[i]->meta.name);
+            nrefs++;
+        }
+    free(pods);
+    int64_t now = ns_clock_now_ms(), deadline = interruption_deadline(claim);
+    bool ready = true;
+    if (!grace_expired && movable && group == 0 && !(deadline && now >= deadline - INTERRUPTION_DRAIN_MARGIN_MS))
+        rc = capacity_ready(e, n, &ready);
+    if (rc == NS_OK && !ready)
+        ns_log(NS_LOG_DEBUG, "node.termination", "waiting for replacement capacity before draining", "Node",
+               n->meta.name, NULL);
+    for (size_t i = 0; rc == NS_OK && ready && i < nrefs; i++) {
+        ns_pod *pod = ns_cluster_find_pod(e->cluster, refs[i][0], refs[i][1]);
+        if (!pod)
+            continue;
+        char ref[300];
+        ns_engine_pod_ref(pod, ref, sizeof(ref));
+        if (grace_expired) {
+            rc = e->writes.ops->delete_pod(e->writes.ctx, pod, false);
+            if (rc == NS_OK)
+                rc = ns_engine_record(e, NS_DECISION_EVICTED_POD, "forced deletion",
+                                      "terminationGracePeriod expired", n->meta.name, claim->meta.name, ref, NULL);
+            continue;
+        }
+        if (pod->do_not_disrupt) {
+            rc = blocked(e, claim, n, pod, "pod is annotated karpenter.sh/do-not-disrupt");
+            continue;
+        }
+        rc = e->writes.ops->evict_pod(e->writes.ctx, pod, true);
+        if (rc == NS_ERR_THROTTLED)
+            rc = blocked(e, claim, n, pod, ns_error_message());
+        else if (rc == NS_OK)
+            rc = ns_engine_record(e, NS_DECISION_EVICTED_POD, "eviction", method_of(claim), n->meta.name,
+                                  claim->meta.name, ref, NULL);
+    }
+    free(refs);
+    if (rc == NS_OK && ready) {
+        /* Done when nothing is left; the next group starts at the next step otherwise. */
+        ns_pod **left;
+        size_t nl;
+        if ((rc = ns_engine_pods_on_node(e, n->meta.name, &left, &nl)) == NS_OK) {
+            size_t live = 0;
+            for (size_t i = 0; i < nl; i++)
+                live += !pod_terminal(left[i]);
+            *done = live == 0;
+            free(left);
+        }
+    }
+    return rc;
+}
+
+static bool instance_gone(ns_engine *e, const ns_nodeclaim *claim)
+{
+    ns_instance inst;
+    memset(&inst, 0, sizeof(inst));
+    inst.struct_size = sizeof(inst);
+    int rc = ns_plugin_get_instance(e->plugin, claim->provider_id, &inst);
+    return rc == NS_ERR_NOT_FOUND || (rc == NS_OK && inst.state == NS_INSTANCE_TERMINATED);
+}
+
+static int terminate_instance(ns_engine *e, const ns_nodeclaim *claim, const ns_node *n, bool *ok)
+{
+    bool already = false;
+    *ok = false;
+    int code = ns_plugin_terminate(e->plugin, claim->provider_id, &already);
+    if (code != NS_OK) {
+        /* Retried next step: a throttled or failing terminate must not lose the finalizer. */
+        ns_log(NS_LOG_ERROR, "node.termination", "failed terminating instance", "NodeClaim", claim->meta.name,
+               "provider-id", claim->provider_id, "error", ns_error_message(), NULL);
+        return NS_OK;
+    }
+    *ok = true;
+    if (already)
+        return NS_OK;
+    return ns_engine_record(e, NS_DECISION_TERMINATED_INSTANCE, method_of(claim), NULL, n ? n->meta.name : NULL,
+                            claim->meta.name, NULL, claim->provider_id);
+}
+
+static int finish(ns_engine *e, ns_nodeclaim *claim)
+{
+    char name[NS_NAME_MAX], method[64], reason[128];
+    const char *r = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_REASON);
+    snprintf(name, sizeof(name), "%s", claim->meta.name);
+    snprintf(method, sizeof(method), "%s", method_of(claim));
+    snprintf(reason, sizeof(reason), "%s", r ? r : "");
+    int rc = e->writes.ops->remove_nodeclaim_finalizer(e->writes.ctx, claim, NS_FINALIZER_TERMINATION);
+    forget_blocked(e, name);
+    return rc < 0 ? rc : ns_engine_record(e, NS_DECISION_DELETED_NODECLAIM, method, reason, NULL, name, NULL, NULL);
+}
+
+static int terminate_claim(ns_engine *e, ns_nodeclaim *claim)
+{
+    int64_t now = ns_clock_now_ms();
+    ns_node *n = ns_engine_node_of_claim(e, claim);
+    bool launched = ns_claim_launched(claim);
+    bool gone = launched && instance_gone(e, claim);
+    bool grace_expired =
+        claim->termination_grace_period_ms >= 0 && now >= claim->meta.deletion_ms + claim->termination_grace_period_ms;
+    int rc = NS_OK;
+    if (n) {
+        if ((rc = ns_engine_taint_disrupted(e, n, method_of(claim))) < 0)
+            return rc;
+        bool done = gone;
+        if (!gone && (rc = drain(e, claim, n, grace_expired, &done)) < 0)
+            return rc;
+        if (!done)
+            return NS_OK;
+    }
+    if (launched && !gone) {
+        bool ok;
+        if ((rc = terminate_instance(e, claim, n, &ok)) < 0 || !ok)
+            return rc;
+    }
+    if (n) {
+        char node[NS_NAME_MAX];
+        snprintf(node, sizeof(node), "%s", n->meta.name);
+        if ((rc = e->writes.ops->delete_node(e->writes.ctx, n)) < 0 ||
+            (rc = ns_engine_record(e, NS_DECISION_DELETED_NODE, method_of(claim), NULL, node, claim->meta.name, NULL,
+                                   NULL)) < 0)
+            return rc;
+    }
+    return finish(e, claim);
+}
+
+int ns_ctl_termination(ns_engine *e)
+{
+    size_t n = e->cluster->n_nodeclaims;
+    char **names = calloc(n ? n : 1, sizeof(*names));
+    if (!names)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
+    int rc = NS_OK;
+    for (size_t i = 0; i < n && rc == NS_OK; i++)
+        if (!(names[i] = ns_strdup(e->cluster->nodeclaims[i]->meta.name)))
+            rc = NS_ERR_INTERNAL;
+    for (size_t i = 0; i < n && rc == NS_OK; i++) {
+        ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
+        if (claim && !ns_claim_deleting(claim))
+            rc = ns_engine_disruption_handover(e, claim);
+        claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
+        if (rc == NS_OK && claim && ns_claim_deleting(claim) &&
+            ns_meta_has_finalizer(&claim->meta, NS_FINALIZER_TERMINATION))
+            rc = terminate_claim(e, claim);
+    }
+    ns_strv_free(names, n);
+    return rc;
+}

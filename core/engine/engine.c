@@ -1,0 +1,391 @@
+/* The engine: construction, the step loop, the decision log and history, and the timeline hooks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/model_util.h"
+
+void ns_engine_config_default(ns_engine_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->struct_size = sizeof(*cfg);
+    cfg->cluster_name = "nodesmith";
+    cfg->registration_ttl_ms = 15 * 60 * 1000;
+    cfg->registration_delay_ms = 30 * 1000;
+    cfg->initialization_delay_ms = 15 * 1000;
+    cfg->batch_idle_ms = 1000;
+    cfg->batch_max_ms = 10 * 1000;
+    cfg->stabilization_ms = 15 * 1000;
+    cfg->orphan_gc_grace_ms = 30 * 1000;
+    cfg->unavailable_offering_ttl_ms = 3 * 60 * 1000;
+    cfg->tick_ms = 1000;
+    cfg->act_on_rebalance = false;
+    cfg->simulate_kubelet = true;
+    cfg->simulate_scheduler = true;
+    cfg->simulate_controllers = true;
+}
+
+int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg, ns_engine **out)
+{
+    *out = NULL;
+    if (!cluster || !plugin)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating the engine: a cluster and a provider plugin are required");
+    ns_engine *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the engine");
+    ns_engine_config_default(&e->cfg);
+    if (cfg)
+        memcpy(&e->cfg, cfg, cfg->struct_size && cfg->struct_size < sizeof(*cfg) ? cfg->struct_size : sizeof(*cfg));
+    e->cfg.struct_size = sizeof(e->cfg);
+    if (e->cfg.tick_ms <= 0)
+        e->cfg.tick_ms = 1000;
+    e->cluster = cluster;
+    e->plugin = plugin;
+    e->types.listed_at_ms = -1;
+    e->last_round_ms = -1;
+    int rc = NS_OK;
+    if (!(e->cluster_name = ns_strdup(e->cfg.cluster_name ? e->cfg.cluster_name : "nodesmith")))
+        rc = NS_ERR_INTERNAL;
+    else if ((rc = ns_cluster_writes_mem_new(cluster, e->cfg.simulate_controllers, &e->mem_writes)) == NS_OK)
+        e->writes = e->mem_writes;
+    e->cfg.cluster_name = e->cluster_name;
+    if (rc != NS_OK) {
+        ns_engine_free(e);
+        return rc;
+    }
+    *out = e;
+    return NS_OK;
+}
+
+void ns_engine_free(ns_engine *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->n_controllers; i++) {
+        if (e->controllers[i].free_ctx)
+            e->controllers[i].free_ctx(e->controllers[i].ctx);
+        free(e->controllers[i].name);
+    }
+    for (size_t i = 0; i < e->n_decisions; i++) {
+        ns_decision *d = &e->decisions[i];
+        free(d->method);
+        free(d->reason);
+        free(d->nodes);
+        free(d->nodeclaims);
+        free(d->pods);
+        free(d->detail);
+    }
+    free(e->decisions);
+    free(e->history);
+    ns_strv_free(e->blocked, e->n_blocked);
+    ns_engine_types_free(&e->types);
+    ns_unavailable_free(&e->unavailable);
+    ns_cluster_writes_mem_free(&e->mem_writes);
+    free(e->cluster_name);
+    free(e);
+}
+
+const ns_engine_config *ns_engine_get_config(const ns_engine *e)
+{
+    return &e->cfg;
+}
+
+ns_cluster *ns_engine_cluster(const ns_engine *e)
+{
+    return e->cluster;
+}
+
+ns_plugin *ns_engine_plugin(const ns_engine *e)
+{
+    return e->plugin;
+}
+
+void ns_engine_set_writes(ns_engine *e, const ns_cluster_writes *w)
+{
+    e->writes = *w;
+}
+
+int ns_engine_register_controller(ns_engine *e, const char *name, ns_engine_controller_fn fn, void *ctx,
+                                  void (*free_ctx)(void *ctx))
+{
+    if (!fn || !name)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "registering a controller: a name and a function are required");
+    if (e->n_controllers == NS_ENGINE_MAX_CONTROLLERS)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "registering controller %s: at most %d controllers", name,
+                       NS_ENGINE_MAX_CONTROLLERS);
+    char *copy = ns_strdup(name);
+    if (!copy)
+        return NS_ERR_INTERNAL;
+    e->controllers[e->n_controllers++] = (ns_engine_controller){copy, fn, ctx, free_ctx};
+    return NS_OK;
+}
+
+/* ---- Step */
+
+static int run_controller(ns_engine *e, const char *name, int (*fn)(ns_engine *))
+{
+    int rc = fn(e);
+    if (rc != NS_OK)
+        ns_error_prefix("%s controller: ", name);
+    return rc;
+}
+
+int ns_engine_step(ns_engine *e)
+{
+    ns_unavailable_expire(&e->unavailable, ns_clock_now_ms());
+    static const struct {
+        const char *name;
+        int (*fn)(ns_engine *);
+    } before[] = {{"interruption", ns_ctl_interruption}, {"garbage collection", ns_ctl_gc},
+                  {"lifecycle", ns_ctl_lifecycle},       {"kubelet", ns_ctl_kubelet},
+                  {"provisioning", ns_ctl_provisioner}};
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < sizeof(before) / sizeof(before[0]); i++)
+        rc = run_controller(e, before[i].name, before[i].fn);
+    for (size_t i = 0; rc == NS_OK && i < e->n_controllers; i++)
+        if ((rc = e->controllers[i].fn(e, e->controllers[i].ctx)) != NS_OK)
+            ns_error_prefix("%s controller: ", e->controllers[i].name);
+    if (rc == NS_OK)
+        rc = run_controller(e, "termination", ns_ctl_termination);
+    if (rc == NS_OK) {
+        if (ns_grow((void **)&e->history, &e->cap_history, e->n_history + 1, sizeof(*e->history)) < 0)
+            return NS_ERR_INTERNAL;
+        ns_engine_sample_now(e, &e->history[e->n_history++]);
+    }
+    return rc;
+}
+
+int ns_engine_run_until(ns_engine *e, int64_t until_ms)
+{
+    int rc = ns_engine_step(e);
+    while (rc == NS_OK && ns_clock_is_simulated() && ns_clock_now_ms() < until_ms) {
+        int64_t left = until_ms - ns_clock_now_ms();
+        ns_clock_advance(left < e->cfg.tick_ms ? left : e->cfg.tick_ms);
+        rc = ns_engine_step(e);
+    }
+    return rc;
+}
+
+int ns_engine_run_for(ns_engine *e, int64_t ms)
+{
+    return ns_engine_run_until(e, ns_clock_now_ms() + ms);
+}
+
+void ns_engine_advance_clock(ns_engine *e, int64_t ms)
+{
+    (void)e;
+    ns_clock_advance(ms);
+}
+
+/* ---- Decisions */
+
+static const char *const kind_messages[] = {
+    [NS_DECISION_CREATED_NODECLAIM] = "created nodeclaim",
+    [NS_DECISION_LAUNCHED_NODECLAIM] = "launched nodeclaim",
+    [NS_DECISION_LAUNCH_FAILED] = "failed launching nodeclaim",
+    [NS_DECISION_OFFERING_UNAVAILABLE] = "marked offering unavailable",
+    [NS_DECISION_REGISTERED_NODECLAIM] = "registered nodeclaim",
+    [NS_DECISION_INITIALIZED_NODECLAIM] = "initialized nodeclaim",
+    [NS_DECISION_REGISTRATION_TIMEOUT] = "nodeclaim registration timed out",
+    [NS_DECISION_DISRUPTING] = "disrupting node(s)",
+    [NS_DECISION_DISRUPTION_ABORTED] = "abandoned disruption",
+    [NS_DECISION_TAINTED_NODE] = "tainted node",
+    [NS_DECISION_UNTAINTED_NODE] = "untainted node",
+    [NS_DECISION_EVICTED_POD] = "evicted pod",
+    [NS_DECISION_EVICTION_BLOCKED] = "eviction blocked",
+    [NS_DECISION_TERMINATED_INSTANCE] = "terminated instance",
+    [NS_DECISION_DELETED_NODE] = "deleted node",
+    [NS_DECISION_DELETED_NODECLAIM] = "deleted nodeclaim",
+    [NS_DECISION_INTERRUPTION] = "received interruption event",
+    [NS_DECISION_REBALANCE_RECORDED] = "recorded rebalance recommendation",
+    [NS_DECISION_GC_INSTANCE] = "garbage collected instance",
+    [NS_DECISION_GC_NODECLAIM] = "garbage collected nodeclaim",
+    [NS_DECISION_NODE_LOST] = "removed node of terminated instance",
+    [NS_DECISION_POD_RESCHEDULED] = "re-planned pod",
+    [NS_DECISION_UNSCHEDULABLE_POD] = "could not schedule pod",
+    [NS_DECISION_DISRUPTION_INFO] = "disruption",
+};
+
+const char *ns_decision_kind_message(ns_decision_kind kind)
+{
+    size_t k = (size_t)kind;
+    return k < sizeof(kind_messages) / sizeof(kind_messages[0]) && kind_messages[k] ? kind_messages[k] : "decision";
+}
+
+const ns_decision *ns_engine_decisions(const ns_engine *e, size_t *n)
+{
+    *n = e->n_decisions;
+    return e->decisions;
+}
+
+/* Which controller logs the kind, as Karpenter names its loggers. */
+static const char *logger_of(ns_decision_kind kind)
+{
+    switch (kind) {
+    case NS_DECISION_CREATED_NODECLAIM:
+    case NS_DECISION_UNSCHEDULABLE_POD:
+    case NS_DECISION_POD_RESCHEDULED:
+        return "provisioner";
+    case NS_DECISION_DISRUPTING:
+    case NS_DECISION_DISRUPTION_ABORTED:
+    case NS_DECISION_DISRUPTION_INFO:
+        return "disruption";
+    case NS_DECISION_TAINTED_NODE:
+    case NS_DECISION_UNTAINTED_NODE:
+    case NS_DECISION_EVICTED_POD:
+    case NS_DECISION_EVICTION_BLOCKED:
+    case NS_DECISION_DELETED_NODE:
+    case NS_DECISION_TERMINATED_INSTANCE:
+        return "node.termination";
+    case NS_DECISION_INTERRUPTION:
+    case NS_DECISION_REBALANCE_RECORDED:
+        return "interruption";
+    case NS_DECISION_GC_INSTANCE:
+    case NS_DECISION_GC_NODECLAIM:
+    case NS_DECISION_NODE_LOST:
+        return "nodeclaim.garbagecollection";
+    default:
+        return "nodeclaim.lifecycle";
+    }
+}
+
+int ns_engine_record(ns_engine *e, ns_decision_kind kind, const char *method, const char *reason, const char *nodes,
+                     const char *nodeclaims, const char *pods, const char *detail)
+{
+    if (ns_grow((void **)&e->decisions, &e->cap_decisions, e->n_decisions + 1, sizeof(*e->decisions)) < 0)
+        return NS_ERR_INTERNAL;
+    ns_decision d = {.time_ms = ns_clock_now_ms(), .kind = kind, .message = ns_decision_kind_message(kind)};
+    d.method = ns_strdup(method ? method : "");
+    d.reason = ns_strdup(reason ? reason : "");
+    d.nodes = ns_strdup(nodes ? nodes : "");
+    d.nodeclaims = ns_strdup(nodeclaims ? nodeclaims : "");
+    d.pods = ns_strdup(pods ? pods : "");
+    d.detail = ns_strdup(detail ? detail : "");
+    if (!d.method || !d.reason || !d.nodes || !d.nodeclaims || !d.pods || !d.detail) {
+        free(d.method);
+        free(d.reason);
+        free(d.nodes);
+        free(d.nodeclaims);
+        free(d.pods);
+        free(d.detail);
+        return NS_ERR_INTERNAL;
+    }
+    e->decisions[e->n_decisions++] = d;
+    ns_label fields[6];
+    size_t n = 0;
+    const char *keys[] = {"method", "reason", "Node", "NodeClaim", "Pod", "detail"};
+    const char *vals[] = {d.method, d.reason, d.nodes, d.nodeclaims, d.pods, d.detail};
+    for (size_t i = 0; i < 6; i++)
+        if (vals[i][0])
+            fields[n++] = (ns_label){keys[i], vals[i]};
+    ns_log_level level = kind == NS_DECISION_LAUNCH_FAILED || kind == NS_DECISION_UNSCHEDULABLE_POD ? NS_LOG_ERROR
+                         : kind == NS_DECISION_EVICTION_BLOCKED || kind == NS_DECISION_DISRUPTION_ABORTED
+                             ? NS_LOG_WARN
+                             : NS_LOG_INFO;
+    ns_log_fields(level, logger_of(kind), d.message, fields, n);
+    return NS_OK;
+}
+
+/* ---- History */
+
+void ns_engine_sample_now(const ns_engine *e, ns_engine_sample *out)
+{
+    const ns_cluster *c = e->cluster;
+    memset(out, 0, sizeof(*out));
+    out->time_ms = ns_clock_now_ms();
+    out->nodes = c->n_nodes;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        const ns_node *n = c->nodes[i];
+        const ns_nodeclaim *claim = ns_engine_claim_of_node(e, n);
+        out->nodes_ready += n->ready && (!claim || ns_claim_initialized(claim));
+    }
+    out->nodeclaims = c->n_nodeclaims;
+    for (size_t i = 0; i < c->n_pods; i++) {
+        const ns_pod *p = c->pods[i];
+        if (ns_sched_pod_is_pending(p))
+            out->pods_pending++;
+        else if (p->node_name && !ns_engine_pod_is_daemon(p))
+            out->pods_bound++;
+    }
+    for (size_t i = 0; i < c->n_nodeclaims; i++) {
+        const ns_nodeclaim *claim = c->nodeclaims[i];
+        const char *price = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_PRICE);
+        if (ns_claim_launched(claim) && price)
+            out->cost_per_hour += strtod(price, NULL);
+    }
+    out->decisions = e->n_decisions;
+}
+
+const ns_engine_sample *ns_engine_history(const ns_engine *e, size_t *n)
+{
+    *n = e->n_history;
+    return e->history;
+}
+
+/* ---- Timeline hooks */
+
+int ns_engine_add_pod(ns_engine *e, ns_pod *pod)
+{
+    return e->writes.ops->create_pod(e->writes.ctx, pod);
+}
+
+int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name)
+{
+    ns_pod *p = ns_cluster_find_pod(e->cluster, ns, name);
+    if (!p)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "deleting pod %s/%s: no such pod", ns ? ns : "default", name);
+    return e->writes.ops->delete_pod(e->writes.ctx, p, false);
+}
+
+int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas)
+{
+    return ns_cluster_writes_mem_scale(&e->mem_writes, ns, kind, name, replicas);
+}
+
+int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np)
+{
+    int rc = e->writes.ops->put_nodepool(e->writes.ctx, np);
+    e->types.listed_at_ms = -1;
+    return rc;
+}
+
+int ns_engine_delete_nodepool(ns_engine *e, const char *name)
+{
+    int rc = e->writes.ops->delete_nodepool(e->writes.ctx, name);
+    e->types.listed_at_ms = -1;
+    return rc;
+}
+
+int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def)
+{
+    int rc = e->writes.ops->put_nodeclass(e->writes.ctx, def);
+    e->types.listed_at_ms = -1;
+    return rc;
+}
+
+int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms)
+{
+    const ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, node_or_claim);
+    const ns_node *node = ns_cluster_find_node(e->cluster, node_or_claim);
+    const char *pid = claim && claim->provider_id ? claim->provider_id : node ? node->provider_id : NULL;
+    if (!pid)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "injecting an event: no launched node or nodeclaim named %s",
+                       node_or_claim);
+    ns_fault f = {.struct_size = sizeof(f), .kind = NS_FAULT_INTERRUPT, .event = kind, .provider_id = pid,
+                  .deadline_ms = deadline_ms};
+    return ns_plugin_test_inject_fault(e->plugin, &f);
+}
+
+int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
+                                    const char *capacity_type, bool clear)
+{
+    ns_fault f = {.struct_size = sizeof(f), .kind = clear ? NS_FAULT_CLEAR : NS_FAULT_INSUFFICIENT_CAPACITY,
+                  .instance_type = instance_type, .zone = zone, .capacity_type = capacity_type};
+    int rc = ns_plugin_test_inject_fault(e->plugin, &f);
+    e->types.listed_at_ms = -1;
+    return rc;
+}

@@ -1,0 +1,376 @@
+/* NodeClaims: names, creation from a scheduler claim, state predicates, drift hashes, and lookups. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "model/model_util.h"
+#include "model/resources.h"
+
+static const char *nz(const char *s)
+{
+    return s ? s : "";
+}
+
+bool ns_claim_launched(const ns_nodeclaim *c)
+{
+    return c->provider_id && c->provider_id[0];
+}
+
+bool ns_claim_registered(const ns_nodeclaim *c)
+{
+    return ns_conditions_true(&c->conditions, NS_COND_REGISTERED);
+}
+
+bool ns_claim_initialized(const ns_nodeclaim *c)
+{
+    return ns_conditions_true(&c->conditions, NS_COND_INITIALIZED);
+}
+
+bool ns_claim_deleting(const ns_nodeclaim *c)
+{
+    return c->meta.deletion_ms != 0;
+}
+
+void ns_engine_pod_ref(const ns_pod *pod, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", pod->meta.namespace_ ? pod->meta.namespace_ : "default", nz(pod->meta.name));
+}
+
+bool ns_engine_pod_is_daemon(const ns_pod *pod)
+{
+    return ns_pod_owned_by(pod, "DaemonSet") || ns_pod_owned_by(pod, "Node");
+}
+
+bool ns_engine_pod_is_critical(const ns_pod *pod)
+{
+    const char *pc = pod->priority_class_name;
+    return pc && (strcmp(pc, "system-cluster-critical") == 0 || strcmp(pc, "system-node-critical") == 0);
+}
+
+ns_nodeclaim *ns_engine_claim_of_node(const ns_engine *e, const ns_node *node)
+{
+    const ns_cluster *c = e->cluster;
+    for (size_t i = 0; i < c->n_nodeclaims; i++) {
+        ns_nodeclaim *claim = c->nodeclaims[i];
+        if ((node->provider_id && claim->provider_id && strcmp(node->provider_id, claim->provider_id) == 0) ||
+            (claim->node_name && node->meta.name && strcmp(claim->node_name, node->meta.name) == 0))
+            return claim;
+    }
+    return NULL;
+}
+
+ns_node *ns_engine_node_of_claim(const ns_engine *e, const ns_nodeclaim *claim)
+{
+    const ns_cluster *c = e->cluster;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        ns_node *n = c->nodes[i];
+        if ((n->provider_id && claim->provider_id && strcmp(n->provider_id, claim->provider_id) == 0) ||
+            (claim->node_name && n->meta.name && strcmp(claim->node_name, n->meta.name) == 0))
+            return n;
+    }
+    return NULL;
+}
+
+int ns_engine_pods_on_node(const ns_engine *e, const char *node_name, ns_pod ***out, size_t *n)
+{
+    const ns_cluster *c = e->cluster;
+    *out = NULL;
+    *n = 0;
+    ns_pod **v = malloc((c->n_pods ? c->n_pods : 1) * sizeof(*v));
+    if (!v)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing the pods of node %s", node_name);
+    for (size_t i = 0; i < c->n_pods; i++)
+        if (c->pods[i]->node_name && strcmp(c->pods[i]->node_name, node_name) == 0)
+            v[(*n)++] = c->pods[i];
+    *out = v;
+    return NS_OK;
+}
+
+/* ---- Names */
+
+void ns_engine_claim_name(ns_engine *e, const char *nodepool, char *buf, size_t len)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    for (;;) {
+        /* Seeded by the clock and a counter so a rebuilt engine does not walk the same names; existing objects are
+         * checked, as the API server rejects a generateName collision. */
+        uint64_t h = UINT64_C(1469598103934665603) ^ (uint64_t)ns_clock_now_ms();
+        h = (h ^ ++e->name_seq) * UINT64_C(1099511628211);
+        for (const char *p = nodepool; *p; p++)
+            h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+        h ^= h >> 29;
+        char sfx[6];
+        for (int i = 0; i < 5; i++) {
+            sfx[i] = alphabet[h % (sizeof(alphabet) - 1)];
+            h /= sizeof(alphabet) - 1;
+        }
+        sfx[5] = '\0';
+        snprintf(buf, len, "%s-%s", nodepool, sfx);
+        if (!ns_cluster_find_nodeclaim(e->cluster, buf) && !ns_cluster_find_node(e->cluster, buf))
+            return;
+    }
+}
+
+/* ---- Hashes (drift) */
+
+typedef struct hasher {
+    uint64_t h;
+} hasher;
+
+static void hs(hasher *x, const char *s)
+{
+    for (const char *p = nz(s); *p; p++)
+        x->h = (x->h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    x->h = (x->h ^ 0xff) * UINT64_C(1099511628211);
+}
+
+static void hi(hasher *x, int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%" PRId64, v);
+    hs(x, buf);
+}
+
+static void h_taints(hasher *x, const ns_taint *t, size_t n)
+{
+    hi(x, (int64_t)n);
+    for (size_t i = 0; i < n; i++) {
+        hs(x, t[i].key);
+        hs(x, t[i].value);
+        hs(x, t[i].effect);
+    }
+}
+
+static void h_labels(hasher *x, const ns_labels *l)
+{
+    hi(x, (int64_t)l->n);
+    for (size_t i = 0; i < l->n; i++) {
+        hs(x, l->items[i].key);
+        hs(x, l->items[i].value);
+    }
+}
+
+void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len)
+{
+    hasher x = {UINT64_C(1469598103934665603)};
+    h_labels(&x, &np->labels);
+    h_labels(&x, &np->annotations);
+    h_taints(&x, np->taints, np->n_taints);
+    h_taints(&x, np->startup_taints, np->n_startup_taints);
+    hi(&x, (int64_t)np->n_requirements);
+    for (size_t i = 0; i < np->n_requirements; i++) {
+        const ns_selector_req *r = &np->requirements[i];
+        hs(&x, r->key);
+        hi(&x, r->op);
+        for (size_t v = 0; v < r->n_values; v++)
+            hs(&x, r->values[v]);
+        hi(&x, r->min_values);
+    }
+    hs(&x, np->nodeclass_ref.group);
+    hs(&x, np->nodeclass_ref.kind);
+    hs(&x, np->nodeclass_ref.name);
+    hi(&x, np->expire_after_ms);
+    hi(&x, np->termination_grace_period_ms);
+    snprintf(buf, len, "%016" PRIx64, x.h);
+}
+
+void ns_nodeclass_hash(const ns_nodeclass_def *def, char *buf, size_t len)
+{
+    hasher x = {UINT64_C(1469598103934665603)};
+    hs(&x, def->kind);
+    hs(&x, def->meta.name);
+    char *spec = def->spec ? cJSON_PrintUnformatted(def->spec) : NULL;
+    hs(&x, spec);
+    free(spec);
+    snprintf(buf, len, "%016" PRIx64, x.h);
+}
+
+/* ---- Creation */
+
+/* A normalised requirement back in manifest form (one or two entries: the set, then integer bounds). */
+static int add_req(ns_selector_req **v, size_t *n, const char *key, ns_req_op op, char *const *values, size_t nv,
+                   int32_t min_values)
+{
+    ns_selector_req *grown = realloc(*v, (*n + 1) * sizeof(*grown));
+    if (!grown)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory writing NodeClaim requirements");
+    *v = grown;
+    ns_selector_req *r = &grown[*n];
+    memset(r, 0, sizeof(*r));
+    r->op = op;
+    r->min_values = min_values;
+    if (!(r->key = ns_strdup(key)) || (nv && ns_strv_copy(values, nv, &r->values) < 0)) {
+        ns_selector_req_free(r);
+        return NS_ERR_INTERNAL;
+    }
+    r->n_values = nv;
+    (*n)++;
+    return 0;
+}
+
+static int add_bound(ns_selector_req **v, size_t *n, const char *key, ns_req_op op, int64_t bound)
+{
+    char num[32], *vals[1] = {num};
+    snprintf(num, sizeof(num), "%" PRId64, bound);
+    return add_req(v, n, key, op, vals, 1, 0);
+}
+
+static int requirement_to_selector(const ns_requirement *r, ns_selector_req **v, size_t *n)
+{
+    int rc;
+    if (r->complement)
+        rc = add_req(v, n, r->key, r->n_values ? NS_OP_NOT_IN : NS_OP_EXISTS, r->values, r->n_values,
+                     r->min_values);
+    else
+        rc = add_req(v, n, r->key, r->n_values ? NS_OP_IN : NS_OP_DOES_NOT_EXIST, r->values, r->n_values,
+                     r->min_values);
+    if (rc == 0 && r->has_gte)
+        rc = add_bound(v, n, r->key, NS_OP_GTE, r->gte);
+    if (rc == 0 && r->has_lte)
+        rc = add_bound(v, n, r->key, NS_OP_LTE, r->lte);
+    return rc;
+}
+
+/* Distinct strings of the options' field, in first-seen (cheapest-first) order. */
+static int option_values(const ns_sched_claim *c, int which, char ***out, size_t *n)
+{
+    *out = calloc(c->n_options ? c->n_options : 1, sizeof(char *));
+    *n = 0;
+    if (!*out)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing launch options");
+    for (size_t i = 0; i < c->n_options; i++) {
+        const char *v = which == 0 ? c->options[i].type->name : which == 1 ? c->options[i].zone
+                                                                            : c->options[i].capacity_type;
+        bool seen = false;
+        for (size_t k = 0; k < *n && !seen; k++)
+            seen = strcmp((*out)[k], v) == 0;
+        if (!seen)
+            (*out)[(*n)++] = (char *)v;
+    }
+    return 0;
+}
+
+static int claim_requirements(ns_nodeclaim *claim, const ns_sched_claim *c)
+{
+    static const char *const keys[] = {NS_LABEL_INSTANCE_TYPE, NS_LABEL_ZONE, NS_LABEL_CAPACITY_TYPE};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->requirements.n; i++) {
+        const ns_requirement *r = &c->requirements.items[i];
+        bool optioned = false;
+        for (size_t k = 0; k < 3; k++)
+            optioned = optioned || strcmp(r->key, keys[k]) == 0;
+        if (!optioned)
+            rc = requirement_to_selector(r, &claim->requirements, &claim->n_requirements);
+    }
+    for (int k = 0; rc == 0 && k < 3; k++) {
+        char **vals;
+        size_t nv;
+        if ((rc = option_values(c, k, &vals, &nv)) < 0)
+            break;
+        const ns_requirement *orig = ns_requirements_get(&c->requirements, keys[k]);
+        rc = add_req(&claim->requirements, &claim->n_requirements, keys[k], NS_OP_IN, vals, nv,
+                     orig ? orig->min_values : 0);
+        free(vals);
+    }
+    return rc;
+}
+
+/* Labels the claim (and later its Node) carries: the pool's template labels, the single-valued requirements that
+ * are not restricted, and the nodepool label. */
+static int claim_labels(ns_nodeclaim *claim, const ns_nodepool *np, const ns_sched_claim *c)
+{
+    if (ns_labels_copy(&np->labels, &claim->meta.labels) < 0)
+        return NS_ERR_INTERNAL;
+    for (size_t i = 0; i < c->requirements.n; i++) {
+        const ns_requirement *r = &c->requirements.items[i];
+        if (r->complement || r->n_values != 1 || strcmp(r->key, NS_LABEL_INSTANCE_TYPE) == 0 ||
+            strcmp(r->key, NS_LABEL_ZONE) == 0 || strcmp(r->key, NS_LABEL_CAPACITY_TYPE) == 0)
+            continue;
+        if (ns_label_is_restricted_node_label(r->key) && !ns_label_is_well_known(r->key))
+            continue;
+        if (ns_labels_set(&claim->meta.labels, r->key, r->values[0]) < 0)
+            return NS_ERR_INTERNAL;
+    }
+    return ns_labels_set(&claim->meta.labels, NS_LABEL_NODEPOOL, np->meta.name);
+}
+
+int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_now, char *name_out)
+{
+    if (c->nodepool >= e->cluster->n_nodepools || c->n_options == 0)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating a nodeclaim: scheduler claim %s has no NodePool or no "
+                       "launch option", c->name);
+    const ns_nodepool *np = e->cluster->nodepools[c->nodepool];
+    const ns_nodeclass_def *def = ns_cluster_nodeclass_for(e->cluster, &np->nodeclass_ref);
+    ns_nodeclaim *claim = ns_nodeclaim_new();
+    if (!claim)
+        return NS_ERR_INTERNAL;
+    char name[NS_NAME_MAX], hash[32];
+    ns_engine_claim_name(e, np->meta.name, name, sizeof(name));
+    int rc = 0;
+    if (!(claim->meta.name = ns_strdup(name)) || claim_labels(claim, np, c) < 0 ||
+        ns_meta_add_finalizer(&claim->meta, NS_FINALIZER_TERMINATION) < 0 ||
+        ns_taints_copy(np->taints, np->n_taints, &claim->taints) < 0 ||
+        ns_taints_copy(np->startup_taints, np->n_startup_taints, &claim->startup_taints) < 0 ||
+        claim_requirements(claim, c) < 0 || !(claim->nodeclass_ref.group = ns_strdup(np->nodeclass_ref.group)) ||
+        !(claim->nodeclass_ref.kind = ns_strdup(np->nodeclass_ref.kind)) ||
+        !(claim->nodeclass_ref.name = ns_strdup(np->nodeclass_ref.name)))
+        rc = NS_ERR_INTERNAL;
+    claim->n_taints = claim->taints ? np->n_taints : 0;
+    claim->n_startup_taints = claim->startup_taints ? np->n_startup_taints : 0;
+    if (rc == 0) {
+        ns_nodepool_hash(np, hash, sizeof(hash));
+        rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH, hash);
+    }
+    if (rc == 0 && def) {
+        ns_nodeclass_hash(def, hash, sizeof(hash));
+        rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODECLASS_HASH, hash);
+    }
+    if (rc < 0) {
+        ns_nodeclaim_free(claim);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating nodeclaim %s", name);
+    }
+    claim->requests = c->pod_requests;
+    if ((rc = ns_resources_add(&claim->requests, &c->daemon_overhead)) < 0) {
+        ns_nodeclaim_free(claim);
+        return rc;
+    }
+    claim->expire_after_ms = np->expire_after_ms;
+    claim->termination_grace_period_ms = np->termination_grace_period_ms;
+    if ((rc = ns_conditions_set(&claim->conditions, NS_COND_LAUNCHED, "Unknown", "NotLaunched", NULL,
+                                ns_clock_now_ms())) < 0) {
+        ns_nodeclaim_free(claim);
+        return rc;
+    }
+    if ((rc = e->writes.ops->create_nodeclaim(e->writes.ctx, claim)) < 0)
+        return rc;
+    char detail[256];
+    snprintf(detail, sizeof(detail), "nodepool %s, %zu pod(s), %zu instance type(s) cheapest %s $%.4f/h",
+             np->meta.name, c->n_pods, c->n_types, c->options[0].type->name, c->options[0].price_per_hour);
+    if ((rc = ns_engine_record(e, NS_DECISION_CREATED_NODECLAIM, NULL, NULL, NULL, name, NULL, detail)) < 0)
+        return rc;
+    if (name_out)
+        snprintf(name_out, NS_NAME_MAX, "%s", name);
+    ns_nodeclaim *created = ns_cluster_find_nodeclaim(e->cluster, name);
+    return launch_now && created ? ns_engine_launch_claim(e, created) : NS_OK;
+}
+
+int ns_engine_delete_claim(ns_engine *e, ns_nodeclaim *claim, const char *method, const char *reason)
+{
+    if (ns_claim_deleting(claim))
+        return NS_OK;
+    /* The method and reason stay on the claim so termination's decisions say why the node went. */
+    ns_labels *a = &claim->meta.annotations;
+    if ((method && !ns_labels_get(a, NS_ANNOTATION_DISRUPTION_METHOD) &&
+         ns_labels_set(a, NS_ANNOTATION_DISRUPTION_METHOD, method) < 0) ||
+        (reason && !ns_labels_get(a, NS_ANNOTATION_DISRUPTION_REASON) &&
+         ns_labels_set(a, NS_ANNOTATION_DISRUPTION_REASON, reason) < 0))
+        return NS_ERR_INTERNAL;
+    int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+    return rc < 0 ? rc : e->writes.ops->delete_nodeclaim(e->writes.ctx, claim);
+}

@@ -1,0 +1,218 @@
+/* Instance types per node class (listed at most once per clock reading) and the unavailable-offerings cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/model_util.h"
+
+/* ---- Unavailable offerings */
+
+static ns_unavailable_entry *unavailable_find(const ns_unavailable_cache *c, const char *type, const char *zone,
+                                              const char *capacity_type)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        ns_unavailable_entry *x = &c->items[i];
+        if (strcmp(x->instance_type, type) == 0 && strcmp(x->zone, zone) == 0 &&
+            strcmp(x->capacity_type, capacity_type) == 0)
+            return x;
+    }
+    return NULL;
+}
+
+int ns_unavailable_add(ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
+                       int64_t until_ms)
+{
+    ns_unavailable_entry *x = unavailable_find(c, type, zone, capacity_type);
+    if (x) {
+        if (until_ms > x->until_ms)
+            x->until_ms = until_ms;
+        return 0;
+    }
+    if (ns_grow((void **)&c->items, &c->cap, c->n + 1, sizeof(*c->items)) < 0)
+        return NS_ERR_INTERNAL;
+    ns_unavailable_entry e = {ns_strdup(type), ns_strdup(zone), ns_strdup(capacity_type), until_ms};
+    if (!e.instance_type || !e.zone || !e.capacity_type) {
+        free(e.instance_type);
+        free(e.zone);
+        free(e.capacity_type);
+        return NS_ERR_INTERNAL;
+    }
+    c->items[c->n++] = e;
+    return 0;
+}
+
+bool ns_unavailable_has(const ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
+                        int64_t now_ms)
+{
+    const ns_unavailable_entry *x = unavailable_find(c, type, zone, capacity_type);
+    return x && x->until_ms > now_ms;
+}
+
+static void entry_free(ns_unavailable_entry *x)
+{
+    free(x->instance_type);
+    free(x->zone);
+    free(x->capacity_type);
+}
+
+void ns_unavailable_expire(ns_unavailable_cache *c, int64_t now_ms)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->items[i].until_ms > now_ms)
+            c->items[k++] = c->items[i];
+        else
+            entry_free(&c->items[i]);
+    }
+    c->n = k;
+}
+
+void ns_unavailable_free(ns_unavailable_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        entry_free(&c->items[i]);
+    free(c->items);
+    memset(c, 0, sizeof(*c));
+}
+
+/* ---- Instance types */
+
+void ns_engine_types_free(ns_engine_types *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        ns_itype_set_free(&t->sets[i]);
+        free(t->errors[i]);
+    }
+    free(t->sets);
+    free(t->errors);
+    free(t->owner);
+    free(t->pool_types);
+    free(t->pool_errors);
+    free(t->pool_nodeclass);
+    memset(t, 0, sizeof(*t));
+    t->listed_at_ms = -1;
+}
+
+static void apply_unavailable(const ns_engine *e, ns_itype_set *set)
+{
+    int64_t now = ns_clock_now_ms();
+    for (size_t i = 0; i < set->n; i++)
+        for (size_t o = 0; o < set->items[i].n_offerings; o++) {
+            ns_itype_offering *of = &set->items[i].offerings[o];
+            if (of->available &&
+                ns_unavailable_has(&e->unavailable, set->items[i].name, of->zone, of->capacity_type, now))
+                of->available = false;
+        }
+}
+
+static long set_of(ns_engine *e, const ns_nodeclass_def *def)
+{
+    for (size_t s = 0; s < e->types.n; s++)
+        if (e->types.owner[s] == def)
+            return (long)s;
+    size_t s = e->types.n;
+    ns_engine_types *t = &e->types;
+    t->owner[s] = def;
+    memset(&t->sets[s], 0, sizeof(t->sets[s]));
+    t->errors[s] = NULL;
+    t->n++;
+    if (ns_itype_set_load(e->plugin, &def->abi, &t->sets[s]) != NS_OK) {
+        char buf[1200];
+        snprintf(buf, sizeof(buf), "listing instance types for %s %s failed: %s", def->kind, def->meta.name,
+                 ns_error_message());
+        ns_log(NS_LOG_ERROR, "provisioner", "could not list instance types", "nodeclass", def->meta.name, "error",
+               ns_error_message(), NULL);
+        if (!(t->errors[s] = ns_strdup(buf)))
+            return -1;
+    } else {
+        apply_unavailable(e, &t->sets[s]);
+    }
+    return (long)s;
+}
+
+int ns_engine_refresh_types(ns_engine *e)
+{
+    int64_t now = ns_clock_now_ms();
+    const ns_cluster *c = e->cluster;
+    if (e->types.listed_at_ms == now && e->types.n_pools == c->n_nodepools)
+        return NS_OK;
+    ns_engine_types_free(&e->types);
+    ns_engine_types *t = &e->types;
+    size_t n = c->n_nodepools ? c->n_nodepools : 1;
+    t->sets = calloc(n, sizeof(*t->sets));
+    t->errors = calloc(n, sizeof(*t->errors));
+    t->owner = calloc(n, sizeof(*t->owner));
+    t->pool_types = calloc(n, sizeof(*t->pool_types));
+    t->pool_errors = calloc(n, sizeof(*t->pool_errors));
+    t->pool_nodeclass = calloc(n, sizeof(*t->pool_nodeclass));
+    if (!t->sets || !t->errors || !t->owner || !t->pool_types || !t->pool_errors || !t->pool_nodeclass) {
+        ns_engine_types_free(t);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing instance types for %zu NodePools", n);
+    }
+    t->n_pools = c->n_nodepools;
+    for (size_t p = 0; p < c->n_nodepools; p++) {
+        const ns_nodepool *np = c->nodepools[p];
+        const ns_nodeclass_def *def = ns_cluster_nodeclass_for(c, &np->nodeclass_ref);
+        if (!def) {
+            t->pool_errors[p] = "its node class is not in the cluster";
+            continue;
+        }
+        long s = set_of(e, def);
+        if (s < 0) {
+            ns_engine_types_free(t);
+            return NS_ERR_INTERNAL;
+        }
+        t->pool_nodeclass[p] = &def->abi;
+        if (t->errors[s])
+            t->pool_errors[p] = t->errors[s];
+        else
+            t->pool_types[p] = &t->sets[s];
+    }
+    t->listed_at_ms = now;
+    return NS_OK;
+}
+
+const ns_itype_set *ns_engine_pool_types(const ns_engine *e, size_t pool)
+{
+    return pool < e->types.n_pools ? e->types.pool_types[pool] : NULL;
+}
+
+double ns_engine_offering_price(const ns_engine *e, const char *nodeclass_kind, const char *nodeclass_name,
+                                const char *type, const char *zone, const char *capacity_type)
+{
+    for (size_t s = 0; s < e->types.n; s++) {
+        const ns_nodeclass_def *def = e->types.owner[s];
+        if (e->types.errors[s] || strcmp(def->kind, nodeclass_kind) != 0 ||
+            strcmp(def->meta.name, nodeclass_name) != 0)
+            continue;
+        const ns_itype *t = ns_itype_set_find(&e->types.sets[s], type);
+        for (size_t o = 0; t && o < t->n_offerings; o++)
+            if (strcmp(t->offerings[o].zone, zone) == 0 && strcmp(t->offerings[o].capacity_type, capacity_type) == 0)
+                return t->offerings[o].price_per_hour;
+    }
+    return -1;
+}
+
+int ns_engine_mark_unavailable(ns_engine *e, const char *type, const char *zone, const char *capacity_type,
+                               const char *why)
+{
+    int64_t now = ns_clock_now_ms();
+    if (ns_unavailable_has(&e->unavailable, type, zone, capacity_type, now))
+        return NS_OK;
+    if (ns_unavailable_add(&e->unavailable, type, zone, capacity_type, now + e->cfg.unavailable_offering_ttl_ms) < 0)
+        return NS_ERR_INTERNAL;
+    for (size_t s = 0; s < e->types.n; s++)
+        if (!e->types.errors[s])
+            apply_unavailable(e, &e->types.sets[s]);
+    char detail[256];
+    snprintf(detail, sizeof(detail), "%s/%s/%s", type, zone, capacity_type);
+    return ns_engine_record(e, NS_DECISION_OFFERING_UNAVAILABLE, NULL, why, NULL, NULL, NULL, detail);
+}
