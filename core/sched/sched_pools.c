@@ -1,7 +1,7 @@
 /*
  * Per-NodePool instance-type tables: the types the pool's requirements allow, sorted cheapest first, with their
- * allocatable resources after the pool's kubelet settings and the DaemonSet pods that would run on them, their
- * available offerings as a pair mask, and the pool's remaining limits.
+ * allocatable resources after the pool's kubelet settings (sched_kubelet.h) and the DaemonSet pods that would run on
+ * them, their available offerings as a pair mask, and the pool's remaining limits.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,9 +10,9 @@
 
 #include "errors/ns_error.h"
 #include "model/labels.h"
-#include "model/quantity.h"
 #include "model/resources.h"
 #include "sched/sched_internal.h"
+#include "sched/sched_kubelet.h"
 #include "sched/sched_pool_util.h"
 
 typedef struct type_rank {
@@ -45,61 +45,6 @@ static uint64_t type_offers(const sched *s, const ns_itype *t, uint64_t allowed,
             *cheapest = o->price_per_hour;
     }
     return offers;
-}
-
-/* Eviction threshold of one signal as bytes: "100Mi" or a percentage of `total`. -1 when absent or malformed. */
-static int64_t eviction_bytes(const ns_labels *l, const char *signal, int64_t total)
-{
-    const char *text = ns_labels_get(l, signal);
-    if (!text)
-        return -1;
-    size_t len = strlen(text);
-    if (len > 1 && text[len - 1] == '%') {
-        double pct = strtod(text, NULL);
-        return (int64_t)ceil((double)total * pct / 100.0);
-    }
-    int64_t v;
-    return ns_quantity_parse(text, NS_QTY_UNITS, signal, &v, NULL) == 0 ? v : -1;
-}
-
-static int64_t max64(int64_t a, int64_t b)
-{
-    return a > b ? a : b;
-}
-
-/* Allocatable of a type under a pool's kubelet settings (Karpenter's instance-type overhead rules). */
-static void effective_alloc(const sched *s, const ns_itype *t, const ns_kubelet_config *k, sched_vec *out)
-{
-    if (!k->present) {
-        sched_vec_from(s, &t->allocatable, out);
-        return;
-    }
-    ns_resources kube = k->has_kube_reserved ? k->kube_reserved : t->kube_reserved;
-    ns_resources sys = k->has_system_reserved ? k->system_reserved : t->system_reserved;
-    ns_resources evict = t->eviction_threshold;
-    int64_t mem = max64(eviction_bytes(&k->eviction_hard, "memory.available", t->capacity.memory_bytes),
-                        eviction_bytes(&k->eviction_soft, "memory.available", t->capacity.memory_bytes));
-    int64_t disk = max64(eviction_bytes(&k->eviction_hard, "nodefs.available", t->capacity.ephemeral_storage_bytes),
-                         eviction_bytes(&k->eviction_soft, "nodefs.available", t->capacity.ephemeral_storage_bytes));
-    if (mem >= 0)
-        evict.memory_bytes = mem;
-    if (disk >= 0)
-        evict.ephemeral_storage_bytes = disk;
-    sched_vec cap, r1, r2, r3;
-    sched_vec_from(s, &t->capacity, &cap);
-    sched_vec_from(s, &kube, &r1);
-    sched_vec_from(s, &sys, &r2);
-    sched_vec_from(s, &evict, &r3);
-    for (size_t d = 0; d < s->n_dims; d++)
-        out->v[d] = max64(cap.v[d] - r1.v[d] - r2.v[d] - r3.v[d], 0);
-    int64_t pods = t->capacity.pods;
-    if (k->has_max_pods)
-        pods = k->max_pods;
-    if (k->has_pods_per_core && k->pods_per_core > 0) {
-        int64_t per_core = (int64_t)k->pods_per_core * (t->capacity.cpu_milli / 1000);
-        pods = pods < per_core ? pods : per_core;
-    }
-    out->v[SCHED_PODS] = pods;
 }
 
 static int daemon_overhead(sched *s, sched_pool *p)
@@ -196,6 +141,7 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
     }
     sched_vec ds;
     sched_vec_from(s, &p->ds_overhead, &ds);
+    const ns_kubelet_config *kubelet = sched_kubelet_applies(s->cl, p->np) ? &p->np->kubelet : NULL;
     for (size_t i = 0; i < n; i++) {
         p->types[i] = ranks[i].type;
         p->offers[i] = ranks[i].offers;
@@ -209,8 +155,7 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
             int z = sched_zone_index(s, t->offerings[o].zone), c = sched_ct_index(t->offerings[o].capacity_type);
             p->offer_pair[i][o] = (int16_t)(t->offerings[o].available && z >= 0 && c >= 0 ? z * SCHED_N_CT + c : -1);
         }
-        sched_vec_from(s, &ranks[i].type->capacity, &p->capacity[i]);
-        effective_alloc(s, ranks[i].type, &p->np->kubelet, &p->alloc[i]);
+        sched_kubelet_resources(s, ranks[i].type, kubelet, &p->alloc[i], &p->capacity[i]);
         for (size_t d = 0; d < s->n_dims; d++)
             p->alloc[i].v[d] -= ds.v[d];
     }
