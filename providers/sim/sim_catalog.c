@@ -102,16 +102,37 @@ static int64_t sim_kube_reserved_cpu_milli(int64_t cpu_milli)
     return reserved;
 }
 
+/* Pods a node may run: maxPods, else the ENI limit; podsPerCore caps it (Bottlerocket ignores podsPerCore). */
+static int64_t sim_pods(const sim_itype *t, const sim_nc *nc)
+{
+    const sim_kubelet *k = nc ? &nc->kubelet : NULL;
+    int64_t pods = k && k->has_max_pods ? k->max_pods : t->max_pods;
+    if (k && k->pods_per_core > 0 && !nc->bottlerocket && k->pods_per_core * t->vcpu < pods)
+        pods = k->pods_per_core * t->vcpu;
+    return pods;
+}
+
+static void sim_reserved_apply(ns_resources *r, const sim_reserved *k)
+{
+    if (k->has_cpu)
+        r->cpu_milli = k->cpu_milli;
+    if (k->has_memory)
+        r->memory_bytes = k->memory_bytes;
+    if (k->has_ephemeral)
+        r->ephemeral_storage_bytes = k->ephemeral_bytes;
+}
+
 void sim_itype_resources(const sim_itype *t, const sim_nc *nc, ns_resources *capacity, ns_resources *kube_reserved,
                          ns_resources *system_reserved, ns_resources *eviction)
 {
     int64_t ephemeral = nc ? nc->ephemeral_bytes : SIM_DEFAULT_EPHEMERAL_BYTES;
     int64_t overhead_mib = (t->memory_mib * SIM_VM_MEMORY_OVERHEAD_PER_MILLE + 999) / 1000;
+    int64_t pods = sim_pods(t, nc);
 
     memset(capacity, 0, sizeof(*capacity));
     capacity->cpu_milli = t->vcpu * 1000;
     capacity->memory_bytes = (t->memory_mib - overhead_mib) * SIM_MIB;
-    capacity->pods = t->max_pods;
+    capacity->pods = pods;
     capacity->ephemeral_storage_bytes = ephemeral;
     if (t->gpu_count > 0) {
         const char *resource = strcmp(t->gpu_manufacturer, "amd") == 0 ? "amd.com/gpu" : "nvidia.com/gpu";
@@ -122,7 +143,7 @@ void sim_itype_resources(const sim_itype *t, const sim_nc *nc, ns_resources *cap
 
     memset(kube_reserved, 0, sizeof(*kube_reserved));
     kube_reserved->cpu_milli = sim_kube_reserved_cpu_milli(capacity->cpu_milli);
-    kube_reserved->memory_bytes = (11 * t->max_pods + 255) * SIM_MIB;
+    kube_reserved->memory_bytes = (11 * pods + 255) * SIM_MIB;
     kube_reserved->ephemeral_storage_bytes = SIM_GIB;
 
     memset(system_reserved, 0, sizeof(*system_reserved));
@@ -130,6 +151,15 @@ void sim_itype_resources(const sim_itype *t, const sim_nc *nc, ns_resources *cap
     memset(eviction, 0, sizeof(*eviction));
     eviction->memory_bytes = 100 * SIM_MIB;
     eviction->ephemeral_storage_bytes = (ephemeral + 9) / 10;
+    if (!nc)
+        return;
+    const sim_kubelet *k = &nc->kubelet;
+    sim_reserved_apply(kube_reserved, &k->kube_reserved);
+    sim_reserved_apply(system_reserved, &k->system_reserved);
+    eviction->memory_bytes = sim_threshold_amount(&k->hard_memory, nc->bottlerocket ? NULL : &k->soft_memory,
+                                                  capacity->memory_bytes, eviction->memory_bytes);
+    eviction->ephemeral_storage_bytes = sim_threshold_amount(
+        &k->hard_nodefs, nc->bottlerocket ? NULL : &k->soft_nodefs, ephemeral, eviction->ephemeral_storage_bytes);
 }
 
 static int64_t sim_sub_floor(int64_t a, int64_t b, int64_t c, int64_t d)

@@ -66,8 +66,10 @@ double sim_spot_fraction(const char *family, const char *zone);
 /* Price per hour of one offering for the node class's OS (Windows adds a per-vCPU licence). */
 double sim_offering_price(const sim_itype *t, const sim_nc *nc, const char *zone, const char *capacity_type);
 
-/* Resources as Karpenter computes them for AWS: capacity without the VM memory overhead, kube-reserved from the CPU
- * and pod counts, eviction thresholds of 100Mi memory and 10% ephemeral storage. */
+/* Resources as Karpenter computes them for AWS: capacity without the VM memory overhead, pods from the node class's
+ * kubelet maxPods (else the ENI limit) capped by podsPerCore, kube-reserved from the CPU and pod counts, eviction
+ * thresholds of 100Mi memory and 10% ephemeral storage; then the kubelet's kubeReserved, systemReserved,
+ * evictionHard and evictionSoft (sim_kubelet.h). nc may be NULL (defaults). */
 void sim_itype_resources(const sim_itype *t, const sim_nc *nc, ns_resources *capacity, ns_resources *kube_reserved,
                          ns_resources *system_reserved, ns_resources *eviction);
 void sim_itype_allocatable(const sim_itype *t, const sim_nc *nc, ns_resources *allocatable);

@@ -108,6 +108,7 @@ static int sim_nc_image_family(const sim_nc_ctx *c, const char *field, const cha
     else
         return SIM_NC_FAIL(c, "%s %s: %s \"%s\" is not one of Linux, AL2, AL2023, Bottlerocket, Custom, "
                            "Windows2019, Windows2022", c->nc->kind, c->name, field, family);
+    out->bottlerocket = strcasecmp(family, "Bottlerocket") == 0;
     return NS_OK;
 }
 
@@ -154,10 +155,8 @@ static int sim_nc_parse_sim(const sim_nc_ctx *c, const ns_json *spec, sim_nc *ou
         bool is_string = sim_is_type(c->s, member, NS_JSON_STRING);
         if (strcmp(key, "zones") == 0)
             rc = sim_nc_zones(c, member, out);
-        else if (strcmp(key, "kubelet") == 0 && !sim_is_type(c->s, member, NS_JSON_OBJECT))
-            rc = SIM_NC_FAIL(c, "%s %s: spec.kubelet must be an object", c->nc->kind, c->name);
         else if (strcmp(key, "kubelet") == 0)
-            continue; /* the core reads and checks kubelet settings itself */
+            rc = sim_kubelet_parse(c->s, c->nc->kind, c->name, member, &out->kubelet);
         else if (strcmp(key, "tags") == 0)
             rc = sim_nc_tags(c, member);
         else if (strcmp(key, "imageFamily") != 0 && strcmp(key, "imageVersion") != 0 &&
@@ -239,7 +238,7 @@ static int sim_nc_block_devices(const sim_nc_ctx *c, const ns_json *mappings, si
     return sim_nc_ephemeral(c, "spec.blockDeviceMappings[].ebs.volumeSize", size, out);
 }
 
-static int sim_nc_parse_aws(const sim_nc_ctx *c, const ns_json *spec, sim_nc *out)
+static int sim_nc_parse_aws(const sim_nc_ctx *c, const ns_json *spec, bool has_kubelet, sim_nc *out)
 {
     const ns_host *h = c->s->host;
     const char *family = NULL;
@@ -263,6 +262,9 @@ static int sim_nc_parse_aws(const sim_nc_ctx *c, const ns_json *spec, sim_nc *ou
     const ns_json *mappings = h->json_get(spec, "blockDeviceMappings");
     if (rc == NS_OK && mappings)
         rc = sim_nc_block_devices(c, mappings, out);
+    /* Only EC2NodeClass v1 has spec.kubelet; earlier versions carried kubelet settings on the NodePool. */
+    if (rc == NS_OK && has_kubelet)
+        rc = sim_kubelet_parse(c->s, c->nc->kind, c->name, h->json_get(spec, "kubelet"), &out->kubelet);
     return rc;
 }
 
@@ -295,7 +297,7 @@ int sim_nc_parse(sim_state *s, const ns_nodeclass *nodeclass_in, sim_nc *out)
     if (sim_kind)
         return nc.spec ? sim_nc_parse_sim(&c, nc.spec, out) : NS_OK;
     if (ec2 || aws_template)
-        return sim_nc_parse_aws(&c, nc.spec, out);
+        return sim_nc_parse_aws(&c, nc.spec, ec2 && strcmp(nc.api_version, "karpenter.k8s.aws/v1") == 0, out);
     return SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "node class %s: kind %s (apiVersion %s) is not supported by provider "
                     "sim; use SimNodeClass (nodesmith.io/v1), EC2NodeClass (karpenter.k8s.aws/v1 or v1beta1) or "
                     "AWSNodeTemplate (karpenter.k8s.aws/v1alpha1)", c.name, nc.kind, nc.api_version);

@@ -13,6 +13,7 @@
 #include "nodesmith/provider.h"
 
 #include "sim_catalog.h"
+#include "sim_kubelet.h"
 
 typedef struct sim_state sim_state;
 
@@ -27,6 +28,8 @@ typedef struct sim_nc {
     char image_id[NS_NAME_MAX];
     int64_t ephemeral_bytes;
     bool zone_allowed[SIM_MAX_ZONES]; /* indexed like sim_state.zones */
+    bool bottlerocket;                /* Bottlerocket ignores podsPerCore and evictionSoft, as in Karpenter */
+    sim_kubelet kubelet;              /* spec.kubelet (SimNodeClass, EC2NodeClass v1) */
 } sim_nc;
 
 /* Reads a node class into *out; a NULL node class gives the defaults (Linux, every zone, 20Gi). Invalid node
