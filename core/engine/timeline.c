@@ -200,7 +200,8 @@ static int parse_rfc3339(const char *s, int64_t *out_ms)
 
 static const char *const engine_fields[] = {
     "tick", "registrationDelay", "initializationDelay", "registrationTTL", "batchIdleDuration", "batchMaxDuration",
-    "stabilizationWindow", "orphanGCGrace", "unavailableOfferingTTL", "actOnRebalance", NULL};
+    "stabilizationWindow", "orphanGCGrace", "unavailableOfferingTTL", "actOnRebalance", "spotToSpotConsolidation",
+    NULL};
 
 static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings *e)
 {
@@ -229,10 +230,12 @@ static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings 
             return rc;
     if (e->tick_ms == 0)
         return ns_dec_fail(&c->dec, ns_ymap_get(m, "tick"), "engine.tick", "must be longer than 0s");
-    bool act = false, has_act = false;
-    if ((rc = ns_dec_bool(&c->dec, m, "engine", "actOnRebalance", &act, &has_act)) < 0)
+    bool act = false, has_act = false, s2s = false, has_s2s = false;
+    if ((rc = ns_dec_bool(&c->dec, m, "engine", "actOnRebalance", &act, &has_act)) < 0 ||
+        (rc = ns_dec_bool(&c->dec, m, "engine", "spotToSpotConsolidation", &s2s, &has_s2s)) < 0)
         return rc;
     e->act_on_rebalance = has_act ? (act ? 1 : -1) : 0;
+    e->spot_to_spot = has_s2s ? (s2s ? 1 : -1) : 0;
     return 0;
 }
 
@@ -284,7 +287,7 @@ static int load_text(const char *name, const char *text, size_t len, const char 
         ns_timeline_free(t);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
     }
-    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0};
+    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0};
     tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir};
     int rc = ns_yreader_open_string(name, text, len, &r);
     if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)

@@ -89,6 +89,7 @@ typedef struct ns_tl_engine_settings {
     int64_t orphan_gc_grace_ms;
     int64_t unavailable_offering_ttl_ms;
     int act_on_rebalance; /* 1 true, -1 false, 0 default */
+    int spot_to_spot;     /* the disruption controller's SpotToSpotConsolidation gate, as act_on_rebalance */
 } ns_tl_engine_settings;
 
 /* The simulated clock's start when a timeline names none: 2026-01-01T00:00:00Z. */

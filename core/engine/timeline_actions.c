@@ -15,9 +15,8 @@
 #define MAX_REPLICAS 100000
 
 static const char *const workload_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "Job", NULL};
-static const char *const deletable_kinds[] = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job",
-                                              "DaemonSet", "PodDisruptionBudget", "NodePool", "NodeClaim", "Node",
-                                              NULL};
+static const char *const deletable_kinds[] = {"Pod",      "Deployment", "ReplicaSet", "StatefulSet", "Job",
+                                              "NodePool", "NodeClaim",  "Node",       NULL};
 static const char *const namespaced_kinds[] = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job",
                                                "DaemonSet", "PodDisruptionBudget", NULL};
 static const char *const patchable_kinds[] = {"NodePool", "EC2NodeClass", "AWSNodeTemplate", "SimNodeClass",
@@ -161,9 +160,14 @@ int tl_decode_add(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
     if (!scratch)
         return NS_ERR_INTERNAL;
     rc = ns_manifest_load_string(scratch, s->manifest_source, s->manifest_text, s->manifest_len);
-    ns_cluster_free(scratch);
     if (rc < 0)
         ns_error_prefix("%s:%d: %s: %s: ", c->dec.file, (m ? m : f)->line, c->dec.object, m ? "manifest" : "file");
+    else if (scratch->n_daemonsets || scratch->n_nodes || scratch->n_nodeclaims)
+        rc = ns_dec_fail(&c->dec, m ? m : f, p,
+                         "adds a %s; a timeline can add Pods, workloads, PodDisruptionBudgets, NodePools and node "
+                         "classes (put DaemonSets, Nodes and NodeClaims in the manifests)",
+                         scratch->n_daemonsets ? "DaemonSet" : scratch->n_nodes ? "Node" : "NodeClaim");
+    ns_cluster_free(scratch);
     return rc;
 }
 

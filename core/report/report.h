@@ -18,6 +18,10 @@ int ns_report_html_write(FILE *out, const cJSON *doc);
 /* The same into a file (created or truncated). NS_ERR_INVALID_CONFIG naming the path when it cannot be written. */
 int ns_report_html_file(const char *path, const cJSON *doc);
 
+/* The text summary: one line per step (time, action, nodes, claims, pods placed and pending, cost per hour,
+ * invariants, with each violation on a line of its own), then the totals. 0 or NS_ERR_INTERNAL. */
+int ns_report_text(FILE *out, const cJSON *doc);
+
 /* The chart alone (an <svg> element), for the page and for tests. Each series is one <polyline> with
  * class="series-nodes" or class="series-cost"; a series of n samples has 2n-1 points (a step line), none when the
  * document has no samples. */

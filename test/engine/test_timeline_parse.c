@@ -251,6 +251,13 @@ START_TEST(action_errors)
     load_fails("steps:\n  - add: {manifest: {kind: Pod}}\n",
                "t.yaml:2: timeline step 1: steps[0].add.manifest: expected the manifest as a string (a block scalar: "
                "\"manifest: |\"), got a mapping");
+    load_fails("steps:\n  - add:\n      manifest: |\n        {apiVersion: v1, kind: Node, metadata: {name: n}}\n",
+               "t.yaml:3: timeline step 1: steps[0].add.manifest: adds a Node; a timeline can add Pods, workloads, "
+               "PodDisruptionBudgets, NodePools and node classes (put DaemonSets, Nodes and NodeClaims in the "
+               "manifests)");
+    load_fails("steps:\n  - delete: {kind: DaemonSet, name: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].delete.kind: \"DaemonSet\" is not one of Pod, Deployment, "
+               "ReplicaSet, StatefulSet, Job, NodePool, NodeClaim, Node");
     load_fails("steps:\n  - delete: {kind: Pod, name: a, selector: {}}\n",
                "t.yaml:2: timeline step 1: steps[0].delete: give exactly one of \"name\" or \"selector\"");
     load_fails("steps:\n  - delete: {kind: NodePool, namespace: x, name: a}\n",

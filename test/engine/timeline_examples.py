@@ -1,0 +1,262 @@
+"""Runs one examples/timeline-NAME.yaml with `nodesmith simulate --timeline --output json --report` and asserts its
+decisions, the invariants at every step, and that the HTML report is well formed, self-contained and charts every
+sample.
+
+Usage: timeline_examples.py NODESMITH EXAMPLES_DIR NAME
+"""
+import html.parser
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+
+def run(nodesmith, examples, name, report):
+    args = [nodesmith, "simulate", "-f", os.path.join(examples, f"timeline-{name}-manifests.yaml"),
+            "--timeline", os.path.join(examples, f"timeline-{name}.yaml"), "--output", "json", "--report", report]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout)
+
+
+def step(doc, name):
+    for s in doc["steps"]:
+        if s["name"] == name:
+            return s["state"]
+    raise AssertionError(f"no step named {name!r}")
+
+
+def decisions(doc, message, method=None):
+    return [d for d in doc["decisions"] if d["message"] == message and (method is None or d["method"] == method)]
+
+
+def names(field):
+    return [n for n in field.split(",") if n]
+
+
+# ---- checks every example gets
+
+def check_invariants(doc):
+    for s in doc["steps"]:
+        inv = s["state"]["invariants"]
+        assert inv["ok"] is True and inv["violations"] == [], (s["index"], s["description"], inv)
+
+
+def check_states(doc):
+    assert doc["steps"], "no step ran"
+    times = [s["time_s"] for s in doc["steps"]]
+    assert times == sorted(times), times
+    for s in doc["steps"]:
+        state = s["state"]
+        assert state["pods_placed"] + state["pods_pending"] <= state["pods_total"], state
+        launched = [c for c in state["nodeclaims"] if c["phase"] != "Pending"]
+        assert abs(state["cost_per_hour"] - sum(c["price_per_hour"] for c in launched)) < 1e-6, s["index"]
+        for n in state["nodes"]:
+            assert n["cpu_requested_milli"] <= n["cpu_allocatable_milli"], n
+    series = doc["cost_over_time"]
+    assert series and all(a["time_s"] <= b["time_s"] for a, b in zip(series, series[1:]))
+    last = doc["steps"][-1]["state"]
+    assert series[-1]["nodes"] == len(last["nodes"]) and abs(series[-1]["cost_per_hour"] - last["cost_per_hour"]) < 1e-6
+
+
+class Page(html.parser.HTMLParser):
+    """Checks that elements nest properly and collects what a self-contained page must not have."""
+    VOID = {"meta", "br", "link", "img", "input", "hr", "line", "rect", "polyline", "circle", "path"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.errors, self.external, self.svg_count = [], [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "svg":
+            self.svg_count += 1
+        if tag in ("script", "link", "img", "iframe", "object", "embed"):
+            self.external.append(tag)
+        for key, value in attrs:
+            if key in ("src", "href", "xlink:href") or (value or "").strip().lower().startswith(("http:", "https:", "//")):
+                self.external.append(f"{tag} {key}={value}")
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in self.VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
+            return
+        self.stack.pop()
+
+
+def check_report(path, doc):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    assert text.startswith("<!DOCTYPE html>"), text[:40]
+    page = Page()
+    page.feed(text)
+    page.close()
+    assert not page.errors, page.errors[:5]
+    assert not page.stack, f"unclosed {page.stack}"
+    assert not page.external, page.external
+    assert "url(" not in text and "@import" not in text
+    assert page.svg_count == 1
+    svg = ET.fromstring(text[text.index("<svg"):text.index("</svg>") + len("</svg>")])
+    n = len(doc["cost_over_time"])
+    for cls, key in (("series-nodes", "nodes"), ("series-cost", "cost_per_hour")):
+        lines = [e for e in svg.iter("polyline") if e.get("class") == cls]
+        assert len(lines) == 1, cls
+        points = [tuple(map(float, p.split(","))) for p in lines[0].get("points").split()]
+        assert len(points) == 2 * n - 1, (cls, len(points), n)
+        # A step line: x only grows, and the odd points repeat the previous value at the next sample's time.
+        assert all(a[0] <= b[0] for a, b in zip(points, points[1:])), cls
+        assert all(points[i][1] == points[i - 1][1] for i in range(1, len(points), 2)), cls
+        # Equal values sit at equal heights.
+        ys = {}
+        for sample, (_, y) in zip(doc["cost_over_time"], points[::2]):
+            assert ys.setdefault(sample[key], y) == y, (cls, sample)
+    markers = [e for e in svg.iter("line") if e.get("class") == "step-marker"]
+    assert len(markers) == len({s["time_s"] for s in doc["steps"]}), len(markers)
+    assert text.count("<tr>") >= len(doc["steps"]) + len(doc["decisions"])
+
+
+# ---- per example
+
+def check_scale_to_zero(doc):
+    up = step(doc, "nodes launched and pods running")
+    assert up["pods_placed"] == 10 and up["pods_pending"] == 0, up["pending"]
+    assert up["nodes"] and all(n["status"] == "Ready" for n in up["nodes"]), up["nodes"]
+    launched = {n["name"] for n in up["nodes"]}
+    end = step(doc, "empty nodes removed")
+    assert end["nodes"] == [] and end["nodeclaims"] == [] and end["cost_per_hour"] == 0, end["nodes"]
+    emptied_at = next(s["time_s"] for s in doc["steps"] if s["name"] == "scale to zero")
+    empty = decisions(doc, "disrupting node(s)", "empty")
+    assert {n for d in empty for n in names(d["nodes"])} == launched, empty
+    for d in empty:
+        # ttlSecondsAfterEmpty: 60, then the 15 s stabilisation window, give or take a few ticks.
+        assert emptied_at + 60 <= d["time_s"] <= emptied_at + 60 + 15 + 5, d
+    assert {n for d in decisions(doc, "deleted node") for n in names(d["nodes"])} >= launched
+    assert not decisions(doc, "disrupting node(s)", "underutilized"), "WhenEmpty semantics: no consolidation"
+
+
+def check_consolidation(doc):
+    full = step(doc, "three full nodes")
+    assert len(full["nodes"]) == 3 and full["pods_placed"] == 6, [n["name"] for n in full["nodes"]]
+    before = {n["name"] for n in full["nodes"]}
+    end = step(doc, "consolidated")
+    assert len(end["nodes"]) == 1 and end["pods_placed"] == 3 and end["pods_pending"] == 0, end["nodes"]
+    assert end["nodes"][0]["name"] not in before, "the survivor is the replacement"
+    assert end["cost_per_hour"] < full["cost_per_hour"]
+    multi = decisions(doc, "disrupting node(s)", "underutilized")
+    assert len(multi) == 1, multi
+    assert set(names(multi[0]["nodes"])) == before, multi[0]
+    assert not decisions(doc, "disrupting node(s)", "empty")
+
+
+def check_spot_interruption(doc):
+    before = step(doc, "web running on spot")
+    assert before["pods_placed"] == 6 and all(n["capacity_type"] == "spot" for n in before["nodes"])
+    victim = sorted(n["name"] for n in before["nodes"])[0]
+    offering = next((n["instance_type"], n["zone"]) for n in before["nodes"] if n["name"] == victim)
+    warned_at = next(s["time_s"] for s in doc["steps"] if s["name"] == "interruption warning")
+    got = [d for d in decisions(doc, "received interruption event") if victim in names(d["nodes"])]
+    assert got and warned_at <= got[0]["time_s"] <= warned_at + 2, got
+    assert any(victim in names(d["nodes"]) for d in decisions(doc, "tainted node"))
+    assert any(offering[0] in d["detail"] and offering[1] in d["detail"]
+               for d in decisions(doc, "marked offering unavailable")), decisions(doc, "marked offering unavailable")
+    replacements = [d for d in decisions(doc, "launched nodeclaim") if d["time_s"] >= warned_at]
+    assert replacements, "a replacement was launched"
+    deleted = [d for d in decisions(doc, "deleted node") if victim in names(d["nodes"])]
+    assert deleted and deleted[0]["time_s"] <= warned_at + 120, "drained and removed before the 2-minute deadline"
+    end = step(doc, "replaced before the deadline")
+    assert victim not in {n["name"] for n in end["nodes"]}
+    assert end["pods_placed"] == 6 and end["pods_pending"] == 0
+    assert len(end["nodes"]) == len(before["nodes"])
+    assert all((n["instance_type"], n["zone"]) != offering or n["name"] in {m["name"] for m in before["nodes"]}
+               for n in end["nodes"]), "the replacement avoids the interrupted offering"
+
+
+def check_drift(doc):
+    before = step(doc, "five nodes running")
+    assert len(before["nodes"]) == 5 and before["pods_placed"] == 5
+    assert all(n["labels"].get("team") == "blue" for n in before["nodes"])
+    old = {n["name"] for n in before["nodes"]}
+    drift = decisions(doc, "disrupting node(s)", "drifted")
+    assert len(drift) == 5 and all(len(names(d["nodes"])) == 1 for d in drift), drift
+    assert {names(d["nodes"])[0] for d in drift} == old
+    # The budget lets one node go at a time: each drifted node is gone before the next is disrupted.
+    gone = {names(d["nodes"])[0]: d["time_s"] for d in decisions(doc, "deleted node") if d["nodes"]}
+    for prev, nxt in zip(drift, drift[1:]):
+        assert gone[names(prev["nodes"])[0]] <= nxt["time_s"], (prev, nxt)
+    patched_at = next(s["time_s"] for s in doc["steps"] if s["name"] == "template changed")
+    assert max(s["nodes"] for s in doc["cost_over_time"] if s["time_s"] > patched_at) <= 6, "one replacement at a time"
+    end = step(doc, "rolled one node at a time")
+    assert len(end["nodes"]) == 5 and end["pods_placed"] == 5 and end["pods_pending"] == 0
+    assert not old & {n["name"] for n in end["nodes"]}
+    assert all(n["labels"].get("team") == "green" and n["status"] == "Ready" for n in end["nodes"])
+
+
+def check_windows(doc):
+    up = step(doc, "running")
+    assert up["pods_placed"] == 10 and len(up["nodes"]) == 1, up["nodes"]
+    node = up["nodes"][0]
+    assert node["nodepool"] == "windows2022" and node["capacity_type"] == "on-demand"
+    assert node["labels"]["kubernetes.io/os"] == "windows"
+    assert node["labels"]["node.kubernetes.io/windows-build"] == "10.0.20348"
+    deleted_at = next(s["time_s"] for s in doc["steps"] if s["name"] == "deleted")
+    assert step(doc, "deleted")["pods_total"] == 0
+    empty = decisions(doc, "disrupting node(s)", "empty")
+    assert len(empty) == 1 and names(empty[0]["nodes"]) == [node["name"]], empty
+    # consolidateAfter: 30s from the last pod leaving, then the stabilisation window.
+    assert deleted_at + 30 <= empty[0]["time_s"] <= deleted_at + 30 + 15 + 5, empty[0]
+    gone = [d for d in decisions(doc, "deleted node") if node["name"] in names(d["nodes"])]
+    assert gone and gone[0]["time_s"] >= empty[0]["time_s"]
+    end = step(doc, "node removed")
+    assert end["nodes"] == [] and end["cost_per_hour"] == 0
+
+
+CHECKS = {
+    "scale-to-zero": check_scale_to_zero,
+    "consolidation": check_consolidation,
+    "spot-interruption": check_spot_interruption,
+    "drift": check_drift,
+    "windows": check_windows,
+}
+
+# The only disruption methods each example may use: anything else is a decision the scenario does not call for.
+METHODS = {
+    "scale-to-zero": {"empty"},
+    "consolidation": {"underutilized"},
+    "spot-interruption": set(),
+    "drift": {"drifted"},
+    "windows": {"empty"},
+}
+
+
+def check_methods(doc, name):
+    used = {d["method"] for d in decisions(doc, "disrupting node(s)")}
+    assert used <= METHODS[name], f"unexpected disruption methods {used - METHODS[name]}"
+    assert not decisions(doc, "abandoned disruption"), decisions(doc, "abandoned disruption")
+
+
+def main():
+    nodesmith, examples, name = sys.argv[1:4]
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, f"{name}.html")
+        doc = run(nodesmith, examples, name, report)
+        check_states(doc)
+        check_invariants(doc)
+        check_methods(doc, name)
+        CHECKS[name](doc)
+        check_report(report, doc)
+    print(f"timeline-{name}: ok ({len(doc['steps'])} steps, {len(doc['decisions'])} decisions)")
+
+
+if __name__ == "__main__":
+    main()
