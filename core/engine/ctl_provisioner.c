@@ -125,8 +125,10 @@ static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
     return rc;
 }
 
-static int round_(ns_engine *e)
+/* One round; *replan when a claim it created was given up at once (no capacity left among its options). */
+static int round_(ns_engine *e, bool *replan)
 {
+    *replan = false;
     ns_engine_plan plan;
     int rc = ns_engine_plan_run(e, NULL, &plan);
     if (rc < 0)
@@ -156,8 +158,13 @@ static int round_(ns_engine *e)
                on, NULL);
     }
     /* Creating claims never removes objects the plan points to; launching may delete the claim just created. */
-    for (size_t i = 0; rc == NS_OK && i < plan.result.n_claims; i++)
-        rc = ns_engine_create_claim(e, &plan.result.claims[i], true, NULL);
+    for (size_t i = 0; rc == NS_OK && i < plan.result.n_claims; i++) {
+        char name[NS_NAME_MAX];
+        if ((rc = ns_engine_create_claim(e, &plan.result.claims[i], true, name)) == NS_OK) {
+            const ns_nodeclaim *c = ns_cluster_find_nodeclaim(e->cluster, name);
+            *replan = *replan || !c || ns_claim_deleting(c);
+        }
+    }
     ns_engine_plan_free(&plan);
     e->last_round_ms = ns_clock_now_ms();
     return rc;
@@ -175,5 +182,10 @@ int ns_ctl_provisioner(ns_engine *e)
     bool window_open = b.pending && now - b.newest < e->cfg.batch_idle_ms && now - b.oldest < e->cfg.batch_max_ms;
     if (window_open && !leaving)
         return NS_OK;
-    return round_(e);
+    /* Each given-up launch marked its offerings unavailable, so a few rounds settle on offerings with capacity. */
+    bool replan = true;
+    int rc = NS_OK;
+    for (int i = 0; rc == NS_OK && replan && i < 3; i++)
+        rc = round_(e, &replan);
+    return rc;
 }

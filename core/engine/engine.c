@@ -141,7 +141,7 @@ int ns_engine_step(ns_engine *e)
         const char *name;
         int (*fn)(ns_engine *);
     } before[] = {{"interruption", ns_ctl_interruption}, {"garbage collection", ns_ctl_gc},
-                  {"lifecycle", ns_ctl_lifecycle},       {"kubelet", ns_ctl_kubelet},
+                  {"kubelet", ns_ctl_kubelet},           {"lifecycle", ns_ctl_lifecycle},
                   {"provisioning", ns_ctl_provisioner}};
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < sizeof(before) / sizeof(before[0]); i++)

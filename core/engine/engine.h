@@ -103,9 +103,10 @@ int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config
 /* Frees the engine (not the cluster, not the plugin). Accepts NULL. */
 void ns_engine_free(ns_engine *e);
 
-/* Runs every controller once at the current clock, in this order: interruption, garbage collection, NodeClaim
- * lifecycle (launch, register, initialize, registration TTL), the simulated kubelet and scheduler, provisioning,
- * registered controllers (disruption), termination; then appends one ns_engine_sample to the history. */
+/* Runs every controller once at the current clock, in this order: interruption, garbage collection, the simulated
+ * kubelet, NodeClaim lifecycle (launch, register, initialize, registration TTL), provisioning (with the simulated
+ * scheduler's binding), registered controllers (disruption), termination; then appends one ns_engine_sample to the
+ * history. */
 int ns_engine_step(ns_engine *e);
 /* Steps at the current time, then advances the simulated clock by cfg.tick_ms and steps again, until the clock has
  * reached until_ms (the last step runs at until_ms). With the real clock it steps once. */

@@ -191,8 +191,8 @@ int ns_engine_disruption_handover(ns_engine *e, ns_nodeclaim *claim);
 /* ---- Controllers, run by ns_engine_step in this order. Each returns NS_OK or an error that ends the step. */
 int ns_ctl_interruption(ns_engine *e);
 int ns_ctl_gc(ns_engine *e);
-int ns_ctl_lifecycle(ns_engine *e);
 int ns_ctl_kubelet(ns_engine *e);     /* simulated kubelet: register Nodes, turn them ready (cfg.simulate_kubelet) */
+int ns_ctl_lifecycle(ns_engine *e);
 int ns_ctl_provisioner(ns_engine *e); /* binds pods to initialized nodes (cfg.simulate_scheduler), creates claims */
 int ns_ctl_termination(ns_engine *e); /* disruption hand-over, drain, terminate, remove */
 
