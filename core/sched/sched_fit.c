@@ -21,16 +21,43 @@ int64_t sched_fit_count(const sched *s, const sched_vec *free_, const sched_vec 
     return k;
 }
 
-/* Distinct values of `key` among the kept types reach min_values. Zone and capacity type are offerings, not
- * labels, and are not counted here. */
-static bool min_values_ok(const sched_pool *p, const uint64_t *keep, size_t words, const ns_requirement *r)
+/* Distinct zones or capacity types among the launch options left: the kept types' offerings within `pairs`. */
+static size_t offering_values(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs, bool zone)
 {
-    if (r->min_values <= 0 || strcmp(r->key, NS_LABEL_ZONE) == 0 || strcmp(r->key, NS_LABEL_CAPACITY_TYPE) == 0)
+    uint64_t offered = 0;
+    for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX; i = sched_bits_next(keep, p->words, i))
+        offered |= p->offers[i];
+    offered &= pairs;
+    size_t n = 0;
+    if (zone) {
+        for (size_t z = 0; z < s->n_zones; z++)
+            n += (offered & sched_zone_pairs((int)z)) != 0;
+        return n;
+    }
+    for (size_t ct = 0; ct < SCHED_N_CT; ct++) {
+        bool any = false;
+        for (size_t z = 0; z < s->n_zones && !any; z++)
+            any = (offered >> (z * SCHED_N_CT + ct)) & 1u;
+        n += any;
+    }
+    return n;
+}
+
+/* Distinct values of the requirement's key among the launch options left reach its minValues: label values of the
+ * kept types (the type's name for the instance-type key), or, for zone and capacity type, which are offerings, the
+ * values of the kept types' offerings the claim may still launch in. */
+static bool min_values_ok(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,
+                          const ns_requirement *r)
+{
+    if (r->min_values <= 0)
         return true;
+    bool zone = strcmp(r->key, NS_LABEL_ZONE) == 0;
+    if (zone || strcmp(r->key, NS_LABEL_CAPACITY_TYPE) == 0)
+        return offering_values(s, p, keep, pairs, zone) >= (size_t)r->min_values;
     const char *seen[NS_MIN_VALUES_MAX];
     size_t n_seen = 0;
-    for (size_t i = sched_bits_first(keep, words); i != SIZE_MAX && n_seen < (size_t)r->min_values;
-         i = sched_bits_next(keep, words, i)) {
+    for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX && n_seen < (size_t)r->min_values;
+         i = sched_bits_next(keep, p->words, i)) {
         const char *v = ns_label_find(p->types[i]->labels, p->types[i]->n_labels, r->key);
         if (!v && strcmp(r->key, NS_LABEL_INSTANCE_TYPE) == 0)
             v = p->types[i]->name;
@@ -43,16 +70,16 @@ static bool min_values_ok(const sched_pool *p, const uint64_t *keep, size_t word
     return n_seen >= (size_t)r->min_values;
 }
 
-static bool all_min_values_ok(const sched_pool *p, const uint64_t *keep, size_t words, const ns_requirements *a,
-                              const ns_requirements *b, char *why, size_t len)
+static bool all_min_values_ok(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,
+                              const ns_requirements *a, const ns_requirements *b, char *why, size_t len)
 {
     for (int side = 0; side < 2; side++) {
         const ns_requirements *r = side ? b : a;
         for (size_t i = 0; r && i < r->n; i++)
-            if (!min_values_ok(p, keep, words, &r->items[i])) {
+            if (!min_values_ok(s, p, keep, pairs, &r->items[i])) {
                 if (why)
-                    snprintf(why, len, "fewer than minValues %d distinct values of %s remain among the instance "
-                             "types that fit", r->items[i].min_values, r->items[i].key);
+                    snprintf(why, len, "fewer than minValues %d distinct values of %s remain among the launch options "
+                             "that fit", r->items[i].min_values, r->items[i].key);
                 return false;
             }
     }
@@ -127,7 +154,7 @@ int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, con
 {
     const uint64_t *a = c->types, *b = g->pool_bits + c->pool * s->max_words;
     if (keep_full_batch(s, p, a, b, c, g, pairs, limit, keep, room) &&
-        (!merged_min_values || all_min_values_ok(p, keep, p->words, &c->reqs, &g->reqs, NULL, 0)))
+        (!merged_min_values || all_min_values_ok(s, p, keep, pairs, &c->reqs, &g->reqs, NULL, 0)))
         return limit;
     int64_t best = 0;
     for (size_t w = 0; w < p->words; w++) {
@@ -152,7 +179,7 @@ int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, con
                     sched_bits_set(keep, i);
             }
         }
-        if (!merged_min_values || all_min_values_ok(p, keep, p->words, &c->reqs, &g->reqs, why, len)) {
+        if (!merged_min_values || all_min_values_ok(s, p, keep, pairs, &c->reqs, &g->reqs, why, len)) {
             keep_room(p, keep, room);
             return k;
         }
