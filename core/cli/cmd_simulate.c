@@ -8,10 +8,15 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "clock/ns_clock.h"
 #include "cloud/instance_types.h"
+#include "engine/disruption.h"
+#include "engine/engine.h"
+#include "engine/timeline_run.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "manifest/loader.h"
+#include "report/report.h"
 #include "sched/sched.h"
 #include "sched/sched_launch.h"
 #include "sched/sched_report.h"
@@ -20,17 +25,24 @@
 
 static const char simulate_help[] =
     "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME] [--catalog FILE] [--output text|json]\n"
+    "                          [--timeline FILE [--report FILE.html]]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
     "provisioning round as the controller would, launches the node claims it decides through the provider plugin\n"
     "and prints Karpenter-style log lines and a summary. See docs/simulate.md.\n"
     "\n"
+    "With --timeline, runs the node-lifecycle engine over simulated time instead and applies the timeline's steps\n"
+    "(scale, add, delete, patch, interrupt, launchFailure, advance) as it goes. See docs/timeline.md.\n"
+    "\n"
     "  -f, --filename PATH      a manifest file, or a directory of *.yaml/*.yml/*.json; repeatable\n"
     "  --catalog FILE           instance-type catalog for the sim provider (sets its `catalog` option)\n"
-    "  --output text|json       a table (default), or one JSON document on stdout with the log lines on stderr\n" CLI_PROVIDER_HELP
+    "  --output text|json       a table (default), or one JSON document on stdout with the log lines on stderr\n"
+    "  --timeline FILE          run this timeline of steps over simulated time\n"
+    "  --report FILE.html       with --timeline: also write a self-contained HTML report (chart and decision log)\n"
+    CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
-enum { OPT_CATALOG = 2000 };
+enum { OPT_CATALOG = 2000, OPT_TIMELINE, OPT_REPORT };
 
 typedef struct sim_run {
     ns_cluster *cluster;
@@ -189,6 +201,53 @@ static int simulate(sim_run *r, bool json)
     return NS_OK;
 }
 
+/* Prints the report document (JSON) or its summary (text), and writes the HTML page when asked. */
+static int timeline_outputs(const cJSON *doc, bool json, const char *report)
+{
+    int rc = NS_OK;
+    if (json) {
+        char *text = cJSON_Print(doc);
+        if (!text)
+            return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory printing the JSON document");
+        puts(text);
+        cJSON_free(text);
+    } else {
+        rc = ns_report_text(stdout, doc);
+    }
+    if (rc == NS_OK && report)
+        rc = ns_report_html_file(report, doc);
+    return rc;
+}
+
+/* The timeline run: the engine over the loaded cluster, on a simulated clock that the plugin was loaded with. */
+static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *sources, bool json, const char *report)
+{
+    ns_engine_config cfg;
+    ns_engine_config_default(&cfg);
+    cfg.cluster_name = SIMULATE_CLUSTER;
+    ns_timeline_engine_config(t, &cfg);
+    ns_engine *engine = NULL;
+    cJSON *doc = NULL;
+    ns_disruption_config disruption = {.spot_to_spot = t->engine.spot_to_spot > 0};
+    int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &engine);
+    if (rc == NS_OK)
+        rc = ns_disruption_register(engine, &disruption);
+    if (rc == NS_OK)
+        rc = ns_timeline_run(engine, t, sources, &doc);
+    /* A failed run still reports the steps it completed, then fails with the step's error. */
+    if (doc) {
+        ns_error_record failure = *ns_error_last();
+        int out_rc = timeline_outputs(doc, json, report);
+        if (rc == NS_OK)
+            rc = out_rc;
+        else
+            ns_error_set(failure.code, failure.file, failure.line, "%s", failure.message);
+    }
+    cJSON_Delete(doc);
+    ns_engine_free(engine);
+    return rc;
+}
+
 static int add_catalog(cli_provider_args *pargs, char *path)
 {
     ns_plugin_setting *grown = realloc(pargs->settings, (pargs->n_settings + 1) * sizeof(*grown));
@@ -201,6 +260,21 @@ static int add_catalog(cli_provider_args *pargs, char *path)
     return NS_EXIT_OK;
 }
 
+/* test_hooks=true goes first, so a --set test_hooks=... of the user's still wins. */
+static int enable_test_hooks(cli_provider_args *pargs)
+{
+    ns_plugin_setting *grown = realloc(pargs->settings, (pargs->n_settings + 1) * sizeof(*grown));
+    if (!grown) {
+        fprintf(stderr, "nodesmith simulate: out of memory\n");
+        return NS_EXIT_FAILED;
+    }
+    memmove(grown + 1, grown, pargs->n_settings * sizeof(*grown));
+    grown[0] = (ns_plugin_setting){"test_hooks", "true"};
+    pargs->settings = grown;
+    pargs->n_settings++;
+    return NS_EXIT_OK;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -208,6 +282,8 @@ int cmd_simulate(int argc, char **argv)
         {"filename", required_argument, NULL, 'f'},
         {"catalog", required_argument, NULL, OPT_CATALOG},
         {"output", required_argument, NULL, CLI_OPT_OUTPUT},
+        {"timeline", required_argument, NULL, OPT_TIMELINE},
+        {"report", required_argument, NULL, OPT_REPORT},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -217,6 +293,9 @@ int cmd_simulate(int argc, char **argv)
     char **files = calloc((size_t)argc + 1, sizeof(char *));
     size_t n_files = 0;
     sim_run run = {0};
+    const char *timeline_path = NULL, *report = NULL;
+    ns_timeline *timeline = NULL;
+    ns_tl_sources *sources = NULL;
     if (!files) {
         fprintf(stderr, "nodesmith simulate: out of memory\n");
         return NS_EXIT_FAILED;
@@ -235,6 +314,10 @@ int cmd_simulate(int argc, char **argv)
         } else if (opt == OPT_CATALOG) {
             if ((rc = add_catalog(&pargs, optarg)) != NS_EXIT_OK)
                 goto cleanup;
+        } else if (opt == OPT_TIMELINE) {
+            timeline_path = optarg;
+        } else if (opt == OPT_REPORT) {
+            report = optarg;
         } else if (opt == CLI_OPT_OUTPUT) {
             if ((rc = cli_parse_output("simulate", optarg, &json)) != NS_EXIT_OK)
                 goto cleanup;
@@ -254,14 +337,28 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_usage_error("simulate", "no manifests given (use -f FILE)");
         goto cleanup;
     }
+    if (report && !timeline_path) {
+        rc = cli_usage_error("simulate", "--report needs --timeline (the report shows a timeline run)");
+        goto cleanup;
+    }
     /* Text output shows log lines and the table together; JSON keeps stdout for the one document. */
     ns_log_set_output(json ? stderr : stdout);
     if (!(run.cluster = ns_cluster_new())) {
         rc = cli_fail("simulate");
         goto cleanup;
     }
+    /* The timeline is read first: its errors come before any work, and its start sets the clock the provider
+     * will read. */
+    if (timeline_path) {
+        if (ns_timeline_load_file(timeline_path, &timeline) != NS_OK || !(sources = ns_tl_sources_new())) {
+            rc = cli_fail("simulate");
+            goto cleanup;
+        }
+        ns_clock_use_simulated(timeline->start_ms);
+    }
     for (size_t i = 0; i < n_files; i++)
-        if (ns_manifest_load_path(run.cluster, files[i]) != NS_OK) {
+        if (ns_manifest_load_path(run.cluster, files[i]) != NS_OK ||
+            (sources && ns_tl_sources_add_path(sources, files[i]) != NS_OK)) {
             rc = cli_fail("simulate");
             goto cleanup;
         }
@@ -269,11 +366,16 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_fail("simulate");
         goto cleanup;
     }
+    /* Interruptions and launch failures are injected through the sim provider's test hooks. */
+    if (timeline && (!pargs.name || strcmp(pargs.name, "sim") == 0) && (rc = enable_test_hooks(&pargs)) != NS_EXIT_OK)
+        goto cleanup;
     if ((rc = cli_load_provider("simulate", &pargs, &run.plugin)) != NS_EXIT_OK)
         goto cleanup;
-    if (simulate(&run, json) != NS_OK)
+    if ((timeline ? simulate_timeline(&run, timeline, sources, json, report) : simulate(&run, json)) != NS_OK)
         rc = cli_fail("simulate");
 cleanup:
+    ns_tl_sources_free(sources);
+    ns_timeline_free(timeline);
     sim_run_free(&run);
     cli_provider_args_free(&pargs);
     free(files);

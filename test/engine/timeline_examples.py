@@ -188,7 +188,7 @@ def check_drift(doc):
     assert all(n["labels"].get("team") == "blue" for n in before["nodes"])
     old = {n["name"] for n in before["nodes"]}
     drift = decisions(doc, "disrupting node(s)", "drifted")
-    assert len(drift) == 5 and all(len(names(d["nodes"])) == 1 for d in drift), drift
+    assert len(drift) == 5 and all(len(names(d["nodes"])) == 1 for d in drift), [(d["time_s"], d["nodes"]) for d in drift]
     assert {names(d["nodes"])[0] for d in drift} == old
     # The budget lets one node go at a time: each drifted node is gone before the next is disrupted.
     gone = {names(d["nodes"])[0]: d["time_s"] for d in decisions(doc, "deleted node") if d["nodes"]}

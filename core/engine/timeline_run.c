@@ -1,0 +1,262 @@
+/* The timeline loop and the report document. */
+#include <stdio.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine/invariants.h"
+#include "engine/timeline_apply.h"
+#include "engine/timeline_run.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "model/duration.h"
+
+/* One run: the engine, the checker watching it, and what the checks found since the last timeline step. */
+typedef struct tl_runner {
+    ns_engine *e;
+    const ns_timeline *t;
+    ns_tl_sources *sources;
+    ns_invariants *inv;
+    cJSON *violations; /* strings, "at 2m31s: ..." */
+    size_t checks;     /* engine steps checked since the last timeline step */
+} tl_runner;
+
+void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
+{
+    const ns_tl_engine_settings *s = &t->engine;
+    struct {
+        int64_t value;
+        int64_t *into;
+    } d[] = {
+        {s->tick_ms, &cfg->tick_ms},
+        {s->registration_delay_ms, &cfg->registration_delay_ms},
+        {s->initialization_delay_ms, &cfg->initialization_delay_ms},
+        {s->registration_ttl_ms, &cfg->registration_ttl_ms},
+        {s->batch_idle_ms, &cfg->batch_idle_ms},
+        {s->batch_max_ms, &cfg->batch_max_ms},
+        {s->stabilization_ms, &cfg->stabilization_ms},
+        {s->orphan_gc_grace_ms, &cfg->orphan_gc_grace_ms},
+        {s->unavailable_offering_ttl_ms, &cfg->unavailable_offering_ttl_ms},
+    };
+    for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+        if (d[i].value >= 0)
+            *d[i].into = d[i].value;
+    if (s->act_on_rebalance)
+        cfg->act_on_rebalance = s->act_on_rebalance > 0;
+}
+
+static double seconds(int64_t ms)
+{
+    return (double)ms / 1000.0;
+}
+
+/* The report's skeleton: what the timeline is, before any step ran. */
+static cJSON *new_doc(const ns_timeline *t)
+{
+    char start[32];
+    ns_clock_format_rfc3339(t->start_ms, start, sizeof(start));
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc || !cJSON_AddStringToObject(doc, "timeline", t->path) ||
+        !cJSON_AddStringToObject(doc, "description", t->description ? t->description : "") ||
+        !cJSON_AddStringToObject(doc, "start_time", start) || !cJSON_AddNumberToObject(doc, "end_s", 0) ||
+        !cJSON_AddArrayToObject(doc, "steps")) {
+        cJSON_Delete(doc);
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory for the report document");
+        return NULL;
+    }
+    return doc;
+}
+
+static int add_step(cJSON *doc, const ns_tl_step *s, cJSON *state)
+{
+    char desc[1024];
+    ns_tl_step_describe(s, desc, sizeof(desc));
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddNumberToObject(o, "index", (double)(s->index + 1)) ||
+        !cJSON_AddStringToObject(o, "name", s->name ? s->name : "") ||
+        !cJSON_AddNumberToObject(o, "line", s->line) ||
+        !cJSON_AddStringToObject(o, "action", ns_tl_action_name(s->action)) ||
+        !cJSON_AddStringToObject(o, "description", desc) || !cJSON_AddNumberToObject(o, "time_s", seconds(s->at_ms)) ||
+        !cJSON_AddNumberToObject(o, "end_s", seconds(s->end_ms)) || !cJSON_AddItemToObject(o, "state", state)) {
+        cJSON_Delete(o);
+        cJSON_Delete(state);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording timeline step %zu", s->index + 1);
+    }
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "steps"), o);
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(doc, "end_s"), seconds(s->end_ms));
+    return 0;
+}
+
+static bool same_sample(const ns_engine_sample *a, const ns_engine_sample *b)
+{
+    return a->nodes == b->nodes && a->nodes_ready == b->nodes_ready && a->nodeclaims == b->nodeclaims &&
+           a->pods_bound == b->pods_bound && a->pods_pending == b->pods_pending &&
+           a->cost_per_hour == b->cost_per_hour;
+}
+
+static bool add_sample(cJSON *series, const ns_engine_sample *s, int64_t start_ms)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddNumberToObject(o, "time_s", seconds(s->time_ms - start_ms)) ||
+        !cJSON_AddNumberToObject(o, "nodes", (double)s->nodes) ||
+        !cJSON_AddNumberToObject(o, "nodes_ready", (double)s->nodes_ready) ||
+        !cJSON_AddNumberToObject(o, "nodeclaims", (double)s->nodeclaims) ||
+        !cJSON_AddNumberToObject(o, "pods_bound", (double)s->pods_bound) ||
+        !cJSON_AddNumberToObject(o, "pods_pending", (double)s->pods_pending) ||
+        !cJSON_AddNumberToObject(o, "cost_per_hour", s->cost_per_hour)) {
+        cJSON_Delete(o);
+        return false;
+    }
+    return cJSON_AddItemToArray(series, o);
+}
+
+/* The engine's per-step history, keeping only the samples where something changed (and the last one): both curves
+ * are constant between changes, so the step chart drawn from these is exact. */
+static int add_series(cJSON *doc, const ns_engine *e, int64_t start_ms)
+{
+    size_t n = 0;
+    const ns_engine_sample *h = ns_engine_history(e, &n);
+    cJSON *series = cJSON_AddArrayToObject(doc, "cost_over_time");
+    bool ok = series != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        if (i == 0 || i + 1 == n || !same_sample(&h[i], &h[i - 1]))
+            ok = add_sample(series, &h[i], start_ms);
+    return ok ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the cost over time");
+}
+
+static int add_decisions(cJSON *doc, const ns_engine *e, int64_t start_ms)
+{
+    size_t n = 0;
+    const ns_decision *d = ns_engine_decisions(e, &n);
+    cJSON *list = cJSON_AddArrayToObject(doc, "decisions");
+    bool ok = list != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(list, o) && cJSON_AddNumberToObject(o, "time_s", seconds(d[i].time_ms - start_ms)) &&
+             cJSON_AddStringToObject(o, "message", d[i].message) &&
+             cJSON_AddStringToObject(o, "method", d[i].method ? d[i].method : "") &&
+             cJSON_AddStringToObject(o, "reason", d[i].reason ? d[i].reason : "") &&
+             cJSON_AddStringToObject(o, "nodes", d[i].nodes ? d[i].nodes : "") &&
+             cJSON_AddStringToObject(o, "nodeclaims", d[i].nodeclaims ? d[i].nodeclaims : "") &&
+             cJSON_AddStringToObject(o, "pods", d[i].pods ? d[i].pods : "") &&
+             cJSON_AddStringToObject(o, "detail", d[i].detail ? d[i].detail : "");
+    }
+    return ok ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the decision log");
+}
+
+static void log_step(const ns_timeline *t, const ns_tl_step *s)
+{
+    char desc[1024], index[16], line[16], at[32];
+    ns_tl_step_describe(s, desc, sizeof(desc));
+    snprintf(index, sizeof(index), "%zu", s->index + 1);
+    snprintf(line, sizeof(line), "%d", s->line);
+    ns_clock_format_rfc3339(t->start_ms + s->at_ms, at, sizeof(at));
+    ns_log(NS_LOG_INFO, "timeline", "applying timeline step", "step", index, "line", line, "at", at, "action",
+           desc, s->name ? "name" : NULL, s->name, NULL);
+}
+
+/* Checks the invariants after an engine step; each violation becomes one line of the current timeline step. */
+static int check(tl_runner *r)
+{
+    char report[8192], when[32];
+    int found = ns_invariants_check(r->inv, report, sizeof(report));
+    if (found < 0)
+        return ns_error_prefix("checking the invariants: ");
+    r->checks++;
+    ns_duration_format(ns_clock_now_ms() - r->t->start_ms, when, sizeof(when));
+    for (char *line = found ? report : NULL, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char text[8300];
+        snprintf(text, sizeof(text), "at %s: %s", when, line);
+        ns_log(NS_LOG_ERROR, "timeline", "invariant violated", "time", when, "violation", line, NULL);
+        if (!cJSON_AddItemToArray(r->violations, cJSON_CreateString(text)))
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording an invariant violation");
+    }
+    return 0;
+}
+
+/* ns_engine_run_until, checking after every engine step. */
+static int run_until(tl_runner *r, int64_t until_ms)
+{
+    int64_t tick = ns_engine_get_config(r->e)->tick_ms;
+    int rc = ns_engine_step(r->e);
+    if (rc == 0)
+        rc = check(r);
+    while (rc == 0 && ns_clock_now_ms() < until_ms) {
+        int64_t left = until_ms - ns_clock_now_ms();
+        ns_clock_advance(left < tick ? left : tick);
+        if ((rc = ns_engine_step(r->e)) == 0)
+            rc = check(r);
+    }
+    return rc;
+}
+
+/* The state after a step, with the invariants checked since the previous one (and once more now, so a step that
+ * did not run the engine is checked too). */
+static cJSON *step_state(tl_runner *r)
+{
+    cJSON *state = NULL, *inv = NULL;
+    if (check(r) < 0 || !(state = ns_timeline_state(r->e, r->t->start_ms)))
+        return NULL;
+    if (!(inv = cJSON_AddObjectToObject(state, "invariants")) ||
+        !cJSON_AddBoolToObject(inv, "ok", cJSON_GetArraySize(r->violations) == 0) ||
+        !cJSON_AddNumberToObject(inv, "checks", (double)r->checks)) {
+        cJSON_Delete(state);
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the invariants");
+        return NULL;
+    }
+    cJSON_AddItemToObject(inv, "violations", r->violations);
+    r->violations = cJSON_CreateArray();
+    r->checks = 0;
+    if (!r->violations) {
+        cJSON_Delete(state);
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the invariants");
+        return NULL;
+    }
+    return state;
+}
+
+static int run_steps(tl_runner *r, cJSON *doc)
+{
+    const ns_timeline *t = r->t;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < t->n_steps; i++) {
+        const ns_tl_step *s = &t->steps[i];
+        /* The engine has already stepped at the current time unless something changed since; stepping again at
+         * the same instant would only repeat it. */
+        if (ns_clock_now_ms() < t->start_ms + s->at_ms && (rc = run_until(r, t->start_ms + s->at_ms)) < 0) {
+            ns_error_prefix("%s:%d: timeline step %zu: running the engine until the step: ", t->path, s->line,
+                            s->index + 1);
+            break;
+        }
+        log_step(t, s);
+        if ((rc = tl_apply(r->e, t, s, r->sources)) < 0)
+            break;
+        if (s->action == NS_TL_ADVANCE && (rc = run_until(r, t->start_ms + s->end_ms)) < 0) {
+            ns_error_prefix("%s:%d: timeline step %zu: advance: ", t->path, s->action_line, s->index + 1);
+            break;
+        }
+        cJSON *state = step_state(r);
+        rc = state ? add_step(doc, s, state) : NS_ERR_INTERNAL;
+    }
+    return rc;
+}
+
+int ns_timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sources, cJSON **doc_out)
+{
+    tl_runner r = {.e = e, .t = t, .sources = sources, .violations = cJSON_CreateArray()};
+    cJSON *doc = new_doc(t);
+    *doc_out = doc;
+    int rc = doc && r.violations ? ns_invariants_attach(e, &r.inv) : NS_ERR_INTERNAL;
+    if (rc == 0)
+        rc = run_steps(&r, doc);
+    ns_invariants_free(r.inv);
+    cJSON_Delete(r.violations);
+    if (!doc)
+        return rc;
+    int rc2 = add_series(doc, e, t->start_ms);
+    if (rc2 == 0)
+        rc2 = add_decisions(doc, e, t->start_ms);
+    return rc < 0 ? rc : rc2;
+}

@@ -1,0 +1,34 @@
+/*
+ * Running a timeline (engine/timeline.h) over the lifecycle engine: the engine runs until each step's time, the
+ * step's action is applied through the engine's timeline hooks, and the state after the step is recorded. The result
+ * is the report document (docs/timeline.md, "The JSON document") that --output json prints and core/report renders.
+ *
+ * The caller builds the engine over the cluster loaded from the manifests, with the simulated clock set to the
+ * timeline's start (ns_clock_use_simulated(t->start_ms)) and the engine configured by ns_timeline_engine_config.
+ */
+#ifndef NS_TIMELINE_RUN_H
+#define NS_TIMELINE_RUN_H
+
+#include <cjson/cJSON.h>
+
+#include "engine/engine.h"
+#include "engine/timeline.h"
+#include "engine/timeline_sources.h"
+
+/* Applies the timeline's `engine` settings over cfg (which holds the defaults or the caller's choices). */
+void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg);
+
+/* Runs every step. The engine is stepped tick by tick (cfg.tick_ms), and after every engine step the invariant checker
+ * (engine/invariants.h, attached for the run) checks the state; each timeline step's state carries what the checks
+ * since the previous timeline step found. On success *doc is the report document (the caller frees it with
+ * cJSON_Delete). On failure the error names the step ("FILE:LINE: timeline step N: ...") and *doc still holds the
+ * steps completed so far, so a report can show how far the simulation got. `sources` holds the manifests the
+ * cluster was loaded from; add and patch steps update it. A violated invariant is reported, not an error. */
+int ns_timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sources, cJSON **doc);
+
+/* The state of the engine's cluster now, as the report document's "state" objects: time, nodes (instance type,
+ * zone, capacity type, price, pods, labels), node claims and their phase, pods placed and pending, and cost per
+ * hour. NULL with NS_ERR_INTERNAL recorded on allocation failure. */
+cJSON *ns_timeline_state(ns_engine *e, int64_t start_ms);
+
+#endif
