@@ -267,12 +267,28 @@ int ns_ctl_termination(ns_engine *e)
             rc = NS_ERR_INTERNAL;
     for (size_t i = 0; i < n && rc == NS_OK; i++) {
         ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
-        if (claim && !ns_claim_deleting(claim))
-            rc = ns_engine_disruption_handover(e, claim);
-        claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
-        if (rc == NS_OK && claim && ns_claim_deleting(claim) &&
+        if (claim && ns_claim_deleting(claim) &&
             ns_meta_has_finalizer(&claim->meta, NS_FINALIZER_TERMINATION))
             rc = terminate_claim(e, claim);
+    }
+    ns_strv_free(names, n);
+    return rc;
+}
+
+int ns_ctl_handover(ns_engine *e)
+{
+    size_t n = e->cluster->n_nodeclaims;
+    char **names = calloc(n ? n : 1, sizeof(*names));
+    if (!names)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
+    int rc = NS_OK;
+    for (size_t i = 0; i < n && rc == NS_OK; i++)
+        if (!(names[i] = ns_strdup(e->cluster->nodeclaims[i]->meta.name)))
+            rc = NS_ERR_INTERNAL;
+    for (size_t i = 0; i < n && rc == NS_OK; i++) {
+        ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
+        if (claim && !ns_claim_deleting(claim))
+            rc = ns_engine_disruption_handover(e, claim);
     }
     ns_strv_free(names, n);
     return rc;

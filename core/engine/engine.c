@@ -142,7 +142,7 @@ int ns_engine_step(ns_engine *e)
         int (*fn)(ns_engine *);
     } before[] = {{"interruption", ns_ctl_interruption}, {"garbage collection", ns_ctl_gc},
                   {"kubelet", ns_ctl_kubelet},           {"lifecycle", ns_ctl_lifecycle},
-                  {"provisioning", ns_ctl_provisioner}};
+                  {"disruption hand-over", ns_ctl_handover}, {"provisioning", ns_ctl_provisioner}};
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < sizeof(before) / sizeof(before[0]); i++)
         rc = run_controller(e, before[i].name, before[i].fn);

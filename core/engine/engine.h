@@ -104,7 +104,8 @@ int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config
 void ns_engine_free(ns_engine *e);
 
 /* Runs every controller once at the current clock, in this order: interruption, garbage collection, the simulated
- * kubelet, NodeClaim lifecycle (launch, register, initialize, registration TTL), provisioning (with the simulated
+ * kubelet, NodeClaim lifecycle (launch, register, initialize, registration TTL), disruption hand-over (candidates
+ * whose replacements are initialized go to termination), provisioning (with the simulated
  * scheduler's binding), registered controllers (disruption), termination; then appends one ns_engine_sample to the
  * history. */
 int ns_engine_step(ns_engine *e);

@@ -193,8 +193,11 @@ int ns_ctl_interruption(ns_engine *e);
 int ns_ctl_gc(ns_engine *e);
 int ns_ctl_kubelet(ns_engine *e);     /* simulated kubelet: register Nodes, turn them ready (cfg.simulate_kubelet) */
 int ns_ctl_lifecycle(ns_engine *e);
+/* Disruption hand-over (ns_engine_disruption_handover for every claim), before provisioning so that the
+ * provisioner sees an abandoned disruption's pods where they are. */
+int ns_ctl_handover(ns_engine *e);
 int ns_ctl_provisioner(ns_engine *e); /* binds pods to initialized nodes (cfg.simulate_scheduler), creates claims */
-int ns_ctl_termination(ns_engine *e); /* disruption hand-over, drain, terminate, remove */
+int ns_ctl_termination(ns_engine *e); /* drain, terminate, remove */
 
 /* Helpers for decision strings. */
 void ns_engine_pod_ref(const ns_pod *pod, char *buf, size_t len); /* "namespace/name" */
