@@ -19,8 +19,8 @@ static const char *const deletable_kinds[] = {"Pod",      "Deployment", "Replica
                                               "NodePool", "NodeClaim",  "Node",       NULL};
 static const char *const namespaced_kinds[] = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job",
                                                "DaemonSet", "PodDisruptionBudget", NULL};
-static const char *const patchable_kinds[] = {"NodePool", "EC2NodeClass", "AWSNodeTemplate", "SimNodeClass",
-                                              "AKSNodeClass", "ECSNodeClass", NULL};
+static const char *const patchable_kinds[] = {"NodePool",     "Provisioner",  "EC2NodeClass", "AWSNodeTemplate",
+                                              "SimNodeClass", "AKSNodeClass", "ECSNodeClass", NULL};
 
 static bool in_list(const char *const *list, const char *s)
 {

@@ -306,6 +306,9 @@ static int apply_patch(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
 {
     const ns_tl_ref *r = &s->target;
     const cJSON *doc = ns_tl_sources_get(src, r->kind, NULL, r->name);
+    if (!doc && strcmp(r->kind, "NodePool") == 0 && ns_tl_sources_get(src, "Provisioner", NULL, r->name))
+        return NS_FAIL(NS_ERR_NOT_FOUND, "NodePool %s was converted from a v1alpha5 Provisioner; patch it as kind "
+                                         "Provisioner, in the Provisioner's fields", r->name);
     if (!doc)
         return NS_FAIL(NS_ERR_NOT_FOUND, "%s %s is not in the manifests", r->kind, r->name);
     cJSON *patched = cJSON_Duplicate(doc, true);

@@ -19,7 +19,7 @@ static const struct {
     bool namespaced;
 } kept[] = {
     {"Deployment", true},       {"ReplicaSet", true},   {"StatefulSet", true},
-    {"Job", true},              {"NodePool", false},    {"EC2NodeClass", false},
+    {"Job", true},              {"NodePool", false},    {"Provisioner", false},  {"EC2NodeClass", false},
     {"AWSNodeTemplate", false}, {"SimNodeClass", false}, {"AKSNodeClass", false},
     {"ECSNodeClass", false},
 };

@@ -1,7 +1,7 @@
 /*
  * The manifests a timeline runs over, kept as JSON documents for the objects a timeline step may need to decode
  * again: workloads (to start pods of a workload that never had one) and NodePools and node classes (to patch them).
- * The cluster holds the decoded objects; this registry holds what they were decoded from.
+ * (v1alpha5 Provisioners count as NodePools here.) The cluster holds the decoded objects; this registry holds what they were decoded from.
  *
  * Memory: the registry owns its documents; ns_tl_sources_free frees them (accepts NULL). Returned documents belong to
  * the registry and stay valid until the entry is replaced or the registry freed.

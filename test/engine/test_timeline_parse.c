@@ -268,8 +268,8 @@ START_TEST(action_errors)
     load_fails("steps:\n  - delete: {kind: Pod, selector: {matchLabels: {a: b}, matchFields: {}}}\n",
                "t.yaml:2: timeline step 1: unknown field \"steps[0].delete.selector.matchFields\"");
     load_fails("steps:\n  - patch: {kind: Pod, name: a, spec: {}}\n",
-               "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Pod\" is not one of NodePool, EC2NodeClass, "
-               "AWSNodeTemplate, SimNodeClass, AKSNodeClass, ECSNodeClass");
+               "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Pod\" is not one of NodePool, Provisioner, "
+               "EC2NodeClass, AWSNodeTemplate, SimNodeClass, AKSNodeClass, ECSNodeClass");
     load_fails("steps:\n  - patch: {kind: NodePool, name: a}\n",
                "t.yaml:2: timeline step 1: steps[0].patch: has nothing to change (give spec and/or metadata)");
     load_fails("steps:\n  - patch: {kind: NodePool, name: a, metadata: {name: b}}\n",
