@@ -1,0 +1,205 @@
+/* Interruption: provider events (spot interruption, scheduled maintenance, instance stopping or terminated,
+ * rebalance recommendation) and the actions they drive, over simulated time. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "engine_fixture.h"
+#include "errors/ns_error.h"
+#include "model/labels.h"
+
+#define WEB2                                                                                                           \
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n"                            \
+    "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n" EFX_TOLERATE \
+    "      containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]\n"
+
+static char *spot_base(void)
+{
+    char *s = strdup(EFX_BASE);
+    char *at = strstr(s, "values: [on-demand]");
+    ck_assert_ptr_nonnull(at);
+    size_t len = strlen(s) + 8;
+    char *out = malloc(len);
+    snprintf(out, len, "%.*svalues: [spot]%s", (int)(at - s), s, at + strlen("values: [on-demand]"));
+    free(s);
+    return out;
+}
+
+static bool settled(efx *x)
+{
+    if (x->cluster->n_nodeclaims != 1 || efx_pending(x) || !efx_bound(x))
+        return false;
+    const ns_nodeclaim *c = x->cluster->nodeclaims[0];
+    return ns_claim_initialized(c) && !ns_claim_deleting(c);
+}
+
+static efx *running(const char *base, const ns_engine_config *cfg, char *claim, size_t len)
+{
+    efx *x = efx_new(base, WEB2, cfg);
+    ck_assert(efx_run_until(x, settled, EFX_S(120)));
+    snprintf(claim, len, "%s", efx_claim(x, 0)->meta.name);
+    return x;
+}
+
+static void offering_of(const ns_nodeclaim *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s/%s", ns_labels_get(&c->meta.labels, NS_LABEL_INSTANCE_TYPE),
+             ns_labels_get(&c->meta.labels, NS_LABEL_ZONE), ns_labels_get(&c->meta.labels, NS_LABEL_CAPACITY_TYPE));
+}
+
+START_TEST(test_spot_interruption)
+{
+    char *base = spot_base(), a[128], offering[256], replacement[256];
+    efx *x = running(base, NULL, a, sizeof(a));
+    free(base);
+    offering_of(efx_claim(x, 0), offering, sizeof(offering));
+    ck_assert(strstr(offering, "/spot") != NULL);
+    int64_t deadline = efx_now() + EFX_S(120);
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_SPOT_INTERRUPTION, deadline), NS_OK);
+    efx_step(x);
+    const ns_decision *ev = efx_first(x, NS_DECISION_INTERRUPTION, a);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(ev->method, "SpotInterruption");
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_OFFERING_UNAVAILABLE, offering), 1);
+    ns_nodeclaim *ca = ns_cluster_find_nodeclaim(x->cluster, a);
+    ck_assert(ns_claim_deleting(ca));
+    ck_assert_ptr_nonnull(ns_labels_get(&ca->meta.annotations, NS_ANNOTATION_INTERRUPTION_DEADLINE));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_TAINTED_NODE, a), 1);
+    /* The replacement is launched at once, on another offering. */
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 2);
+    offering_of(x->cluster->nodeclaims[1], replacement, sizeof(replacement));
+    ck_assert_str_ne(offering, replacement);
+    ck_assert(efx_run_until(x, settled, EFX_S(110)));
+    const ns_decision *last = efx_last(x, NS_DECISION_EVICTED_POD, a);
+    ck_assert_ptr_nonnull(last);
+    ck_assert_int_lt(last->time_ms, deadline);
+    ck_assert_int_ge(last->time_ms, efx_first(x, NS_DECISION_INITIALIZED_NODECLAIM, x->cluster->nodeclaims[0]->meta.name)->time_ms);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DELETED_NODE, a), 1);
+    ck_assert_uint_eq(efx_instances(x), 1);
+    /* The cloud's own termination at the deadline finds nothing left to do. */
+    efx_run_for(x, EFX_S(120));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_NODE_LOST, NULL), 0);
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 1);
+    efx_free(x);
+}
+END_TEST
+
+START_TEST(test_interruption_drains_by_deadline_without_replacement)
+{
+    char *base = spot_base(), a[128];
+    efx *x = running(base, NULL, a, sizeof(a));
+    free(base);
+    /* From now on nodes take 10 minutes to register: no replacement can be ready before the deadline. */
+    x->engine->cfg.registration_delay_ms = EFX_S(600);
+    int64_t deadline = efx_now() + EFX_S(120);
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_SPOT_INTERRUPTION, deadline), NS_OK);
+    efx_run_for(x, EFX_S(89));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, a), 0);
+    efx_run_for(x, EFX_S(1));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, a), 2);
+    const ns_decision *last = efx_last(x, NS_DECISION_EVICTED_POD, a);
+    ck_assert_int_eq(deadline - last->time_ms, EFX_S(30));
+    efx_run_for(x, EFX_S(40));
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_uint_eq(efx_pending(x), 2);
+    efx_free(x);
+}
+END_TEST
+
+START_TEST(test_scheduled_maintenance)
+{
+    char a[128], offering[256];
+    efx *x = running(EFX_BASE, NULL, a, sizeof(a));
+    offering_of(efx_claim(x, 0), offering, sizeof(offering));
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_SCHEDULED_MAINTENANCE, efx_now() + EFX_S(600)),
+                     NS_OK);
+    efx_step(x);
+    ck_assert_str_eq(efx_first(x, NS_DECISION_INTERRUPTION, a)->method, "ScheduledChange");
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_OFFERING_UNAVAILABLE, NULL), 0);
+    ck_assert(ns_claim_deleting(ns_cluster_find_nodeclaim(x->cluster, a)));
+    ck_assert(efx_run_until(x, settled, EFX_S(120)));
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, a), 2);
+    efx_free(x);
+}
+END_TEST
+
+static void lost(ns_event_kind kind, const char *method)
+{
+    char a[128];
+    efx *x = running(EFX_BASE, NULL, a, sizeof(a));
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, kind, 0), NS_OK);
+    efx_step(x);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_NODE_LOST, method), 1);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_POD_RESCHEDULED, a), 2);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, NULL), 0);
+    ck_assert_ptr_null(ns_cluster_find_node(x->cluster, a));
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DELETED_NODECLAIM, a), 1);
+    /* The pods came back pending; they are re-planned once the batch window closes. */
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 0);
+    ck_assert_uint_eq(efx_pending(x), 2);
+    efx_run_for(x, EFX_S(1));
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 1);
+    ck_assert(efx_run_until(x, settled, EFX_S(120)));
+    ck_assert_uint_eq(efx_instances(x), 1);
+    efx_free(x);
+}
+
+START_TEST(test_instance_terminated)
+{
+    lost(NS_EVENT_INSTANCE_TERMINATED, "InstanceTerminated");
+}
+END_TEST
+
+START_TEST(test_instance_stopping)
+{
+    lost(NS_EVENT_INSTANCE_STOPPING, "InstanceStopping");
+}
+END_TEST
+
+START_TEST(test_rebalance_recorded_or_acted_on)
+{
+    char a[128];
+    efx *x = running(EFX_BASE, NULL, a, sizeof(a));
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_REBALANCE_RECOMMENDATION, 0), NS_OK);
+    efx_run_for(x, EFX_S(60));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_REBALANCE_RECORDED, a), 1);
+    ns_nodeclaim *ca = ns_cluster_find_nodeclaim(x->cluster, a);
+    ck_assert(!ns_claim_deleting(ca));
+    ck_assert_ptr_nonnull(ns_labels_get(&ca->meta.annotations, NS_ANNOTATION_REBALANCE));
+    efx_free(x);
+
+    ns_engine_config cfg;
+    ns_engine_config_default(&cfg);
+    cfg.act_on_rebalance = true;
+    x = running(EFX_BASE, &cfg, a, sizeof(a));
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_REBALANCE_RECOMMENDATION, 0), NS_OK);
+    efx_step(x);
+    ck_assert(ns_claim_deleting(ns_cluster_find_nodeclaim(x->cluster, a)));
+    ck_assert(efx_run_until(x, settled, EFX_S(120)));
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    efx_free(x);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("engine-interruption");
+    TCase *tc = tcase_create("interruption");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_spot_interruption);
+    tcase_add_test(tc, test_interruption_drains_by_deadline_without_replacement);
+    tcase_add_test(tc, test_scheduled_maintenance);
+    tcase_add_test(tc, test_instance_terminated);
+    tcase_add_test(tc, test_instance_stopping);
+    tcase_add_test(tc, test_rebalance_recorded_or_acted_on);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
