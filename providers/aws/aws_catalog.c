@@ -1,5 +1,6 @@
 /* list_instance_types: the region's instance types with their zones (DescribeInstanceTypeOfferings), spot prices
- * (DescribeSpotPriceHistory) and on-demand prices (the Pricing API), cached for catalog_ttl. */
+ * (DescribeSpotPriceHistory) and on-demand prices (aws_pricing.c), cached for catalog_ttl. The node class narrows
+ * the list: its subnets' zones, and for Windows families the amd64 types only, labelled with the Windows build. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,73 +230,6 @@ static int fetch_spot_prices(aws_state *s, aws_catalog *c)
     return rc;
 }
 
-/* The hourly price in one Pricing API product document ("terms.OnDemand.*.priceDimensions.*.pricePerUnit"). */
-static double product_price(aws_state *s, const ns_json *product)
-{
-    const ns_json *terms = s->host->json_get(s->host->json_get(product, "terms"), "OnDemand");
-    for (size_t i = 0; i < s->host->json_size(terms); i++) {
-        const ns_json *dims = s->host->json_get(s->host->json_at(terms, i), "priceDimensions");
-        for (size_t k = 0; k < s->host->json_size(dims); k++) {
-            const ns_json *per_unit = s->host->json_get(s->host->json_at(dims, k), "pricePerUnit");
-            const char *usd = s->host->json_string(s->host->json_get(per_unit, "USD"));
-            const char *cny = s->host->json_string(s->host->json_get(per_unit, "CNY"));
-            double v = aws_parse_double(usd ? usd : cny, -1);
-            if (v > 0)
-                return v;
-        }
-    }
-    return -1;
-}
-
-static int fetch_on_demand_prices(aws_state *s, aws_catalog *c)
-{
-    char *token = NULL;
-    int rc;
-    do {
-        char body[1024];
-        int n = snprintf(body, sizeof(body),
-                         "{\"ServiceCode\":\"AmazonEC2\",\"FormatVersion\":\"aws_v1\",\"MaxResults\":100,\"Filters\":["
-                         "{\"Type\":\"TERM_MATCH\",\"Field\":\"regionCode\",\"Value\":\"%s\"},"
-                         "{\"Type\":\"TERM_MATCH\",\"Field\":\"operatingSystem\",\"Value\":\"Linux\"},"
-                         "{\"Type\":\"TERM_MATCH\",\"Field\":\"tenancy\",\"Value\":\"Shared\"},"
-                         "{\"Type\":\"TERM_MATCH\",\"Field\":\"preInstalledSw\",\"Value\":\"NA\"},"
-                         "{\"Type\":\"TERM_MATCH\",\"Field\":\"capacitystatus\",\"Value\":\"Used\"}]%s%s%s}",
-                         s->region, token ? ",\"NextToken\":\"" : "", token ? token : "", token ? "\"" : "");
-        if (n < 0 || (size_t)n >= sizeof(body)) {
-            rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "pricing GetProducts: the page token is too long");
-            break;
-        }
-        ns_http_response *resp = NULL;
-        if ((rc = aws_client_json(s->client, "pricing", "AWSPriceListService.GetProducts", "1.1", body, &resp,
-                                  NULL)) != NS_OK)
-            break;
-        ns_json *doc = s->host->json_parse(resp->body, resp->body_len);
-        s->host->http_response_free(resp);
-        const ns_json *list = s->host->json_get(doc, "PriceList");
-        if (!doc || s->host->json_type(list) != NS_JSON_ARRAY) {
-            s->host->json_free(doc);
-            rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "pricing GetProducts: the answer has no PriceList");
-            break;
-        }
-        for (size_t i = 0; i < s->host->json_size(list); i++) {
-            const char *text = s->host->json_string(s->host->json_at(list, i));
-            ns_json *product = text ? s->host->json_parse(text, strlen(text)) : NULL;
-            const ns_json *attrs = s->host->json_get(s->host->json_get(product, "product"), "attributes");
-            const char *type = s->host->json_string(s->host->json_get(attrs, "instanceType"));
-            aws_catalog_entry *e = type ? (aws_catalog_entry *)aws_catalog_find(c, type) : NULL;
-            if (e)
-                e->on_demand = product_price(s, product);
-            s->host->json_free(product);
-        }
-        const char *next = s->host->json_string(s->host->json_get(doc, "NextToken"));
-        free(token);
-        token = next ? strdup(next) : NULL;
-        s->host->json_free(doc);
-    } while (token);
-    free(token);
-    return rc;
-}
-
 static int fetch_catalog(aws_state *s, aws_catalog **out)
 {
     aws_catalog *c = calloc(1, sizeof(*c));
@@ -308,12 +242,12 @@ static int fetch_catalog(aws_state *s, aws_catalog **out)
         rc = fetch_offerings(s, c);
     if (rc == NS_OK)
         rc = fetch_spot_prices(s, c);
-    if (rc == NS_OK)
-        rc = fetch_on_demand_prices(s, c);
     if (rc != NS_OK) {
         aws_catalog_free(c);
         return rc;
     }
+    aws_pricing_refresh(s);
+    aws_pricing_apply(s, c);
     c->fetched_ms = s->host->now_ms(s->ctx);
     char types[16], zones[16];
     snprintf(types, sizeof(types), "%zu", c->n_entries);
@@ -378,6 +312,8 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
     ns_offering offerings[2 * AWS_MAX_ZONES];
     for (size_t i = 0; i < c->n_entries && rc == NS_OK; i++) {
         const aws_catalog_entry *e = &c->entries[i];
+        if (!aws_nodeclass_runs(&view.spec, e->type))
+            continue;
         size_t n = 0;
         for (size_t z = 0; z < c->n_zones; z++) {
             if (!(e->zones & (1u << z)) || (view.n_subnets && !aws_nodeclass_subnet_in(&view, c->zones[z])))
@@ -397,8 +333,19 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
             continue;
         aws_labels labels;
         aws_instance_labels(e->type, s->region, &labels);
-        ns_instance_type t = {.struct_size = sizeof(t), .name = e->type->name, .labels = labels.items,
-                              .n_labels = labels.n, .offerings = offerings, .n_offerings = n};
+        ns_label all[AWS_MAX_LABELS + 1];
+        size_t n_labels = 0;
+        const char *build = aws_ami_family_windows_build(view.spec.family);
+        for (size_t k = 0; k < labels.n; k++) {
+            all[n_labels] = labels.items[k];
+            if (build && strcmp(all[n_labels].key, "kubernetes.io/os") == 0)
+                all[n_labels].value = "windows";
+            n_labels++;
+        }
+        if (build)
+            all[n_labels++] = (ns_label){"node.kubernetes.io/windows-build", build};
+        ns_instance_type t = {.struct_size = sizeof(t), .name = e->type->name, .labels = all, .n_labels = n_labels,
+                              .offerings = offerings, .n_offerings = n};
         aws_instance_resources(e->type, &s->resources, &t.capacity, &t.kube_reserved, &t.system_reserved,
                                &t.eviction_threshold);
         rc = cb(cb_ctx, &t);

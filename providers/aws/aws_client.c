@@ -9,7 +9,7 @@
 #include "aws_retry.h"
 #include "aws_sigv4.h"
 
-static const char *const SERVICES[] = {"ec2", "sts", "ssm", "sqs", "pricing"};
+static const char *const SERVICES[] = {"ec2", "sts", "ssm", "sqs", "pricing", "eks"};
 #define N_SERVICES (sizeof(SERVICES) / sizeof(SERVICES[0]))
 
 struct aws_client {
@@ -95,6 +95,13 @@ static void read_error(aws_client *c, bool json, const ns_http_response *resp, a
     }
     ns_json *doc = c->host->json_parse(resp->body, resp->body_len);
     const char *type = c->host->json_string(c->host->json_get(doc, "__type"));
+    /* REST-JSON services (EKS) name the error in a header: "ResourceNotFoundException:http://..." */
+    const char *error_type = response_header(resp, "x-amzn-errortype");
+    char rest_type[128] = "";
+    if (!type && error_type) {
+        snprintf(rest_type, sizeof(rest_type), "%.*s", (int)strcspn(error_type, ":"), error_type);
+        type = rest_type;
+    }
     const char *message = c->host->json_string(c->host->json_get(doc, "message"));
     if (!message)
         message = c->host->json_string(c->host->json_get(doc, "Message"));
@@ -110,6 +117,8 @@ static void read_error(aws_client *c, bool json, const ns_http_response *resp, a
 typedef struct call_spec {
     const char *service;
     const char *op;
+    const char *method;
+    const char *path; /* below the endpoint's base path; "/" for the Query and JSON protocols */
     bool json;
     const aws_sigv4_header *headers;
     size_t n_headers;
@@ -128,9 +137,9 @@ static int attempt(aws_client *c, const call_spec *s, int idx, ns_http_response 
         return rc;
     const aws_url *u = &c->parsed[idx];
     char path[600];
-    snprintf(path, sizeof(path), "%s/", u->path);
+    snprintf(path, sizeof(path), "%s%s", u->path, s->path);
     const char *signing_region = strcmp(s->service, "pricing") == 0 ? aws_pricing_region(c->region) : c->region;
-    aws_sigv4_request sreq = {"POST", u->host, path, NULL, s->headers, s->n_headers, s->body, s->body_len};
+    aws_sigv4_request sreq = {s->method, u->host, path, NULL, s->headers, s->n_headers, s->body, s->body_len};
     aws_sigv4_credentials sc = {creds.access_key_id, creds.secret_access_key, creds.session_token};
     aws_sigv4_signature sig = {0};
     rc = aws_sigv4_sign(&sreq, &sc, signing_region, s->service, c->host->now_ms(c->ctx) / 1000, &sig);
@@ -147,7 +156,7 @@ static int attempt(aws_client *c, const call_spec *s, int idx, ns_http_response 
             headers[n++] = (ns_http_header){"X-Amz-Security-Token", creds.session_token};
         char url[1200];
         snprintf(url, sizeof(url), "%s://%s%s", u->scheme, u->host, path);
-        ns_http_request req = {sizeof(req), "POST", url, headers, n, s->body, s->body_len, c->timeout_ms, 0};
+        ns_http_request req = {sizeof(req), s->method, url, headers, n, s->body, s->body_len, c->timeout_ms, 0};
         *sent = true;
         rc = c->host->http_request(c->ctx, &req, resp);
     }
@@ -231,7 +240,7 @@ int aws_client_query(aws_client *c, const char *service, const char *op, const c
                      ns_http_response **resp, aws_api_error *api_error)
 {
     aws_sigv4_header headers[] = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
-    call_spec s = {service, op, false, headers, 1, body, body_len};
+    call_spec s = {service, op, "POST", "/", false, headers, 1, body, body_len};
     return call(c, &s, resp, api_error);
 }
 
@@ -242,6 +251,13 @@ int aws_client_json(aws_client *c, const char *service, const char *target, cons
     snprintf(content_type, sizeof(content_type), "application/x-amz-json-%s", json_version);
     aws_sigv4_header headers[] = {{"Content-Type", content_type}, {"X-Amz-Target", target}};
     const char *op = strchr(target, '.') ? strchr(target, '.') + 1 : target;
-    call_spec s = {service, op, true, headers, 2, body, strlen(body)};
+    call_spec s = {service, op, "POST", "/", true, headers, 2, body, strlen(body)};
+    return call(c, &s, resp, api_error);
+}
+
+int aws_client_rest_get(aws_client *c, const char *service, const char *op, const char *path,
+                        ns_http_response **resp, aws_api_error *api_error)
+{
+    call_spec s = {service, op, "GET", path, true, NULL, 0, NULL, 0};
     return call(c, &s, resp, api_error);
 }

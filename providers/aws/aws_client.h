@@ -1,6 +1,6 @@
 /*
- * Signed calls to AWS APIs over the host's HTTP upcall: the Query protocol (EC2, STS: a form body, an XML answer) and
- * the JSON protocol (SQS, SSM, Pricing: X-Amz-Target and a JSON body). Each attempt is signed afresh with SigV4 at the
+ * Signed calls to AWS APIs over the host's HTTP upcall: the Query protocol (EC2, STS: a form body, an XML answer), the
+ * JSON protocol (SQS, SSM, Pricing: X-Amz-Target and a JSON body) and REST-JSON GETs (EKS). Each attempt is signed afresh with SigV4 at the
  * host clock's time and sent with the host's own retries off; failed attempts are retried by the SDKs' standard
  * policy (aws_retry.h) with one retry quota per client. An answer refusing the credentials (expired token, signature
  * rejected) makes the credential chain refresh once before the call gives up.
@@ -43,6 +43,11 @@ int aws_client_query(aws_client *c, const char *service, const char *op, const c
  * Same results as aws_client_query. */
 int aws_client_json(aws_client *c, const char *service, const char *target, const char *json_version,
                     const char *body, ns_http_response **resp, aws_api_error *api_error);
+
+/* A REST-JSON GET ("eks", "DescribeCluster", "/clusters/demo"): path is below the endpoint and already URI-encoded.
+ * Same results as aws_client_query. */
+int aws_client_rest_get(aws_client *c, const char *service, const char *op, const char *path,
+                        ns_http_response **resp, aws_api_error *api_error);
 
 /* The endpoint URL the client uses for a service (for messages and tests). */
 const char *aws_client_endpoint(aws_client *c, const char *service);

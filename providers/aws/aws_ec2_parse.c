@@ -282,6 +282,17 @@ static void fill_instance(const aws_xml_node *it, aws_ec2_instance *i)
     i->capacity_reservation_id = aws_xml_text(it, "capacityReservationId");
     i->launch_ms = time_ms(it, "launchTime");
     i->tags = aws_xml_child(it, "tagSet");
+    i->groups = aws_xml_child(it, "groupSet");
+}
+
+size_t aws_ec2_group_count(const aws_xml_node *group_set)
+{
+    return aws_xml_count(group_set, "item");
+}
+
+const char *aws_ec2_group_at(const aws_xml_node *group_set, size_t i)
+{
+    return aws_xml_text(aws_xml_nth(group_set, "item", i), "groupId");
 }
 
 int aws_ec2_parse_instances(const char *xml, size_t len, aws_ec2_instance_page *out, char *err, size_t errlen)

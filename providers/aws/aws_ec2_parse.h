@@ -140,8 +140,12 @@ typedef struct aws_ec2_instance {
     const char *capacity_reservation_id;
     int64_t launch_ms;
     const aws_xml_node *tags;
+    const aws_xml_node *groups; /* groupSet: item/groupId, item/groupName */
 } aws_ec2_instance;
 typedef AWS_EC2_PAGE(aws_ec2_instance) aws_ec2_instance_page;
+/* The security groups of an instance's groupSet: how many, and the i-th group's ID (NULL past the end). */
+size_t aws_ec2_group_count(const aws_xml_node *group_set);
+const char *aws_ec2_group_at(const aws_xml_node *group_set, size_t i);
 int aws_ec2_parse_instances(const char *xml, size_t len, aws_ec2_instance_page *out, char *err, size_t errlen);
 void aws_ec2_instance_page_free(aws_ec2_instance_page *page);
 

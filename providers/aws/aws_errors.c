@@ -10,7 +10,7 @@ typedef struct code_entry {
     bool bad_credentials;
 } code_entry;
 
-/* EC2, STS, SQS, SSM and Pricing codes the provider can meet. The throttling and transient sets are botocore's
+/* EC2, STS, SQS, SSM, Pricing and EKS codes the provider can meet. The throttling and transient sets are botocore's
  * standard-mode lists (botocore/retries/standard.py). */
 static const code_entry CODES[] = {
     /* capacity */
@@ -78,6 +78,7 @@ static const code_entry CODES[] = {
     {"ParameterNotFound", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"QueueDoesNotExist", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"AWS.SimpleQueueService.NonExistentQueue", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
+    {"ResourceNotFoundException", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     /* the node class or the options are wrong */
     {"InvalidParameterValue", NS_ERR_INVALID_CONFIG, AWS_RETRY_NO, false},
     {"InvalidParameterCombination", NS_ERR_INVALID_CONFIG, AWS_RETRY_NO, false},

@@ -1,18 +1,22 @@
-/* launch: one launch template per node class, architecture and configuration, then CreateFleet (type instant) over
- * the request's options of one capacity type, with EC2's ClientToken carrying the request's idempotency key.
- * Offerings EC2 refuses for capacity are remembered for AWS_UNAVAILABLE_TTL_MS, as Karpenter does. */
+/* launch: the node class resolved, the family's user data built, one launch template per image (aws_template.c),
+ * then CreateFleet type instant with one override per acceptable instance type x subnet of one capacity type:
+ * spot (price-capacity-optimized) when the request allows spot, else on-demand (lowest-price). EC2's ClientToken
+ * carries the request's idempotency key. Offerings EC2 refuses for capacity are remembered for
+ * AWS_UNAVAILABLE_TTL_MS, as Karpenter does; when no spot offering had capacity and the request also allows
+ * on-demand, the same call tries on-demand (with a client token derived from the request's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <openssl/evp.h>
 
 #include "aws_errors.h"
 #include "aws_provider.h"
 #include "aws_query.h"
 #include "aws_sigv4.h"
+#include "aws_userdata.h"
 
 #define MAX_OVERRIDES 60 /* CreateFleet accepts up to 300 overrides; Karpenter sends at most 60 */
+#define MAX_FAILED (2 * MAX_OVERRIDES)
+#define MAX_TAINTS 64
 
 bool aws_offering_unavailable(aws_state *s, const char *type, const char *zone, const char *capacity_type)
 {
@@ -59,188 +63,74 @@ void aws_mark_unavailable(aws_state *s, const char *type, const char *zone, cons
     pthread_mutex_unlock(&s->lock);
 }
 
-/* The launch template's name encodes everything in it, so a changed node class gets a new template. */
-static void template_name(aws_state *s, const ns_nodeclass *nc, const aws_nodeclass_view *v, const char *image,
-                          char *name, size_t len)
-{
-    aws_buf key = AWS_BUF_INIT;
-    const char *nodeclass = nc && nc->name ? nc->name : "default";
-    aws_buf_printf(&key, "%s|%s|%s|%s|%s|", s->cluster, nodeclass, image,
-                   v->instance_profile ? v->instance_profile : "", v->user_data ? v->user_data : "");
-    for (size_t i = 0; i < v->n_security_groups; i++)
-        aws_buf_printf(&key, "%s,", v->security_groups[i]);
-    char hash[65] = "0000000000000000";
-    aws_sigv4_sha256_hex(aws_buf_str(&key), key.len, hash);
-    aws_buf_free(&key);
-    /* EC2 allows 128 characters; a longer readable name falls back to the hash alone. */
-    char readable[512];
-    int n = snprintf(readable, sizeof(readable), "nodesmith/%s/%s/%.16s", s->cluster, nodeclass, hash);
-    if (n > 0 && (size_t)n < len)
-        memcpy(name, readable, (size_t)n + 1);
-    else
-        snprintf(name, len, "nodesmith/%.32s", hash);
-}
-
-static bool cached_template(aws_state *s, const char *name, char *id, size_t len)
-{
-    bool found = false;
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n_templates && !found; i++)
-        if (strcmp(s->template_names[i], name) == 0)
-            found = aws_copy(id, len, s->template_ids[i]);
-    pthread_mutex_unlock(&s->lock);
-    return found;
-}
-
-static void remember_template(aws_state *s, const char *name, const char *id)
+void aws_forget_unavailable(aws_state *s)
 {
     pthread_mutex_lock(&s->lock);
-    size_t slot = s->n_templates < AWS_MAX_TEMPLATES ? s->n_templates++ : 0;
-    aws_copy(s->template_names[slot], sizeof(s->template_names[slot]), name);
-    aws_copy(s->template_ids[slot], sizeof(s->template_ids[slot]), id);
+    s->n_unavailable = 0;
     pthread_mutex_unlock(&s->lock);
-}
-
-static int find_template(aws_state *s, const char *name, char *id, size_t len, bool *found)
-{
-    aws_query q;
-    aws_query_init(&q, "DescribeLaunchTemplates", AWS_EC2_VERSION);
-    aws_query_add(&q, "LaunchTemplateName.1", name);
-    ns_http_response *resp = NULL;
-    aws_api_error e;
-    int rc = aws_client_query(s->client, "ec2", "DescribeLaunchTemplates", aws_query_body(&q), aws_query_len(&q),
-                              &resp, &e);
-    aws_query_free(&q);
-    *found = false;
-    if (rc == NS_ERR_NOT_FOUND)
-        return NS_OK;
-    if (rc != NS_OK)
-        return rc;
-    aws_ec2_launch_template_page page;
-    char err[256];
-    rc = aws_ec2_parse_launch_templates(resp->body, resp->body_len, &page, err, sizeof(err));
-    s->host->http_response_free(resp);
-    if (rc == NS_OK && page.n > 0 && page.items[0].id)
-        *found = aws_copy(id, len, page.items[0].id);
-    aws_ec2_launch_template_page_free(&page);
-    return rc == NS_OK ? NS_OK
-                       : NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 DescribeLaunchTemplates: unexpected answer: %s",
-                                  err);
-}
-
-static int create_template(aws_state *s, const char *name, const aws_nodeclass_view *v, const char *image, char *id,
-                           size_t len)
-{
-    aws_query q;
-    aws_query_init(&q, "CreateLaunchTemplate", AWS_EC2_VERSION);
-    aws_query_add(&q, "LaunchTemplateName", name);
-    aws_query_add(&q, "LaunchTemplateData.ImageId", image);
-    for (size_t i = 0; i < v->n_security_groups; i++)
-        aws_query_addf(&q, v->security_groups[i], "LaunchTemplateData.SecurityGroupId.%zu", i + 1);
-    if (v->instance_profile)
-        aws_query_add(&q, "LaunchTemplateData.IamInstanceProfile.Name", v->instance_profile);
-    aws_query_add(&q, "LaunchTemplateData.MetadataOptions.HttpTokens", "required");
-    aws_query_add(&q, "LaunchTemplateData.MetadataOptions.HttpPutResponseHopLimit", "1");
-    char *encoded = NULL;
-    if (v->user_data) {
-        size_t n = strlen(v->user_data);
-        encoded = malloc(4 * ((n + 2) / 3) + 1);
-        if (!encoded) {
-            aws_query_free(&q);
-            return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory encoding user data");
-        }
-        EVP_EncodeBlock((unsigned char *)encoded, (const unsigned char *)v->user_data, (int)n);
-        aws_query_add(&q, "LaunchTemplateData.UserData", encoded);
-        free(encoded);
-    }
-    aws_query_add(&q, "TagSpecification.1.ResourceType", "launch-template");
-    aws_query_add(&q, "TagSpecification.1.Tag.1.Key", AWS_TAG_MANAGED_BY);
-    aws_query_add(&q, "TagSpecification.1.Tag.1.Value", s->cluster);
-    ns_http_response *resp = NULL;
-    aws_api_error e;
-    int rc = aws_client_query(s->client, "ec2", "CreateLaunchTemplate", aws_query_body(&q), aws_query_len(&q), &resp,
-                              &e);
-    aws_query_free(&q);
-    if (rc != NS_OK) {
-        /* Another launch created it first: use theirs. */
-        bool found = false;
-        if (strcmp(e.code, "InvalidLaunchTemplateName.AlreadyExistsException") == 0 &&
-            find_template(s, name, id, len, &found) == NS_OK && found)
-            return NS_OK;
-        return rc;
-    }
-    aws_ec2_launch_template_page page;
-    char err[256];
-    rc = aws_ec2_parse_create_launch_template(resp->body, resp->body_len, &page, err, sizeof(err));
-    s->host->http_response_free(resp);
-    if (rc == NS_OK && !aws_copy(id, len, page.items[0].id))
-        rc = NS_ERR_INTERNAL;
-    aws_ec2_launch_template_page_free(&page);
-    if (rc != NS_OK)
-        return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 CreateLaunchTemplate %s: unexpected answer: %s", name,
-                        err);
-    ns_label fields[] = {{"name", name}, {"id", id}, {"image", image}};
-    s->host->log(s->ctx, NS_LOG_INFO, "aws launch template created", fields, 3);
-    return NS_OK;
-}
-
-static int ensure_template(aws_state *s, const ns_nodeclass *nc, const aws_nodeclass_view *v, const char *image,
-                           char *id, size_t len)
-{
-    char name[128];
-    template_name(s, nc, v, image, name, sizeof(name));
-    if (cached_template(s, name, id, len))
-        return NS_OK;
-    bool found = false;
-    int rc = find_template(s, name, id, len, &found);
-    if (rc == NS_OK && !found)
-        rc = create_template(s, name, v, image, id, len);
-    if (rc == NS_OK)
-        remember_template(s, name, id);
-    return rc;
 }
 
 typedef struct override {
     const ns_launch_option *option;
     const aws_catalog_entry *entry;
     const char *subnet_id;
-    int config; /* 0 = amd64 template, 1 = arm64 template */
+    const aws_image *image;
 } override;
+
+typedef struct failed_offering {
+    const char *instance_type, *zone, *capacity_type;
+} failed_offering;
+
+/* What one launch call carries between its CreateFleet attempts. */
+typedef struct launch_call {
+    aws_state *s;
+    const ns_launch_request *req;
+    const aws_nodeclass_view *v;
+    const aws_catalog *c;
+    const char *user_data;
+    failed_offering failed[MAX_FAILED]; /* offerings that could not be filled, named in the capacity error */
+    size_t n_failed;
+    char why[200]; /* the last capacity answer, for the message */
+} launch_call;
+
+static void add_failed(launch_call *lc, const char *type, const char *zone, const char *capacity_type)
+{
+    for (size_t i = 0; i < lc->n_failed; i++)
+        if (strcmp(lc->failed[i].instance_type, type) == 0 && strcmp(lc->failed[i].zone, zone) == 0 &&
+            strcmp(lc->failed[i].capacity_type, capacity_type) == 0)
+            return;
+    if (lc->n_failed < MAX_FAILED)
+        lc->failed[lc->n_failed++] = (failed_offering){type, zone, capacity_type};
+}
 
 static void add_tag(aws_query *q, int spec, int *n, const char *key, const char *value)
 {
-    if (!key || !value)
+    if (!key || !value || *n > 50) /* EC2 takes 50 tags per resource */
         return;
     aws_query_addf(q, key, "TagSpecification.%d.Tag.%d.Key", spec, *n);
     aws_query_addf(q, value, "TagSpecification.%d.Tag.%d.Value", spec, *n);
     (*n)++;
 }
 
-static void add_tags(aws_state *s, aws_query *q, int spec, const char *resource, const ns_launch_request *req)
+/* The tags that name the cluster, NodePool, node claim and node class, then the node class's and the request's. */
+static void add_tags(launch_call *lc, aws_query *q, int spec, const char *resource)
 {
+    aws_state *s = lc->s;
+    const ns_launch_request *req = lc->req;
     aws_query_addf(q, resource, "TagSpecification.%d.ResourceType", spec);
     int n = 1;
     char cluster_key[200];
     snprintf(cluster_key, sizeof(cluster_key), "kubernetes.io/cluster/%s", s->cluster);
-    add_tag(q, spec, &n, AWS_TAG_MANAGED_BY, s->cluster);
-    add_tag(q, spec, &n, AWS_TAG_CLUSTER, s->cluster);
     add_tag(q, spec, &n, cluster_key, "owned");
+    add_tag(q, spec, &n, AWS_TAG_CLUSTER, s->cluster);
+    add_tag(q, spec, &n, AWS_TAG_MANAGED_BY, s->cluster);
     add_tag(q, spec, &n, AWS_TAG_NODEPOOL, req->nodepool_name);
     add_tag(q, spec, &n, AWS_TAG_NODECLAIM, req->nodeclaim_name);
-    add_tag(q, spec, &n, AWS_TAG_NODECLASS, req->nodeclass ? req->nodeclass->name : NULL);
-    for (size_t i = 0; i < req->n_tags && n <= 50; i++)
+    add_tag(q, spec, &n, AWS_TAG_NODECLASS, lc->v->spec.name);
+    for (size_t i = 0; i < lc->v->spec.n_tags; i++)
+        add_tag(q, spec, &n, lc->v->spec.tags[i].key, lc->v->spec.tags[i].value);
+    for (size_t i = 0; i < req->n_tags; i++)
         add_tag(q, spec, &n, req->tags[i].key, req->tags[i].value);
-}
-
-/* Reports the offerings that had no capacity, naming each as the ABI asks (error first, then the offerings). */
-static int report_no_capacity(aws_state *s, const override *ov, size_t n, const char *capacity_type, const char *why)
-{
-    int rc = NS_ERROR(s->host, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "aws launch: no %s capacity in any of %zu "
-                                                                     "offerings: %s",
-                      capacity_type, n, why);
-    for (size_t i = 0; i < n; i++)
-        s->host->error_unavailable_offering(s->ctx, ov[i].option->instance_type, ov[i].option->zone, capacity_type);
-    return rc;
 }
 
 static const char *subnet_zone(const aws_nodeclass_view *v, const char *subnet_id, const char *zone)
@@ -253,21 +143,23 @@ static const char *subnet_zone(const aws_nodeclass_view *v, const char *subnet_i
     return NULL;
 }
 
-static int fill_result(aws_state *s, const aws_ec2_fleet_instance *fi, const aws_nodeclass_view *v,
-                       const aws_catalog *c, const char *capacity_type, ns_launch_result *result)
+static int fill_result(launch_call *lc, const aws_ec2_fleet_instance *fi, const char *capacity_type,
+                       ns_launch_result *result)
 {
-    const char *zone = subnet_zone(v, fi->subnet_id, fi->zone);
-    const aws_catalog_entry *e = fi->instance_type ? aws_catalog_find(c, fi->instance_type) : NULL;
-    if (!zone || !e)
+    aws_state *s = lc->s;
+    const char *zone = subnet_zone(lc->v, fi->subnet_id, fi->zone);
+    const aws_catalog_entry *e = fi->instance_type ? aws_catalog_find(lc->c, fi->instance_type) : NULL;
+    const aws_image *image = e ? aws_nodeclass_image_for(lc->v, e->type) : NULL;
+    if (!zone || !e || !image || !fi->instance_id)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 CreateFleet launched %s without a known type or zone",
                         fi->instance_id ? fi->instance_id : "(no ID)");
-    bool arm = strcmp(aws_kubernetes_arch(e->type), "arm64") == 0;
     char provider_id[NS_PROVIDER_ID_MAX + 1];
     int n = snprintf(provider_id, sizeof(provider_id), "aws:///%s/%s", zone, fi->instance_id);
     if (n < 0 || (size_t)n >= NS_PROVIDER_ID_MAX || !aws_copy(result->provider_id, NS_PROVIDER_ID_MAX, provider_id) ||
         !aws_copy(result->instance_type, NS_NAME_MAX, fi->instance_type) ||
-        !aws_copy(result->zone, NS_ZONE_MAX, zone) || !aws_copy(result->capacity_type, NS_CAPACITY_TYPE_MAX, capacity_type) ||
-        !aws_copy(result->image_id, NS_NAME_MAX, arm ? v->image_arm64 : v->image_amd64))
+        !aws_copy(result->zone, NS_ZONE_MAX, zone) ||
+        !aws_copy(result->capacity_type, NS_CAPACITY_TYPE_MAX, capacity_type) ||
+        !aws_copy(result->image_id, NS_NAME_MAX, image->id))
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 instance %s: an identifier does not fit", fi->instance_id);
     ns_resources cap, kube, sys, evict;
     aws_instance_resources(e->type, &s->resources, &cap, &kube, &sys, &evict);
@@ -276,45 +168,93 @@ static int fill_result(aws_state *s, const aws_ec2_fleet_instance *fi, const aws
     return NS_OK;
 }
 
-static int create_fleet(aws_state *s, const ns_launch_request *req, const aws_nodeclass_view *v, const aws_catalog *c,
-                        override *ov, size_t n, const char *capacity_type, const char templates[2][64],
-                        ns_launch_result *result)
+/* The overrides of one capacity type, grouped by image (one launch template each): templates[k] serves images[k]. */
+typedef struct fleet_plan {
+    override ov[MAX_OVERRIDES];
+    size_t n;
+    const aws_image *images[AWS_MAX_IMAGES];
+    char templates[AWS_MAX_IMAGES][64];
+    size_t n_images;
+} fleet_plan;
+
+static void plan_overrides(launch_call *lc, const char *capacity_type, fleet_plan *p)
+{
+    p->n = p->n_images = 0;
+    for (size_t i = 0; i < lc->req->n_options && p->n < MAX_OVERRIDES; i++) {
+        const ns_launch_option *o = NS_AT(lc->req->options, i);
+        if (strcmp(o->capacity_type, capacity_type) != 0)
+            continue;
+        const aws_catalog_entry *e = aws_catalog_find(lc->c, o->instance_type);
+        const aws_subnet_choice *sn = aws_nodeclass_subnet_in(lc->v, o->zone);
+        const aws_image *image = e && aws_nodeclass_runs(&lc->v->spec, e->type) ? aws_nodeclass_image_for(lc->v, e->type)
+                                                                                 : NULL;
+        if (!e || !sn || !image || aws_offering_unavailable(lc->s, o->instance_type, o->zone, capacity_type)) {
+            add_failed(lc, o->instance_type, o->zone, capacity_type);
+            continue;
+        }
+        p->ov[p->n++] = (override){o, e, sn->subnet_id, image};
+        size_t k = 0;
+        while (k < p->n_images && p->images[k] != image)
+            k++;
+        if (k == p->n_images)
+            p->images[p->n_images++] = image;
+    }
+}
+
+static int fleet_request(launch_call *lc, const fleet_plan *p, const char *capacity_type, const char *token,
+                         ns_http_response **resp)
 {
     aws_query q;
     aws_query_init(&q, "CreateFleet", AWS_EC2_VERSION);
     aws_query_add(&q, "Type", "instant");
-    aws_query_add(&q, "ClientToken", req->client_token);
+    aws_query_add(&q, "ClientToken", token);
     aws_query_add(&q, "TargetCapacitySpecification.TotalTargetCapacity", "1");
     aws_query_add(&q, "TargetCapacitySpecification.DefaultTargetCapacityType", capacity_type);
     if (strcmp(capacity_type, NS_CAPACITY_SPOT) == 0)
         aws_query_add(&q, "SpotOptions.AllocationStrategy", "price-capacity-optimized");
     else
         aws_query_add(&q, "OnDemandOptions.AllocationStrategy", "lowest-price");
-    int config_index[2] = {0, 0}, next_config = 1, per_config[2] = {0, 0};
-    for (size_t i = 0; i < n; i++) {
-        int k = ov[i].config;
-        if (!config_index[k]) {
-            config_index[k] = next_config++;
-            aws_query_addf(&q, templates[k], "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.LaunchTemplateId",
-                           config_index[k]);
-            aws_query_addf(&q, "$Latest", "LaunchTemplateConfigs.%d.LaunchTemplateSpecification.Version",
-                           config_index[k]);
+    for (size_t k = 0; k < p->n_images; k++) {
+        aws_query_addf(&q, p->templates[k], "LaunchTemplateConfigs.%zu.LaunchTemplateSpecification.LaunchTemplateId",
+                       k + 1);
+        aws_query_addf(&q, "$Latest", "LaunchTemplateConfigs.%zu.LaunchTemplateSpecification.Version", k + 1);
+        size_t m = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            if (p->ov[i].image != p->images[k])
+                continue;
+            m++;
+            aws_query_addf(&q, p->ov[i].option->instance_type, "LaunchTemplateConfigs.%zu.Overrides.%zu.InstanceType",
+                           k + 1, m);
+            aws_query_addf(&q, p->ov[i].subnet_id, "LaunchTemplateConfigs.%zu.Overrides.%zu.SubnetId", k + 1, m);
         }
-        int m = ++per_config[k];
-        aws_query_addf(&q, ov[i].option->instance_type, "LaunchTemplateConfigs.%d.Overrides.%d.InstanceType",
-                       config_index[k], m);
-        aws_query_addf(&q, ov[i].subnet_id, "LaunchTemplateConfigs.%d.Overrides.%d.SubnetId", config_index[k], m);
-        char priority[16];
-        snprintf(priority, sizeof(priority), "%zu", i + 1);
-        aws_query_addf(&q, priority, "LaunchTemplateConfigs.%d.Overrides.%d.Priority", config_index[k], m);
     }
-    add_tags(s, &q, 1, "instance", req);
-    add_tags(s, &q, 2, "volume", req);
-    ns_http_response *resp = NULL;
-    int rc = aws_query_failed(&q) ? NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "aws launch: request too large")
-                                  : aws_client_query(s->client, "ec2", "CreateFleet", aws_query_body(&q),
-                                                     aws_query_len(&q), &resp, NULL);
+    add_tags(lc, &q, 1, "instance");
+    add_tags(lc, &q, 2, "volume");
+    int rc = aws_query_failed(&q) ? NS_ERROR(lc->s->host, lc->s->ctx, NS_ERR_INTERNAL, "aws launch: request too large")
+                                  : aws_client_query(lc->s->client, "ec2", "CreateFleet", aws_query_body(&q),
+                                                     aws_query_len(&q), resp, NULL);
     aws_query_free(&q);
+    return rc;
+}
+
+/* One CreateFleet over the request's options of capacity_type. NS_OK with *result; NS_ERR_INSUFFICIENT_CAPACITY
+ * (nothing reported yet: the failed offerings are recorded in lc); or another error, reported. */
+static int fleet_attempt(launch_call *lc, const char *capacity_type, const char *token, ns_launch_result *result)
+{
+    aws_state *s = lc->s;
+    fleet_plan p;
+    plan_overrides(lc, capacity_type, &p);
+    if (p.n == 0) {
+        snprintf(lc->why, sizeof(lc->why), "every %s offering is unknown, outside the node class's subnets, without an "
+                 "image for its architecture, or recently out of capacity", capacity_type);
+        return NS_ERR_INSUFFICIENT_CAPACITY;
+    }
+    int rc = NS_OK;
+    for (size_t k = 0; k < p.n_images && rc == NS_OK; k++)
+        rc = aws_template_ensure(s, lc->v, p.images[k], lc->user_data, p.templates[k], sizeof(p.templates[k]));
+    ns_http_response *resp = NULL;
+    if (rc == NS_OK)
+        rc = fleet_request(lc, &p, capacity_type, token, &resp);
     if (rc != NS_OK)
         return rc;
     aws_ec2_fleet_result f;
@@ -325,32 +265,102 @@ static int create_fleet(aws_state *s, const ns_launch_request *req, const aws_no
         aws_ec2_fleet_result_free(&f);
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 CreateFleet: unexpected answer: %s", err);
     }
-    /* Remember every offering EC2 could not fill, launched or not. */
-    const char *first_other = NULL, *first_message = NULL;
+    /* Remember exactly the offerings EC2 could not fill, launched or not. */
+    const char *other = NULL, *other_message = NULL;
     for (size_t i = 0; i < f.n_errors; i++) {
         const aws_ec2_fleet_error *fe = &f.errors[i];
-        const char *zone = subnet_zone(v, fe->subnet_id, fe->zone);
-        if (aws_fleet_error_unfulfillable(fe->code) && fe->instance_type && zone)
-            aws_mark_unavailable(s, fe->instance_type, zone, capacity_type);
-        else if (!first_other) {
-            first_other = fe->code;
-            first_message = fe->message;
+        const char *zone = subnet_zone(lc->v, fe->subnet_id, fe->zone);
+        const override *o = NULL;
+        for (size_t k = 0; fe->instance_type && zone && k < p.n && !o; k++)
+            if (strcmp(p.ov[k].option->instance_type, fe->instance_type) == 0 && strcmp(p.ov[k].option->zone, zone) == 0)
+                o = &p.ov[k];
+        if (aws_fleet_error_unfulfillable(fe->code) && o) {
+            aws_mark_unavailable(s, o->option->instance_type, o->option->zone, capacity_type);
+            add_failed(lc, o->option->instance_type, o->option->zone, capacity_type);
+            snprintf(lc->why, sizeof(lc->why), "EC2 answered %s", fe->code);
+        } else if (!other) {
+            other = fe->code;
+            other_message = fe->message;
         }
     }
     if (f.n_instances > 0)
-        rc = fill_result(s, &f.instances[0], v, c, capacity_type, result);
-    else if (first_other) {
-        aws_error_class cls = aws_classify_error(first_other, 400);
-        rc = NS_ERROR(s->host, s->ctx, cls.category, "ec2 CreateFleet for nodeclaim %s launched nothing: %s: %s",
-                      req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)", first_other,
-                      first_message ? first_message : "no message");
-    } else {
-        char why[160];
-        snprintf(why, sizeof(why), "EC2 answered %s", f.n_errors ? f.errors[0].code : "no instance and no error");
-        rc = report_no_capacity(s, ov, n, capacity_type, why);
-    }
+        rc = fill_result(lc, &f.instances[0], capacity_type, result);
+    else if (other)
+        rc = NS_ERROR(s->host, s->ctx, aws_classify_error(other, 400).category,
+                      "ec2 CreateFleet for nodeclaim %s launched nothing: %s: %s",
+                      lc->req->nodeclaim_name ? lc->req->nodeclaim_name : "(unnamed)", other,
+                      other_message ? other_message : "no message");
+    else
+        rc = NS_ERR_INSUFFICIENT_CAPACITY;
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY && f.n_errors == 0)
+        snprintf(lc->why, sizeof(lc->why), "EC2 answered with no instance and no error");
     aws_ec2_fleet_result_free(&f);
     return rc;
+}
+
+/* Reports the offerings that had no capacity, naming each as the ABI asks (error first, then the offerings). */
+static int report_no_capacity(launch_call *lc)
+{
+    aws_state *s = lc->s;
+    int rc = NS_ERROR(s->host, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY,
+                      "aws launch of nodeclaim %s: no capacity in any of %zu offerings: %s",
+                      lc->req->nodeclaim_name ? lc->req->nodeclaim_name : "(unnamed)", lc->n_failed, lc->why);
+    for (size_t i = 0; i < lc->n_failed; i++)
+        s->host->error_unavailable_offering(s->ctx, lc->failed[i].instance_type, lc->failed[i].zone,
+                                            lc->failed[i].capacity_type);
+    return rc;
+}
+
+static bool wants(const ns_launch_request *req, const char *capacity_type, bool nvidia_only, const aws_catalog *c)
+{
+    for (size_t i = 0; i < req->n_options; i++) {
+        const ns_launch_option *o = NS_AT(req->options, i);
+        if (capacity_type && strcmp(o->capacity_type, capacity_type) == 0)
+            return true;
+        const aws_catalog_entry *e = nvidia_only ? aws_catalog_find(c, o->instance_type) : NULL;
+        if (e && e->type->gpu_count > 0 && e->type->gpu_manufacturer &&
+            strcmp(e->type->gpu_manufacturer, "NVIDIA") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The user data of this launch: the family's bootstrap with the request's labels and taints, and the node class's
+ * own userData. *out is malloc'd (NULL for none). */
+static int build_user_data(aws_state *s, const ns_launch_request *req, const aws_nodeclass_spec *spec, char **out)
+{
+    *out = NULL;
+    aws_bootstrap b = {.family = spec->family, .cluster_name = s->cluster, .cluster_dns = spec->cluster_dns,
+                       .max_pods = spec->max_pods, .labels = req->labels, .n_labels = req->n_labels,
+                       .custom = spec->user_data};
+    ns_taint taints[MAX_TAINTS];
+    for (size_t i = 0; i < req->n_taints && b.n_taints < MAX_TAINTS; i++)
+        taints[b.n_taints++] = req->taints[i];
+    for (size_t i = 0; i < req->n_startup_taints && b.n_taints < MAX_TAINTS; i++)
+        taints[b.n_taints++] = req->startup_taints[i];
+    b.taints = taints;
+    if (spec->family != AWS_FAMILY_CUSTOM) {
+        int rc = aws_cluster_info(s, &b.endpoint, &b.ca_bundle, &b.cluster_cidr);
+        if (rc != NS_OK)
+            return rc;
+    }
+    char err[512];
+    int rc = aws_userdata_build(&b, out, err, sizeof(err));
+    return rc == NS_OK ? NS_OK
+                       : NS_ERROR(s->host, s->ctx, rc, "%s %s: spec.userData: %s", spec->kind, spec->name, err);
+}
+
+/* The client token of the on-demand attempt that follows a spot attempt without capacity: derived from the
+ * request's, so a retried launch finds the same on-demand instance. EC2 takes at most 64 characters. */
+static void on_demand_token(const char *token, char *out, size_t len)
+{
+    if (strlen(token) + 3 <= 64) {
+        snprintf(out, len, "%s-od", token);
+        return;
+    }
+    char hash[65];
+    aws_sigv4_sha256_hex(token, strlen(token), hash);
+    snprintf(out, len, "%.40s-od", hash);
 }
 
 int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *result)
@@ -360,47 +370,32 @@ int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
         strlen(req->client_token) > 64)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT,
                         "aws launch: needs at least one option and a client token of 1 to 64 characters");
-    /* Spot when any option is spot (the cheaper capacity), else on-demand. */
-    const char *capacity_type = NS_CAPACITY_ON_DEMAND;
-    for (size_t i = 0; i < req->n_options; i++)
-        if (strcmp(NS_AT(req->options, i)->capacity_type, NS_CAPACITY_SPOT) == 0)
-            capacity_type = NS_CAPACITY_SPOT;
-    aws_nodeclass_view v;
-    int rc = aws_nodeclass_resolve(s, req->nodeclass, &v);
+    aws_catalog *c = NULL;
+    int rc = aws_catalog_acquire(s, &c);
     if (rc != NS_OK)
         return rc;
-    aws_catalog *c = NULL;
-    if ((rc = aws_catalog_acquire(s, &c)) != NS_OK)
-        return rc;
-    override ov[MAX_OVERRIDES], skipped[MAX_OVERRIDES];
-    size_t n = 0, n_skipped = 0;
-    bool need[2] = {false, false};
-    for (size_t i = 0; i < req->n_options && n < MAX_OVERRIDES; i++) {
-        const ns_launch_option *o = NS_AT(req->options, i);
-        if (strcmp(o->capacity_type, capacity_type) != 0)
-            continue;
-        const aws_catalog_entry *e = aws_catalog_find(c, o->instance_type);
-        const aws_subnet_choice *sn = aws_nodeclass_subnet_in(&v, o->zone);
-        int config = e && strcmp(aws_kubernetes_arch(e->type), "arm64") == 0 ? 1 : 0;
-        const char *image = config ? v.image_arm64 : v.image_amd64;
-        override entry = {o, e, sn ? sn->subnet_id : NULL, config};
-        if (!e || !sn || !image[0] || aws_offering_unavailable(s, o->instance_type, o->zone, capacity_type)) {
-            skipped[n_skipped++] = entry;
-            continue;
+    aws_nodeclass_view *v = malloc(sizeof(*v));
+    launch_call *lc = calloc(1, sizeof(*lc));
+    char *user_data = NULL;
+    if (!v || !lc)
+        rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory launching nodeclaim %s",
+                      req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)");
+    if (rc == NS_OK)
+        rc = aws_nodeclass_resolve(s, req->nodeclass, wants(req, NULL, true, c), v);
+    if (rc == NS_OK)
+        rc = build_user_data(s, req, &v->spec, &user_data);
+    if (rc == NS_OK) {
+        *lc = (launch_call){.s = s, .req = req, .v = v, .c = c, .user_data = user_data};
+        bool spot = wants(req, NS_CAPACITY_SPOT, false, c);
+        rc = fleet_attempt(lc, spot ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND, req->client_token, result);
+        if (rc == NS_ERR_INSUFFICIENT_CAPACITY && spot && wants(req, NS_CAPACITY_ON_DEMAND, false, c)) {
+            char token[72];
+            on_demand_token(req->client_token, token, sizeof(token));
+            rc = fleet_attempt(lc, NS_CAPACITY_ON_DEMAND, token, result);
         }
-        need[config] = true;
-        ov[n++] = entry;
+        if (rc == NS_ERR_INSUFFICIENT_CAPACITY)
+            rc = report_no_capacity(lc);
     }
-    char templates[2][64] = {"", ""};
-    if (n == 0)
-        rc = report_no_capacity(s, skipped, n_skipped, capacity_type,
-                                "every offering is unknown, outside the node class's subnets, without an image for "
-                                "its architecture, or recently out of capacity");
-    for (int k = 0; k < 2 && rc == NS_OK && n; k++)
-        if (need[k])
-            rc = ensure_template(s, req->nodeclass, &v, k ? v.image_arm64 : v.image_amd64, templates[k], 64);
-    if (rc == NS_OK && n)
-        rc = create_fleet(s, req, &v, c, ov, n, capacity_type, (const char(*)[64])templates, result);
     if (rc == NS_OK) {
         ns_label fields[] = {{"nodeclaim", req->nodeclaim_name ? req->nodeclaim_name : ""},
                              {"provider_id", result->provider_id},
@@ -408,6 +403,9 @@ int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
                              {"capacity_type", result->capacity_type}};
         s->host->log(s->ctx, NS_LOG_INFO, "aws instance launched", fields, 4);
     }
+    free(user_data);
+    free(lc);
+    free(v);
     aws_catalog_release(s, c);
     return rc;
 }

@@ -10,11 +10,23 @@ static const ns_option OPTIONS[] = {
      "AWS region; unset = AWS_REGION, then AWS_DEFAULT_REGION, then the instance's region from IMDS"},
     {"cluster_name", NS_OPT_STRING, NULL,
      "the cluster's name (required): launched instances are tagged with it and listed by it"},
+    {"cluster_endpoint", NS_OPT_STRING, NULL,
+     "the cluster's API server URL for the nodes' bootstrap; unset = asked from EKS (eks:DescribeCluster)"},
+    {"cluster_ca_bundle", NS_OPT_STRING, NULL,
+     "the cluster's CA bundle (base64 PEM) for the nodes' bootstrap; unset = from EKS when cluster_endpoint is unset"},
+    {"cluster_cidr", NS_OPT_STRING, NULL,
+     "the cluster's service CIDR for AL2023's NodeConfig; unset = from EKS when cluster_endpoint is unset"},
     {"interruption_queue", NS_OPT_STRING, NULL,
      "name of the SQS queue receiving EC2 interruption events from EventBridge; unset = no events"},
-    {"kubernetes_version", NS_OPT_STRING, "1.30", "Kubernetes minor version, for the al2023@latest AMI alias"},
-    {"catalog_ttl", NS_OPT_DURATION, "5m", "how long instance types, offerings and prices are cached"},
+    {"kubernetes_version", NS_OPT_STRING, "1.30", "Kubernetes minor version, for the AMI aliases' SSM parameters"},
+    {"catalog_ttl", NS_OPT_DURATION, "5m", "how long instance types, offerings and spot prices are cached"},
+    {"pricing_ttl", NS_OPT_DURATION, "12h", "how long on-demand prices from the Pricing API are cached"},
     {"max_attempts", NS_OPT_INT, "3", "attempts per AWS API call (the SDKs' standard retry mode)"},
+    {"request_timeout", NS_OPT_DURATION, "30s", "time limit of one attempt of an AWS API call"},
+    {"test_hooks", NS_OPT_BOOL, "false",
+     "tests only: accept test_inject_fault, injecting faults through the AWS emulator's control endpoint"},
+    {"test_control_url", NS_OPT_STRING, NULL,
+     "tests only: the AWS emulator's control endpoint, http://127.0.0.1:PORT/_emulator"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -35,6 +47,10 @@ static void aws_destroy(void *state)
     if (!s)
         return;
     aws_catalog_free(s->catalog);
+    aws_price_list_free(s->prices);
+    free(s->cluster_endpoint);
+    free(s->cluster_ca);
+    free(s->cluster_cidr);
     aws_client_free(s->client);
     aws_credentials_provider_free(s->credentials);
     pthread_mutex_destroy(&s->lock);
@@ -87,6 +103,19 @@ static int aws_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     if (!aws_copy(s->kubernetes_version, sizeof(s->kubernetes_version), version ? version : "1.30"))
         return NS_ERROR(host, ctx, NS_ERR_INVALID_CONFIG, "aws option kubernetes_version is too long");
     s->catalog_ttl_ms = host->option_duration_ms(ctx, "catalog_ttl");
+    s->pricing_ttl_ms = host->option_duration_ms(ctx, "pricing_ttl");
+    s->max_attempts = (int)host->option_int(ctx, "max_attempts");
+    int64_t timeout_ms = host->option_duration_ms(ctx, "request_timeout");
+    if (s->max_attempts < 1 || s->max_attempts > 10)
+        return NS_ERROR(host, ctx, NS_ERR_INVALID_CONFIG, "aws option max_attempts must be from 1 to 10, not %d",
+                        s->max_attempts);
+    /* interruption polls wait up to a second for messages: an attempt must outlast that wait */
+    if (timeout_ms < 2000)
+        return NS_ERROR(host, ctx, NS_ERR_INVALID_CONFIG, "aws option request_timeout must be at least 2s");
+    s->test_hooks = host->option_bool(ctx, "test_hooks");
+    const char *control = host->option_string(ctx, "test_control_url");
+    if (control && !aws_copy(s->control_url, sizeof(s->control_url), control))
+        return NS_ERROR(host, ctx, NS_ERR_INVALID_CONFIG, "aws option test_control_url is too long");
 
     aws_credentials_config cc = {host, ctx, NULL, "us-east-1", 0, 0};
     int rc = aws_credentials_provider_new(&cc, &s->credentials);
@@ -99,7 +128,7 @@ static int aws_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     cc.region = s->region;
     if ((rc = aws_credentials_provider_new(&cc, &s->credentials)) != NS_OK)
         return rc;
-    aws_client_config c = {host, ctx, s->credentials, NULL, s->region, (int)host->option_int(ctx, "max_attempts"), 0};
+    aws_client_config c = {host, ctx, s->credentials, NULL, s->region, s->max_attempts, timeout_ms};
     if ((rc = aws_client_new(&c, &s->client)) != NS_OK)
         return rc;
     ns_label fields[] = {{"region", s->region}, {"cluster", s->cluster}, {"ec2", aws_client_endpoint(s->client, "ec2")}};
@@ -123,6 +152,10 @@ static const ns_provider AWS_PROVIDER = {
     .poll_events = aws_poll_events,
     /* ABI 2 */
     .get_instance = aws_get_instance,
+    .check_drift = aws_check_drift,
+    .validate_nodeclass = aws_validate_nodeclass,
+    .list_repair_policies = aws_list_repair_policies,
+    .test_inject_fault = aws_test_inject_fault,
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

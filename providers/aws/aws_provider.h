@@ -1,11 +1,16 @@
 /*
  * The AWS provider's state and the functions its vtable methods share. One file per method group:
- *   aws_provider.c   options, init, destroy, the exported table
- *   aws_catalog.c    list_instance_types (DescribeInstanceTypes/Offerings, spot and on-demand prices, cached)
- *   aws_nodeclass.c  EC2NodeClass selectors: subnets, security groups, AMIs
- *   aws_launch.c     launch (launch templates, CreateFleet instant, the unavailable-offerings cache)
- *   aws_instances.c  terminate, list_instances, get_instance
- *   aws_events.c     poll_events (the SQS interruption queue)
+ *   aws_provider.c    options, init, destroy, the exported table
+ *   aws_catalog.c     list_instance_types (DescribeInstanceTypes/Offerings, spot prices, cached)
+ *   aws_pricing.c     on-demand prices (the Pricing API, cached; the built-in fallback)
+ *   aws_nodeclass.c   node class selectors: subnets, security groups, AMIs (SSM aliases, DescribeImages)
+ *   aws_cluster.c     the cluster's endpoint, CA and service CIDR (options, else eks:DescribeCluster)
+ *   aws_template.c    launch templates (user data, metadata options, block devices, tags)
+ *   aws_launch.c      launch (CreateFleet instant, the unavailable-offerings cache)
+ *   aws_instances.c   terminate, list_instances, get_instance
+ *   aws_events.c      poll_events (the SQS interruption queue)
+ *   aws_drift.c       check_drift, validate_nodeclass, list_repair_policies
+ *   aws_test_hooks.c  test_inject_fault, through an emulator's control endpoint
  */
 #ifndef NS_AWS_PROVIDER_H
 #define NS_AWS_PROVIDER_H
@@ -19,6 +24,7 @@
 #include "aws_client.h"
 #include "aws_credentials.h"
 #include "aws_ec2_parse.h"
+#include "aws_nodeclass_spec.h"
 #include "aws_resources.h"
 
 #define AWS_EC2_VERSION "2016-11-15"
@@ -32,6 +38,7 @@ typedef struct aws_catalog_entry {
     const aws_ec2_instance_type *type; /* points into one of the catalog's pages */
     uint32_t zones;                    /* bit i = the catalog's zone i offers the type */
     double on_demand;                  /* < 0 when no price is known */
+    bool on_demand_estimated;          /* from the built-in table or the estimate, not the Pricing API */
     double spot[AWS_MAX_ZONES];        /* < 0 when no price is known */
 } aws_catalog_entry;
 
@@ -55,6 +62,17 @@ typedef struct aws_unavailable {
     int64_t until_ms;
 } aws_unavailable;
 
+/* On-demand prices from the Pricing API, sorted by name. Owned by the state; replaced whole. */
+typedef struct aws_price {
+    char *name;
+    double usd_per_hour;
+} aws_price;
+typedef struct aws_price_list {
+    aws_price *items;
+    size_t n;
+    int64_t fetched_ms;
+} aws_price_list;
+
 typedef struct aws_state {
     const ns_host *host;
     ns_host_ctx *ctx;
@@ -63,6 +81,10 @@ typedef struct aws_state {
     char queue_name[256];
     char kubernetes_version[16];
     int64_t catalog_ttl_ms;
+    int64_t pricing_ttl_ms;
+    int max_attempts;
+    bool test_hooks;
+    char control_url[256]; /* test hooks: the emulator's control endpoint, "http://127.0.0.1:PORT/_emulator" */
     aws_resource_settings resources;
     aws_credentials_provider *credentials;
     aws_client *client;
@@ -74,6 +96,11 @@ typedef struct aws_state {
     char template_ids[AWS_MAX_TEMPLATES][64];
     size_t n_templates;
     char queue_url[512];
+    aws_price_list *prices;   /* NULL until the Pricing API answered once */
+    bool pricing_unreachable; /* the last attempt failed: the built-in prices are in use where needed */
+    char *cluster_endpoint;   /* resolved once (options or DescribeCluster); NULL until then */
+    char *cluster_ca;
+    char *cluster_cidr;
 } aws_state;
 
 /* Catalog (aws_catalog.c). aws_catalog_acquire returns the current catalog, fetching it when it is missing or older
@@ -84,9 +111,19 @@ void aws_catalog_free(aws_catalog *c);
 const aws_catalog_entry *aws_catalog_find(const aws_catalog *c, const char *name);
 int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_instance_type_cb cb, void *cb_ctx);
 
+/* On-demand prices (aws_pricing.c). aws_pricing_refresh asks the Pricing API when the cached prices are older than
+ * pricing_ttl or the last attempt failed; a failure is logged, never returned: the built-in prices stand in. */
+void aws_pricing_refresh(aws_state *s);
+/* Fills every entry's on_demand: the Pricing API's price, or, while the API is unreachable and has never answered,
+ * the built-in price or the estimate. */
+void aws_pricing_apply(aws_state *s, aws_catalog *c);
+void aws_price_list_free(aws_price_list *l);
+
 /* Unavailable offerings (aws_launch.c). */
 bool aws_offering_unavailable(aws_state *s, const char *type, const char *zone, const char *capacity_type);
 void aws_mark_unavailable(aws_state *s, const char *type, const char *zone, const char *capacity_type);
+/* Forgets every offering marked unavailable (test hooks: clearing injected faults). */
+void aws_forget_unavailable(aws_state *s);
 
 /* Node class resolution (aws_nodeclass.c). */
 typedef struct aws_subnet_choice {
@@ -95,21 +132,53 @@ typedef struct aws_subnet_choice {
     int64_t available_ips;
 } aws_subnet_choice;
 
+#define AWS_MAX_SUBNETS 64
+#define AWS_MAX_GROUPS 16
+#define AWS_MAX_IMAGES 8
+
+/* One resolved AMI. `variant` is "standard" or "nvidia" for the family's EKS-optimized images, "" for an image
+ * selected by id, name or tags (used for every type of its architecture). */
+typedef struct aws_image {
+    char id[64];
+    char arch[8]; /* "amd64" or "arm64" */
+    char variant[16];
+    int64_t created_ms;
+} aws_image;
+
 typedef struct aws_nodeclass_view {
+    aws_nodeclass_spec spec;
     aws_subnet_choice subnets[AWS_MAX_ZONES]; /* one per zone: the one with the most free addresses */
     size_t n_subnets;
-    char security_groups[16][64];
+    char subnet_ids[AWS_MAX_SUBNETS][32]; /* every subnet the terms select (drift) */
+    size_t n_subnet_ids;
+    char security_groups[AWS_MAX_GROUPS][32];
     size_t n_security_groups;
-    char image_amd64[64];
-    char image_arm64[64];
-    const char *instance_profile; /* points into the node class; NULL when unset */
-    const char *user_data;        /* points into the node class; NULL when unset */
+    aws_image images[AWS_MAX_IMAGES];
+    size_t n_images;
+    const char *instance_profile; /* spec.instanceProfile, or the instance profile named after spec.role */
 } aws_nodeclass_view;
 
-/* Subnets only (what list_instance_types needs), or everything (what launch needs). */
+/* Parses and checks the node class (NS_ERR_INVALID_CONFIG naming the field), then resolves its subnets only (what
+ * list_instance_types needs), or everything (what launch and drift need; nvidia images too when `gpu_images`). */
 int aws_nodeclass_subnets(aws_state *s, const ns_nodeclass *nc, aws_nodeclass_view *out);
-int aws_nodeclass_resolve(aws_state *s, const ns_nodeclass *nc, aws_nodeclass_view *out);
+int aws_nodeclass_resolve(aws_state *s, const ns_nodeclass *nc, bool gpu_images, aws_nodeclass_view *out);
+/* Parses and checks only, reporting with host->error. */
+int aws_nodeclass_parse(aws_state *s, const ns_nodeclass *nc, aws_nodeclass_spec *out);
 const aws_subnet_choice *aws_nodeclass_subnet_in(const aws_nodeclass_view *v, const char *zone);
+/* The image for a type: the nvidia variant for NVIDIA GPU types when there is one, else an image of its
+ * architecture; NULL when none fits. */
+const aws_image *aws_nodeclass_image_for(const aws_nodeclass_view *v, const aws_ec2_instance_type *t);
+/* Whether the node class's family can run the type at all (Windows AMIs exist for amd64 only). */
+bool aws_nodeclass_runs(const aws_nodeclass_spec *spec, const aws_ec2_instance_type *t);
+
+/* The cluster's API endpoint, CA bundle and service CIDR (aws_cluster.c): from the options, else from
+ * eks:DescribeCluster, asked once. Pointers stay valid until destroy. */
+int aws_cluster_info(aws_state *s, const char **endpoint, const char **ca, const char **cidr);
+
+/* Launch templates (aws_template.c): ensures the template of one image and configuration exists and returns its ID.
+ * `user_data` is the plain-text user data (base64-encoded here). */
+int aws_template_ensure(aws_state *s, const aws_nodeclass_view *v, const aws_image *image, const char *user_data,
+                        char *id, size_t len);
 
 /* Methods (aws_launch.c, aws_instances.c, aws_events.c). */
 int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *result);
@@ -117,6 +186,11 @@ int aws_terminate(void *state, const char *provider_id, bool *already_gone);
 int aws_list_instances(void *state, ns_instance_cb cb, void *cb_ctx);
 int aws_get_instance(void *state, const char *provider_id, ns_instance *out);
 int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx);
+int aws_check_drift(void *state, const ns_instance *instance, const ns_nodeclass *nodeclass, bool *drifted,
+                    char *reason, size_t reason_len);
+int aws_validate_nodeclass(void *state, const ns_nodeclass *nodeclass);
+int aws_list_repair_policies(void *state, ns_repair_policy_cb cb, void *cb_ctx);
+int aws_test_inject_fault(void *state, const ns_fault *fault);
 
 /* Helpers shared by the methods. */
 /* Copies src into a fixed buffer; false (and nothing written beyond dst[0] = 0) when it does not fit. */
@@ -132,5 +206,6 @@ int aws_instance_from_ec2(aws_state *s, const aws_ec2_instance *in, ns_instance 
 #define AWS_TAG_NODECLASS "karpenter.k8s.aws/ec2nodeclass"
 #define AWS_TAG_MANAGED_BY "karpenter.sh/managed-by"
 #define AWS_TAG_CLUSTER "eks:eks-cluster-name"
+#define AWS_TAG_CLUSTER_LT "karpenter.k8s.aws/cluster"
 
 #endif
