@@ -261,7 +261,6 @@ int sched_group_prepare(sched *s, sched_group *g)
     for (size_t p = 0; p < s->n_pools; p++)
         if ((rc = pool_view(s, g, p)) != NS_OK)
             return rc;
-    g->universe = sched_group_universe(s, g);
     return sched_topo_group_skips(s, g);
 }
 

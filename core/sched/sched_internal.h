@@ -14,6 +14,7 @@
 
 #include "sched/sched.h"
 #include "sched/sched_bits.h"
+#include "sched/sched_domains.h"
 #include "sched/sched_skip.h"
 
 /* cpu, memory, ephemeral-storage, pods, then extended resources in order of first appearance. */
@@ -59,7 +60,10 @@ typedef struct sched_topo {
     bool hostname; /* else zone */
     int32_t max_skew;
     int32_t min_domains;
-    const ns_label_selector *selector; /* borrowed from the first pod that declared it */
+    const ns_label_selector *selector; /* borrowed from the first pod that declared it, or owned_selector */
+    ns_label_selector *owned_selector; /* a spread selector widened by matchLabelKeys; owned */
+    sched_domain_filter filter;        /* spread: which nodes and claims count (sched_domains.h) */
+    uint32_t universe;                 /* zonal spread: the zones the filter leaves as domains */
     const char *const *namespaces;     /* borrowed; n_namespaces == 0 and !all_namespaces: own namespace */
     size_t n_namespaces;
     const char *own_namespace;
@@ -111,7 +115,6 @@ typedef struct sched_group {
     const char *bad_topology_key; /* a constraint on a key the scheduler does not know */
     uint32_t *skips; /* blocked-claim lists that apply at the current relaxation level: topology * 2 + list */
     size_t n_skips;
-    uint32_t universe;            /* zones the group could use at all (bit per zone) */
     /* Derived from the relaxation state by sched_group_prepare. */
     ns_requirements reqs;
     uint32_t req_id;
@@ -218,7 +221,6 @@ void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t z
 void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone);
 /* Registers the anti-affinity terms of a pod already bound to a node, so pending pods honour them. */
 int sched_topo_register_bound(sched *s, const ns_pod *pod);
-uint32_t sched_group_universe(const sched *s, const sched_group *g);
 /* Fills g->skips from its active constraints and the anti-affinity terms that match it. */
 int sched_topo_group_skips(const sched *s, sched_group *g);
 void sched_topos_free(sched *s);

@@ -1,11 +1,13 @@
 /*
  * Topology: spread constraints, pod affinity and pod anti-affinity on zone and hostname, as Karpenter's topology
- * groups. Each distinct (kind, key, selector, namespaces, maxSkew, minDomains) is one sched_topo with pod counts per
- * zone and per host; pod groups point at the topologies they declare (constraints) and at those that count them.
+ * groups. Each distinct (kind, key, selector, namespaces, maxSkew, minDomains, and for spread constraints the node
+ * filter of nodeAffinityPolicy and nodeTaintsPolicy) is one sched_topo with pod counts per zone and per host; pod
+ * groups point at the topologies they declare (constraints) and at those that count them. matchLabelKeys widen a
+ * spread selector with the declaring pod's own label values.
  *
  * Domain choice follows Karpenter: a zonal spread picks the zone with the fewest matching pods among those within
- * maxSkew of the minimum (the minimum is 0 when fewer than minDomains zones exist; a hostname spread always has
- * minimum 0, since a new node can always be made); affinity needs a domain that already holds a matching pod, except
+ * maxSkew of the minimum over the domains its filter leaves (the minimum is 0 when fewer than minDomains such zones
+ * exist; a hostname spread always has minimum 0, since a new node can always be made); affinity needs a domain that already holds a matching pod, except
  * for the first pod of a self-selecting group; anti-affinity needs a domain without one. Counts are recorded only
  * once a claim's zone is decided, except anti-affinity, which blocks every zone a claim might still use.
  */
@@ -16,6 +18,7 @@
 
 #include "errors/ns_error.h"
 #include "model/labels.h"
+#include "sched/sched_domains.h"
 #include "sched/sched_internal.h"
 #include "sched/sched_signature.h"
 
@@ -48,7 +51,19 @@ typedef struct topo_spec {
     size_t n_namespaces;
     bool all_namespaces;
     const char *own_namespace;
+    /* Spread constraints: the node filter and a selector widened by matchLabelKeys, both owned until topo_get
+     * moves them into a new topology (it leaves them zeroed then). */
+    sched_domain_filter filter;
+    ns_label_selector *owned_selector;
 } topo_spec;
+
+static void spec_release(topo_spec *spec)
+{
+    sched_domain_filter_free(&spec->filter);
+    ns_label_selector_free(spec->owned_selector);
+    free(spec->owned_selector);
+    spec->owned_selector = NULL;
+}
 
 static char *topo_sig(const topo_spec *t)
 {
@@ -76,6 +91,8 @@ static char *topo_sig(const topo_spec *t)
         rc = sb_add(&buf, &len, &cap, t->namespaces[i]);
     if (rc == NS_OK && !t->n_namespaces && !t->all_namespaces)
         rc = sb_add(&buf, &len, &cap, t->own_namespace);
+    if (rc == NS_OK)
+        rc = sched_domain_filter_sig(&t->filter, &buf, &len, &cap);
     if (rc != NS_OK) {
         free(buf);
         return NULL;
@@ -91,8 +108,8 @@ static long topo_find(const sched *s, const char *sig)
     return -1;
 }
 
-/* The topology for spec, added when new. *out is its index. */
-static int topo_get(sched *s, const topo_spec *spec, uint32_t *out)
+/* The topology for spec, added when new (taking spec's filter and owned selector). *out is its index. */
+static int topo_get(sched *s, topo_spec *spec, uint32_t *out)
 {
     char *sig = topo_sig(spec);
     if (!sig)
@@ -125,6 +142,12 @@ static int topo_get(sched *s, const topo_spec *spec, uint32_t *out)
     t->all_namespaces = spec->all_namespaces;
     t->own_namespace = spec->own_namespace;
     t->sig = sig;
+    t->filter = spec->filter;
+    t->owned_selector = spec->owned_selector;
+    memset(&spec->filter, 0, sizeof(spec->filter));
+    spec->owned_selector = NULL;
+    if (t->kind == SCHED_TOPO_SPREAD && !t->hostname)
+        t->universe = sched_domain_zones(s, &t->filter);
     *out = (uint32_t)s->n_topos++;
     return NS_OK;
 }
@@ -158,7 +181,7 @@ static void term_spec(const ns_pod *pod, const ns_pod_affinity_term *term, int k
     spec->own_namespace = pod->meta.namespace_ ? pod->meta.namespace_ : "default";
 }
 
-static int add_con(sched *s, sched_group *g, const topo_spec *spec, uint8_t src, int32_t weight, bool anyway)
+static int add_con(sched *s, sched_group *g, topo_spec *spec, uint8_t src, int32_t weight, bool anyway)
 {
     if (!known_key(spec->key)) {
         g->bad_topology_key = spec->key ? spec->key : "(none)";
@@ -193,6 +216,39 @@ static int add_con(sched *s, sched_group *g, const topo_spec *spec, uint8_t src,
     return NS_OK;
 }
 
+/* The constraint's selector, with "key In [the pod's value]" added for each matchLabelKeys key the pod has a label
+ * for (Kubernetes ignores the others), so pods of different revisions spread separately. */
+static int spread_selector(const ns_pod *p, const ns_topology_spread *t, topo_spec *spec)
+{
+    spec->selector = &t->selector;
+    if (t->n_match_label_keys == 0)
+        return NS_OK;
+    ns_label_selector *sel = calloc(1, sizeof(*sel));
+    ns_selector_req *exprs = NULL;
+    if (!sel || ns_label_selector_copy(&t->selector, sel) != NS_OK ||
+        !(exprs = realloc(sel->exprs, (sel->n_exprs + t->n_match_label_keys) * sizeof(*exprs)))) {
+        ns_label_selector_free(sel);
+        free(sel);
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory applying matchLabelKeys of pod %s",
+                       p->meta.name);
+    }
+    sel->exprs = exprs;
+    spec->owned_selector = sel;
+    spec->selector = sel;
+    for (size_t i = 0; i < t->n_match_label_keys; i++) {
+        const char *value = ns_labels_get(&p->meta.labels, t->match_label_keys[i]);
+        if (!value)
+            continue;
+        ns_selector_req src = {.key = t->match_label_keys[i], .op = NS_OP_IN, .values = (char **)&value,
+                               .n_values = 1};
+        if (ns_selector_req_copy(&src, &sel->exprs[sel->n_exprs]) != NS_OK)
+            return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory applying matchLabelKeys of pod %s",
+                           p->meta.name);
+        sel->n_exprs++;
+    }
+    return NS_OK;
+}
+
 int sched_topo_register(sched *s, sched_group *g)
 {
     const ns_pod *p = g->pod;
@@ -206,9 +262,13 @@ int sched_topo_register(sched *s, sched_group *g)
         spec.key = t->topology_key;
         spec.max_skew = t->max_skew > 0 ? t->max_skew : 1;
         spec.min_domains = t->min_domains;
-        spec.selector = &t->selector;
         spec.own_namespace = p->meta.namespace_ ? p->meta.namespace_ : "default";
-        rc = add_con(s, g, &spec, SCHED_SRC_SPREAD, 0, t->when_unsatisfiable == NS_SCHEDULE_ANYWAY);
+        rc = spread_selector(p, t, &spec);
+        if (rc == NS_OK)
+            rc = sched_domain_filter_init(&spec.filter, p, t);
+        if (rc == NS_OK)
+            rc = add_con(s, g, &spec, SCHED_SRC_SPREAD, 0, t->when_unsatisfiable == NS_SCHEDULE_ANYWAY);
+        spec_release(&spec);
     }
     for (size_t i = 0; rc == NS_OK && i < a->n_pod_required; i++) {
         term_spec(p, &a->pod_required[i], SCHED_TOPO_AFFINITY, &spec);
@@ -300,28 +360,10 @@ static uint32_t lowest_bit(uint32_t v)
     return v & (~v + 1);
 }
 
-/* Zones the group could use at all: those of its compatible pools' offerings and of existing nodes it matches. */
-uint32_t sched_group_universe(const sched *s, const sched_group *g)
+static bool spread_zone(const sched *s, const sched_constraint *c, const sched_topo *t, uint32_t *zones,
+                        int64_t *limit, char *why, size_t len)
 {
-    uint32_t zones = 0;
-    for (size_t p = 0; p < s->n_pools; p++) {
-        if (!g->pool_ok[p])
-            continue;
-        for (size_t z = 0; z < s->n_zones; z++)
-            if (g->pool_pairs[p] & sched_zone_pairs((int)z))
-                zones |= 1u << z;
-    }
-    for (size_t n = 0; n < s->n_nodes; n++)
-        if (s->nodes[n].zone >= 0 && ns_requirements_match_labels(&g->reqs, s->nodes[n].node->meta.labels.items,
-                                                                  s->nodes[n].node->meta.labels.n, NULL, 0))
-            zones |= 1u << s->nodes[n].zone;
-    return zones;
-}
-
-static bool spread_zone(const sched *s, const sched_group *g, const sched_constraint *c, const sched_topo *t,
-                        uint32_t *zones, int64_t *limit, char *why, size_t len)
-{
-    uint32_t universe = g->universe;
+    uint32_t universe = t->universe;
     int32_t min = INT32_MAX;
     for (size_t z = 0; z < s->n_zones; z++)
         if ((universe >> z) & 1u)
@@ -364,7 +406,7 @@ static bool allow_one(const sched *s, const sched_group *g, const sched_constrai
         return true;
     }
     if (t->kind == SCHED_TOPO_SPREAD)
-        return spread_zone(s, g, c, t, zones, limit, why, len);
+        return spread_zone(s, c, t, zones, limit, why, len);
     if (t->kind == SCHED_TOPO_AFFINITY && t->hostname) {
         if (t->host[host] > 0 || (c->self && t->total == 0))
             return true;
@@ -461,6 +503,8 @@ void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t z
 {
     for (size_t i = 0; i < g->n_counted_by; i++) {
         sched_topo *t = &s->topos[g->counted_by[i]];
+        if (sched_domain_filter_active(&t->filter) && !sched_domain_host_counts(s, &t->filter, host))
+            continue;
         t->total += count;
         if (t->hostname) {
             t->host[host] += (int32_t)count;
@@ -501,7 +545,8 @@ void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone)
     uint32_t zones = zone >= 0 ? 1u << zone : 0;
     for (size_t i = 0; i < s->n_topos; i++) {
         sched_topo *t = &s->topos[i];
-        if (!sched_topo_matches(t, pod))
+        if (!sched_topo_matches(t, pod) ||
+            (sched_domain_filter_active(&t->filter) && !sched_domain_host_counts(s, &t->filter, host)))
             continue;
         t->total++;
         if (t->hostname)
@@ -554,6 +599,9 @@ void sched_topos_free(sched *s)
     for (size_t i = 0; s->topos && i < s->n_topos; i++) {
         sched_skip_free(&s->topos[i].skip[0]);
         sched_skip_free(&s->topos[i].skip[1]);
+        sched_domain_filter_free(&s->topos[i].filter);
+        ns_label_selector_free(s->topos[i].owned_selector);
+        free(s->topos[i].owned_selector);
         free(s->topos[i].sig);
         free(s->topos[i].host);
         free(s->topos[i].owner_host);

@@ -1,0 +1,361 @@
+/*
+ * Topology spread details: matchLabelKeys, nodeTaintsPolicy, nodeAffinityPolicy and minDomains. Each case has a
+ * naive answer that differs: one selector for every revision, every NodePool's zones as domains whatever the
+ * policies say, pods on nodes the pod's affinity excludes counted anyway, minDomains ignored.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/labels.h"
+#include "sched_test_util.h"
+
+typedef struct env {
+    ns_cluster *c;
+    ns_itype_set set;
+    ns_sched_result r;
+} env;
+
+static void env_init(env *e)
+{
+    memset(e, 0, sizeof(*e));
+    e->c = ns_cluster_new();
+    ck_assert_ptr_nonnull(e->c);
+    std_types(&e->set);
+}
+
+static void env_free(env *e)
+{
+    ns_sched_result_free(&e->r);
+    ns_itype_set_free(&e->set);
+    ns_cluster_free(e->c);
+}
+
+static void run(env *e)
+{
+    fx_run(e->c, &e->set, NULL, &e->r);
+}
+
+/* n pods named <prefix>0.. with `labels`, each spreading over zones with maxSkew 1 among pods matching `selector`;
+ * returns the last pod's constraint for tests to adjust (all pods share its settings through set_spread). */
+static ns_topology_spread *last_spread(ns_pod *p)
+{
+    return &p->spread[p->n_spread - 1];
+}
+
+typedef void (*spread_setup)(ns_pod *p);
+
+static void spread_pods(env *e, const char *prefix, int n, const char *labels, const char *selector,
+                        spread_setup setup)
+{
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%s%d", prefix, i);
+        ns_pod *p = fx_pod(e->c, name, 500, FX_GI, labels);
+        fx_pod_spread(p, NS_LABEL_ZONE, 1, false, selector);
+        if (setup)
+            setup(p);
+    }
+}
+
+/* How many pods named <prefix>N (N < n) landed in zone, on claims or on existing nodes. */
+static int in_zone(env *e, const char *prefix, int n, const char *zone)
+{
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%s%d", prefix, i);
+        long at = fx_pod_index(e->c, name);
+        size_t where = e->r.placement[at];
+        if (where == NS_SCHED_UNPLACED || where == NS_SCHED_NOT_PENDING)
+            continue;
+        const char *z = where < e->c->n_nodes ? ns_labels_get(&e->c->nodes[where]->meta.labels, NS_LABEL_ZONE)
+                                              : fx_claim_zone(&e->r.claims[where - e->c->n_nodes]);
+        count += z && strcmp(z, zone) == 0;
+    }
+    return count;
+}
+
+static void bind(ns_pod *p, const char *node)
+{
+    p->node_name = strdup(node);
+    ck_assert_ptr_nonnull(p->node_name);
+}
+
+static void match_hash(ns_pod *p)
+{
+    ns_topology_spread *t = last_spread(p);
+    t->match_label_keys = calloc(2, sizeof(char *));
+    ck_assert_ptr_nonnull(t->match_label_keys);
+    t->match_label_keys[0] = strdup("pod-template-hash");
+    t->match_label_keys[1] = strdup("not-a-label-of-the-pod");
+    t->n_match_label_keys = 2;
+}
+
+START_TEST(match_label_keys_spread_each_revision_separately)
+{
+    env e;
+    env_init(&e);
+    fx_pool(e.c, "default", 0, "");
+    /* The old revision's two pods fill a node in z-a. */
+    fx_node(e.c, "old", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "v1-%d", i);
+        ns_pod *p = fx_pod(e.c, name, 500, FX_GI, "app=web,pod-template-hash=v1");
+        fx_pod_spread(p, NS_LABEL_ZONE, 1, false, "app=web");
+        match_hash(p);
+        bind(p, "old");
+    }
+    spread_pods(&e, "v2-", 3, "app=web,pod-template-hash=v2", "app=web", match_hash);
+    run(&e);
+    /* Counting only v2 pods, each zone takes one. Counting v1 too, z-a (2 pods) would get none. */
+    ck_assert_uint_eq(e.r.n_unschedulable, 0);
+    ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-a"), 1);
+    ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-b"), 1);
+    ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-c"), 1);
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(without_match_label_keys_revisions_count_together)
+{
+    env e;
+    env_init(&e);
+    fx_pool(e.c, "default", 0, "");
+    fx_node(e.c, "old", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "v1-%d", i);
+        ns_pod *p = fx_pod(e.c, name, 500, FX_GI, "app=web,pod-template-hash=v1");
+        fx_pod_spread(p, NS_LABEL_ZONE, 1, false, "app=web");
+        bind(p, "old");
+    }
+    spread_pods(&e, "v2-", 3, "app=web,pod-template-hash=v2", "app=web", NULL);
+    run(&e);
+    ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-a"), 0);
+    env_free(&e);
+}
+END_TEST
+
+/* "open" offers z-a and z-b; "tainted" offers z-c behind a taint the spread pods do not tolerate. */
+static void tainted_pools(env *e)
+{
+    fx_pool(e->c, "open", 0, "topology.kubernetes.io/zone In z-a|z-b");
+    ns_nodepool *t = fx_pool(e->c, "tainted", 0, "topology.kubernetes.io/zone In z-c");
+    fx_pool_taint(t, "dedicated", "x", NS_EFFECT_NO_SCHEDULE);
+}
+
+static void honor_taints(ns_pod *p)
+{
+    last_spread(p)->node_taints_policy = NS_POLICY_HONOR;
+}
+
+START_TEST(node_taints_policy_honor_leaves_untolerated_pools_out)
+{
+    env e;
+    env_init(&e);
+    tainted_pools(&e);
+    spread_pods(&e, "s", 4, "app=s", "app=s", honor_taints);
+    run(&e);
+    ck_assert_uint_eq(e.r.n_unschedulable, 0);
+    ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 2);
+    ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 2);
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(node_taints_policy_ignore_counts_untolerated_zones)
+{
+    env e;
+    env_init(&e);
+    tainted_pools(&e);
+    spread_pods(&e, "s", 4, "app=s", "app=s", NULL);
+    run(&e);
+    /* z-c is a domain the pods cannot reach: it stays at 0, so z-a and z-b hold one each. */
+    ck_assert_uint_eq(e.r.n_unschedulable, 2);
+    ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 1);
+    ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 1);
+    const char *why = e.r.unschedulable[0].reason;
+    ck_assert_msg(strstr(why, "topology spread on topology.kubernetes.io/zone") != NULL, "reason: %s", why);
+    env_free(&e);
+}
+END_TEST
+
+static void zones_a_b(ns_pod *p)
+{
+    fx_pod_required(p, "topology.kubernetes.io/zone In z-a|z-b");
+}
+
+static void zones_a_b_ignored(ns_pod *p)
+{
+    zones_a_b(p);
+    last_spread(p)->node_affinity_policy = NS_POLICY_IGNORE;
+}
+
+START_TEST(node_affinity_policy_honor_limits_domains_to_the_pods_zones)
+{
+    env e;
+    env_init(&e);
+    fx_pool(e.c, "default", 0, "");
+    spread_pods(&e, "s", 4, "app=s", "app=s", zones_a_b);
+    run(&e);
+    ck_assert_uint_eq(e.r.n_unschedulable, 0);
+    ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 2);
+    ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 2);
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(node_affinity_policy_ignore_counts_every_zone)
+{
+    env e;
+    env_init(&e);
+    fx_pool(e.c, "default", 0, "");
+    spread_pods(&e, "s", 4, "app=s", "app=s", zones_a_b_ignored);
+    run(&e);
+    ck_assert_uint_eq(e.r.n_unschedulable, 2);
+    env_free(&e);
+}
+END_TEST
+
+static void arm_types(env *e)
+{
+    fx_type(&e->set, "arm", 4000, 8 * FX_GI, 20, "kubernetes.io/arch=arm64",
+            "z-a:on-demand:0.15,z-b:on-demand:0.15,z-c:on-demand:0.15");
+}
+
+static void arm_only(ns_pod *p)
+{
+    fx_pod_selector(p, "kubernetes.io/arch=arm64");
+}
+
+static void arm_only_ignored(ns_pod *p)
+{
+    arm_only(p);
+    last_spread(p)->node_affinity_policy = NS_POLICY_IGNORE;
+}
+
+/* Two matching pods run on an amd64 node in z-a; the new pods want arm64. */
+static void amd_node_with_pods(env *e)
+{
+    fx_node(e->c, "amd", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "old%d", i);
+        bind(fx_pod(e->c, name, 500, FX_GI, "app=s"), "amd");
+    }
+}
+
+START_TEST(node_affinity_policy_honor_ignores_pods_on_excluded_nodes)
+{
+    env e;
+    env_init(&e);
+    arm_types(&e);
+    fx_pool(e.c, "default", 0, "");
+    amd_node_with_pods(&e);
+    spread_pods(&e, "s", 2, "app=s", "app=s", arm_only);
+    run(&e);
+    /* The amd64 node is not a domain of arm64 pods, so its pods do not count: z-a is as empty as the others. */
+    ck_assert_uint_eq(e.r.n_unschedulable, 0);
+    ck_assert_int_eq(in_zone(&e, "s", 2, "z-a"), 1);
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(node_affinity_policy_ignore_counts_pods_on_every_node)
+{
+    env e;
+    env_init(&e);
+    arm_types(&e);
+    fx_pool(e.c, "default", 0, "");
+    amd_node_with_pods(&e);
+    spread_pods(&e, "s", 2, "app=s", "app=s", arm_only_ignored);
+    run(&e);
+    ck_assert_uint_eq(e.r.n_unschedulable, 0);
+    ck_assert_int_eq(in_zone(&e, "s", 2, "z-a"), 0);
+    env_free(&e);
+}
+END_TEST
+
+static void min_domains_5(ns_pod *p)
+{
+    last_spread(p)->min_domains = 5;
+}
+
+static void min_domains_3(ns_pod *p)
+{
+    last_spread(p)->min_domains = 3;
+}
+
+static void min_domains_3_in_a_b(ns_pod *p)
+{
+    min_domains_3(p);
+    zones_a_b(p);
+}
+
+START_TEST(min_domains_above_the_zone_count_holds_the_minimum_at_zero)
+{
+    env e;
+    env_init(&e);
+    fx_pool(e.c, "default", 0, "");
+    spread_pods(&e, "s", 6, "app=s", "app=s", min_domains_5);
+    run(&e);
+    /* Three zones, fewer than 5: the global minimum counts as 0, so each zone takes maxSkew (1) pods. */
+    ck_assert_uint_eq(e.r.n_unschedulable, 3);
+    ck_assert_int_eq(in_zone(&e, "s", 6, "z-a"), 1);
+    ck_assert_int_eq(in_zone(&e, "s", 6, "z-b"), 1);
+    ck_assert_int_eq(in_zone(&e, "s", 6, "z-c"), 1);
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(min_domains_met_spreads_normally)
+{
+    env e;
+    env_init(&e);
+    fx_pool(e.c, "default", 0, "");
+    spread_pods(&e, "s", 6, "app=s", "app=s", min_domains_3);
+    run(&e);
+    ck_assert_uint_eq(e.r.n_unschedulable, 0);
+    ck_assert_int_eq(in_zone(&e, "s", 6, "z-a"), 2);
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(min_domains_counts_only_domains_the_policies_leave)
+{
+    env e;
+    env_init(&e);
+    fx_pool(e.c, "default", 0, "");
+    spread_pods(&e, "s", 4, "app=s", "app=s", min_domains_3_in_a_b);
+    run(&e);
+    /* The pool has three zones, but node affinity (Honor) leaves two domains: fewer than minDomains 3. */
+    ck_assert_uint_eq(e.r.n_unschedulable, 2);
+    env_free(&e);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sched-spread");
+    TCase *tc = tcase_create("spread");
+    tcase_add_test(tc, match_label_keys_spread_each_revision_separately);
+    tcase_add_test(tc, without_match_label_keys_revisions_count_together);
+    tcase_add_test(tc, node_taints_policy_honor_leaves_untolerated_pools_out);
+    tcase_add_test(tc, node_taints_policy_ignore_counts_untolerated_zones);
+    tcase_add_test(tc, node_affinity_policy_honor_limits_domains_to_the_pods_zones);
+    tcase_add_test(tc, node_affinity_policy_ignore_counts_every_zone);
+    tcase_add_test(tc, node_affinity_policy_honor_ignores_pods_on_excluded_nodes);
+    tcase_add_test(tc, node_affinity_policy_ignore_counts_pods_on_every_node);
+    tcase_add_test(tc, min_domains_above_the_zone_count_holds_the_minimum_at_zero);
+    tcase_add_test(tc, min_domains_met_spreads_normally);
+    tcase_add_test(tc, min_domains_counts_only_domains_the_policies_leave);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
