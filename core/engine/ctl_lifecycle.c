@@ -119,6 +119,12 @@ static int launched(ns_engine *e, ns_nodeclaim *claim, const ns_launch_result *r
         ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_PRICE, num) < 0 ||
         ns_conditions_set(&claim->conditions, NS_COND_LAUNCHED, "True", "Launched", NULL, ns_clock_now_ms()) < 0)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the launch of nodeclaim %s", claim->meta.name);
+    /* Karpenter writes the chosen instance type's labels (arch, os, instance family, ...) onto the claim at launch:
+     * they are single-valued once the type is known, and drift detection compares the NodePool's requirements with
+     * them. Labels the claim already carries (from the pool template) win. */
+    for (size_t i = 0; type && i < type->n_labels; i++)
+        if (!ns_labels_get(l, type->labels[i].key) && ns_labels_set(l, type->labels[i].key, type->labels[i].value) < 0)
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory labelling nodeclaim %s", claim->meta.name);
     int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
     if (rc < 0)
         return rc;
