@@ -6,6 +6,7 @@
 
 #include "model/labels.h"
 #include "sched/sched_internal.h"
+#include "sched/sched_pool_index.h"
 
 int64_t sched_fit_count(const sched *s, const sched_vec *free_, const sched_vec *used, const sched_vec *req,
                         int64_t limit)
@@ -108,44 +109,26 @@ static void keep_room(const sched_pool *p, const uint64_t *keep, sched_room *roo
         room_add(room, p, i);
 }
 
-/* Types that hold `limit` more pods, found by comparison alone (fit_count >= limit, without dividing); the common
- * case, since a claim usually has some type with room for the whole batch. False when none does. */
-static bool keep_full_batch(const sched *s, const sched_pool *p, const uint64_t *a, const uint64_t *b,
-                            const sched_claim *c, const sched_group *g, uint64_t pairs, int64_t limit,
-                            uint64_t *keep, sched_room *room)
+/* Types that hold `limit` more pods (fit_count >= limit), found with the pool's index: for each requested resource,
+ * the types with at least used + limit x request of it. The common case, since a claim usually has some type with
+ * room for the whole batch. False when none does. */
+static bool keep_full_batch(sched *s, const sched_pool *p, const uint64_t *a, const uint64_t *b, const sched_claim *c,
+                            const sched_group *g, uint64_t pairs, int64_t limit, uint64_t *keep, sched_room *room)
 {
-    sched_vec need;
-    size_t dims[SCHED_MAX_DIMS], n_dims = 0;
+    for (size_t w = 0; w < p->words; w++)
+        keep[w] = a[w] & b[w];
     for (size_t d = 0; d < s->n_dims; d++) {
         if (g->req.v[d] <= 0)
             continue;
         if (limit > (INT64_MAX - (c->used.v[d] > 0 ? c->used.v[d] : 0)) / g->req.v[d])
             return false;
-        need.v[d] = c->used.v[d] + limit * g->req.v[d];
-        dims[n_dims++] = d;
+        sched_pool_index_at_least(p, d, c->used.v[d] + limit * g->req.v[d], keep);
     }
-    bool any = false;
-    room_init(room);
-    for (size_t w = 0; w < p->words; w++) {
-        uint64_t bits = a[w] & b[w], kept = 0;
-        while (bits) {
-            size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
-            uint64_t bit = bits & (~bits + 1);
-            bits &= bits - 1;
-            if (!(p->offers[i] & pairs))
-                continue;
-            bool fits = true;
-            for (size_t j = 0; j < n_dims && fits; j++)
-                fits = p->alloc[i].v[dims[j]] >= need.v[dims[j]];
-            if (fits) {
-                kept |= bit;
-                room_add(room, p, i);
-            }
-        }
-        keep[w] = kept;
-        any = any || kept;
-    }
-    return any;
+    sched_pool_index_offered(p, pairs, s->pairs_scratch, keep);
+    if (!sched_bits_any(keep, p->words))
+        return false;
+    sched_pool_index_room(p, keep, room);
+    return true;
 }
 
 int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, const sched_group *g, uint64_t pairs,

@@ -10,6 +10,7 @@
 #include "model/labels.h"
 #include "model/resources.h"
 #include "sched/sched_internal.h"
+#include "sched/sched_pool_index.h"
 #include "sched/sched_pool_util.h"
 #include "sched/sched_signature.h"
 
@@ -205,20 +206,17 @@ static int pool_view(sched *s, sched_group *g, size_t pi)
     if (!why[0]) {
         uint64_t pairs = p->pairs & sched_pairs_for(s, &g->reqs);
         g->pool_pairs[pi] = pairs;
-        bool any_req = false, any_fit = false;
-        for (size_t i = 0; i < p->n_types; i++) {
-            if (!(p->offers[i] & pairs) || !sched_type_satisfies(p, p->types[i], &g->reqs))
-                continue;
-            any_req = true;
-            sched_bits_set(s->scratch, i);
-            bool fits = true;
-            for (size_t d = 0; d < s->n_dims && fits; d++)
-                fits = p->alloc[i].v[d] >= g->req.v[d];
-            if (fits) {
-                any_fit = true;
-                sched_bits_set(bits, i);
-            }
-        }
+        /* scratch: the types the requirements allow with an offering in pairs; bits: those that hold one pod. */
+        sched_pool_index_all(p, s->scratch);
+        sched_pool_index_offered(p, pairs, s->pairs_scratch, s->scratch);
+        for (size_t i = sched_bits_first(s->scratch, p->words); g->reqs.n && i != SIZE_MAX;
+             i = sched_bits_next(s->scratch, p->words, i))
+            if (!sched_type_satisfies(p, p->types[i], &g->reqs))
+                sched_bits_clear(s->scratch, i);
+        memcpy(bits, s->scratch, p->words * sizeof(uint64_t));
+        for (size_t d = 0; d < s->n_dims; d++)
+            sched_pool_index_at_least(p, d, g->req.v[d], bits);
+        bool any_req = sched_bits_any(s->scratch, p->words), any_fit = sched_bits_any(bits, p->words);
         if (!any_req) {
             const ns_requirement *req = blocking_requirement(s, p, g);
             snprintf(why, sizeof(why), "no instance type satisfies %s",

@@ -50,6 +50,12 @@ typedef struct sched_pool {
     sched_vec remaining;
     ns_resources ds_overhead;
     char *unusable; /* why the pool offers nothing at all, or NULL */
+    /* sched_pool_index.h: per dimension, types by allocatable (ascending) and the bitset of each suffix of that
+     * order ((n_types + 1) x words); per pair, the types offering it (64 x words). */
+    size_t ix_dims;
+    uint32_t **ix_order;
+    uint64_t **ix_suffix;
+    uint64_t *ix_pair;
     uint32_t claim_seq;
 } sched_pool;
 
@@ -184,6 +190,7 @@ typedef struct sched {
     uint32_t next_req_id;
     uint64_t *scratch; /* one bitset of the largest pool */
     uint64_t *keep;    /* another, for the types a placement keeps */
+    uint64_t *pairs_scratch; /* a third, for offering queries */
     int64_t *fit;      /* per type: how many pods fit, for the type being tried */
     size_t max_types;
     size_t max_words;
@@ -253,7 +260,9 @@ int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, con
                         size_t len);
 void sched_claims_free(sched *s);
 
-/* sched_output.c */
+/* sched_result.c */
 int sched_result_fill(sched *s, ns_sched_result *out);
+/* sched_options.c: fills n_types, options and n_options of out[0..n_claims) (options allocated, owned by out). */
+int sched_claims_options(sched *s, ns_sched_claim *out);
 
 #endif

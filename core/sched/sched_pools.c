@@ -13,6 +13,7 @@
 #include "model/resources.h"
 #include "sched/sched_internal.h"
 #include "sched/sched_kubelet.h"
+#include "sched/sched_pool_index.h"
 #include "sched/sched_pool_util.h"
 
 typedef struct type_rank {
@@ -168,7 +169,7 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
     }
     pool_limits(s, p);
     sched_pool_recompute_limits(s, p);
-    return NS_OK;
+    return sched_pool_index_build(s, p);
 }
 
 static int pool_prio_cmp(const void *a, const void *b, void *ctx)
@@ -215,8 +216,9 @@ int sched_pools_build(sched *s)
     s->max_words = sched_bits_words(s->max_types ? s->max_types : 1);
     s->scratch = calloc(s->max_words, sizeof(uint64_t));
     s->keep = calloc(s->max_words, sizeof(uint64_t));
+    s->pairs_scratch = calloc(s->max_words, sizeof(uint64_t));
     s->fit = calloc(s->max_types ? s->max_types : 1, sizeof(int64_t));
-    if (!s->scratch || !s->keep || !s->fit)
+    if (!s->scratch || !s->keep || !s->pairs_scratch || !s->fit)
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu instance types", s->max_types);
     return NS_OK;
 }
@@ -237,10 +239,12 @@ void sched_pools_free(sched *s)
         free(p->in_limits);
         free(p->keys);
         free(p->unusable);
+        sched_pool_index_free(p);
     }
     free(s->pools);
     free(s->pool_order);
     free(s->scratch);
     free(s->keep);
+    free(s->pairs_scratch);
     free(s->fit);
 }
