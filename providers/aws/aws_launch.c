@@ -188,7 +188,9 @@ static void plan_overrides(launch_call *lc, const char *capacity_type, fleet_pla
         const aws_subnet_choice *sn = aws_nodeclass_subnet_in(lc->v, o->zone);
         const aws_image *image = e && aws_nodeclass_runs(&lc->v->spec, e->type) ? aws_nodeclass_image_for(lc->v, e->type)
                                                                                  : NULL;
-        if (!e || !sn || !image || aws_offering_unavailable(lc->s, o->instance_type, o->zone, capacity_type)) {
+        /* Offerings known to be out of capacity stay in the request: the core leaves them out of new launches (they
+         * list as unavailable), and a retried launch must send EC2 the same request for its client token. */
+        if (!e || !sn || !image) {
             add_failed(lc, o->instance_type, o->zone, capacity_type);
             continue;
         }
@@ -245,8 +247,8 @@ static int fleet_attempt(launch_call *lc, const char *capacity_type, const char 
     fleet_plan p;
     plan_overrides(lc, capacity_type, &p);
     if (p.n == 0) {
-        snprintf(lc->why, sizeof(lc->why), "every %s offering is unknown, outside the node class's subnets, without an "
-                 "image for its architecture, or recently out of capacity", capacity_type);
+        snprintf(lc->why, sizeof(lc->why), "every %s offering is unknown, outside the node class's subnets or without "
+                 "an image for its architecture", capacity_type);
         return NS_ERR_INSUFFICIENT_CAPACITY;
     }
     int rc = NS_OK;

@@ -4,7 +4,6 @@
  */
 #include <check.h>
 #include <cjson/cJSON.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,37 +11,12 @@
 
 #include <nodesmith/provider.h>
 
-#include "emulator_process.h"
-#include "fake_host.h"
-
-static emulator emu;
-static const ns_provider *provider;
-static fake_host host;
-static void *state;
+#include "aws_pricing_builtin.h"
+#include "provider_fixture.h"
 
 static const char *NODECLASS_SPEC =
-    "{\"subnetSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
-    "\"securityGroupSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
-    "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],"
+    "{" PF_SPEC_BASE ",\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],"
     "\"instanceProfile\":\"KarpenterNodeInstanceProfile-demo\",\"userData\":\"#!/bin/bash\\necho node\\n\"}";
-
-static void setup(void)
-{
-    ck_assert_int_eq(emulator_control(&emu, "/_emulator/clear", "{}", NULL), 200);
-    fake_host_init(&host);
-    fake_host_set_option(&host, "cluster_name", "demo");
-    fake_host_set_option(&host, "interruption_queue", "nodesmith-interruptions");
-    fake_host_set_option(&host, "kubernetes_version", "1.30");
-    fake_host_set_option(&host, "catalog_ttl", "300000");
-    fake_host_set_option(&host, "max_attempts", "3");
-    state = NULL;
-    ck_assert_int_eq(provider->init(&host.table, (ns_host_ctx *)&host, &state), NS_OK);
-}
-
-static void teardown(void)
-{
-    provider->destroy(state);
-}
 
 typedef struct collected {
     cJSON *types; /* name -> {offerings: [[zone, capacity, price, available]], allocatable_cpu, labels} */
@@ -80,10 +54,7 @@ static int collect_type(void *ctx, const ns_instance_type *t)
 
 static ns_nodeclass nodeclass(cJSON **spec_out, const char *spec_text)
 {
-    *spec_out = cJSON_Parse(spec_text);
-    ck_assert_ptr_nonnull(*spec_out);
-    return (ns_nodeclass){sizeof(ns_nodeclass), "karpenter.k8s.aws/v1", "EC2NodeClass", "default",
-                          (const ns_json *)*spec_out};
+    return pf_nodeclass(spec_out, "EC2NodeClass", "default", spec_text);
 }
 
 static const cJSON *offering(const cJSON *type, const char *zone, const char *capacity)
@@ -101,9 +72,9 @@ START_TEST(test_init_requires_cluster_name)
     fake_host h;
     fake_host_init(&h);
     void *st = NULL;
-    ck_assert_int_eq(provider->init(&h.table, (ns_host_ctx *)&h, &st), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(pf_provider->init(&h.table, (ns_host_ctx *)&h, &st), NS_ERR_INVALID_CONFIG);
     ck_assert_ptr_nonnull(strstr(h.last_error_message, "cluster_name is required"));
-    provider->destroy(st); /* the core destroys a partly built state */
+    pf_provider->destroy(st); /* the core destroys a partly built state */
 }
 END_TEST
 
@@ -112,7 +83,7 @@ START_TEST(test_instance_types_offerings_and_prices)
     cJSON *spec;
     ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
     collected c = {cJSON_CreateObject(), 0};
-    ck_assert_int_eq(provider->list_instance_types(state, &nc, collect_type, &c), NS_OK);
+    ck_assert_int_eq(pf_provider->list_instance_types(pf_state, &nc, collect_type, &c), NS_OK);
     ck_assert_int_gt(c.count, 1000);
     const cJSON *m5 = cJSON_GetObjectItemCaseSensitive(c.types, "m5.large");
     ck_assert_ptr_nonnull(m5);
@@ -134,9 +105,11 @@ START_TEST(test_instance_types_offerings_and_prices)
     cJSON_Delete(spec);
 
     /* A node class whose only subnet is in us-east-1b offers nothing elsewhere. */
-    ns_nodeclass one_zone = nodeclass(&spec, "{\"subnetSelectorTerms\":[{\"id\":\"subnet-0e000000000000001\"}]}");
+    ns_nodeclass one_zone = nodeclass(&spec, "{\"subnetSelectorTerms\":[{\"id\":\"subnet-0e000000000000001\"}],"
+                                             "\"securityGroupSelectorTerms\":[{\"id\":\"sg-0e000000000000001\"}],"
+                                             "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],\"role\":\"r\"}");
     c = (collected){cJSON_CreateObject(), 0};
-    ck_assert_int_eq(provider->list_instance_types(state, &one_zone, collect_type, &c), NS_OK);
+    ck_assert_int_eq(pf_provider->list_instance_types(pf_state, &one_zone, collect_type, &c), NS_OK);
     m5 = cJSON_GetObjectItemCaseSensitive(c.types, "m5.large");
     ck_assert_ptr_null(offering(m5, "us-east-1a", "spot"));
     ck_assert_ptr_nonnull(offering(m5, "us-east-1b", "spot"));
@@ -156,7 +129,7 @@ START_TEST(test_callback_stops_listing)
     cJSON *spec;
     ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
     int calls = 0;
-    ck_assert_int_eq(provider->list_instance_types(state, &nc, stop_at_first, &calls), 42);
+    ck_assert_int_eq(pf_provider->list_instance_types(pf_state, &nc, stop_at_first, &calls), 42);
     ck_assert_int_eq(calls, 1);
     cJSON_Delete(spec);
 }
@@ -164,14 +137,7 @@ END_TEST
 
 static ns_launch_request request(const ns_nodeclass *nc, const ns_launch_option *options, size_t n, const char *token)
 {
-    return (ns_launch_request){.struct_size = sizeof(ns_launch_request),
-                               .cluster_name = "demo",
-                               .nodeclaim_name = token,
-                               .nodepool_name = "default",
-                               .client_token = token,
-                               .nodeclass = nc,
-                               .options = options,
-                               .n_options = n};
+    return pf_request(nc, options, n, token);
 }
 
 typedef struct instances {
@@ -191,7 +157,7 @@ START_TEST(test_launch_lifecycle)
 {
     cJSON *spec;
     ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
-    ck_assert_int_eq(emulator_control(&emu, "/_emulator/faults",
+    ck_assert_int_eq(emulator_control(&pf_emu, "/_emulator/faults",
                                       "{\"kind\":\"ice\",\"instance_type\":\"m5.large\",\"zone\":\"us-east-1a\","
                                       "\"capacity_type\":\"spot\"}",
                                       NULL),
@@ -203,10 +169,10 @@ START_TEST(test_launch_lifecycle)
         {sizeof(ns_launch_option), "m5.large", "us-east-1a", NS_CAPACITY_ON_DEMAND, 0.096},
     };
     char token[64];
-    snprintf(token, sizeof(token), "claim-%d-%lld", getpid(), (long long)host.clock_ms);
+    snprintf(token, sizeof(token), "claim-%d-%lld", getpid(), (long long)pf_host.clock_ms);
     ns_launch_request req = request(&nc, options, 4, token);
     ns_launch_result r = {.struct_size = sizeof(r)};
-    ck_assert_int_eq(provider->launch(state, &req, &r), NS_OK);
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_OK);
     ck_assert_str_eq(r.capacity_type, "spot");
     ck_assert(!(strcmp(r.instance_type, "m5.large") == 0 && strcmp(r.zone, "us-east-1a") == 0));
     ck_assert_ptr_nonnull(strstr(r.provider_id, "aws:///"));
@@ -217,11 +183,11 @@ START_TEST(test_launch_lifecycle)
 
     /* The same client token: the same instance. */
     ns_launch_result again = {.struct_size = sizeof(again)};
-    ck_assert_int_eq(provider->launch(state, &req, &again), NS_OK);
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &again), NS_OK);
     ck_assert_str_eq(again.provider_id, r.provider_id);
 
     ns_instance inst = {.struct_size = sizeof(inst)};
-    ck_assert_int_eq(provider->get_instance(state, r.provider_id, &inst), NS_OK);
+    ck_assert_int_eq(pf_provider->get_instance(pf_state, r.provider_id, &inst), NS_OK);
     ck_assert_int_eq(inst.state, NS_INSTANCE_RUNNING);
     ck_assert_str_eq(inst.nodeclaim_name, token);
     ck_assert_str_eq(inst.nodepool_name, "default");
@@ -229,21 +195,21 @@ START_TEST(test_launch_lifecycle)
     ck_assert_str_eq(inst.capacity_type, "spot");
 
     instances all = {.n = 0};
-    ck_assert_int_eq(provider->list_instances(state, collect_instance, &all), NS_OK);
+    ck_assert_int_eq(pf_provider->list_instances(pf_state, collect_instance, &all), NS_OK);
     bool listed = false;
     for (int i = 0; i < all.n; i++)
         listed |= strcmp(all.ids[i], r.provider_id) == 0;
     ck_assert(listed);
 
     bool gone = true;
-    ck_assert_int_eq(provider->terminate(state, r.provider_id, &gone), NS_OK);
+    ck_assert_int_eq(pf_provider->terminate(pf_state, r.provider_id, &gone), NS_OK);
     ck_assert(!gone);
-    ck_assert_int_eq(provider->terminate(state, r.provider_id, &gone), NS_OK);
+    ck_assert_int_eq(pf_provider->terminate(pf_state, r.provider_id, &gone), NS_OK);
     ck_assert(gone);
-    ck_assert_int_eq(provider->get_instance(state, r.provider_id, &inst), NS_ERR_NOT_FOUND);
-    ck_assert_int_eq(provider->terminate(state, "aws:///us-east-1a/i-0000000000000dead", &gone), NS_OK);
+    ck_assert_int_eq(pf_provider->get_instance(pf_state, r.provider_id, &inst), NS_ERR_NOT_FOUND);
+    ck_assert_int_eq(pf_provider->terminate(pf_state, "aws:///us-east-1a/i-0000000000000dead", &gone), NS_OK);
     ck_assert(gone);
-    ck_assert_int_eq(provider->terminate(state, "gce://nope", NULL), NS_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pf_provider->terminate(pf_state, "gce://nope", NULL), NS_ERR_INVALID_ARGUMENT);
     cJSON_Delete(spec);
 }
 END_TEST
@@ -252,11 +218,11 @@ START_TEST(test_launch_without_capacity_names_offerings)
 {
     cJSON *spec;
     ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
-    emulator_control(&emu, "/_emulator/faults",
+    emulator_control(&pf_emu, "/_emulator/faults",
                      "{\"kind\":\"ice\",\"instance_type\":\"c5.large\",\"zone\":\"us-east-1a\",\"capacity_type\":"
                      "\"on-demand\"}",
                      NULL);
-    emulator_control(&emu, "/_emulator/faults",
+    emulator_control(&pf_emu, "/_emulator/faults",
                      "{\"kind\":\"ice\",\"instance_type\":\"c5.large\",\"zone\":\"us-east-1b\",\"capacity_type\":"
                      "\"on-demand\"}",
                      NULL);
@@ -265,26 +231,26 @@ START_TEST(test_launch_without_capacity_names_offerings)
         {sizeof(ns_launch_option), "c5.large", "us-east-1b", NS_CAPACITY_ON_DEMAND, 0.085},
     };
     char token[64];
-    snprintf(token, sizeof(token), "ice-%d-%lld", getpid(), (long long)host.clock_ms);
+    snprintf(token, sizeof(token), "ice-%d-%lld", getpid(), (long long)pf_host.clock_ms);
     ns_launch_request req = request(&nc, options, 2, token);
     ns_launch_result r = {.struct_size = sizeof(r)};
-    ck_assert_int_eq(provider->launch(state, &req, &r), NS_ERR_INSUFFICIENT_CAPACITY);
-    ck_assert_int_eq(host.n_unavailable, 2);
-    ck_assert_str_eq(host.unavailable[0][0], "c5.large");
-    ck_assert_str_eq(host.unavailable[0][2], "on-demand");
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_ERR_INSUFFICIENT_CAPACITY);
+    ck_assert_int_eq(pf_host.n_unavailable, 2);
+    ck_assert_str_eq(pf_host.unavailable[0][0], "c5.large");
+    ck_assert_str_eq(pf_host.unavailable[0][2], "on-demand");
 
     /* The refused offerings now list as unavailable. */
     collected c = {cJSON_CreateObject(), 0};
-    ck_assert_int_eq(provider->list_instance_types(state, &nc, collect_type, &c), NS_OK);
+    ck_assert_int_eq(pf_provider->list_instance_types(pf_state, &nc, collect_type, &c), NS_OK);
     const cJSON *c5 = cJSON_GetObjectItemCaseSensitive(c.types, "c5.large");
     ck_assert(cJSON_IsFalse(cJSON_GetArrayItem(offering(c5, "us-east-1a", "on-demand"), 3)));
     ck_assert(cJSON_IsTrue(cJSON_GetArrayItem(offering(c5, "us-east-1a", "spot"), 3)));
     cJSON_Delete(c.types);
 
-    /* A launch whose options are all known to be out of capacity fails without calling CreateFleet. */
-    fake_host_clear_error(&host);
-    ck_assert_int_eq(provider->launch(state, &req, &r), NS_ERR_INSUFFICIENT_CAPACITY);
-    ck_assert_int_eq(host.n_unavailable, 2);
+    /* The same launch again (a retry): EC2 answers its client token with the first answer. */
+    fake_host_clear_error(&pf_host);
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_ERR_INSUFFICIENT_CAPACITY);
+    ck_assert_int_eq(pf_host.n_unavailable, 2);
     cJSON_Delete(spec);
 }
 END_TEST
@@ -313,21 +279,21 @@ START_TEST(test_interruption_events)
     ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
     ns_launch_option options[] = {{sizeof(ns_launch_option), "m5.large", "us-east-1b", NS_CAPACITY_SPOT, 0.04}};
     char token[64];
-    snprintf(token, sizeof(token), "evt-%d-%lld", getpid(), (long long)host.clock_ms);
+    snprintf(token, sizeof(token), "evt-%d-%lld", getpid(), (long long)pf_host.clock_ms);
     ns_launch_request req = request(&nc, options, 1, token);
     ns_launch_result r = {.struct_size = sizeof(r)};
-    ck_assert_int_eq(provider->launch(state, &req, &r), NS_OK);
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_OK);
     const char *instance_id = strrchr(r.provider_id, '/') + 1;
 
     char body[256];
     snprintf(body, sizeof(body), "{\"kind\":\"spot-interruption\",\"instance_id\":\"%s\"}", instance_id);
-    ck_assert_int_eq(emulator_control(&emu, "/_emulator/events", body, NULL), 200);
-    ck_assert_int_eq(emulator_control(&emu, "/_emulator/events",
+    ck_assert_int_eq(emulator_control(&pf_emu, "/_emulator/events", body, NULL), 200);
+    ck_assert_int_eq(emulator_control(&pf_emu, "/_emulator/events",
                                       "{\"kind\":\"rebalance\",\"instance_id\":\"i-0e00000000000gone\"}", NULL),
                      200);
 
     seen_events seen = {0, 1, {0}};
-    ck_assert_int_eq(provider->poll_events(state, collect_event, &seen), 7); /* refused: kept */
+    ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_event, &seen), 7); /* refused: kept */
     ck_assert_int_eq(seen.calls, 1);
     ck_assert_int_eq(seen.last.kind, NS_EVENT_SPOT_INTERRUPTION);
     ck_assert_str_eq(seen.last.provider_id, r.provider_id);
@@ -337,57 +303,220 @@ START_TEST(test_interruption_events)
 
     /* Delivered again, accepted, deleted; the event about an unknown instance is dropped without a callback. */
     for (int i = 0; i < 3 && seen.calls < 2; i++)
-        ck_assert_int_eq(provider->poll_events(state, collect_event, &seen), NS_OK);
+        ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_event, &seen), NS_OK);
     ck_assert_int_eq(seen.calls, 2);
     ck_assert_str_eq(seen.last.id, first_id);
-    ck_assert_int_eq(provider->poll_events(state, collect_event, &seen), NS_OK);
+    ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_event, &seen), NS_OK);
     ck_assert_int_eq(seen.calls, 2);
     char *st = NULL;
-    emulator_control(&emu, "/_emulator/state", NULL, &st);
+    emulator_control(&pf_emu, "/_emulator/state", NULL, &st);
     ck_assert_ptr_nonnull(strstr(st, "\"queue\": 0"));
     free(st);
     cJSON_Delete(spec);
 }
 END_TEST
 
+
+static double od_price(const cJSON *types, const char *name)
+{
+    const cJSON *row = offering(cJSON_GetObjectItemCaseSensitive(types, name), "us-east-1a", "on-demand");
+    ck_assert_msg(row != NULL, "%s has no on-demand offering in us-east-1a", name);
+    return cJSON_GetArrayItem(row, 2)->valuedouble;
+}
+
+static cJSON *list_types(const ns_nodeclass *nc)
+{
+    collected c = {cJSON_CreateObject(), 0};
+    ck_assert_msg(pf_provider->list_instance_types(pf_state, nc, collect_type, &c) == NS_OK, "%s",
+                  pf_host.last_error_message);
+    return c.types;
+}
+
+static int request_count(const char *action)
+{
+    cJSON *st = pf_control_get("/_emulator/state");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "requests"), action);
+    int count = cJSON_IsNumber(n) ? n->valueint : 0;
+    cJSON_Delete(st);
+    return count;
+}
+
+/* Moves the host clock, and the emulator's with it (it refuses requests signed more than 5 minutes off its own). */
+static void advance(int64_t ms)
+{
+    static int64_t total;
+    total += ms;
+    pf_host.clock_ms += ms;
+    char body[64];
+    snprintf(body, sizeof(body), "{\"offset_s\":%lld}", (long long)(total / 1000));
+    pf_control("/_emulator/clock", body);
+}
+
+START_TEST(test_pricing_fallback_when_refused)
+{
+    pf_control("/_emulator/faults", "{\"kind\":\"error\",\"code\":\"AccessDeniedException\",\"status\":400,\"count\":50,"
+                                    "\"actions\":[\"GetProducts\"]}");
+    pf_reinit();
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    cJSON *types = list_types(&nc);
+    /* m5.large is in the built-in table; z1d.large is not: 2 vCPUs and 16 GiB at the documented rates */
+    ck_assert_double_eq_tol(od_price(types, "m5.large"), 0.096, 1e-9);
+    ck_assert_double_eq_tol(aws_builtin_on_demand("z1d.large"), -1, 1e-9);
+    ck_assert_double_eq_tol(od_price(types, "z1d.large"), 2 * AWS_ESTIMATE_PER_VCPU + 16 * AWS_ESTIMATE_PER_GIB, 1e-9);
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "aws Pricing API unreachable; on-demand prices fall back"));
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "using=built-in prices and estimates"));
+    cJSON_Delete(types);
+
+    /* The API answers again: the next catalog refresh (host clock) asks it and its prices replace the fallback. */
+    pf_control("/_emulator/clear", "{}");
+    advance(300000);
+    types = list_types(&nc);
+    ck_assert_double_eq_tol(od_price(types, "z1d.large"), 0.186, 1e-9); /* aws-prices-us-east-1.json */
+    cJSON_Delete(types);
+    int asked = request_count("GetProducts");
+
+    /* Within pricing_ttl a catalog refresh keeps the cached prices; after it they are asked for again. */
+    advance(300000);
+    cJSON_Delete(list_types(&nc));
+    ck_assert_int_eq(request_count("GetProducts"), asked);
+    advance(43200000);
+    cJSON_Delete(list_types(&nc));
+    ck_assert_int_gt(request_count("GetProducts"), asked);
+
+    /* Refused again later: the last prices the API gave stay in use. */
+    pf_control("/_emulator/faults", "{\"kind\":\"error\",\"code\":\"AccessDeniedException\",\"status\":400,\"count\":50,"
+                                    "\"actions\":[\"GetProducts\"]}");
+    advance(43200000);
+    types = list_types(&nc);
+    ck_assert_double_eq_tol(od_price(types, "z1d.large"), 0.186, 1e-9);
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "using=the last prices the Pricing API gave"));
+    cJSON_Delete(types);
+    cJSON_Delete(spec);
+}
+END_TEST
+
+START_TEST(test_pricing_fallback_when_unreachable)
+{
+    setenv("AWS_ENDPOINT_URL_PRICING", "http://127.0.0.1:1", 1); /* nothing listens on port 1 */
+    pf_reinit();
+    unsetenv("AWS_ENDPOINT_URL_PRICING");
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    cJSON *types = list_types(&nc);
+    ck_assert_double_eq_tol(od_price(types, "c5.large"), 0.085, 1e-9);
+    ck_assert_double_eq_tol(od_price(types, "z1d.large"), 2 * AWS_ESTIMATE_PER_VCPU + 16 * AWS_ESTIMATE_PER_GIB, 1e-9);
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "aws Pricing API unreachable"));
+    cJSON_Delete(types);
+    cJSON_Delete(spec);
+}
+END_TEST
+
+START_TEST(test_windows_node_class_lists_windows_types)
+{
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, "{" PF_SPEC_BASE ",\"amiSelectorTerms\":[{\"alias\":\"windows2022@latest\"}],"
+                                       "\"role\":\"KarpenterNodeRole-demo\"}");
+    cJSON *types = list_types(&nc);
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(types, "m6g.large")); /* no arm64 Windows AMI */
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(types, "m5.large"), "labels");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(labels, "kubernetes.io/os")->valuestring, "windows");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(labels, "node.kubernetes.io/windows-build")->valuestring,
+                     "10.0.20348");
+    cJSON_Delete(types);
+    cJSON_Delete(spec);
+}
+END_TEST
+
+static int collect_policy(void *ctx, const ns_repair_policy *p)
+{
+    cJSON_AddNumberToObject(ctx, p->condition_type, (double)p->toleration_ms);
+    ck_assert(strcmp(p->condition_status, "False") == 0 || strcmp(p->condition_status, "Unknown") == 0);
+    return 0;
+}
+
+START_TEST(test_validate_and_repair_policies)
+{
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    ck_assert_int_eq(pf_provider->validate_nodeclass(pf_state, &nc), NS_OK);
+    cJSON_Delete(spec);
+    nc = nodeclass(&spec, "{" PF_SPEC_BASE ",\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],\"role\":\"r\","
+                          "\"metadataOptions\":{\"httpTokens\":\"required\",\"hopLimit\":2}}");
+    ck_assert_int_eq(pf_provider->validate_nodeclass(pf_state, &nc), NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(pf_host.last_error_message, "EC2NodeClass default: spec.metadataOptions.hopLimit: unknown field");
+    /* list and launch refuse it the same way */
+    collected c = {cJSON_CreateObject(), 0};
+    ck_assert_int_eq(pf_provider->list_instance_types(pf_state, &nc, collect_type, &c), NS_ERR_INVALID_CONFIG);
+    cJSON_Delete(c.types);
+    cJSON_Delete(spec);
+
+    cJSON *policies = cJSON_CreateObject();
+    ck_assert_int_eq(pf_provider->list_repair_policies(pf_state, collect_policy, policies), NS_OK);
+    ck_assert_int_eq(cJSON_GetArraySize(policies), 7); /* Ready appears twice: False and Unknown */
+    ck_assert_int_eq((int)cJSON_GetObjectItemCaseSensitive(policies, "Ready")->valuedouble, 1800000);
+    ck_assert_int_eq((int)cJSON_GetObjectItemCaseSensitive(policies, "AcceleratedHardwareReady")->valuedouble, 600000);
+    ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(policies, "ContainerRuntimeReady"));
+    cJSON_Delete(policies);
+}
+END_TEST
+
+START_TEST(test_test_hooks_need_the_option)
+{
+    ns_fault clear = {.struct_size = sizeof(clear), .kind = NS_FAULT_CLEAR};
+    ck_assert_int_eq(pf_provider->test_inject_fault(pf_state, &clear), NS_ERR_UNSUPPORTED);
+    pf_option("test_hooks", "true");
+    pf_reinit();
+    ck_assert_int_eq(pf_provider->test_inject_fault(pf_state, &clear), NS_OK);
+    ns_fault bad = {.struct_size = sizeof(bad), .kind = NS_FAULT_FAIL, .method = "reboot", .count = 1,
+                    .error = NS_ERR_INTERNAL};
+    ck_assert_int_eq(pf_provider->test_inject_fault(pf_state, &bad), NS_ERR_INVALID_ARGUMENT);
+    /* a failure injected for list_instances reaches it from EC2, in its category, once */
+    ns_fault fail = {.struct_size = sizeof(fail), .kind = NS_FAULT_FAIL, .method = "list_instances", .count = 1,
+                     .error = NS_ERR_UNAUTHORIZED};
+    ck_assert_int_eq(pf_provider->test_inject_fault(pf_state, &fail), NS_OK);
+    instances all = {.n = 0};
+    ck_assert_int_eq(pf_provider->list_instances(pf_state, collect_instance, &all), NS_ERR_UNAUTHORIZED);
+    ck_assert_ptr_nonnull(strstr(pf_host.last_error_message, "UnauthorizedOperation"));
+    ck_assert_int_eq(pf_provider->list_instances(pf_state, collect_instance, &all), NS_OK);
+    /* a throttle outlasts the client's retries */
+    ns_fault throttle = {.struct_size = sizeof(throttle), .kind = NS_FAULT_THROTTLE, .method = "get_instance",
+                         .count = 1};
+    ck_assert_int_eq(pf_provider->test_inject_fault(pf_state, &throttle), NS_OK);
+    ns_instance inst = {.struct_size = sizeof(inst)};
+    ck_assert_int_eq(pf_provider->get_instance(pf_state, "aws:///us-east-1a/i-0e00000000000dead", &inst),
+                     NS_ERR_THROTTLED);
+    ck_assert_int_eq(pf_provider->get_instance(pf_state, "aws:///us-east-1a/i-0e00000000000dead", &inst),
+                     NS_ERR_NOT_FOUND);
+}
+END_TEST
+
 int main(void)
 {
-    const char *plugin = getenv("AWS_PLUGIN");
-    void *handle = plugin ? dlopen(plugin, RTLD_NOW | RTLD_LOCAL) : NULL;
-    ns_provider_entry_fn entry = handle ? (ns_provider_entry_fn)dlsym(handle, NS_PROVIDER_ENTRY) : NULL;
-    if (!entry) {
-        fprintf(stderr, "cannot load the aws provider from %s: %s\n", plugin ? plugin : "(AWS_PLUGIN unset)",
-                dlerror());
+    if (pf_start() != 0)
         return EXIT_FAILURE;
-    }
-    provider = entry();
-    if (emulator_start(&emu) != 0)
-        return EXIT_FAILURE;
-    setenv("AWS_ENDPOINT_URL", emu.url, 1);
-    setenv("AWS_ACCESS_KEY_ID", "AKIDEMULATOR", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE", 1);
-    setenv("AWS_REGION", "us-east-1", 1);
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    unsetenv("AWS_ROLE_ARN");
-
     Suite *s = suite_create("aws_provider");
     TCase *plain = tcase_create("init");
     tcase_add_test(plain, test_init_requires_cluster_name);
     suite_add_tcase(s, plain);
     TCase *tc = tcase_create("emulated");
     tcase_set_timeout(tc, 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, pf_setup, pf_teardown);
     tcase_add_test(tc, test_instance_types_offerings_and_prices);
     tcase_add_test(tc, test_callback_stops_listing);
     tcase_add_test(tc, test_launch_lifecycle);
     tcase_add_test(tc, test_launch_without_capacity_names_offerings);
     tcase_add_test(tc, test_interruption_events);
+    tcase_add_test(tc, test_pricing_fallback_when_refused);
+    tcase_add_test(tc, test_pricing_fallback_when_unreachable);
+    tcase_add_test(tc, test_windows_node_class_lists_windows_types);
+    tcase_add_test(tc, test_validate_and_repair_policies);
+    tcase_add_test(tc, test_test_hooks_need_the_option);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    emulator_stop(&emu);
+    pf_stop();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

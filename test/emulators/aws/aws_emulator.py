@@ -7,20 +7,28 @@ endpoint, so AWS_ENDPOINT_URL and AWS_EC2_METADATA_SERVICE_ENDPOINT can both poi
   - STS: AssumeRoleWithWebIdentity (unsigned, as in AWS) and GetCallerIdentity (signed);
   - SQS, SSM and Pricing JSON protocols (X-Amz-Target AmazonSQS.*, AmazonSSM.*, AWSPriceListService.*), and SQS's
     older Query protocol too (what botocore before 1.31 speaks);
+  - EKS REST-JSON: DescribeCluster (GET /clusters/NAME);
   - IMDSv2 under /latest/ (a PUT session token is required for every GET).
 Every signed request is checked with botocore's SigV4 signer (emu_sigv4.py): a wrong signature is refused with
 SignatureDoesNotMatch, an unknown key with AuthFailure, and a request dated more than 5 minutes away with
 RequestExpired, as AWS does.
 
-Control endpoint (unsigned JSON, for tests):
-  POST /_emulator/faults  {"kind": "throttle"|"error5xx"|"slow"|"sts_reject", "count": n, "action": "DescribeInstances",
-                           "status": 503, "delay_ms": 1500}
+Control endpoint (unsigned JSON, for tests; README.md has the details):
+  POST /_emulator/faults  {"kind": "throttle"|"error5xx"|"error"|"slow"|"timeout"|"sts_reject", "count": n,
+                           "action": "DescribeInstances" or "actions": [...], "status": 503, "code": "...",
+                           "delay_ms": 1500}
+                          {"kind": "random", "rate": 0.2, "kinds": ["throttle", "error5xx", "timeout"], "seed": 1,
+                           "delay_ms": 2500}
                           {"kind": "ice", "instance_type": "m5.large", "zone": "us-east-1a", "capacity_type": "spot"}
   POST /_emulator/clear   removes every fault
   POST /_emulator/events  {"kind": "spot-interruption"|"rebalance"|"state-change"|"scheduled-change",
                            "instance_id": "i-...", "state": "stopping"}  (queued into the SQS queue)
   POST /_emulator/credentials {"lifetime_s": 900}   lifetime of credentials issued by STS and IMDS from now on
+  POST /_emulator/ssm     {"name": "/aws/service/...", "value": "ami-..."}  sets an SSM parameter
+  POST /_emulator/clusters {"name": "prod"}  adds an EKS cluster DescribeCluster knows
+  POST /_emulator/clock   {"offset_s": 43200}  runs the emulator's clock (signature expiry) ahead of the machine's
   GET  /_emulator/state   {"instances": [...], "requests": {action: count}, "queue": n, ...}
+  GET  /_emulator/launch_templates, GET /_emulator/fleets   what was created and asked for
 
 Usage: aws_emulator.py --data-dir ../shared/data [--region us-east-1] [--port 0]
        [--access-key AKIDEMULATOR --secret-key ...] [--verbose]
@@ -43,6 +51,7 @@ import emu_sigv4  # noqa: E402
 from emu_state import Fault, State  # noqa: E402
 
 JSON_SERVICES = {"AmazonSQS": "sqs", "AmazonSSM": "ssm", "AWSPriceListService": "pricing"}
+REQUEST_FAULTS = ("slow", "timeout", "throttle", "error5xx", "error")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -65,16 +74,22 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def send(self, status, content_type, body, extra_headers=()):
+    def send(self, status, content_type, body, extra_headers=(), fault=None):
+        """Answers; under a timeout fault, only after its delay (a client that gave up has gone by then)."""
+        if fault is not None and fault.kind == "timeout":
+            time.sleep(fault.delay_ms / 1000)
         data = body.encode() if isinstance(body, str) else body
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("x-amzn-RequestId", os.urandom(8).hex() + "-emu")
-        for name, value in extra_headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("x-amzn-RequestId", os.urandom(8).hex() + "-emu")
+            for name, value in extra_headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def send_json_error(self, status, type_, message, query_error=None):
         extra = [("x-amzn-query-error", query_error)] if query_error else []
@@ -100,6 +115,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send(status, ctype, text)
         elif path.startswith("/_emulator/"):
             self.control(method, path, body)
+        elif method == "GET" and path.startswith("/clusters/"):
+            self.eks_call(method, path, headers, body)
         elif method != "POST":
             self.send(405, "text/plain", "")
         elif "x-amz-target" in headers:
@@ -115,7 +132,16 @@ class Handler(BaseHTTPRequestHandler):
             with state.lock:
                 answer = {"instances": list(state.instances.values()), "requests": dict(state.request_counts),
                           "queue": len(state.queue), "launch_templates": len(state.launch_templates),
-                          "faults": sum(f.count for f in state.faults), "port": self.server.server_address[1]}
+                          "faults": sum(f.count for f in state.faults if f.kind != "random"),
+                          "faults_injected": dict(state.faults_injected), "port": self.server.server_address[1]}
+            self.send(200, "application/json", json.dumps(answer))
+        elif path == "/_emulator/launch_templates" and method == "GET":
+            with state.lock:
+                answer = [state.template_view(t) for t in state.launch_templates.values()]
+            self.send(200, "application/json", json.dumps(answer))
+        elif path == "/_emulator/fleets" and method == "GET":
+            with state.lock:
+                answer = list(state.fleet_requests)
             self.send(200, "application/json", json.dumps(answer))
         elif path == "/_emulator/faults" and method == "POST":
             with state.lock:
@@ -136,24 +162,36 @@ class Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.credential_lifetime_s = int(spec["lifetime_s"])
             self.send(200, "application/json", "{}")
+        elif path == "/_emulator/ssm" and method == "POST":
+            with state.lock:
+                state.ssm_parameters[spec["name"]] = spec["value"]
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/clock" and method == "POST":
+            with state.lock:
+                state.clock_offset_s = int(spec["offset_s"])
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/clusters" and method == "POST":
+            with state.lock:
+                state.clusters.add(spec["name"])
+            self.send(200, "application/json", "{}")
         else:
             self.send(404, "application/json", json.dumps({"error": f"no control endpoint {method} {path}"}))
 
     # ---- faults shared by both protocols ----
     def injected(self, action):
-        """The throttling/5xx fault to answer with, or None. A slow fault delays the answer and is the only fault
-        applied to that request, so a client that gives up on it meets the next fault on its next attempt."""
-        state = self.server.state
-        slow = state.take_fault(action, ("slow",))
-        if slow:
-            time.sleep(slow.delay_ms / 1000)
+        """The fault this request meets, or None. A slow fault delays the request and is the only fault applied to
+        it, so a client that gives up on it meets the next fault on its next attempt; a timeout fault lets the
+        request take effect and delays only the answer (see send)."""
+        fault = self.server.state.take_fault(action, REQUEST_FAULTS)
+        if fault is not None and fault.kind == "slow":
+            time.sleep(fault.delay_ms / 1000)
             return None
-        return state.take_fault(action, ("throttle", "error5xx"))
+        return fault
 
     def verify(self, method, headers, body):
         state = self.server.state
         try:
-            return emu_sigv4.verify(method, self.path, headers, body, state.secret_for)
+            return emu_sigv4.verify(method, self.path, headers, body, state.secret_for, now=state.utcnow())
         except emu_sigv4.SignatureError:
             state.count_request("signature_failures")
             raise
@@ -177,14 +215,17 @@ class Handler(BaseHTTPRequestHandler):
             return
         state.count_request(action)
         fault = self.injected(action)
-        if fault:
-            if fault.kind == "throttle":
-                code = "RequestLimitExceeded" if service == "ec2" else "Throttling"
-                self.send(503 if service == "ec2" else 400, "text/xml", emu_ec2.error_xml(code, "Request limit exceeded."))
-            else:
-                self.send(fault.status, "text/xml", emu_ec2.error_xml(
-                    "InternalError" if fault.status == 500 else "Unavailable",
-                    "An internal error has occurred" if fault.status == 500 else "The service is unavailable."))
+        if fault is not None and fault.kind == "throttle":
+            code = "RequestLimitExceeded" if service == "ec2" else "Throttling"
+            self.send(503 if service == "ec2" else 400, "text/xml", emu_ec2.error_xml(code, "Request limit exceeded."))
+            return
+        if fault is not None and fault.kind == "error5xx":
+            self.send(fault.status, "text/xml", emu_ec2.error_xml(
+                "InternalError" if fault.status == 500 else "Unavailable",
+                "An internal error has occurred" if fault.status == 500 else "The service is unavailable."))
+            return
+        if fault is not None and fault.kind == "error":
+            self.send(fault.status, "text/xml", emu_ec2.error_xml(fault.code, f"Injected {fault.code} for {action}"))
             return
         if service == "sts":
             if action != "GetCallerIdentity":
@@ -203,9 +244,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send(400, "text/xml", emu_ec2.error_xml("InvalidAction", f"service {service} is not a Query service"))
             return
         try:
-            self.send(200, "text/xml;charset=UTF-8", self.server.ec2.handle(action, params))
+            self.send(200, "text/xml;charset=UTF-8", self.server.ec2.handle(action, params), fault=fault)
         except emu_ec2.Ec2Error as e:
-            self.send(e.status, "text/xml;charset=UTF-8", emu_ec2.error_xml(e.code, e.message))
+            self.send(e.status, "text/xml;charset=UTF-8", emu_ec2.error_xml(e.code, e.message), fault=fault)
 
     # ---- JSON protocol: SQS, SSM, Pricing ----
     def json_call(self, headers, body):
@@ -223,11 +264,14 @@ class Handler(BaseHTTPRequestHandler):
             return
         state.count_request(operation)
         fault = self.injected(operation)
-        if fault:
-            if fault.kind == "throttle":
-                self.send_json_error(400, "ThrottlingException", "Rate exceeded")
-            else:
-                self.send_json_error(fault.status, "InternalFailure", "The request processing has failed.")
+        if fault is not None and fault.kind == "throttle":
+            self.send_json_error(400, "ThrottlingException", "Rate exceeded")
+            return
+        if fault is not None and fault.kind == "error5xx":
+            self.send_json_error(fault.status, "InternalFailure", "The request processing has failed.")
+            return
+        if fault is not None and fault.kind == "error":
+            self.send_json_error(fault.status, fault.code, f"Injected {fault.code} for {operation}")
             return
         service = JSON_SERVICES[prefix]
         handler = {"sqs": self.server.sqs, "ssm": self.server.ssm, "pricing": self.server.pricing}[service]
@@ -240,7 +284,27 @@ class Handler(BaseHTTPRequestHandler):
         except emu_json.JsonError as e:
             self.send_json_error(e.status, e.type, e.message, e.query_error)
             return
-        self.send(200, "application/x-amz-json-1.0", json.dumps(answer))
+        self.send(200, "application/x-amz-json-1.0", json.dumps(answer), fault=fault)
+
+    # ---- EKS REST-JSON ----
+    def eks_call(self, method, path, headers, body):
+        state = self.server.state
+        try:
+            _, _, service = self.verify(method, headers, body)
+        except emu_sigv4.SignatureError as e:
+            self.send(e.status if e.status != 401 else 403, "application/json", json.dumps({"message": e.message}),
+                      [("x-amzn-ErrorType", e.code + ":")])
+            return
+        state.count_request("DescribeCluster")
+        fault = self.injected("DescribeCluster")
+        if fault is not None and fault.kind in ("throttle", "error5xx", "error"):
+            code = {"throttle": "ThrottlingException", "error5xx": "ServerException"}.get(fault.kind, fault.code)
+            status = {"throttle": 429, "error5xx": fault.status}.get(fault.kind, fault.status)
+            self.send(status, "application/json", json.dumps({"message": f"Injected {code}"}),
+                      [("x-amzn-ErrorType", code + ":http://internal.amazon.com/coral/com.amazonaws.eks/")])
+            return
+        status, answer, extra = emu_json.describe_cluster(state, service, path[len("/clusters/"):])
+        self.send(status, "application/json", json.dumps(answer), extra, fault=fault)
 
 
 def watch_parent(parent):

@@ -1,6 +1,7 @@
 """EC2 Query API actions of the emulator: form parameters in, EC2-shaped XML out."""
 import base64
 import datetime
+import fnmatch
 import json
 import secrets
 import time
@@ -191,6 +192,7 @@ class Ec2:
 
     def do_DescribeImages(self, params):
         ids = numbered(params, "ImageId")
+        owners = [{"self": "111122223333", "amazon": "602401143452"}.get(o, o) for o in numbered(params, "Owner")]
         flt = filters(params)
         names = flt.get("name")
         items = "".join(
@@ -198,7 +200,8 @@ class Ec2:
             f"<imageOwnerId>{m['owner']}</imageOwnerId><creationDate>{m['created']}</creationDate>"
             f"<architecture>{m['arch']}</architecture><name>{m['name']}</name>{tag_set(m['tags'])}</item>"
             for m in self.s.images
-            if (not ids or m["id"] in ids) and (not names or m["name"] in names) and tags_match(m["tags"], flt))
+            if (not ids or m["id"] in ids) and (not names or any(fnmatch.fnmatchcase(m["name"], n) for n in names))
+            and (not owners or m["owner"] in owners) and tags_match(m["tags"], flt))
         return f"<imagesSet>{items}</imagesSet>"
 
     def _template_xml(self, t):
@@ -274,12 +277,17 @@ class Ec2:
             n += 1
         return out
 
+    STRATEGIES = {"spot": ("price-capacity-optimized", "capacity-optimized", "lowest-price", "diversified"),
+                  "on-demand": ("lowest-price", "prioritized")}
+
     def do_CreateFleet(self, params):
         if params.get("Type") != "instant":
             raise Ec2Error("InvalidParameterValue", "The emulator supports fleets of type instant only")
         token = params.get("ClientToken")
         signature = json.dumps(sorted((k, v) for k, v in params.items() if k != "ClientToken"))
         with self.s.lock:
+            self.s.fleet_requests.append(dict(params))
+            del self.s.fleet_requests[:-200]
             if token and token in self.s.fleets_by_token:
                 previous_signature, previous = self.s.fleets_by_token[token]
                 if previous_signature != signature:
@@ -296,7 +304,12 @@ class Ec2:
                     raise Ec2Error("InvalidParameterValue", f"Invalid override {o['type']} in {o['subnet']}")
                 o["price"] = (self.s.spot_price(o["type"], o["zone"]) if capacity_type == "spot"
                               else self.s.on_demand_price(o["type"]))
-            strategy_key = (lambda o: o["price"]) if capacity_type == "spot" else (lambda o: (o["priority"], o["price"]))
+            options = "SpotOptions" if capacity_type == "spot" else "OnDemandOptions"
+            strategy = params.get(f"{options}.AllocationStrategy", "lowest-price")
+            if strategy not in self.STRATEGIES.get(capacity_type, ()):
+                raise Ec2Error("InvalidParameterValue", f"{strategy} is not an allocation strategy for {capacity_type}")
+            # Every offering has capacity until a shortage is injected, so price-capacity-optimized picks by price.
+            strategy_key = (lambda o: (o["priority"], o["price"])) if strategy == "prioritized" else (lambda o: o["price"])
             tags = {}
             for n in range(1, 20):
                 if params.get(f"TagSpecification.{n}.ResourceType") is None:
@@ -315,12 +328,16 @@ class Ec2:
                 if not self.s.offered(o["type"], o["zone"]):
                     errors.append((o, "Unsupported", f"Your requested instance type ({o['type']}) is not supported "
                                                      f"in your requested Availability Zone ({o['zone']})."))
+                elif o["template"]["data"].get("IamInstanceProfile.Name", "") not in self.s.instance_profiles | {""}:
+                    profile = o["template"]["data"]["IamInstanceProfile.Name"]
+                    errors.append((o, "InvalidParameterValue", f"Value ({profile}) for parameter iamInstanceProfile.name "
+                                                               "is invalid. Invalid IAM Instance Profile name"))
                 elif (o["type"], o["zone"], capacity_type) in self.s.ice:
                     errors.append((o, "InsufficientInstanceCapacity",
                                    f"We currently do not have sufficient {o['type']} capacity in the Availability "
                                    f"Zone you requested ({o['zone']})."))
                 else:
-                    launched.append((o, self._launch(o, capacity_type, o["template"], tags)))
+                    launched.append((o, self._launch(o, capacity_type, o["template"], tags, token)))
             body = f"<fleetId>fleet-{secrets.token_hex(4)}-{secrets.token_hex(2)}-emu</fleetId>"
             body += "<errorSet>" + "".join(
                 f"<item><errorCode>{code}</errorCode><errorMessage>{escape(msg)}</errorMessage>"
@@ -342,17 +359,24 @@ class Ec2:
                 f"<version>1</version></launchTemplateSpecification><overrides><instanceType>{o['type']}"
                 f"</instanceType>{subnet}<availabilityZone>{o['zone']}</availabilityZone></overrides>")
 
-    def _launch(self, o, capacity_type, template, tags):
+    def _launch(self, o, capacity_type, template, tags, token):
         iid = "i-0e" + secrets.token_hex(8)[:15]
-        image = template["data"].get("ImageId", self.s.images[0]["id"])
+        data = template["data"]
+        image = data.get("ImageId", self.s.images[0]["id"])
+        groups = numbered(data, "SecurityGroupId") or numbered(data, "NetworkInterface.1.SecurityGroupId")
         self.s.instances[iid] = {"id": iid, "type": o["type"], "zone": o["zone"], "subnet": o["subnet"],
                                  "capacity_type": capacity_type, "image": image, "state": "pending",
-                                 "launched": time.time(), "tags": dict(tags)}
+                                 "launched": time.time(), "tags": dict(tags), "groups": groups,
+                                 "template": template["id"], "token": token}
         return iid
 
     def _instance_xml(self, i):
         lifecycle = "<instanceLifecycle>spot</instanceLifecycle>" if i["capacity_type"] == "spot" else ""
         subnet = f"<subnetId>{i['subnet']}</subnetId>" if i["subnet"] else ""
+        names = {g["id"]: g["name"] for g in self.s.security_groups}
+        groups = "".join(f"<item><groupId>{g}</groupId><groupName>{escape(names.get(g, g))}</groupName></item>"
+                         for g in i.get("groups", []))
+        subnet += f"<groupSet>{groups}</groupSet>"
         return (f"<item><instanceId>{i['id']}</instanceId><imageId>{i['image']}</imageId>"
                 f"<instanceState><code>{STATE_CODES[i['state']]}</code><name>{i['state']}</name></instanceState>"
                 f"<privateDnsName>ip-10-0-0-1.ec2.internal</privateDnsName><instanceType>{i['type']}</instanceType>"

@@ -38,6 +38,23 @@ def event_body(state, kind, instance_id, extra):
                        "detail": detail})
 
 
+def describe_cluster(state, service, name):
+    """EKS DescribeCluster: (HTTP status, answer, extra headers). Endpoint and CA are made up but stable per name."""
+    if service != "eks":
+        return 400, {"message": f"signed for {service}, not eks"}, [("x-amzn-ErrorType", "InvalidSignatureException:")]
+    with state.lock:
+        known = name in state.clusters
+    if not known:
+        return 404, {"message": f"No cluster found for name: {name}."}, [
+            ("x-amzn-ErrorType", "ResourceNotFoundException:http://internal.amazon.com/coral/com.amazonaws.eks/")]
+    digest = hashlib.sha256(name.encode()).hexdigest().upper()
+    return 200, {"cluster": {
+        "name": name, "arn": f"arn:aws:eks:{state.region}:111122223333:cluster/{name}", "version": "1.30",
+        "endpoint": f"https://{digest[:32]}.gr7.{state.region}.eks.amazonaws.com", "status": "ACTIVE",
+        "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t" + digest[:16]},
+        "kubernetesNetworkConfig": {"serviceIpv4Cidr": "10.100.0.0/16", "ipFamily": "ipv4"}}}, []
+
+
 class Sqs:
     def __init__(self, state, base_url):
         self.s = state

@@ -1,9 +1,12 @@
 """The emulated account: the instance-type catalog and prices (from the shared data directory), zones, subnets,
 security groups, images, launch templates, instances, issued credentials, the SQS queue and the injected faults.
 All access goes through one lock, since the HTTP server answers requests on several threads."""
+import base64
+import datetime
 import hashlib
 import json
 import os
+import random
 import secrets
 import threading
 import time
@@ -16,15 +19,24 @@ def _stable_fraction(*parts):
 
 
 class Fault:
+    """An injected fault. Kinds: throttle, error5xx, error (a given code and status), slow (delay, then answer),
+    timeout (answer, but only after delay_ms: the client gives up while the action takes effect), sts_reject, and
+    random (each matching request meets one of `kinds` with probability `rate`, drawn from a seeded generator)."""
+
     def __init__(self, spec):
         self.kind = spec["kind"]
         self.count = int(spec.get("count", 1))
-        self.action = spec.get("action")
+        actions = spec.get("actions")
+        self.actions = set(actions) if actions else ({spec["action"]} if spec.get("action") else None)
         self.status = int(spec.get("status", 503))
+        self.code = spec.get("code", "InternalError")
         self.delay_ms = int(spec.get("delay_ms", 0))
+        self.rate = float(spec.get("rate", 0))
+        self.kinds = list(spec.get("kinds", ["throttle", "error5xx"]))
+        self.rng = random.Random(spec.get("seed", 1))
 
     def matches(self, action):
-        return self.count > 0 and (self.action is None or self.action == action)
+        return self.count > 0 and (self.actions is None or action in self.actions)
 
 
 class State:
@@ -49,22 +61,51 @@ class State:
              "available": 8000 - i * 100, "tags": {"karpenter.sh/discovery": "demo", "Name": f"demo-{z}"}}
             for i, (z, zid) in enumerate(self.zones)]
         self.security_groups = [{"id": "sg-0e000000000000001", "name": "demo-node",
-                                 "tags": {"karpenter.sh/discovery": "demo"}}]
-        self.images = [
-            {"id": "ami-0e000000000000a64", "name": "amazon-eks-node-al2023-x86_64-standard-1.30-v20240501",
-             "arch": "x86_64", "created": "2024-05-01T08:21:37.000Z", "owner": "602401143452", "tags": {}},
-            {"id": "ami-0e000000000000a32", "name": "amazon-eks-node-al2023-arm64-standard-1.30-v20240501",
-             "arch": "arm64", "created": "2024-05-01T08:21:37.000Z", "owner": "602401143452", "tags": {}},
-        ]
-        self.ssm_parameters = {
-            "/aws/service/eks/optimized-ami/1.30/amazon-linux-2023/x86_64/standard/recommended/image_id":
-                "ami-0e000000000000a64",
-            "/aws/service/eks/optimized-ami/1.30/amazon-linux-2023/arm64/standard/recommended/image_id":
-                "ami-0e000000000000a32",
-        }
+                                 "tags": {"karpenter.sh/discovery": "demo"}},
+                                {"id": "sg-0e000000000000002", "name": "demo-extra",
+                                 "tags": {"karpenter.sh/discovery": "other"}}]
+        self.images = []
+        self.ssm_parameters = {}
+        eks = "/aws/service/eks/optimized-ami/1.30"
+        for family, arch, variant, image_id, parameter, name in [
+            ("al2023", "x86_64", "standard", "ami-0e000000000000a64",
+             f"{eks}/amazon-linux-2023/x86_64/standard/recommended/image_id", "amazon-eks-node-al2023-x86_64-standard"),
+            ("al2023", "arm64", "standard", "ami-0e000000000000a32",
+             f"{eks}/amazon-linux-2023/arm64/standard/recommended/image_id", "amazon-eks-node-al2023-arm64-standard"),
+            ("al2023", "x86_64", "nvidia", "ami-0e0000000000nv64",
+             f"{eks}/amazon-linux-2023/x86_64/nvidia/recommended/image_id", "amazon-eks-node-al2023-x86_64-nvidia"),
+            ("al2", "x86_64", "standard", "ami-0e00000000000264",
+             f"{eks}/amazon-linux-2/recommended/image_id", "amazon-eks-node"),
+            ("al2", "arm64", "standard", "ami-0e00000000000232",
+             f"{eks}/amazon-linux-2-arm64/recommended/image_id", "amazon-eks-arm64-node"),
+            ("al2", "x86_64", "nvidia", "ami-0e0000000000g264",
+             f"{eks}/amazon-linux-2-gpu/recommended/image_id", "amazon-eks-gpu-node"),
+            ("bottlerocket", "x86_64", "standard", "ami-0e00000000000b64",
+             "/aws/service/bottlerocket/aws-k8s-1.30/x86_64/latest/image_id", "bottlerocket-aws-k8s-1.30-x86_64"),
+            ("bottlerocket", "arm64", "standard", "ami-0e00000000000b32",
+             "/aws/service/bottlerocket/aws-k8s-1.30/arm64/latest/image_id", "bottlerocket-aws-k8s-1.30-aarch64"),
+            ("windows2019", "x86_64", "standard", "ami-0e0000000000w219",
+             "/aws/service/ami-windows-latest/Windows_Server-2019-English-Core-EKS_Optimized-1.30/image_id",
+             "Windows_Server-2019-English-Core-EKS_Optimized-1.30"),
+            ("windows2022", "x86_64", "standard", "ami-0e0000000000w222",
+             "/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.30/image_id",
+             "Windows_Server-2022-English-Core-EKS_Optimized-1.30"),
+        ]:
+            self.images.append({"id": image_id, "name": f"{name}-v20240501", "arch": arch,
+                                "created": "2024-05-01T08:21:37.000Z", "owner": "602401143452",
+                                "tags": {"family": family, "variant": variant}})
+            self.ssm_parameters[parameter] = image_id
+        # a private image, for selectors by name, owner and tags
+        self.images.append({"id": "ami-0e00000000000c64", "name": "team-golden-al2023-x86_64", "arch": "x86_64",
+                            "created": "2024-06-01T00:00:00.000Z", "owner": "111122223333",
+                            "tags": {"team": "platform"}})
+        self.instance_profiles = {"KarpenterNodeRole-demo", "KarpenterNodeInstanceProfile-demo"}
+        self.clusters = {"demo"}
         self.launch_templates = {}  # id -> {id, name, version, created, tags, data}
         self.instances = {}         # id -> dict
         self.fleets_by_token = {}   # client token -> (params signature, rendered response)
+        self.fleet_requests = []    # every CreateFleet's parameters, newest last
+        self.faults_injected = {}   # kind -> how many requests met it
         self.ice = set()            # (type, zone, capacity type)
         self.faults = []
         self.queue_name = "nodesmith-interruptions"
@@ -72,6 +113,10 @@ class State:
         self.request_counts = {}
         self.imds_tokens = {}       # token -> expiry epoch
         self.imds_role = "nodesmith-node-role"
+        self.clock_offset_s = 0  # how far the emulator's clock runs ahead of the machine's
+
+    def utcnow(self):
+        return datetime.datetime.utcnow() + datetime.timedelta(seconds=self.clock_offset_s)
 
     # ---- prices and offerings ----
     def on_demand_price(self, name):
@@ -105,17 +150,36 @@ class State:
 
     # ---- faults ----
     def take_fault(self, action, kinds):
-        """Consumes and returns the first injected fault of one of `kinds` that applies to `action`."""
+        """Consumes and returns the first injected fault of one of `kinds` that applies to `action`. A random fault
+        is not consumed: it draws, and yields a one-off fault of the kind drawn (or nothing)."""
         with self.lock:
             for fault in self.faults:
+                if fault.kind == "random" and fault.matches(action):
+                    if fault.rng.random() >= fault.rate:
+                        continue
+                    drawn = fault.rng.choice(fault.kinds)
+                    if drawn not in kinds:
+                        continue
+                    self.faults_injected[drawn] = self.faults_injected.get(drawn, 0) + 1
+                    return Fault({"kind": drawn, "status": 503 if drawn == "error5xx" else 400,
+                                  "delay_ms": fault.delay_ms})
                 if fault.kind in kinds and fault.matches(action):
                     fault.count -= 1
+                    self.faults_injected[fault.kind] = self.faults_injected.get(fault.kind, 0) + 1
                     return fault
             return None
 
     def count_request(self, action):
         with self.lock:
             self.request_counts[action] = self.request_counts.get(action, 0) + 1
+
+    # ---- launch templates ----
+    def template_view(self, t):
+        """A launch template as tests read it: its parameters, with the user data decoded."""
+        data = dict(t["data"])
+        if "UserData" in data:
+            data["UserData"] = base64.b64decode(data["UserData"]).decode("utf-8", "replace")
+        return {"id": t["id"], "name": t["name"], "tags": t["tags"], "data": data}
 
     # ---- the interruption queue ----
     def enqueue(self, body):
