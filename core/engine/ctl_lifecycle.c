@@ -326,6 +326,13 @@ static int one_claim(ns_engine *e, ns_nodeclaim *claim, int64_t now)
 {
     if (ns_claim_deleting(claim))
         return NS_OK;
+    /* A claim loaded from a manifest has no creation time: the registration TTL counts from when it is first seen. */
+    if (!claim->meta.creation_ms) {
+        claim->meta.creation_ms = now;
+        int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+        if (rc < 0)
+            return rc;
+    }
     if (!ns_claim_registered(claim) && now - claim->meta.creation_ms >= e->cfg.registration_ttl_ms)
         return registration_timeout(e, claim);
     if (!ns_claim_launched(claim))

@@ -191,10 +191,19 @@ static bool instance_gone(ns_engine *e, const ns_nodeclaim *claim)
     return rc == NS_ERR_NOT_FOUND || (rc == NS_OK && inst.state == NS_INSTANCE_TERMINATED);
 }
 
-static int terminate_instance(ns_engine *e, const ns_nodeclaim *claim, const ns_node *n, bool *ok)
+static int terminate_instance(ns_engine *e, ns_nodeclaim *claim, const ns_node *n, bool *ok)
 {
     bool already = false;
     *ok = false;
+    /* Recorded first, so a retry after a failed call (or a restart) knows the instance is on its way out. */
+    if (!ns_conditions_true(&claim->conditions, NS_COND_INSTANCE_TERMINATING)) {
+        if (ns_conditions_set(&claim->conditions, NS_COND_INSTANCE_TERMINATING, "True", "InstanceTerminating", NULL,
+                              ns_clock_now_ms()) < 0)
+            return NS_ERR_INTERNAL;
+        int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+        if (rc < 0)
+            return rc;
+    }
     int code = ns_plugin_terminate(e->plugin, claim->provider_id, &already);
     if (code != NS_OK) {
         /* Retried next step: a throttled or failing terminate must not lose the finalizer. */

@@ -40,7 +40,6 @@
 #define NS_TAINT_NOT_READY_KEY "node.kubernetes.io/not-ready"
 #define NS_ANNOTATION_NODEPOOL_HASH "karpenter.sh/nodepool-hash"
 #define NS_ANNOTATION_NODECLASS_HASH "nodesmith.io/nodeclass-hash"
-#define NS_LABEL_NODECLASS "nodesmith.io/nodeclass"
 /* Disruption in progress, written on each candidate NodeClaim by ns_engine_disrupt. */
 #define NS_ANNOTATION_DISRUPTION_METHOD "nodesmith.io/disruption-method"
 #define NS_ANNOTATION_DISRUPTION_REASON "nodesmith.io/disruption-reason"

@@ -102,8 +102,6 @@ void ns_engine_set_writes(ns_engine *e, const ns_cluster_writes *w);
  * unavailable cache. 0, or NS_ERR_INTERNAL; a provider failure for one class disables its pools with a reason. */
 int ns_engine_refresh_types(ns_engine *e);
 void ns_engine_types_free(ns_engine_types *t); /* members; accepts NULL */
-/* The set of the node class of pool index p, or NULL (after ns_engine_refresh_types). */
-const ns_itype_set *ns_engine_pool_types(const ns_engine *e, size_t pool);
 /* The price of an offering, or -1 when the type or offering is unknown. */
 double ns_engine_offering_price(const ns_engine *e, const char *nodeclass_kind, const char *nodeclass_name,
                                 const char *type, const char *zone, const char *capacity_type);

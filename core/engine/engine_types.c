@@ -180,11 +180,6 @@ int ns_engine_refresh_types(ns_engine *e)
     return NS_OK;
 }
 
-const ns_itype_set *ns_engine_pool_types(const ns_engine *e, size_t pool)
-{
-    return pool < e->types.n_pools ? e->types.pool_types[pool] : NULL;
-}
-
 double ns_engine_offering_price(const ns_engine *e, const char *nodeclass_kind, const char *nodeclass_name,
                                 const char *type, const char *zone, const char *capacity_type)
 {
