@@ -16,6 +16,11 @@
  * namespaceSelector is read as "every namespace" when it is empty ({}) and as the pod's own namespace otherwise,
  * since namespaces' labels are not part of the simulated cluster. Topology keys other than
  * topology.kubernetes.io/zone and kubernetes.io/hostname make the pod unschedulable with a reason naming the key.
+ * minValues on zone and capacity type counts the values left among a claim's launch options (after its zone and
+ * capacity-type narrowing), where Karpenter counts the instance types' offerings as listed.
+ *
+ * Kubelet settings: a node class's spec.kubelet is the provider's to apply; pool-level settings (v1alpha5, v1beta1)
+ * are applied here to the core's copy of the instance types (sched_kubelet.h).
  *
  * Memory: ns_sched_run fills a result the caller frees with ns_sched_result_free. The result points into the input
  * cluster and item sets (names, pods), so they must outlive it.
