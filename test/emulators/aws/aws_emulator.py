@@ -133,7 +133,9 @@ class Handler(BaseHTTPRequestHandler):
                 answer = {"instances": list(state.instances.values()), "requests": dict(state.request_counts),
                           "queue": len(state.queue), "launch_templates": len(state.launch_templates),
                           "faults": sum(f.count for f in state.faults if f.kind != "random"),
-                          "faults_injected": dict(state.faults_injected), "port": self.server.server_address[1]}
+                          "faults_injected": dict(state.faults_injected),
+                          "faults_by_action": {a: dict(k) for a, k in state.faults_by_action.items()},
+                          "port": self.server.server_address[1]}
             self.send(200, "application/json", json.dumps(answer))
         elif path == "/_emulator/launch_templates" and method == "GET":
             with state.lock:

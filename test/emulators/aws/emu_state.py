@@ -106,6 +106,7 @@ class State:
         self.fleets_by_token = {}   # client token -> (params signature, rendered response)
         self.fleet_requests = []    # every CreateFleet's parameters, newest last
         self.faults_injected = {}   # kind -> how many requests met it
+        self.faults_by_action = {}  # action -> {kind: how many}
         self.ice = set()            # (type, zone, capacity type)
         self.faults = []
         self.queue_name = "nodesmith-interruptions"
@@ -160,14 +161,19 @@ class State:
                     drawn = fault.rng.choice(fault.kinds)
                     if drawn not in kinds:
                         continue
-                    self.faults_injected[drawn] = self.faults_injected.get(drawn, 0) + 1
+                    self._count_fault(action, drawn)
                     return Fault({"kind": drawn, "status": 503 if drawn == "error5xx" else 400,
                                   "delay_ms": fault.delay_ms})
                 if fault.kind in kinds and fault.matches(action):
                     fault.count -= 1
-                    self.faults_injected[fault.kind] = self.faults_injected.get(fault.kind, 0) + 1
+                    self._count_fault(action, fault.kind)
                     return fault
             return None
+
+    def _count_fault(self, action, kind):
+        self.faults_injected[kind] = self.faults_injected.get(kind, 0) + 1
+        per_action = self.faults_by_action.setdefault(action, {})
+        per_action[kind] = per_action.get(kind, 0) + 1
 
     def count_request(self, action):
         with self.lock:
