@@ -37,8 +37,7 @@ static void run(env *e)
     fx_run(e->c, &e->set, NULL, &e->r);
 }
 
-/* n pods named <prefix>0.. with `labels`, each spreading over zones with maxSkew 1 among pods matching `selector`;
- * returns the last pod's constraint for tests to adjust (all pods share its settings through set_spread). */
+/* The constraint fx_pod_spread added last, for a setup function to adjust. */
 static ns_topology_spread *last_spread(ns_pod *p)
 {
     return &p->spread[p->n_spread - 1];
@@ -46,6 +45,8 @@ static ns_topology_spread *last_spread(ns_pod *p)
 
 typedef void (*spread_setup)(ns_pod *p);
 
+/* n pods named <prefix>0.. with `labels`, each spreading over zones with maxSkew 1 among pods matching `selector`,
+ * then passed to setup (may be NULL). */
 static void spread_pods(env *e, const char *prefix, int n, const char *labels, const char *selector,
                         spread_setup setup)
 {
