@@ -74,6 +74,8 @@ class State:
              f"{eks}/amazon-linux-2023/arm64/standard/recommended/image_id", "amazon-eks-node-al2023-arm64-standard"),
             ("al2023", "x86_64", "nvidia", "ami-0e0000000000nv64",
              f"{eks}/amazon-linux-2023/x86_64/nvidia/recommended/image_id", "amazon-eks-node-al2023-x86_64-nvidia"),
+            ("al2023", "arm64", "nvidia", "ami-0e0000000000nv32",
+             f"{eks}/amazon-linux-2023/arm64/nvidia/recommended/image_id", "amazon-eks-node-al2023-arm64-nvidia"),
             ("al2", "x86_64", "standard", "ami-0e00000000000264",
              f"{eks}/amazon-linux-2/recommended/image_id", "amazon-eks-node"),
             ("al2", "arm64", "standard", "ami-0e00000000000232",
