@@ -43,6 +43,11 @@ static const expectation CASES[] = {
     {"InvalidLaunchTemplateName.NotFoundException", 400, NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"ParameterNotFound", 400, NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"AWS.SimpleQueueService.NonExistentQueue", 400, NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
+    {"ResourceNotFoundException", 404, NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
+    {"InvalidAMIID.NotFound", 400, NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
+    {"UnsupportedOperation", 400, NS_ERR_UNSUPPORTED, AWS_RETRY_NO, false},
+    {"InvalidAction", 400, NS_ERR_INTERNAL, AWS_RETRY_NO, false},
+    {"AccessDeniedException", 400, NS_ERR_UNAUTHORIZED, AWS_RETRY_NO, false},
     {"IdempotentParameterMismatch", 400, NS_ERR_INVALID_ARGUMENT, AWS_RETRY_NO, false},
     {"MissingParameter", 400, NS_ERR_INTERNAL, AWS_RETRY_NO, false},
     /* unknown codes and no code: the HTTP status decides */

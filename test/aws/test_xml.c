@@ -294,6 +294,11 @@ START_TEST(test_describe_instances)
     ck_assert_int_eq(a->launch_ms, 1714564984000LL);
     ck_assert_str_eq(aws_ec2_tag(a->tags, "karpenter.sh/nodeclaim"), "default-x7k2p");
     ck_assert_str_eq(aws_ec2_tag(a->tags, "kubernetes.io/cluster/demo"), "owned");
+    /* the instance's own groupSet, not the reservation's */
+    ck_assert_uint_eq(aws_ec2_group_count(a->groups), 2);
+    ck_assert_str_eq(aws_ec2_group_at(a->groups, 1), "sg-0fedcba9876543210");
+    ck_assert_ptr_null(aws_ec2_group_at(a->groups, 2));
+    ck_assert_uint_eq(aws_ec2_group_count(b->groups), 0);
     ck_assert_int_eq(b->state_code, 0);
     ck_assert_ptr_null(b->lifecycle);
     ck_assert_ptr_null(aws_ec2_tag(b->tags, "karpenter.sh/nodeclaim"));

@@ -92,6 +92,54 @@ class EmulatorWithBotocore(unittest.TestCase):
         self.assertIn("0.0960000000", products["PriceList"][0])
         self.assertEqual(self.client("sts").get_caller_identity()["Account"], "111122223333")
 
+    def test_eks_describe_cluster(self):
+        eks = self.client("eks")
+        cluster = eks.describe_cluster(name="demo")["cluster"]
+        self.assertTrue(cluster["endpoint"].startswith("https://"))
+        self.assertEqual(cluster["kubernetesNetworkConfig"]["serviceIpv4Cidr"], "10.100.0.0/16")
+        self.assertTrue(cluster["certificateAuthority"]["data"])
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            eks.describe_cluster(name="nowhere")
+        self.assertEqual(caught.exception.response["Error"]["Code"], "ResourceNotFoundException")
+
+    def test_images_by_owner_and_name_pattern(self):
+        ec2 = self.client("ec2")
+        images = ec2.describe_images(Owners=["self"], Filters=[{"Name": "name", "Values": ["team-golden-*"]}])
+        self.assertEqual([m["ImageId"] for m in images["Images"]], ["ami-0e00000000000c64"])
+        self.assertEqual(ec2.describe_images(Owners=["amazon"], Filters=[{"Name": "name",
+                                                                          "Values": ["team-golden-*"]}])["Images"], [])
+        ssm = self.client("ssm")
+        for name, image in [("/aws/service/bottlerocket/aws-k8s-1.30/arm64/latest/image_id", "ami-0e00000000000b32"),
+                            ("/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.30/"
+                             "image_id", "ami-0e0000000000w222")]:
+            self.assertEqual(ssm.get_parameter(Name=name)["Parameter"]["Value"], image)
+
+    def test_fleet_strategy_profiles_and_groups(self):
+        ec2 = self.client("ec2")
+        data = {"ImageId": "ami-0e000000000000a64", "SecurityGroupIds": ["sg-0e000000000000001"],
+                "IamInstanceProfile": {"Name": "KarpenterNodeRole-demo"}}
+        lt = ec2.create_launch_template(LaunchTemplateName="botocore-groups", LaunchTemplateData=data)["LaunchTemplate"]
+        configs = [{"LaunchTemplateSpecification": {"LaunchTemplateId": lt["LaunchTemplateId"], "Version": "$Latest"},
+                    "Overrides": [{"InstanceType": "m5.large", "SubnetId": "subnet-0e000000000000000"}]}]
+        spot = {"TotalTargetCapacity": 1, "DefaultTargetCapacityType": "spot"}
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            ec2.create_fleet(Type="instant", TargetCapacitySpecification=spot, LaunchTemplateConfigs=configs,
+                             SpotOptions={"AllocationStrategy": "prioritized"})
+        self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidParameterValue")
+        fleet = ec2.create_fleet(Type="instant", TargetCapacitySpecification=spot, LaunchTemplateConfigs=configs,
+                                 SpotOptions={"AllocationStrategy": "price-capacity-optimized"})
+        iid = fleet["Instances"][0]["InstanceIds"][0]
+        found = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
+        self.assertEqual([g["GroupId"] for g in found["SecurityGroups"]], ["sg-0e000000000000001"])
+        self.assertEqual(found["InstanceLifecycle"], "spot")
+        data["IamInstanceProfile"] = {"Name": "NoSuchProfile"}
+        bad = ec2.create_launch_template(LaunchTemplateName="botocore-bad-profile",
+                                         LaunchTemplateData=data)["LaunchTemplate"]
+        configs[0]["LaunchTemplateSpecification"]["LaunchTemplateId"] = bad["LaunchTemplateId"]
+        refused = ec2.create_fleet(Type="instant", TargetCapacitySpecification=spot, LaunchTemplateConfigs=configs)
+        self.assertEqual(refused["Instances"], [])
+        self.assertEqual(refused["Errors"][0]["ErrorCode"], "InvalidParameterValue")
+
 
 if __name__ == "__main__":
     DATA_DIR = sys.argv.pop(1)
