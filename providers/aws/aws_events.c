@@ -1,6 +1,7 @@
 /* poll_events: EventBridge messages from the interruption queue (SQS, JSON protocol), as Karpenter's interruption
  * controller reads them: spot interruption warnings, rebalance recommendations, instance state changes and AWS Health
- * scheduled changes. A message is deleted once its event was delivered (or when it concerns nothing we can act on). */
+ * scheduled changes. A message is deleted once its event was delivered (or when it concerns nothing we can act on); an
+ * event the core refuses is kept in the provider's state and delivered first at the next poll. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,26 +63,6 @@ static int queue_call(aws_state *s, const char *target, const char *url, const c
     return rc;
 }
 
-/* Makes a message visible again at once, so the next poll delivers its event again. If this fails the message still
- * comes back when its visibility timeout ends. */
-static void keep_for_next_poll(aws_state *s, const char *url, const char *receipt)
-{
-    ns_json *o = s->host->json_new_object();
-    s->host->json_add(o, "QueueUrl", s->host->json_new_string(url));
-    s->host->json_add(o, "ReceiptHandle", s->host->json_new_string(receipt));
-    s->host->json_add(o, "VisibilityTimeout", s->host->json_new_number(0));
-    char *body = s->host->json_print(o);
-    s->host->json_free(o);
-    ns_http_response *resp = NULL;
-    if (!body || aws_client_json(s->client, "sqs", "AmazonSQS.ChangeMessageVisibility", "1.0", body, &resp, NULL) !=
-                     NS_OK) {
-        ns_label fields[] = {{"queue", s->queue_name}};
-        s->host->log(s->ctx, NS_LOG_WARN, "aws event kept, but not made visible again at once", fields, 1);
-    }
-    s->host->free(body);
-    s->host->http_response_free(resp);
-}
-
 /* Reads one EventBridge message into *ev (without provider_id) and the instance it concerns. False when the message
  * is not an event nodesmith acts on. */
 static bool read_event(aws_state *s, const ns_json *msg, ns_event *ev, char *instance, size_t ilen)
@@ -139,6 +120,70 @@ static int provider_id_of(aws_state *s, const char *instance, char *out, size_t 
     return rc;
 }
 
+/* Keeps a refused event for the next poll (or refreshes the receipt of one already kept). */
+static void keep(aws_state *s, const ns_event *ev, const char *receipt)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t i = 0;
+    while (i < s->n_pending && strcmp(s->pending[i].event.id, ev->id) != 0)
+        i++;
+    if (i == s->n_pending && s->n_pending < AWS_MAX_PENDING_EVENTS)
+        s->pending[s->n_pending++].event = *ev;
+    if (i < s->n_pending)
+        aws_copy(s->pending[i].receipt, sizeof(s->pending[i].receipt), receipt);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static bool forget(aws_state *s, const char *id, char *receipt, size_t len)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_pending && !found; i++) {
+        if (strcmp(s->pending[i].event.id, id) != 0)
+            continue;
+        found = true;
+        aws_copy(receipt, len, s->pending[i].receipt);
+        memmove(&s->pending[i], &s->pending[i + 1], (s->n_pending - i - 1) * sizeof(s->pending[0]));
+        s->n_pending--;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+/* Delivers the events kept from earlier polls, oldest first. NS_OK when every one was taken. */
+static int deliver_kept(aws_state *s, const char *url, ns_event_cb cb, void *cb_ctx)
+{
+    for (;;) {
+        ns_event ev;
+        pthread_mutex_lock(&s->lock);
+        bool any = s->n_pending > 0;
+        if (any)
+            ev = s->pending[0].event;
+        pthread_mutex_unlock(&s->lock);
+        if (!any)
+            return NS_OK;
+        int verdict = cb(cb_ctx, &ev); /* never with the lock held: the callback may call back in */
+        if (verdict != 0)
+            return verdict;
+        char receipt[1024];
+        if (forget(s, ev.id, receipt, sizeof(receipt))) {
+            int rc = queue_call(s, "AmazonSQS.DeleteMessage", url, "ReceiptHandle", receipt);
+            if (rc != NS_OK)
+                return rc;
+        }
+    }
+}
+
+static bool kept(aws_state *s, const char *id)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_pending && !found; i++)
+        found = strcmp(s->pending[i].event.id, id) == 0;
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
 int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
 {
     aws_state *s = state;
@@ -146,6 +191,8 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
         return NS_OK;
     char url[512];
     int rc = queue_url(s, url, sizeof(url));
+    if (rc == NS_OK)
+        rc = deliver_kept(s, url, cb, cb_ctx);
     if (rc != NS_OK)
         return rc;
     char body[700];
@@ -157,8 +204,9 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
     ns_json *doc = s->host->json_parse(resp->body, resp->body_len);
     s->host->http_response_free(resp);
     const ns_json *messages = s->host->json_get(doc, "Messages");
-    size_t n = s->host->json_size(messages), i = 0;
-    for (; i < n && rc == NS_OK; i++) {
+    size_t n = s->host->json_size(messages);
+    bool refused = false;
+    for (size_t i = 0; i < n; i++) {
         const ns_json *m = s->host->json_at(messages, i);
         const char *receipt = s->host->json_string(s->host->json_get(m, "ReceiptHandle"));
         const char *text = s->host->json_string(s->host->json_get(m, "Body"));
@@ -168,25 +216,42 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
         ns_event ev = {.struct_size = sizeof(ev)};
         char instance[64];
         bool relevant = msg && read_event(s, msg, &ev, instance, sizeof(instance));
+        if (!relevant) {
+            const char *type = s->host->json_string(s->host->json_get(msg, "detail-type"));
+            const char *id = s->host->json_string(s->host->json_get(m, "MessageId"));
+            ns_label fields[] = {{"queue", s->queue_name}, {"message", id ? id : ""}, {"detail_type", type ? type : ""}};
+            s->host->log(s->ctx, msg ? NS_LOG_INFO : NS_LOG_WARN,
+                         msg ? "aws interruption message about nothing nodesmith acts on; deleted"
+                             : "aws interruption message is not JSON; deleted",
+                         fields, 3);
+        }
         s->host->json_free(msg);
+        if (relevant && kept(s, ev.id)) { /* its visibility ran out while kept: the newer receipt deletes it */
+            keep(s, &ev, receipt);
+            continue;
+        }
         int found = relevant ? provider_id_of(s, instance, ev.provider_id, sizeof(ev.provider_id)) : NS_ERR_NOT_FOUND;
         if (found != NS_OK && found != NS_ERR_NOT_FOUND) {
-            rc = found; /* EC2 could not be asked: the message comes back after its visibility timeout */
+            rc = found; /* EC2 could not be asked: this message and the rest come back after their visibility timeout */
             break;
         }
-        int verdict = found == NS_OK ? cb(cb_ctx, &ev) : 0;
-        if (verdict == 0) {
-            rc = queue_call(s, "AmazonSQS.DeleteMessage", url, "ReceiptHandle", receipt);
-        } else {
-            keep_for_next_poll(s, url, receipt);
-            rc = verdict;
+        if (found == NS_OK && refused) {
+            keep(s, &ev, receipt); /* polling stopped: the rest are for the next poll */
+            continue;
         }
-    }
-    /* Polling stopped early: the messages not looked at are for the next poll too. */
-    for (; i < n; i++) {
-        const char *receipt = s->host->json_string(s->host->json_get(s->host->json_at(messages, i), "ReceiptHandle"));
-        if (receipt)
-            keep_for_next_poll(s, url, receipt);
+        int verdict = found == NS_OK ? cb(cb_ctx, &ev) : 0;
+        if (verdict != 0) {
+            keep(s, &ev, receipt);
+            refused = true;
+            rc = verdict;
+            continue;
+        }
+        /* delivered, or about nothing nodesmith acts on (an instance EC2 no longer knows, a malformed message) */
+        int deleted = queue_call(s, "AmazonSQS.DeleteMessage", url, "ReceiptHandle", receipt);
+        if (deleted != NS_OK) {
+            rc = deleted;
+            break;
+        }
     }
     s->host->json_free(doc);
     return rc;

@@ -62,6 +62,15 @@ typedef struct aws_unavailable {
     int64_t until_ms;
 } aws_unavailable;
 
+/* An interruption event the core refused (its callback returned non-zero): delivered again at the next poll, and its
+ * SQS message deleted once the core takes it. Kept here rather than made visible again in SQS, which would need
+ * sqs:ChangeMessageVisibility, a permission beyond Karpenter's controller policy. */
+#define AWS_MAX_PENDING_EVENTS 32
+typedef struct aws_pending_event {
+    ns_event event;
+    char receipt[1024];
+} aws_pending_event;
+
 /* On-demand prices from the Pricing API, sorted by name. Owned by the state; replaced whole. */
 typedef struct aws_price {
     char *name;
@@ -96,6 +105,8 @@ typedef struct aws_state {
     char template_ids[AWS_MAX_TEMPLATES][64];
     size_t n_templates;
     char queue_url[512];
+    aws_pending_event pending[AWS_MAX_PENDING_EVENTS];
+    size_t n_pending;
     aws_price_list *prices;   /* NULL until the Pricing API answered once */
     bool pricing_unreachable; /* the last attempt failed: the built-in prices are in use where needed */
     char *cluster_endpoint;   /* resolved once (options or DescribeCluster); NULL until then */

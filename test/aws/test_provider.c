@@ -308,9 +308,16 @@ START_TEST(test_interruption_events)
     ck_assert_str_eq(seen.last.id, first_id);
     ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_event, &seen), NS_OK);
     ck_assert_int_eq(seen.calls, 2);
+    /* a malformed message is logged and deleted, never fatal */
+    pf_control("/_emulator/events", "{\"kind\":\"raw\",\"body\":\"{not json\"}");
+    ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_event, &seen), NS_OK);
+    ck_assert_int_eq(seen.calls, 2);
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "WARN aws interruption message is not JSON; deleted"));
     char *st = NULL;
     emulator_control(&pf_emu, "/_emulator/state", NULL, &st);
     ck_assert_ptr_nonnull(strstr(st, "\"queue\": 0"));
+    /* a refused event waited in the provider, not in SQS: no permission beyond Karpenter's policy was needed */
+    ck_assert_ptr_null(strstr(st, "ChangeMessageVisibility"));
     free(st);
     cJSON_Delete(spec);
 }

@@ -158,7 +158,8 @@ class Handler(BaseHTTPRequestHandler):
                 state.ice.clear()
             self.send(200, "application/json", "{}")
         elif path == "/_emulator/events" and method == "POST":
-            state.enqueue(emu_json.event_body(state, spec["kind"], spec["instance_id"], spec))
+            state.enqueue(spec["body"] if spec["kind"] == "raw" else
+                          emu_json.event_body(state, spec["kind"], spec["instance_id"], spec))
             self.send(200, "application/json", "{}")
         elif path == "/_emulator/credentials" and method == "POST":
             with state.lock:
