@@ -17,6 +17,12 @@ EMULATOR = os.path.join(HERE, "..", "emulators", "aws", "aws_emulator.py")
 AL2023 = {"amd64": "ami-0e000000000000a64", "arm64": "ami-0e000000000000a32"}
 AL2023_NVIDIA = {"amd64": "ami-0e0000000000nv64", "arm64": "ami-0e0000000000nv32"}
 WINDOWS = {"windows2019": "ami-0e0000000000w219", "windows2022": "ami-0e0000000000w222"}
+# The actions of Karpenter's controller policy (docs/providers/aws.md): the provider may call nothing else.
+POLICY = {"GetParameter", "DescribeImages", "RunInstances", "DescribeSubnets", "DescribeSecurityGroups",
+          "DescribeLaunchTemplates", "DescribeInstances", "DescribeInstanceTypes", "DescribeInstanceTypeOfferings",
+          "DescribeAvailabilityZones", "DeleteLaunchTemplate", "CreateTags", "CreateLaunchTemplate", "CreateFleet",
+          "DescribeSpotPriceHistory", "GetProducts", "TerminateInstances", "DescribeCluster", "ReceiveMessage",
+          "DeleteMessage", "GetQueueUrl"}
 ARM64 = re.compile(r"^[a-z]+\d+g[a-z]*\.")  # Graviton families: m6g, c7gn, g5g, ...
 
 
@@ -73,6 +79,9 @@ def main():
         doc = simulate(nodesmith, os.path.join(examples, example + ".yaml"), url)
         state = control(url, "/_emulator/state")
         check_launched(doc, state)
+        called = set(state["requests"]) - {"signature_failures"}
+        assert called <= POLICY, f"actions outside the IAM policy: {called - POLICY}"
+        assert "signature_failures" not in state["requests"], state["requests"]
         templates = {t["id"]: t for t in control(url, "/_emulator/launch_templates")}
         claims = doc["nodeclaims"]
         for c in claims:
