@@ -129,6 +129,10 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* The parsed --nodeclass document: conf_cfg.nodeclass points into it for the whole run. Kept here so the forked
+ * test processes, and the end of main, still hold its root. */
+static ns_json *nodeclass_doc;
+
 /* Fills conf_cfg.nodeclass from a JSON manifest; the parsed document lives for the whole run. */
 static int load_nodeclass(const char *path)
 {
@@ -154,7 +158,17 @@ static int load_nodeclass(const char *path)
         ns_host_json_free(doc);
         return 2;
     }
-    nc->spec = spec ? spec : ns_host_json_new_object();
+    nodeclass_doc = doc;
+    if (!spec) {
+        /* An absent spec reads as an empty object; it is added to the document so one free releases both. */
+        ns_json *empty = ns_host_json_new_object();
+        if (ns_host_json_add(doc, "spec", empty) != NS_OK) {
+            fprintf(stderr, "nodesmith-conformance: node class %s: out of memory\n", path);
+            return 2;
+        }
+        spec = ns_host_json_get(doc, "spec");
+    }
+    nc->spec = spec;
     return 0;
 }
 
@@ -163,7 +177,8 @@ static void default_nodeclass(void)
     conf_cfg.nodeclass.api_version = "nodesmith.io/v1";
     conf_cfg.nodeclass.kind = "NodeClass";
     conf_cfg.nodeclass.name = "conformance";
-    conf_cfg.nodeclass.spec = ns_host_json_new_object();
+    nodeclass_doc = ns_host_json_new_object();
+    conf_cfg.nodeclass.spec = nodeclass_doc;
 }
 
 /* Loads the provider once before forking any test, so a plugin that cannot load at all is one clear error rather
@@ -204,10 +219,13 @@ int main(int argc, char **argv)
     else
         default_nodeclass();
     conf_cfg.nodeclass.struct_size = sizeof(conf_cfg.nodeclass);
-    if (rc != 0 || (rc = preflight()) != 0)
+    if (rc != 0 || (rc = preflight()) != 0) {
+        ns_host_json_free(nodeclass_doc);
         return rc;
+    }
     if (conf_ledger_init() != NS_OK) {
         fprintf(stderr, "nodesmith-conformance: %s\n", ns_error_message());
+        ns_host_json_free(nodeclass_doc);
         return 2;
     }
     sr = srunner_create(conf_suite_abi());
@@ -220,6 +238,7 @@ int main(int argc, char **argv)
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    ns_host_json_free(nodeclass_doc);
     if (conf_skipped_count() > 0)
         printf("conformance: %u checks were SKIPPED because the provider has no test hooks (test_inject_fault is "
                "NULL or refused); enable them (for example --set test_hooks=true) for a full run\n",
