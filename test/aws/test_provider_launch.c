@@ -43,6 +43,14 @@ static const cJSON *launch_and_template(const ns_nodeclass *nc, const ns_launch_
     ck_assert_ptr_nonnull(inst);
     const cJSON *t = pf_template(all, param(inst, "template"));
     ck_assert_ptr_nonnull(t);
+    /* the template is tagged with the cluster and node class, and carries the node class's tags */
+    const cJSON *tags = cJSON_GetObjectItemCaseSensitive(t, "tags");
+    ck_assert_str_eq(param(tags, "karpenter.k8s.aws/cluster"), "demo");
+    ck_assert_str_eq(param(tags, "karpenter.k8s.aws/ec2nodeclass"), nc->name);
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+        (const cJSON *)nc->spec, "tags"), "team");
+    if (own)
+        ck_assert_str_eq(param(tags, "team"), own->valuestring);
     ck_assert_str_eq(param(cJSON_GetObjectItemCaseSensitive(t, "data"), "ImageId"), r->image_id);
     cJSON_Delete(state);
     return cJSON_GetObjectItemCaseSensitive(t, "data");
@@ -302,6 +310,20 @@ START_TEST(test_capacity_errors_mark_exactly_the_failed_offerings)
     ck_assert_int_eq(u.n, 3);
     ck_assert(has(&u, "m5.large/us-east-1a/spot") && has(&u, "m5.large/us-east-1b/spot") &&
               has(&u, "c5.large/us-east-1a/on-demand"));
+
+    /* a launch that gets nothing names exactly the offerings EC2 refused, in the error the core reads */
+    ns_launch_option refused[] = {OPT("m5.large", "us-east-1a", NS_CAPACITY_SPOT, 0.04),
+                                  OPT("c5.large", "us-east-1a", NS_CAPACITY_ON_DEMAND, 0.085)};
+    pf_token(token, sizeof(token), "refused");
+    req = pf_request(&nc, refused, 2, token);
+    fake_host_clear_error(&pf_host);
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_ERR_INSUFFICIENT_CAPACITY);
+    ck_assert_int_eq(pf_host.n_unavailable, 2);
+    ck_assert_str_eq(pf_host.unavailable[0][0], "m5.large");
+    ck_assert_str_eq(pf_host.unavailable[0][2], "spot");
+    ck_assert_str_eq(pf_host.unavailable[1][0], "c5.large");
+    ck_assert_str_eq(pf_host.unavailable[1][1], "us-east-1a");
+    ck_assert_str_eq(pf_host.unavailable[1][2], "on-demand");
     cJSON_Delete(spec);
 }
 END_TEST
