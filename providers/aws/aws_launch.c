@@ -232,10 +232,13 @@ static int fleet_request(launch_call *lc, const fleet_plan *p, const char *capac
     }
     add_tags(lc, &q, 1, "instance");
     add_tags(lc, &q, 2, "volume");
+    aws_api_error e = {0};
     int rc = aws_query_failed(&q) ? NS_ERROR(lc->s->host, lc->s->ctx, NS_ERR_INTERNAL, "aws launch: request too large")
                                   : aws_client_query(lc->s->client, "ec2", "CreateFleet", aws_query_body(&q),
-                                                     aws_query_len(&q), resp, NULL);
+                                                     aws_query_len(&q), resp, &e);
     aws_query_free(&q);
+    if (strncmp(e.code, "InvalidLaunchTemplate", 21) == 0)
+        aws_template_forget(lc->s); /* deleted behind our back: the next attempt creates it again */
     return rc;
 }
 

@@ -190,6 +190,8 @@ int aws_cluster_info(aws_state *s, const char **endpoint, const char **ca, const
  * `user_data` is the plain-text user data (base64-encoded here). */
 int aws_template_ensure(aws_state *s, const aws_nodeclass_view *v, const aws_image *image, const char *user_data,
                         char *id, size_t len);
+/* Forgets the templates known to exist (one was deleted behind the provider's back): the next launches look again. */
+void aws_template_forget(aws_state *s);
 
 /* Methods (aws_launch.c, aws_instances.c, aws_events.c). */
 int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *result);

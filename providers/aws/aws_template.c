@@ -38,6 +38,13 @@ static void remember_template(aws_state *s, const char *name, const char *id)
     pthread_mutex_unlock(&s->lock);
 }
 
+void aws_template_forget(aws_state *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->n_templates = 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
 static int find_template(aws_state *s, const char *name, char *id, size_t len, bool *found)
 {
     aws_query q;

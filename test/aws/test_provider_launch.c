@@ -162,6 +162,34 @@ START_TEST(test_al2023_template_fleet_and_tags)
 }
 END_TEST
 
+START_TEST(test_deleted_template_is_created_again)
+{
+    cJSON *spec;
+    ns_nodeclass nc = pf_nodeclass(&spec, "EC2NodeClass", "default", PF_SPEC_AL2023);
+    ns_launch_option options[] = {OPT("m5.large", "us-east-1a", NS_CAPACITY_ON_DEMAND, 0.096)};
+    char token[64];
+    pf_token(token, sizeof(token), "lt");
+    ns_launch_request req = pf_request(&nc, options, 1, token);
+    ns_launch_result r = {.struct_size = sizeof(r)};
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_OK);
+    cJSON *state;
+    const cJSON *inst = pf_instance(&state, r.provider_id);
+    char body[128];
+    snprintf(body, sizeof(body), "{\"id\":\"%s\"}", param(inst, "template"));
+    cJSON_Delete(state);
+    pf_control("/_emulator/launch_templates/delete", body);
+    /* the provider still knows the template: EC2 refuses it once, then the provider looks again and recreates it */
+    pf_token(token, sizeof(token), "lt");
+    req = pf_request(&nc, options, 1, token);
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_ERR_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(pf_host.last_error_message, "InvalidLaunchTemplateId.NotFound"));
+    pf_token(token, sizeof(token), "lt");
+    req = pf_request(&nc, options, 1, token);
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_OK);
+    cJSON_Delete(spec);
+}
+END_TEST
+
 START_TEST(test_on_demand_lowest_price)
 {
     cJSON *spec;
@@ -478,6 +506,7 @@ int main(void)
     tcase_add_checked_fixture(tc, pf_setup, pf_teardown);
     tcase_add_test(tc, test_al2023_template_fleet_and_tags);
     tcase_add_test(tc, test_on_demand_lowest_price);
+    tcase_add_test(tc, test_deleted_template_is_created_again);
     tcase_add_loop_test(tc, test_family_templates, 0, (int)(sizeof(FAMILIES) / sizeof(FAMILIES[0])));
     tcase_add_test(tc, test_capacity_errors_mark_exactly_the_failed_offerings);
     tcase_add_test(tc, test_drift);

@@ -141,6 +141,10 @@ class Handler(BaseHTTPRequestHandler):
             with state.lock:
                 answer = [state.template_view(t) for t in state.launch_templates.values()]
             self.send(200, "application/json", json.dumps(answer))
+        elif path == "/_emulator/launch_templates/delete" and method == "POST":
+            with state.lock:
+                found = state.launch_templates.pop(spec["id"], None)
+            self.send(200 if found else 404, "application/json", "{}")
         elif path == "/_emulator/fleets" and method == "GET":
             with state.lock:
                 answer = list(state.fleet_requests)
