@@ -1,14 +1,13 @@
 #include "engine/timeline_sources.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "errors/ns_error.h"
 #include "manifest/decode.h"
+#include "manifest/manifest_files.h"
 #include "manifest/yaml_doc.h"
 #include "manifest/yaml_json.h"
 #include "model/model_util.h"
@@ -204,58 +203,14 @@ static int add_file(ns_tl_sources *s, const char *path)
     return rc;
 }
 
-static bool manifest_name(const char *name)
+static int add_one(void *ctx, const char *file)
 {
-    size_t n = strlen(name);
-    if (name[0] == '.')
-        return false;
-    return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcmp(name + n - 4, ".yml") == 0) ||
-           (n > 5 && strcmp(name + n - 5, ".json") == 0);
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return add_file(ctx, file);
 }
 
 int ns_tl_sources_add_path(ns_tl_sources *s, const char *path)
 {
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "cannot read manifests at %s: %s",
-                       path, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return add_file(s, path);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return NS_FAIL(NS_ERR_INVALID_CONFIG, "cannot open manifest directory %s: %s", path, strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(dir)) != NULL) {
-        if (!manifest_name(de->d_name))
-            continue;
-        char *copy = ns_strdup(de->d_name);
-        if (!copy || ns_grow((void **)&names, &cap, n + 1, sizeof(char *)) < 0) {
-            free(copy);
-            rc = NS_ERR_INTERNAL;
-            break;
-        }
-        names[n++] = copy;
-    }
-    closedir(dir);
-    if (rc == 0 && n)
-        qsort(names, n, sizeof(char *), cmp_names);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        char full[4096];
-        if (snprintf(full, sizeof(full), "%s/%s", path, names[i]) >= (int)sizeof(full))
-            rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "manifest path %s/%s is too long", path, names[i]);
-        else
-            rc = add_file(s, full);
-    }
-    ns_strv_free(names, n);
-    return rc;
+    return ns_manifest_each_file(path, add_one, s);
 }
 
 int ns_tl_sources_select(const ns_tl_sources *s, const char *kind, const char *ns,
