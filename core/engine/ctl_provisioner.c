@@ -105,14 +105,30 @@ static void binds_free(bind *b, size_t n)
     free(b);
 }
 
+/* An unschedulable pod is reported once per pending spell: when it became pending after the last round. */
+static bool unschedulable_is_news(const ns_engine *e, const ns_pod *pod)
+{
+    return ns_sched_pod_is_pending(pod) && (e->last_round_ms < 0 || pod->pending_since_ms > e->last_round_ms);
+}
+
+static bool round_decides(const ns_engine *e, const ns_engine_plan *p)
+{
+    if (p->result.n_claims)
+        return true;
+    for (size_t i = 0; i < p->result.n_unschedulable; i++)
+        if (unschedulable_is_news(e, p->view.pods[p->result.unschedulable[i].pod]))
+            return true;
+    return false;
+}
+
 static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
 {
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < p->result.n_unschedulable; i++) {
         size_t idx = p->result.unschedulable[i].pod;
         const ns_pod *pod = p->view.pods[idx];
-        /* Once per pending spell (the log, not a decision, repeats at debug level). */
-        if (!ns_sched_pod_is_pending(pod) || (pod->pending_since_ms <= e->last_round_ms && e->last_round_ms >= 0)) {
+        /* The log, not a decision, repeats at debug level. */
+        if (!unschedulable_is_news(e, pod)) {
             ns_log(NS_LOG_DEBUG, "provisioner", "could not schedule pod", "Pod", pod->meta.name, "error",
                    p->result.unschedulable[i].reason, NULL);
             continue;
@@ -133,10 +149,14 @@ static int round_(ns_engine *e, bool *replan)
     int rc = ns_engine_plan_run(e, NULL, &plan);
     if (rc < 0)
         return rc;
-    char pods[1024], num[32];
-    pod_list(e->cluster, pods, sizeof(pods));
-    snprintf(num, sizeof(num), "%zu", plan.result.n_pending);
-    ns_log(NS_LOG_INFO, "provisioner", "found provisionable pod(s)", "Pods", pods, "count", num, NULL);
+    /* Karpenter logs the pods it found when it computes new decisions for them, not at every round while they
+     * wait for a claim already launching (or for a node that will never come). */
+    if (round_decides(e, &plan)) {
+        char pods[1024], num[32];
+        pod_list(e->cluster, pods, sizeof(pods));
+        snprintf(num, sizeof(num), "%zu", plan.result.n_pending);
+        ns_log(NS_LOG_INFO, "provisioner", "found provisionable pod(s)", "Pods", pods, "count", num, NULL);
+    }
     bind *binds = NULL;
     size_t n_binds = 0;
     if ((rc = record_unschedulable(e, &plan)) == NS_OK && e->cfg.simulate_scheduler)
