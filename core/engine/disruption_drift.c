@@ -30,7 +30,7 @@ static int drift_reason(ns_engine *e, const ns_nodeclaim *claim, char *why, size
     const ns_nodeclass_def *def = ns_cluster_nodeclass_for(cl, &np->nodeclass_ref);
     have = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_NODECLASS_HASH);
     if (def && have) {
-        ns_nodeclass_hash(def, hash, sizeof(hash));
+        ns_nodeclass_hash(def, ns_plugin_table(e->plugin)->drift_fields, hash, sizeof(hash));
         if (strcmp(have, hash) != 0) {
             snprintf(why, len, "NodeClassDrifted");
             return 0;

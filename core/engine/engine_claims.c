@@ -180,41 +180,23 @@ void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len)
     snprintf(buf, len, "%016" PRIx64, x.h);
 }
 
-/* Spec fields that choose what the cloud resolves at launch (images, subnets, security groups, zones). Karpenter
- * leaves them out of the node class hash (hash:"ignore" on EC2NodeClass) because the provider's drift check compares
- * each instance with what they resolve to now and names the reason (AMIDrift, SubnetDrift, ...); hashing them here
- * would report every such change as NodeClassDrifted instead. The sim's check_drift owns its image and zones the same
- * way (docs/providers/sim.md). */
-static const struct {
-    const char *kind;
-    const char *const *fields;
-} dynamic_fields[] = {
-    {"EC2NodeClass", (const char *const[]){"amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTerms",
-                                           "capacityReservationSelectorTerms", NULL}},
-    {"AWSNodeTemplate", (const char *const[]){"amiSelector", "subnetSelector", "securityGroupSelector", NULL}},
-    {"SimNodeClass", (const char *const[]){"imageFamily", "imageVersion", "zones", NULL}},
-    {"NodeClass", (const char *const[]){"imageFamily", "imageVersion", "zones", NULL}},
-};
-
-static bool is_dynamic_field(const char *kind, const char *field)
+/* True when the provider's check_drift judges this spec field of this kind ("Kind.field" in its drift_fields). */
+static bool provider_owns_field(const char *const *drift_fields, const char *kind, const char *field)
 {
-    for (size_t i = 0; kind && field && i < sizeof(dynamic_fields) / sizeof(dynamic_fields[0]); i++) {
-        if (strcmp(dynamic_fields[i].kind, kind) != 0)
-            continue;
-        for (const char *const *f = dynamic_fields[i].fields; *f; f++)
-            if (strcmp(*f, field) == 0)
-                return true;
-    }
+    size_t klen = kind ? strlen(kind) : 0;
+    for (const char *const *f = drift_fields; f && *f && kind && field; f++)
+        if (strncmp(*f, kind, klen) == 0 && (*f)[klen] == '.' && strcmp(*f + klen + 1, field) == 0)
+            return true;
     return false;
 }
 
-void ns_nodeclass_hash(const ns_nodeclass_def *def, char *buf, size_t len)
+void ns_nodeclass_hash(const ns_nodeclass_def *def, const char *const *drift_fields, char *buf, size_t len)
 {
     hasher x = {UINT64_C(1469598103934665603)};
     hs(&x, def->kind);
     hs(&x, def->meta.name);
     for (const cJSON *field = def->spec ? def->spec->child : NULL; field; field = field->next) {
-        if (is_dynamic_field(def->kind, field->string))
+        if (provider_owns_field(drift_fields, def->kind, field->string))
             continue;
         char *value = cJSON_PrintUnformatted(field);
         hs(&x, field->string);
@@ -361,7 +343,7 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
         rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH, hash);
     }
     if (rc == 0 && def) {
-        ns_nodeclass_hash(def, hash, sizeof(hash));
+        ns_nodeclass_hash(def, ns_plugin_table(e->plugin)->drift_fields, hash, sizeof(hash));
         rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODECLASS_HASH, hash);
     }
     if (rc < 0) {

@@ -173,9 +173,9 @@ bool ns_claim_deleting(const ns_nodeclaim *c);
 /* The NodePool hash Karpenter compares for drift (template labels, annotations, taints, startup taints, requirements,
  * node class reference, expireAfter, terminationGracePeriod), as a hex string into buf (17 bytes). */
 void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len);
-/* A hash of a node class's kind, name and spec without the fields the provider's drift check owns (amiSelectorTerms,
- * subnets, security groups; the sim's image and zones), hex into buf (17 bytes). */
-void ns_nodeclass_hash(const ns_nodeclass_def *def, char *buf, size_t len);
+/* A hash of a node class's kind, name and spec without the fields the provider's drift check owns (its table's
+ * drift_fields, "Kind.field" ending with NULL; may be NULL), hex into buf (17 bytes). */
+void ns_nodeclass_hash(const ns_nodeclass_def *def, const char *const *drift_fields, char *buf, size_t len);
 
 /* Starts termination of a claim: sets its deletion timestamp through the writes layer (the termination controller
  * taints, drains, terminates and removes it over the next steps). method and reason go into the decision. */

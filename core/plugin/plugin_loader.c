@@ -17,7 +17,7 @@ size_t ns_plugin_min_table_size(uint32_t abi_version)
 {
     switch (abi_version) {
     case 1: return offsetof(ns_provider, get_instance);
-    case 2: return offsetof(ns_provider, test_inject_fault) + sizeof(((ns_provider *)0)->test_inject_fault);
+    case 2: return offsetof(ns_provider, drift_fields) + sizeof(((ns_provider *)0)->drift_fields);
     default: return 0;
     }
 }

@@ -136,6 +136,14 @@ static int aws_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     return NS_OK;
 }
 
+/* What aws_check_drift compares with what the selectors resolve to now (AMIDrift, SubnetDrift, SecurityGroupDrift),
+ * so the core leaves them out of its node class hash, as Karpenter's EC2NodeClass marks them hash:"ignore". */
+static const char *const AWS_DRIFT_FIELDS[] = {
+    "EC2NodeClass.amiSelectorTerms",   "EC2NodeClass.subnetSelectorTerms",   "EC2NodeClass.securityGroupSelectorTerms",
+    "AWSNodeTemplate.amiSelector",     "AWSNodeTemplate.subnetSelector",     "AWSNodeTemplate.securityGroupSelector",
+    NULL,
+};
+
 static const ns_provider AWS_PROVIDER = {
     .abi_version = NS_PROVIDER_ABI_VERSION,
     .struct_size = sizeof(ns_provider),
@@ -156,6 +164,7 @@ static const ns_provider AWS_PROVIDER = {
     .validate_nodeclass = aws_validate_nodeclass,
     .list_repair_policies = aws_list_repair_policies,
     .test_inject_fault = aws_test_inject_fault,
+    .drift_fields = AWS_DRIFT_FIELDS,
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

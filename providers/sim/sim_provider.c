@@ -195,6 +195,17 @@ static int sim_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     return NS_OK;
 }
 
+#if SIM_CLAIM_ABI_VERSION >= 2
+/* What sim_check_drift compares with each instance (ImageDrift/AMIDrift, ZoneDrift): the core leaves these out of
+ * its node class hash so a change is reported by the check, with its reason. */
+static const char *const sim_drift_fields[] = {
+    "SimNodeClass.imageFamily", "SimNodeClass.imageVersion", "SimNodeClass.zones",
+    "NodeClass.imageFamily",    "NodeClass.imageVersion",    "NodeClass.zones",
+    "EC2NodeClass.amiSelectorTerms",
+    NULL,
+};
+#endif
+
 static const ns_provider sim_provider = {
     .abi_version = SIM_CLAIM_ABI_VERSION,
 #if SIM_CLAIM_ABI_VERSION >= 2
@@ -220,6 +231,7 @@ static const ns_provider sim_provider = {
     .validate_nodeclass = sim_validate_nodeclass,
     .list_repair_policies = sim_list_repair_policies,
     .test_inject_fault = sim_test_inject_fault,
+    .drift_fields = sim_drift_fields,
 #endif
 };
 

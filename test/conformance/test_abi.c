@@ -189,6 +189,23 @@ START_TEST(test_abi_repair_policies)
 }
 END_TEST
 
+/* Optional data: each drift_fields entry is "Kind.field" with both parts non-empty, and none repeats. */
+START_TEST(test_abi_drift_fields)
+{
+    const char *const *fields = ns_plugin_table(conf_plugin)->drift_fields;
+    for (size_t i = 0; fields && fields[i]; i++) {
+        const char *dot = strchr(fields[i], '.');
+        CONF_CHECK("drift-fields", dot && dot != fields[i] && dot[1] != '\0' && !strchr(dot + 1, '.'),
+                   "drift_fields[%zu] is \"%s\", not \"Kind.field\"", i, fields[i]);
+        for (size_t j = 0; j < i; j++)
+            CONF_CHECK("drift-fields", strcmp(fields[i], fields[j]) != 0, "drift_fields lists \"%s\" twice",
+                       fields[i]);
+    }
+    CONF_CHECK("drift-fields", !fields || ns_plugin_table(conf_plugin)->check_drift,
+               "drift_fields is set but check_drift is NULL: nothing would judge those fields");
+}
+END_TEST
+
 Suite *conf_suite_abi(void)
 {
     Suite *s = suite_create("abi");
@@ -202,6 +219,7 @@ Suite *conf_suite_abi(void)
     tcase_add_test(tc, test_abi_required_methods);
     tcase_add_test(tc, test_abi_options);
     tcase_add_test(tc, test_abi_repair_policies);
+    tcase_add_test(tc, test_abi_drift_fields);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,7 +19,7 @@
  *   ABI 1: init, destroy, list_instance_types, launch, terminate, list_instances, poll_events
  *   ABI 2: get_instance (a version-1 provider has none; the core falls back to scanning list_instances)
  * Optional methods (NULL = unsupported):
- *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault
+ *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault; optional data: drift_fields
  *
  * Threading: after init returns, the core may call any method from any thread, several at once, except destroy,
  * which runs once after every other call has returned. A provider protects its own state. Every host upcall is
@@ -463,6 +463,12 @@ typedef struct ns_provider {
     /* Optional test hook, used by the conformance suite. Providers should refuse it (NS_ERR_UNSUPPORTED) unless the
      * operator enabled test hooks in the provider's options. */
     int (*test_inject_fault)(void *state, const ns_fault *fault);
+
+    /* Optional data, not a method (ABI 2). The node-class spec fields this provider's check_drift judges, written
+     * "Kind.field" (for example "EC2NodeClass.amiSelectorTerms") and ending with NULL. The core leaves them out of the
+     * hash it records for each node class, so a change to one of them is reported by the provider's check (AMIDrift,
+     * SubnetDrift, ...) rather than as NodeClassDrifted, as Karpenter's hash:"ignore" fields are. NULL = none. */
+    const char *const *drift_fields;
 } ns_provider;
 
 /* The one exported symbol. Returns the provider's static table; must not fail or allocate. */
