@@ -7,41 +7,15 @@
 #include "model/labels.h"
 #include "sched_test_util.h"
 
-typedef struct env {
-    ns_cluster *c;
-    ns_itype_set set;
-    ns_sched_result r;
-} env;
-
-static void env_init(env *e)
-{
-    memset(e, 0, sizeof(*e));
-    e->c = ns_cluster_new();
-    ck_assert_ptr_nonnull(e->c);
-    std_types(&e->set);
-}
-
-static void env_free(env *e)
-{
-    ns_sched_result_free(&e->r);
-    ns_itype_set_free(&e->set);
-    ns_cluster_free(e->c);
-}
-
-static void run(env *e)
-{
-    fx_run(e->c, &e->set, NULL, &e->r);
-}
-
 START_TEST(packs_pods_and_lists_types_cheapest_first)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_pod(e.c, "p0", 1000, FX_GI, "app=web");
     fx_pod(e.c, "p1", 1000, FX_GI, "app=web");
     fx_pod(e.c, "p2", 1000, FX_GI, "app=web");
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 1);
     const ns_sched_claim *cl = &e.r.claims[0];
     ck_assert_uint_eq(cl->n_pods, 3);
@@ -54,81 +28,81 @@ START_TEST(packs_pods_and_lists_types_cheapest_first)
     for (size_t i = 0; i < cl->n_options; i++)
         ck_assert_str_ne(cl->options[i].type->name, "small");
     ck_assert_int_eq(cl->pod_requests.cpu_milli, 3000);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(existing_node_used_before_a_new_claim)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_node(e.c, "node-1", 4000, 8 * FX_GI, 20, "topology.kubernetes.io/zone=z-b");
     fx_pod(e.c, "a", 1000, FX_GI, "");
     fx_pod(e.c, "b", 1000, FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 0);
     ck_assert_uint_eq(e.r.n_on_existing, 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(bound_pods_use_node_capacity)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_node(e.c, "node-1", 2000, 8 * FX_GI, 20, "topology.kubernetes.io/zone=z-b");
     ns_pod *bound = fx_pod(e.c, "running", 1500, FX_GI, "");
     bound->node_name = strdup("node-1");
     fx_pod(e.c, "new", 1000, FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_on_existing, 0);
     ck_assert_uint_eq(e.r.n_claims, 1);
     ck_assert_uint_eq(e.r.n_pending, 1);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(hostname_anti_affinity_forces_separate_nodes)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     const char *names[] = {"w0", "w1", "w2"};
     for (int i = 0; i < 3; i++) {
         ns_pod *p = fx_pod(e.c, names[i], 100, 128 * FX_MI, "app=web");
         fx_pod_affinity(p, NS_LABEL_HOSTNAME, "app=web", true, 0);
     }
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 3);
     for (size_t i = 0; i < 3; i++) {
         ck_assert_uint_eq(e.r.claims[i].n_pods, 1);
         ck_assert_str_eq(e.r.claims[i].options[0].type->name, "small");
     }
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(anti_affinity_is_symmetric_for_pods_without_the_term)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     ns_pod *guard = fx_pod(e.c, "guard", 1500, FX_GI, "role=guard");
     fx_pod_affinity(guard, NS_LABEL_HOSTNAME, "app=noisy", true, 0);
     fx_pod(e.c, "noisy", 100, FX_GI, "app=noisy");
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 2);
     ck_assert_ptr_ne(fx_claim_of(e.c, &e.r, "guard"), fx_claim_of(e.c, &e.r, "noisy"));
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(zone_spread_balances_three_zones)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     for (int i = 0; i < 6; i++) {
         char name[16];
@@ -136,7 +110,7 @@ START_TEST(zone_spread_balances_three_zones)
         ns_pod *p = fx_pod(e.c, name, 500, FX_GI, "app=spread");
         fx_pod_spread(p, NS_LABEL_ZONE, 1, false, "app=spread");
     }
-    run(&e);
+    sched_env_run(&e);
     int per_zone[3] = {0};
     for (size_t i = 0; i < e.r.n_claims; i++) {
         const char *z = fx_claim_zone(&e.r.claims[i]);
@@ -147,14 +121,14 @@ START_TEST(zone_spread_balances_three_zones)
     ck_assert_int_eq(per_zone[0], 2);
     ck_assert_int_eq(per_zone[1], 2);
     ck_assert_int_eq(per_zone[2], 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(hostname_spread_caps_pods_per_node)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     for (int i = 0; i < 4; i++) {
         char name[16];
@@ -162,18 +136,18 @@ START_TEST(hostname_spread_caps_pods_per_node)
         ns_pod *p = fx_pod(e.c, name, 100, FX_GI, "app=h");
         fx_pod_spread(p, NS_LABEL_HOSTNAME, 2, false, "app=h");
     }
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 2);
     ck_assert_uint_eq(e.r.claims[0].n_pods, 2);
     ck_assert_uint_eq(e.r.claims[1].n_pods, 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(zonal_self_affinity_keeps_one_zone)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     for (int i = 0; i < 4; i++) {
         char name[16];
@@ -181,28 +155,28 @@ START_TEST(zonal_self_affinity_keeps_one_zone)
         ns_pod *p = fx_pod(e.c, name, 3000, FX_GI, "app=db");
         fx_pod_affinity(p, NS_LABEL_ZONE, "app=db", false, 0);
     }
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_ge(e.r.n_claims, 2);
     const char *zone = fx_claim_zone(&e.r.claims[0]);
     ck_assert_ptr_nonnull(zone);
     for (size_t i = 0; i < e.r.n_claims; i++)
         ck_assert_str_eq(fx_claim_zone(&e.r.claims[i]), zone);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(min_values_keeps_enough_types)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "node.kubernetes.io/instance-type Exists minValues=2");
     for (int i = 0; i < 5; i++) {
         char name[16];
         snprintf(name, sizeof(name), "m%d", i);
         fx_pod(e.c, name, 1000, 512 * FX_MI, "app=m");
     }
-    run(&e);
+    sched_env_run(&e);
     /* Without minValues one claim would hold all five, leaving only "large". */
     ck_assert_uint_eq(e.r.n_claims, 2);
     for (size_t c = 0; c < e.r.n_claims; c++) {
@@ -218,14 +192,14 @@ START_TEST(min_values_keeps_enough_types)
         }
         ck_assert_int_ge(distinct, 2);
     }
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(limits_stop_a_pool_then_the_next_weight_takes_over)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *a = fx_pool(e.c, "a", 10, "");
     a->limits.cpu = true;
     a->limits.max.cpu_milli = 8000;
@@ -235,98 +209,98 @@ START_TEST(limits_stop_a_pool_then_the_next_weight_takes_over)
         snprintf(name, sizeof(name), "l%d", i);
         fx_pod(e.c, name, 3000, FX_GI, "app=l");
     }
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 2);
     ck_assert_str_eq(e.c->nodepools[e.r.claims[0].nodepool]->meta.name, "a");
     ck_assert_uint_eq(e.r.claims[0].n_pods, 2);
     ck_assert_str_eq(e.c->nodepools[e.r.claims[1].nodepool]->meta.name, "b");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(limits_reason_names_the_limit)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *a = fx_pool(e.c, "a", 10, "");
     a->limits.cpu = true;
     a->limits.max.cpu_milli = 4000;
     fx_pod(e.c, "big", 6000, FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 1);
     const char *why = fx_reason(e.c, &e.r, "big");
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "limits") && strstr(why, "cpu"), "reason: %s", why);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(daemonset_overhead_makes_a_type_too_small)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_daemonset(e.c, "agent", 1000, 256 * FX_MI);
     fx_pod(e.c, "p", 1500, FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 1);
     /* small has 2 cpu, enough for the pod alone but not with the agent's 1 cpu. */
     ck_assert_str_eq(e.r.claims[0].options[0].type->name, "medium");
     ck_assert_int_eq(e.r.claims[0].daemon_overhead.cpu_milli, 1000);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(host_port_conflict_needs_two_nodes)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_pod_host_port(fx_pod(e.c, "p1", 100, FX_MI, "app=x"), 8080);
     fx_pod_host_port(fx_pod(e.c, "p2", 100, FX_MI, "app=x"), 8080);
     fx_pod_host_port(fx_pod(e.c, "p3", 100, FX_MI, "app=y"), 9090);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 2);
     ck_assert_ptr_ne(fx_claim_of(e.c, &e.r, "p1"), fx_claim_of(e.c, &e.r, "p2"));
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(taints_route_pods_by_toleration)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *gpu = fx_pool(e.c, "dedicated", 100, "");
     fx_pool_taint(gpu, "dedicated", "team-a", NS_EFFECT_NO_SCHEDULE);
     fx_pool(e.c, "general", 0, "");
     fx_pod(e.c, "plain", 500, FX_GI, "");
     fx_pod_tolerate(fx_pod(e.c, "tolerant", 600, FX_GI, ""), "dedicated", NULL);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_str_eq(e.c->nodepools[fx_claim_of(e.c, &e.r, "plain")->nodepool]->meta.name, "general");
     ck_assert_str_eq(e.c->nodepools[fx_claim_of(e.c, &e.r, "tolerant")->nodepool]->meta.name, "dedicated");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(untolerated_taint_is_the_reason)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *np = fx_pool(e.c, "only", 0, "");
     fx_pool_taint(np, "dedicated", "ml", NS_EFFECT_NO_SCHEDULE);
     fx_pod(e.c, "p", 500, FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     const char *why = fx_reason(e.c, &e.r, "p");
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "dedicated=ml:NoSchedule") != NULL, "reason: %s", why);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(gpu_pods_get_gpu_types_only)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_itype *g = fx_type(&e.set, "gpu1", 4000, 16 * FX_GI, 20, "kubernetes.io/arch=amd64", "z-a:on-demand:1.0");
     fx_type_extended(g, "nvidia.com/gpu", 1);
     fx_pool(e.c, "default", 0, "");
@@ -334,7 +308,7 @@ START_TEST(gpu_pods_get_gpu_types_only)
     /* Karpenter first-fits the GPU pod onto the web pod's claim when a GPU type can hold both; 3500m + 1000m does
      * not fit the 4-cpu GPU type, so the two claims stay apart. */
     fx_pod(e.c, "web", 3500, FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     const ns_sched_claim *t = fx_claim_of(e.c, &e.r, "train");
     ck_assert_ptr_nonnull(t);
     for (size_t i = 0; i < t->n_options; i++)
@@ -342,28 +316,28 @@ START_TEST(gpu_pods_get_gpu_types_only)
     const ns_sched_claim *w = fx_claim_of(e.c, &e.r, "web");
     ck_assert_ptr_nonnull(w);
     ck_assert_str_ne(w->options[0].type->name, "gpu1");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(capacity_type_requirement_excludes_spot)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "od", 0, "karpenter.sh/capacity-type In on-demand");
     fx_pod(e.c, "p", 500, FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 1);
     for (size_t i = 0; i < e.r.claims[0].n_options; i++)
         ck_assert_str_eq(e.r.claims[0].options[i].capacity_type, NS_CAPACITY_ON_DEMAND);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(max_pods_from_kubelet_settings)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *np = fx_pool(e.c, "default", 0, "");
     np->kubelet.present = true;
     np->kubelet.has_max_pods = true;
@@ -373,16 +347,16 @@ START_TEST(max_pods_from_kubelet_settings)
         snprintf(name, sizeof(name), "t%d", i);
         fx_pod(e.c, name, 10, FX_MI, "app=t");
     }
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(windows_pods_land_on_their_build)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_itype_set w2019 = {0}, w2022 = {0};
     fx_type(&w2019, "m5.large", 2000, 8 * FX_GI, 20,
             "kubernetes.io/os=windows,kubernetes.io/arch=amd64,node.kubernetes.io/windows-build=10.0.17763",
@@ -402,35 +376,35 @@ START_TEST(windows_pods_land_on_their_build)
     ck_assert_str_eq(e.c->nodepools[fx_claim_of(e.c, &e.r, "iis-2019")->nodepool]->meta.name, "windows2019");
     ns_itype_set_free(&w2019);
     ns_itype_set_free(&w2022);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(unsatisfiable_requirement_is_named)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_pod_selector(fx_pod(e.c, "arm", 500, FX_GI, ""), "kubernetes.io/arch=arm64");
-    run(&e);
+    sched_env_run(&e);
     const char *why = fx_reason(e.c, &e.r, "arm");
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "kubernetes.io/arch") != NULL, "reason: %s", why);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(oversized_pod_reason_names_the_resource)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_pod(e.c, "huge", 2000, 64 * FX_GI, "");
-    run(&e);
+    sched_env_run(&e);
     const char *why = fx_reason(e.c, &e.r, "huge");
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "memory") != NULL, "reason: %s", why);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 

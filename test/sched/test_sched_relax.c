@@ -8,28 +8,7 @@
 #include "model/labels.h"
 #include "sched_test_util.h"
 
-typedef struct env {
-    ns_cluster *c;
-    ns_itype_set set;
-    ns_sched_result r;
-} env;
-
-static void env_init(env *e)
-{
-    memset(e, 0, sizeof(*e));
-    e->c = ns_cluster_new();
-    ck_assert_ptr_nonnull(e->c);
-    std_types(&e->set);
-}
-
-static void env_free(env *e)
-{
-    ns_sched_result_free(&e->r);
-    ns_itype_set_free(&e->set);
-    ns_cluster_free(e->c);
-}
-
-static const char *pool_of(const env *e, const char *pod)
+static const char *pool_of(const sched_env *e, const char *pod)
 {
     const ns_sched_claim *c = fx_claim_of(e->c, &e->r, pod);
     return c ? e->c->nodepools[c->nodepool]->meta.name : NULL;
@@ -37,8 +16,8 @@ static const char *pool_of(const env *e, const char *pod)
 
 START_TEST(required_terms_are_tried_in_turn)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     ns_pod *p = fx_pod(e.c, "p", 500, FX_GI, "");
     fx_pod_required(p, "kubernetes.io/arch In arm64");
@@ -46,14 +25,14 @@ START_TEST(required_terms_are_tried_in_turn)
     fx_run(e.c, &e.set, NULL, &e.r);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_str_eq(fx_claim_zone(fx_claim_of(e.c, &e.r, "p")), "z-c");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(preferred_node_affinity_is_honoured_when_possible)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     /* The cheapest zone is z-a; the heaviest preference wins over a lighter one and over price. */
     ns_pod *p = fx_pod(e.c, "p", 500, FX_GI, "");
@@ -61,14 +40,14 @@ START_TEST(preferred_node_affinity_is_honoured_when_possible)
     fx_pod_preferred(p, 50, "topology.kubernetes.io/zone In z-b");
     fx_run(e.c, &e.set, NULL, &e.r);
     ck_assert_str_eq(fx_claim_zone(fx_claim_of(e.c, &e.r, "p")), "z-b");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(preferred_node_affinity_relaxes_heaviest_first)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     ns_pod *p = fx_pod(e.c, "p", 500, FX_GI, "");
     fx_pod_preferred(p, 90, "kubernetes.io/arch In arm64");
@@ -76,14 +55,14 @@ START_TEST(preferred_node_affinity_relaxes_heaviest_first)
     fx_run(e.c, &e.set, NULL, &e.r);
     /* arm64 is impossible: dropping it, the lighter zone preference still applies. */
     ck_assert_str_eq(fx_claim_zone(fx_claim_of(e.c, &e.r, "p")), "z-c");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(preferred_anti_affinity_is_honoured_then_dropped)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *np = fx_pool(e.c, "default", 0, "");
     np->limits.cpu = true;
     np->limits.max.cpu_milli = 16000;
@@ -97,27 +76,27 @@ START_TEST(preferred_anti_affinity_is_honoured_then_dropped)
     /* Two claims charge 8 cpu each against the 16-cpu limit; the third pod gives up its preference and joins. */
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_uint_eq(e.r.n_claims, 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(preferred_pod_affinity_is_relaxed)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     ns_pod *p = fx_pod(e.c, "lonely", 500, FX_GI, "app=a");
     fx_pod_affinity(p, NS_LABEL_ZONE, "app=missing", false, 50);
     fx_run(e.c, &e.set, NULL, &e.r);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(required_pod_affinity_is_not_relaxed)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     ns_pod *p = fx_pod(e.c, "lonely", 500, FX_GI, "app=a");
     fx_pod_affinity(p, NS_LABEL_ZONE, "app=missing", false, 0);
@@ -125,11 +104,11 @@ START_TEST(required_pod_affinity_is_not_relaxed)
     const char *why = fx_reason(e.c, &e.r, "lonely");
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "pod affinity") != NULL, "reason: %s", why);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
-static void spread_pair(env *e, bool anyway)
+static void spread_pair(sched_env *e, bool anyway)
 {
     ns_nodepool *np = fx_pool(e->c, "default", 0, "");
     np->limits.cpu = true;
@@ -145,30 +124,30 @@ static void spread_pair(env *e, bool anyway)
 
 START_TEST(schedule_anyway_spread_is_relaxed)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     spread_pair(&e, true);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_uint_eq(e.r.n_claims, 1);
     ck_assert_uint_eq(e.r.claims[0].n_pods, 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(do_not_schedule_spread_is_kept)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     spread_pair(&e, false);
     ck_assert_uint_eq(e.r.n_unschedulable, 1);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(prefer_no_schedule_taint_blocks_first)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *preferred = fx_pool(e.c, "heavy", 50, "");
     fx_pool_taint(preferred, "spot-only", NULL, NS_EFFECT_PREFER_NO_SCHEDULE);
     fx_pool(e.c, "light", 1, "");
@@ -176,20 +155,20 @@ START_TEST(prefer_no_schedule_taint_blocks_first)
     fx_run(e.c, &e.set, NULL, &e.r);
     /* kube-scheduler would ignore PreferNoSchedule and pick the heavier pool; Karpenter avoids it while it can. */
     ck_assert_str_eq(pool_of(&e, "p"), "light");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(prefer_no_schedule_taint_is_tolerated_last)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     ns_nodepool *only = fx_pool(e.c, "only", 0, "");
     fx_pool_taint(only, "maintenance", NULL, NS_EFFECT_PREFER_NO_SCHEDULE);
     fx_pod(e.c, "p", 500, FX_GI, "");
     fx_run(e.c, &e.set, NULL, &e.r);
     ck_assert_str_eq(pool_of(&e, "p"), "only");
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 

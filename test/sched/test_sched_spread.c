@@ -11,32 +11,6 @@
 #include "model/labels.h"
 #include "sched_test_util.h"
 
-typedef struct env {
-    ns_cluster *c;
-    ns_itype_set set;
-    ns_sched_result r;
-} env;
-
-static void env_init(env *e)
-{
-    memset(e, 0, sizeof(*e));
-    e->c = ns_cluster_new();
-    ck_assert_ptr_nonnull(e->c);
-    std_types(&e->set);
-}
-
-static void env_free(env *e)
-{
-    ns_sched_result_free(&e->r);
-    ns_itype_set_free(&e->set);
-    ns_cluster_free(e->c);
-}
-
-static void run(env *e)
-{
-    fx_run(e->c, &e->set, NULL, &e->r);
-}
-
 /* The constraint fx_pod_spread added last, for a setup function to adjust. */
 static ns_topology_spread *last_spread(ns_pod *p)
 {
@@ -47,7 +21,7 @@ typedef void (*spread_setup)(ns_pod *p);
 
 /* n pods named <prefix>0.. with `labels`, each spreading over zones with maxSkew 1 among pods matching `selector`,
  * then passed to setup (may be NULL). */
-static void spread_pods(env *e, const char *prefix, int n, const char *labels, const char *selector,
+static void spread_pods(sched_env *e, const char *prefix, int n, const char *labels, const char *selector,
                         spread_setup setup)
 {
     for (int i = 0; i < n; i++) {
@@ -61,7 +35,7 @@ static void spread_pods(env *e, const char *prefix, int n, const char *labels, c
 }
 
 /* How many pods named <prefix>N (N < n) landed in zone, on claims or on existing nodes. */
-static int in_zone(env *e, const char *prefix, int n, const char *zone)
+static int in_zone(sched_env *e, const char *prefix, int n, const char *zone)
 {
     int count = 0;
     for (int i = 0; i < n; i++) {
@@ -96,8 +70,8 @@ static void match_hash(ns_pod *p)
 
 START_TEST(match_label_keys_spread_each_revision_separately)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     /* The old revision's two pods fill a node in z-a. */
     fx_node(e.c, "old", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
@@ -110,20 +84,20 @@ START_TEST(match_label_keys_spread_each_revision_separately)
         bind(p, "old");
     }
     spread_pods(&e, "v2-", 3, "app=web,pod-template-hash=v2", "app=web", match_hash);
-    run(&e);
+    sched_env_run(&e);
     /* Counting only v2 pods, each zone takes one. Counting v1 too, z-a (2 pods) would get none. */
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-a"), 1);
     ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-b"), 1);
     ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-c"), 1);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(without_match_label_keys_revisions_count_together)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     fx_node(e.c, "old", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
     for (int i = 0; i < 2; i++) {
@@ -134,14 +108,14 @@ START_TEST(without_match_label_keys_revisions_count_together)
         bind(p, "old");
     }
     spread_pods(&e, "v2-", 3, "app=web,pod-template-hash=v2", "app=web", NULL);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-a"), 0);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 /* "open" offers z-a and z-b; "tainted" offers z-c behind a taint the spread pods do not tolerate. */
-static void tainted_pools(env *e)
+static void tainted_pools(sched_env *e)
 {
     fx_pool(e->c, "open", 0, "topology.kubernetes.io/zone In z-a|z-b");
     ns_nodepool *t = fx_pool(e->c, "tainted", 0, "topology.kubernetes.io/zone In z-c");
@@ -155,32 +129,32 @@ static void honor_taints(ns_pod *p)
 
 START_TEST(node_taints_policy_honor_leaves_untolerated_pools_out)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     tainted_pools(&e);
     spread_pods(&e, "s", 4, "app=s", "app=s", honor_taints);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 2);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(node_taints_policy_ignore_counts_untolerated_zones)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     tainted_pools(&e);
     spread_pods(&e, "s", 4, "app=s", "app=s", NULL);
-    run(&e);
+    sched_env_run(&e);
     /* z-c is a domain the pods cannot reach: it stays at 0, so z-a and z-b hold one each. */
     ck_assert_uint_eq(e.r.n_unschedulable, 2);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 1);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 1);
     const char *why = e.r.unschedulable[0].reason;
     ck_assert_msg(strstr(why, "topology spread on topology.kubernetes.io/zone") != NULL, "reason: %s", why);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
@@ -197,31 +171,31 @@ static void zones_a_b_ignored(ns_pod *p)
 
 START_TEST(node_affinity_policy_honor_limits_domains_to_the_pods_zones)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     spread_pods(&e, "s", 4, "app=s", "app=s", zones_a_b);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 2);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(node_affinity_policy_ignore_counts_every_zone)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     spread_pods(&e, "s", 4, "app=s", "app=s", zones_a_b_ignored);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
-static void arm_types(env *e)
+static void arm_types(sched_env *e)
 {
     fx_type(&e->set, "arm", 4000, 8 * FX_GI, 20, "kubernetes.io/arch=arm64",
             "z-a:on-demand:0.15,z-b:on-demand:0.15,z-c:on-demand:0.15");
@@ -239,7 +213,7 @@ static void arm_only_ignored(ns_pod *p)
 }
 
 /* Two matching pods run on an amd64 node in z-a; the new pods want arm64. */
-static void amd_node_with_pods(env *e)
+static void amd_node_with_pods(sched_env *e)
 {
     fx_node(e->c, "amd", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
     for (int i = 0; i < 2; i++) {
@@ -251,32 +225,32 @@ static void amd_node_with_pods(env *e)
 
 START_TEST(node_affinity_policy_honor_ignores_pods_on_excluded_nodes)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     arm_types(&e);
     fx_pool(e.c, "default", 0, "");
     amd_node_with_pods(&e);
     spread_pods(&e, "s", 2, "app=s", "app=s", arm_only);
-    run(&e);
+    sched_env_run(&e);
     /* The amd64 node is not a domain of arm64 pods, so its pods do not count: z-a is as empty as the others. */
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 2, "z-a"), 1);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(node_affinity_policy_ignore_counts_pods_on_every_node)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     arm_types(&e);
     fx_pool(e.c, "default", 0, "");
     amd_node_with_pods(&e);
     spread_pods(&e, "s", 2, "app=s", "app=s", arm_only_ignored);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 2, "z-a"), 0);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
@@ -298,43 +272,43 @@ static void min_domains_3_in_a_b(ns_pod *p)
 
 START_TEST(min_domains_above_the_zone_count_holds_the_minimum_at_zero)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     spread_pods(&e, "s", 6, "app=s", "app=s", min_domains_5);
-    run(&e);
+    sched_env_run(&e);
     /* Three zones, fewer than 5: the global minimum counts as 0, so each zone takes maxSkew (1) pods. */
     ck_assert_uint_eq(e.r.n_unschedulable, 3);
     ck_assert_int_eq(in_zone(&e, "s", 6, "z-a"), 1);
     ck_assert_int_eq(in_zone(&e, "s", 6, "z-b"), 1);
     ck_assert_int_eq(in_zone(&e, "s", 6, "z-c"), 1);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(min_domains_met_spreads_normally)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     spread_pods(&e, "s", 6, "app=s", "app=s", min_domains_3);
-    run(&e);
+    sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 6, "z-a"), 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
 START_TEST(min_domains_counts_only_domains_the_policies_leave)
 {
-    env e;
-    env_init(&e);
+    sched_env e;
+    sched_env_init(&e, true);
     fx_pool(e.c, "default", 0, "");
     spread_pods(&e, "s", 4, "app=s", "app=s", min_domains_3_in_a_b);
-    run(&e);
+    sched_env_run(&e);
     /* The pool has three zones, but node affinity (Honor) leaves two domains: fewer than minDomains 3. */
     ck_assert_uint_eq(e.r.n_unschedulable, 2);
-    env_free(&e);
+    sched_env_free(&e);
 }
 END_TEST
 
