@@ -6,6 +6,7 @@ packages=(
   libcurl4-openssl-dev libcjson-dev libssl-dev libyaml-dev libexpat1-dev libmicrohttpd-dev
   check libsubunit-dev
   python3 python3-botocore
+  openssl
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,12 @@
 #include "http/http_client.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <openssl/rand.h>
@@ -19,10 +21,47 @@ static void curl_init_once(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* Idle libcurl handles. A handle keeps its live connections (and TLS sessions) between transfers, so taking one from
+ * here instead of creating a fresh handle per request is what reuses keep-alive connections. A pool rather than a
+ * share object: libcurl does not support one connection cache used by concurrent threads. */
+#define HANDLE_POOL_MAX 8
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static CURL *pool[HANDLE_POOL_MAX];
+static size_t pool_n;
+
+static CURL *handle_take(void)
+{
+    CURL *curl = NULL;
+    pthread_mutex_lock(&pool_lock);
+    if (pool_n > 0)
+        curl = pool[--pool_n];
+    pthread_mutex_unlock(&pool_lock);
+    if (curl) {
+        curl_easy_reset(curl); /* options back to defaults; the connection cache stays */
+        return curl;
+    }
+    return curl_easy_init();
+}
+
+static void handle_give_back(CURL *curl)
+{
+    if (!curl)
+        return;
+    pthread_mutex_lock(&pool_lock);
+    if (pool_n < HANDLE_POOL_MAX) {
+        pool[pool_n++] = curl;
+        curl = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    curl_easy_cleanup(curl);
+}
+
 typedef struct buffer {
     char *data;
     size_t len;
     size_t cap;
+    size_t limit;    /* the largest body accepted */
+    bool over_limit; /* set when the answer was cut for exceeding it */
 } buffer;
 
 static int buffer_append(buffer *b, const char *data, size_t len)
@@ -45,7 +84,13 @@ static int buffer_append(buffer *b, const char *data, size_t len)
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-    return buffer_append(userdata, ptr, size * nmemb) == 0 ? size * nmemb : 0;
+    buffer *b = userdata;
+    size_t len = size * nmemb;
+    if (len > b->limit - b->len) {
+        b->over_limit = true;
+        return 0; /* libcurl aborts the transfer */
+    }
+    return buffer_append(b, ptr, len) == 0 ? len : 0;
 }
 
 typedef struct header_list {
@@ -83,6 +128,8 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
         v++;
     while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
         end--;
+    if (h->n >= NS_HTTP_MAX_HEADERS)
+        return 0; /* a server sending thousands of headers is not one we talk to */
     if (h->n == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 16;
         ns_http_header *grown = realloc(h->items, cap * sizeof(*grown));
@@ -141,16 +188,66 @@ static bool status_is_retryable(long status)
     return status == 429 || status == 502 || status == 503 || status == 504 || status == 500;
 }
 
-/* One attempt. Returns NS_OK with *resp, or a transport error category with the error recorded. */
-static int perform_once(const ns_http_request *req, int64_t timeout_ms, ns_http_response **resp)
+/* The CA bundle a request trusts and where that choice came from (for messages), or NULL for the system store. */
+static const char *trusted_cas(const ns_http_request *req, const char **source)
+{
+    if (req->ca_bundle && *req->ca_bundle) {
+        *source = "the provider's CA bundle setting";
+        return req->ca_bundle;
+    }
+    const char *env = getenv(NS_HTTP_CA_BUNDLE_ENV);
+    *source = "$" NS_HTTP_CA_BUNDLE_ENV;
+    return env && *env ? env : NULL;
+}
+
+static bool is_certificate_error(CURLcode cc)
+{
+    return cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE || cc == CURLE_SSL_ISSUER_ERROR ||
+           cc == CURLE_SSL_CERTPROBLEM || cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH || cc == CURLE_SSL_CRL_BADFILE;
+}
+
+/* Describes a failed transfer and returns its category: a rejected certificate or an oversized answer cannot be
+ * cured by trying again, a timeout or a refused connection can. */
+static int transfer_failure(const ns_http_request *req, CURLcode cc, const char *detail, const buffer *body,
+                            const char *ca_bundle, const char *ca_source)
+{
+    if (body->over_limit || cc == CURLE_FILESIZE_EXCEEDED)
+        return NS_FAIL(NS_ERR_INTERNAL, "HTTP %s %s: answer larger than %zu bytes; refused", req->method, req->url,
+                       body->limit);
+    if (is_certificate_error(cc)) {
+        if (ca_bundle)
+            return NS_FAIL(NS_ERR_INVALID_CONFIG, "HTTP %s %s: TLS certificate error: %s (trusted CAs: %s, from %s)",
+                           req->method, req->url, detail, ca_bundle, ca_source);
+        return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                       "HTTP %s %s: TLS certificate error: %s (trusted CAs: the system store; name a PEM CA bundle "
+                       "with $" NS_HTTP_CA_BUNDLE_ENV " or the provider's CA bundle setting)",
+                       req->method, req->url, detail);
+    }
+    if (cc == CURLE_URL_MALFORMAT || cc == CURLE_UNSUPPORTED_PROTOCOL)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "HTTP %s %s failed: %s", req->method, req->url, detail);
+    if (cc == CURLE_SSL_CONNECT_ERROR)
+        return NS_FAIL(NS_ERR_THROTTLED, "HTTP %s %s failed: TLS handshake: %s", req->method, req->url, detail);
+    return NS_FAIL(NS_ERR_THROTTLED, "HTTP %s %s failed: %s", req->method, req->url, detail);
+}
+
+/* One attempt. Returns NS_OK with *resp, or an error category with the error recorded. */
+static int perform_once(const ns_http_request *req, const char *user_agent, int64_t timeout_ms,
+                        ns_http_response **resp)
 {
     int rc = NS_ERR_INTERNAL;
-    CURL *curl = curl_easy_init();
+    const char *ca_source = NULL;
+    const char *ca_bundle = trusted_cas(req, &ca_source);
+    CURL *curl = NULL;
     struct curl_slist *headers = NULL;
-    buffer body = {0};
+    buffer body = {.limit = req->max_response_bytes ? req->max_response_bytes : NS_HTTP_DEFAULT_MAX_RESPONSE_BYTES};
     header_list hdrs = {0};
     char errbuf[CURL_ERROR_SIZE] = "";
-    if (!curl) {
+    if (ca_bundle && access(ca_bundle, R_OK) != 0) {
+        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "HTTP %s %s: CA bundle %s (from %s) cannot be read: %s", req->method,
+                     req->url, ca_bundle, ca_source, strerror(errno));
+        goto cleanup;
+    }
+    if (!(curl = handle_take())) {
         rc = NS_FAIL(NS_ERR_INTERNAL, "HTTP %s %s: cannot create a libcurl handle", req->method, req->url);
         goto cleanup;
     }
@@ -171,12 +268,18 @@ static int perform_once(const ns_http_request *req, int64_t timeout_ms, ns_http_
     curl_easy_setopt(curl, CURLOPT_URL, req->url);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req->method);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, user_agent); /* a User-Agent header in req->headers wins */
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 10000 ? timeout_ms : 10000));
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    /* An operator's CA bundle (a private cloud endpoint, a test emulator's generated CA) replaces the system's
+     * trust store; verification itself is never turned off. */
+    if (ca_bundle)
+        curl_easy_setopt(curl, CURLOPT_CAINFO, ca_bundle);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)body.limit);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
@@ -190,9 +293,7 @@ static int perform_once(const ns_http_request *req, int64_t timeout_ms, ns_http_
     }
     CURLcode cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
-        int category = (cc == CURLE_URL_MALFORMAT || cc == CURLE_UNSUPPORTED_PROTOCOL) ? NS_ERR_INVALID_ARGUMENT
-                                                                                       : NS_ERR_THROTTLED;
-        rc = NS_FAIL(category, "HTTP %s %s failed: %s", req->method, req->url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        rc = transfer_failure(req, cc, errbuf[0] ? errbuf : curl_easy_strerror(cc), &body, ca_bundle, ca_source);
         goto cleanup;
     }
     ns_http_response *r = calloc(1, sizeof(*r));
@@ -207,7 +308,7 @@ static int perform_once(const ns_http_request *req, int64_t timeout_ms, ns_http_
     r->body_len = body.len;
     r->headers = hdrs.items;
     r->n_headers = hdrs.n;
-    body = (buffer){0};
+    body.data = NULL;
     hdrs = (header_list){0};
     *resp = r;
     rc = NS_OK;
@@ -215,7 +316,7 @@ cleanup:
     free(body.data);
     header_list_clear(&hdrs);
     curl_slist_free_all(headers);
-    curl_easy_cleanup(curl);
+    handle_give_back(curl);
     return rc;
 }
 
@@ -231,7 +332,7 @@ static int64_t retry_after_hint_ms(const ns_http_response *resp)
     return (int64_t)secs * 1000;
 }
 
-int ns_http_perform(const ns_http_request *req, ns_http_response **resp)
+int ns_http_perform_as(const ns_http_request *req, const char *user_agent, ns_http_response **resp)
 {
     if (!req || !resp || !req->url || !req->method)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "HTTP request: method, url and response pointer are required");
@@ -241,7 +342,7 @@ int ns_http_perform(const ns_http_request *req, ns_http_response **resp)
     int retries = req->max_retries < 0 ? NS_HTTP_DEFAULT_RETRIES : req->max_retries;
     for (int attempt = 0;; attempt++) {
         ns_http_response *r = NULL;
-        int rc = perform_once(req, timeout, &r);
+        int rc = perform_once(req, user_agent ? user_agent : NS_HTTP_USER_AGENT, timeout, &r);
         bool retry = attempt < retries && (rc == NS_ERR_THROTTLED || (rc == NS_OK && status_is_retryable(r->status)));
         if (!retry) {
             *resp = r;
@@ -252,4 +353,9 @@ int ns_http_perform(const ns_http_request *req, ns_http_response **resp)
         ns_http_response_free(r);
         ns_clock_sleep_ms(hint > wait ? hint : wait);
     }
+}
+
+int ns_http_perform(const ns_http_request *req, ns_http_response **resp)
+{
+    return ns_http_perform_as(req, NULL, resp);
 }

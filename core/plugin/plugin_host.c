@@ -1,5 +1,6 @@
 /* The host upcalls: what the core lends a provider (OpenSSL's core dispatch table). */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,7 +94,11 @@ static int host_http_request(ns_host_ctx *ctx, const ns_http_request *req, ns_ht
                        ctx && ctx->plugin ? ctx->plugin->name : "?");
     ns_http_request copy = {0};
     memcpy(&copy, req, req->struct_size < sizeof(copy) ? req->struct_size : sizeof(copy));
-    return ns_http_perform(&copy, resp);
+    char user_agent[3 * NS_NAME_MAX];
+    const ns_plugin *p = ctx ? ctx->plugin : NULL;
+    snprintf(user_agent, sizeof(user_agent), "%s %s/%s", NS_HTTP_USER_AGENT, p && p->name ? p->name : "provider",
+             p && p->table.version ? p->table.version : "unknown");
+    return ns_http_perform_as(&copy, user_agent, resp);
 }
 
 static void host_free(void *ptr)

@@ -16,6 +16,7 @@ struct aws_client {
     const ns_host *host;
     ns_host_ctx *ctx;
     aws_credentials_provider *credentials;
+    const aws_env *env;
     char *region;
     int64_t timeout_ms;
     aws_retry_quota quota;
@@ -43,6 +44,7 @@ int aws_client_new(const aws_client_config *config, aws_client **out)
     c->host = config->host;
     c->ctx = config->ctx;
     c->credentials = config->credentials;
+    c->env = config->env;
     c->timeout_ms = config->timeout_ms > 0 ? config->timeout_ms : 30000;
     aws_retry_quota_init(&c->quota, AWS_RETRY_QUOTA_CAPACITY);
     c->policy = (aws_retry_policy){config->max_attempts > 0 ? config->max_attempts : AWS_RETRY_DEFAULT_MAX_ATTEMPTS,
@@ -156,7 +158,9 @@ static int attempt(aws_client *c, const call_spec *s, int idx, ns_http_response 
             headers[n++] = (ns_http_header){"X-Amz-Security-Token", creds.session_token};
         char url[1200];
         snprintf(url, sizeof(url), "%s://%s%s", u->scheme, u->host, path);
-        ns_http_request req = {sizeof(req), s->method, url, headers, n, s->body, s->body_len, c->timeout_ms, 0};
+        ns_http_request req = {.struct_size = sizeof(req), .method = s->method, .url = url, .headers = headers,
+                               .n_headers = n, .body = s->body, .body_len = s->body_len, .timeout_ms = c->timeout_ms,
+                               .max_retries = 0, .ca_bundle = aws_env_get(c->env, "AWS_CA_BUNDLE")};
         *sent = true;
         rc = c->host->http_request(c->ctx, &req, resp);
     }
@@ -192,7 +196,9 @@ static int call(aws_client *c, const call_spec *s, ns_http_response **out, aws_a
         int rc = attempt(c, s, idx, &resp, &sent);
         aws_error_class cls;
         long status = 0;
-        if (rc != NS_OK && sent) {
+        if (rc != NS_OK && sent && rc != NS_ERR_THROTTLED) {
+            return rc; /* a rejected certificate, an oversized answer: described by the host, retrying cannot help */
+        } else if (rc != NS_OK && sent) {
             cls = (aws_error_class){NS_ERR_THROTTLED, AWS_RETRY_TIMEOUT, false};
             snprintf(e->code, sizeof(e->code), "%s", "");
             snprintf(e->message, sizeof(e->message), "%s unreachable or timed out", c->urls[idx]);

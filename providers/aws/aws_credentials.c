@@ -174,13 +174,17 @@ static int from_web_identity(aws_credentials_provider *p, aws_creds *fresh)
     snprintf(url, sizeof(url), "%s/", p->sts_url);
     ns_http_header headers[] = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
                                 {"Accept", "text/xml"}};
-    ns_http_request req = {sizeof(req), "POST", url, headers, 2, aws_buf_str(&body), body.len, p->timeout_ms, -1};
+    ns_http_request req = {.struct_size = sizeof(req), .method = "POST", .url = url, .headers = headers,
+                           .n_headers = 2, .body = aws_buf_str(&body), .body_len = body.len,
+                           .timeout_ms = p->timeout_ms, .max_retries = -1,
+                           .ca_bundle = aws_env_get(p->env, "AWS_CA_BUNDLE")};
     ns_http_response *resp = NULL;
     if (aws_buf_failed(&body)) {
         rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory building the STS request");
     } else if ((rc = p->host->http_request(p->ctx, &req, &resp)) != NS_OK) {
-        rc = NS_ERROR(p->host, p->ctx, rc, "STS AssumeRoleWithWebIdentity for role %s: %s unreachable", role,
-                      p->sts_url);
+        if (rc == NS_ERR_THROTTLED) /* other categories (a rejected certificate) keep the host's description */
+            rc = NS_ERROR(p->host, p->ctx, rc, "STS AssumeRoleWithWebIdentity for role %s: %s unreachable", role,
+                          p->sts_url);
     } else if (resp->status != 200) {
         char what[400];
         snprintf(what, sizeof(what), "STS AssumeRoleWithWebIdentity for role %s", role);
@@ -205,12 +209,13 @@ static int imds_call(aws_credentials_provider *p, const char *method, const char
 {
     char url[1024];
     snprintf(url, sizeof(url), "%s%s", p->imds_url, path);
-    ns_http_request req = {sizeof(req), method, url, headers, n_headers, method[0] == 'P' ? "" : NULL, 0,
-                           IMDS_TIMEOUT_MS, IMDS_RETRIES};
+    ns_http_request req = {.struct_size = sizeof(req), .method = method, .url = url, .headers = headers,
+                           .n_headers = n_headers, .body = method[0] == 'P' ? "" : NULL, .timeout_ms = IMDS_TIMEOUT_MS,
+                           .max_retries = IMDS_RETRIES};
     int rc = p->host->http_request(p->ctx, &req, resp);
-    if (rc != NS_OK)
+    if (rc == NS_ERR_THROTTLED)
         return NS_ERROR(p->host, p->ctx, rc, "IMDS %s %s: %s unreachable", method, path, p->imds_url);
-    return NS_OK;
+    return rc;
 }
 
 static int imds_refresh_token(aws_credentials_provider *p)

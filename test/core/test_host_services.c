@@ -174,9 +174,23 @@ END_TEST
 /* ---- A scripted HTTP server: each request pops the next status from a script. */
 
 static atomic_int requests_seen;
+static atomic_int connections_opened;
 static int script_status[8];
 static int script_len;
 static int delay_ms;
+static char last_user_agent[256];
+
+static char big_body[100000];
+
+/* An answer of unknown length (sent chunked, no Content-Length): the limit must hold while reading. */
+static ssize_t stream_big(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    if (pos >= sizeof(big_body))
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t n = sizeof(big_body) - pos < max ? sizeof(big_body) - pos : max;
+    memset(buf, 'x', n);
+    return (ssize_t)n;
+}
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
@@ -194,6 +208,17 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     int status = n < script_len ? script_status[n] : 200;
     if (delay_ms)
         usleep((useconds_t)delay_ms * 1000);
+    const char *ua = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    snprintf(last_user_agent, sizeof(last_user_agent), "%s", ua ? ua : "");
+    if (strcmp(url, "/big") == 0 || strcmp(url, "/big-chunked") == 0) {
+        memset(big_body, 'x', sizeof(big_body));
+        struct MHD_Response *big =
+            url[4] ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_big, NULL, NULL)
+                   : MHD_create_response_from_buffer(sizeof(big_body), big_body, MHD_RESPMEM_PERSISTENT);
+        enum MHD_Result brc = MHD_queue_response(conn, 200, big);
+        MHD_destroy_response(big);
+        return brc;
+    }
     char body[128];
     snprintf(body, sizeof(body), "{\"request\":%d,\"method\":\"%s\",\"path\":\"%s\"}", n + 1, method, url);
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
@@ -205,17 +230,65 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     return rc;
 }
 
+static void count_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+                             enum MHD_ConnectionNotificationCode code)
+{
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        atomic_fetch_add(&connections_opened, 1);
+}
+
 static struct MHD_Daemon *server;
-static char server_url[64];
+static char server_url[128];
+static char server_base[64];
+static char *tls_key_pem, *tls_cert_pem;
+
+static char *read_pki(const char *name)
+{
+    const char *dir = getenv("NS_TEST_PKI");
+    ck_assert_msg(dir != NULL, "NS_TEST_PKI (the generated test PKI) is not set");
+    static char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char *buf = calloc(1, 16384);
+    ck_assert_uint_gt(fread(buf, 1, 16383, f), 0);
+    fclose(f);
+    return buf;
+}
+
+static const char *pki_path(const char *name)
+{
+    static char path[4][512];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof(path[0]), "%s/%s", getenv("NS_TEST_PKI"), name);
+    return p;
+}
+
+static void start_server_tls(bool tls)
+{
+    atomic_store(&requests_seen, 0);
+    atomic_store(&connections_opened, 0);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+    if (tls) {
+        tls_key_pem = read_pki("server.key");
+        tls_cert_pem = read_pki("server.pem");
+        server = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR, NULL,
+                                  MHD_OPTION_NOTIFY_CONNECTION, count_connection, NULL, MHD_OPTION_HTTPS_MEM_KEY,
+                                  tls_key_pem, MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem, MHD_OPTION_END);
+    } else {
+        server = MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR, NULL,
+                                  MHD_OPTION_NOTIFY_CONNECTION, count_connection, NULL, MHD_OPTION_END);
+    }
+    ck_assert_ptr_nonnull(server);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server, MHD_DAEMON_INFO_BIND_PORT);
+    snprintf(server_base, sizeof(server_base), "%s://127.0.0.1:%u", tls ? "https" : "http", info->port);
+    snprintf(server_url, sizeof(server_url), "%s/v1/things", server_base);
+}
 
 static void start_server(void)
 {
-    atomic_store(&requests_seen, 0);
-    server = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
-                              answer, NULL, MHD_OPTION_SOCK_ADDR, NULL, MHD_OPTION_END);
-    ck_assert_ptr_nonnull(server);
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server, MHD_DAEMON_INFO_BIND_PORT);
-    snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%u/v1/things", info->port);
+    start_server_tls(false);
 }
 
 static void stop_server(void)
@@ -223,6 +296,9 @@ static void stop_server(void)
     MHD_stop_daemon(server);
     script_len = 0;
     delay_ms = 0;
+    free(tls_key_pem);
+    free(tls_cert_pem);
+    tls_key_pem = tls_cert_pem = NULL;
 }
 
 static ns_http_request get_request(int retries)
@@ -347,6 +423,138 @@ START_TEST(http_refused_connection_names_url)
 }
 END_TEST
 
+START_TEST(http_reuses_the_connection)
+{
+    start_server();
+    for (int i = 0; i < 5; i++) {
+        ns_http_request req = get_request(0);
+        ns_http_response *resp = NULL;
+        ck_assert_int_eq(ns_http_perform(&req, &resp), NS_OK);
+        ck_assert_int_eq(resp->status, 200);
+        ns_http_response_free(resp);
+    }
+    ck_assert_int_eq(atomic_load(&requests_seen), 5);
+    ck_assert_int_eq(atomic_load(&connections_opened), 1);
+    stop_server();
+}
+END_TEST
+
+START_TEST(http_sends_a_user_agent_unless_given_one)
+{
+    start_server();
+    ns_http_request req = get_request(0);
+    ns_http_response *resp = NULL;
+    ck_assert_int_eq(ns_http_perform(&req, &resp), NS_OK);
+    ns_http_response_free(resp);
+    ck_assert_str_eq(last_user_agent, "nodesmith/0.1.0");
+    ck_assert_int_eq(ns_http_perform_as(&req, "nodesmith/0.1.0 aws/1.2.3", &resp), NS_OK);
+    ns_http_response_free(resp);
+    ck_assert_str_eq(last_user_agent, "nodesmith/0.1.0 aws/1.2.3");
+    ns_http_header own[] = {{"User-Agent", "custom/9"}};
+    req.headers = own;
+    ck_assert_int_eq(ns_http_perform_as(&req, "nodesmith/0.1.0 aws/1.2.3", &resp), NS_OK);
+    ns_http_response_free(resp);
+    ck_assert_str_eq(last_user_agent, "custom/9");
+    stop_server();
+}
+END_TEST
+
+START_TEST(http_refuses_an_answer_over_the_limit)
+{
+    start_server();
+    const char *paths[] = {"/big", "/big-chunked"};
+    for (int i = 0; i < 2; i++) {
+        char url[128];
+        snprintf(url, sizeof(url), "%s%s", server_base, paths[i]);
+        ns_http_request req = {.struct_size = sizeof(req), .method = "GET", .url = url, .max_retries = 3,
+                               .max_response_bytes = 1000};
+        ns_http_response *resp = NULL;
+        atomic_store(&requests_seen, 0);
+        ck_assert_int_eq(ns_http_perform(&req, &resp), NS_ERR_INTERNAL);
+        ck_assert_ptr_null(resp);
+        ck_assert_ptr_nonnull(strstr(ns_error_message(), "answer larger than 1000 bytes; refused"));
+        ck_assert_int_eq(atomic_load(&requests_seen), 1); /* not retried */
+        req.max_response_bytes = 0; /* the default limit (64 MiB) lets it through */
+        ck_assert_int_eq(ns_http_perform(&req, &resp), NS_OK);
+        ck_assert_uint_eq(resp->body_len, sizeof(big_body));
+        ns_http_response_free(resp);
+    }
+    stop_server();
+}
+END_TEST
+
+/* ---- TLS against a loopback HTTPS server whose certificate a generated test CA signed. */
+
+START_TEST(tls_untrusted_certificate_is_a_certificate_error_not_retried)
+{
+    unsetenv(NS_HTTP_CA_BUNDLE_ENV);
+    start_server_tls(true);
+    ns_clock_use_simulated(5000);
+    ns_http_request req = get_request(3);
+    ns_http_response *resp = NULL;
+    ck_assert_int_eq(ns_http_perform(&req, &resp), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_null(resp);
+    const char *m = ns_error_message();
+    ck_assert_msg(strstr(m, "TLS certificate error") && strstr(m, server_url) && strstr(m, "the system store"), "%s",
+                  m);
+    ck_assert_ptr_null(strstr(m, "timed out"));
+    ck_assert_int_eq(ns_clock_now_ms(), 5000); /* no backoff: not retried */
+    ck_assert_int_eq(atomic_load(&requests_seen), 0);
+    /* Trusting an unrelated CA does not help, and the message names the bundle and where it came from. */
+    setenv(NS_HTTP_CA_BUNDLE_ENV, pki_path("other-ca.pem"), 1);
+    ck_assert_int_eq(ns_http_perform(&req, &resp), NS_ERR_INVALID_CONFIG);
+    m = ns_error_message();
+    ck_assert_msg(strstr(m, "TLS certificate error") && strstr(m, "other-ca.pem") &&
+                      strstr(m, "$" NS_HTTP_CA_BUNDLE_ENV),
+                  "%s", m);
+    unsetenv(NS_HTTP_CA_BUNDLE_ENV);
+    ns_clock_use_real();
+    stop_server();
+}
+END_TEST
+
+START_TEST(tls_ca_bundle_from_the_host_environment)
+{
+    start_server_tls(true);
+    setenv(NS_HTTP_CA_BUNDLE_ENV, pki_path("ca.pem"), 1);
+    for (int i = 0; i < 3; i++) {
+        ns_http_request req = get_request(0);
+        ns_http_response *resp = NULL;
+        ck_assert_int_eq(ns_http_perform(&req, &resp), NS_OK);
+        ck_assert_int_eq(resp->status, 200);
+        ns_http_response_free(resp);
+    }
+    ck_assert_int_eq(atomic_load(&connections_opened), 1); /* TLS connections are reused too */
+    unsetenv(NS_HTTP_CA_BUNDLE_ENV);
+    stop_server();
+}
+END_TEST
+
+START_TEST(tls_ca_bundle_of_the_request_comes_first)
+{
+    start_server_tls(true);
+    setenv(NS_HTTP_CA_BUNDLE_ENV, pki_path("other-ca.pem"), 1);
+    ns_http_request req = get_request(0);
+    req.ca_bundle = pki_path("ca.pem");
+    ns_http_response *resp = NULL;
+    ck_assert_int_eq(ns_http_perform(&req, &resp), NS_OK);
+    ck_assert_int_eq(resp->status, 200);
+    ns_http_response_free(resp);
+    /* A bundle that cannot be read is a configuration error naming the file and its source. */
+    req.ca_bundle = "/nonexistent/ca.pem";
+    ck_assert_int_eq(ns_http_perform(&req, &resp), NS_ERR_INVALID_CONFIG);
+    const char *m = ns_error_message();
+    ck_assert_msg(strstr(m, "CA bundle /nonexistent/ca.pem (from the provider's CA bundle setting) cannot be read"),
+                  "%s", m);
+    /* A request built before these fields existed (shorter struct_size) is read without them by the host; here the
+     * field is simply NULL: the environment's bundle (an unrelated CA) applies and the certificate is refused. */
+    req.ca_bundle = NULL;
+    ck_assert_int_eq(ns_http_perform(&req, &resp), NS_ERR_INVALID_CONFIG);
+    unsetenv(NS_HTTP_CA_BUNDLE_ENV);
+    stop_server();
+}
+END_TEST
+
 START_TEST(backoff_is_bounded_full_jitter)
 {
     for (int attempt = 1; attempt <= 12; attempt++) {
@@ -391,6 +599,12 @@ int main(void)
     tcase_add_test(http, http_timeout_is_retryable_error);
     tcase_add_test(http, http_refused_connection_names_url);
     tcase_add_test(http, backoff_is_bounded_full_jitter);
+    tcase_add_test(http, http_reuses_the_connection);
+    tcase_add_test(http, http_sends_a_user_agent_unless_given_one);
+    tcase_add_test(http, http_refuses_an_answer_over_the_limit);
+    tcase_add_test(http, tls_untrusted_certificate_is_a_certificate_error_not_retried);
+    tcase_add_test(http, tls_ca_bundle_from_the_host_environment);
+    tcase_add_test(http, tls_ca_bundle_of_the_request_comes_first);
     suite_add_tcase(s, http);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
