@@ -41,15 +41,15 @@ static void print_text(const ns_itype_set *set)
     }
 }
 
-static cJSON *resources_json(const ns_resources *r)
+static cJSON *resources_json(const ns_res *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "cpu_milli", (double)r->cpu_milli);
     cJSON_AddNumberToObject(o, "memory_bytes", (double)r->memory_bytes);
     cJSON_AddNumberToObject(o, "pods", (double)r->pods);
     cJSON_AddNumberToObject(o, "ephemeral_storage_bytes", (double)r->ephemeral_storage_bytes);
-    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++)
-        cJSON_AddNumberToObject(o, r->extended[i].name, (double)r->extended[i].value);
+    for (uint32_t i = 0; i < r->n_ext; i++)
+        cJSON_AddNumberToObject(o, r->ext[i].name, (double)r->ext[i].value);
     return o;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "plugin/plugin_resources.h"
 
 static char *dup_or_null(const char *s)
 {
@@ -21,16 +22,18 @@ static int64_t floor_zero(int64_t v)
     return v < 0 ? 0 : v;
 }
 
-static void compute_allocatable(ns_itype *t)
+static int compute_allocatable(ns_itype *t)
 {
-    const ns_resources *c = &t->capacity, *k = &t->kube_reserved, *s = &t->system_reserved,
-                       *e = &t->eviction_threshold;
-    ns_resources *a = &t->allocatable;
-    *a = *c;
+    const ns_res *c = &t->capacity, *k = &t->kube_reserved, *s = &t->system_reserved, *e = &t->eviction_threshold;
+    ns_res *a = &t->allocatable;
+    int rc = ns_res_copy(a, c);
+    if (rc < 0)
+        return rc;
     a->cpu_milli = floor_zero(c->cpu_milli - k->cpu_milli - s->cpu_milli - e->cpu_milli);
     a->memory_bytes = floor_zero(c->memory_bytes - k->memory_bytes - s->memory_bytes - e->memory_bytes);
     a->ephemeral_storage_bytes = floor_zero(c->ephemeral_storage_bytes - k->ephemeral_storage_bytes -
                                             s->ephemeral_storage_bytes - e->ephemeral_storage_bytes);
+    return 0;
 }
 
 void ns_itype_free(ns_itype *t)
@@ -49,6 +52,11 @@ void ns_itype_free(ns_itype *t)
         free(t->offerings[i].reservation_id);
     }
     free(t->offerings);
+    ns_res_free(&t->capacity);
+    ns_res_free(&t->kube_reserved);
+    ns_res_free(&t->system_reserved);
+    ns_res_free(&t->eviction_threshold);
+    ns_res_free(&t->allocatable);
     memset(t, 0, sizeof(*t));
 }
 
@@ -94,11 +102,19 @@ int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
         if (!d->zone || !d->capacity_type || (has_reservation && !d->reservation_id))
             goto nomem;
     }
-    dst->capacity = src->capacity;
-    dst->kube_reserved = src->kube_reserved;
-    dst->system_reserved = src->system_reserved;
-    dst->eviction_threshold = src->eviction_threshold;
-    compute_allocatable(dst);
+    int rc = ns_res_from_abi(&src->capacity, &dst->capacity, "capacity");
+    if (rc == NS_OK)
+        rc = ns_res_from_abi(&src->kube_reserved, &dst->kube_reserved, "kube_reserved");
+    if (rc == NS_OK)
+        rc = ns_res_from_abi(&src->system_reserved, &dst->system_reserved, "system_reserved");
+    if (rc == NS_OK)
+        rc = ns_res_from_abi(&src->eviction_threshold, &dst->eviction_threshold, "eviction_threshold");
+    if (rc == NS_OK)
+        rc = compute_allocatable(dst);
+    if (rc != NS_OK) {
+        ns_itype_free(dst);
+        return ns_error_prefix("instance type %s: ", src->name);
+    }
     return NS_OK;
 nomem:
     ns_itype_free(dst);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "model/resources.h"
 #include "nodesmith/provider.h"
 #include "plugin/plugin_loader.h"
 
@@ -23,11 +24,11 @@ typedef struct ns_itype {
     char *name;
     ns_label *labels; /* owned key and value strings, sorted by key */
     size_t n_labels;
-    ns_resources capacity;
-    ns_resources kube_reserved;
-    ns_resources system_reserved;
-    ns_resources eviction_threshold;
-    ns_resources allocatable; /* capacity minus the three reservations, floored at zero */
+    ns_res capacity;
+    ns_res kube_reserved;
+    ns_res system_reserved;
+    ns_res eviction_threshold;
+    ns_res allocatable; /* capacity minus the three reservations, floored at zero */
     ns_itype_offering *offerings;
     size_t n_offerings;
 } ns_itype;

@@ -62,12 +62,12 @@ static int register_node(ns_engine *e, const ns_nodeclaim *claim)
         rc = add_taint(n, &claim->startup_taints[i]);
     if (rc == 0 && (rc = add_taint(n, &unregistered)) == 0)
         rc = add_taint(n, &not_ready);
+    if (rc == 0 && (rc = ns_res_copy(&n->capacity, &claim->capacity)) == 0)
+        rc = ns_res_copy(&n->allocatable, &claim->allocatable);
     if (rc < 0) {
         ns_node_free(n);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory registering node %s", claim->meta.name);
     }
-    n->capacity = claim->capacity;
-    n->allocatable = claim->allocatable;
     n->ready = false;
     n->ready_since_ms = ns_clock_now_ms();
     return e->writes.ops->create_node(e->writes.ctx, n);

@@ -15,6 +15,7 @@
 #include "log/ns_log.h"
 #include "model/model_util.h"
 #include "model/resources.h"
+#include "plugin/plugin_resources.h"
 
 #define MAX_LAUNCH_OPTIONS 512
 
@@ -75,7 +76,7 @@ static size_t claim_choices(const ns_engine *e, const ns_nodeclaim *claim, const
     size_t n = 0;
     for (size_t v = 0; types && v < types->n_values; v++) {
         const ns_itype *t = ns_itype_set_find(set, types->values[v]);
-        if (!t || !ns_resources_fit(&claim->requests, &t->allocatable, NULL, 0))
+        if (!t || !ns_res_fit(&claim->requests, &t->allocatable, NULL, 0))
             continue;
         for (size_t o = 0; o < t->n_offerings && n < cap; o++) {
             const ns_itype_offering *of = &t->offerings[o];
@@ -111,8 +112,11 @@ static int launched(ns_engine *e, ns_nodeclaim *claim, const ns_launch_result *r
     free(claim->image_id);
     claim->provider_id = ns_strdup(res->provider_id);
     claim->image_id = ns_strdup(res->image_id);
-    claim->allocatable = res->allocatable;
-    claim->capacity = type ? type->capacity : res->allocatable;
+    int rc = ns_res_from_abi(&res->allocatable, &claim->allocatable, "allocatable");
+    if (rc < 0)
+        return ns_error_prefix("launch of nodeclaim %s: ", claim->meta.name);
+    if ((rc = ns_res_copy(&claim->capacity, type ? &type->capacity : &claim->allocatable)) < 0)
+        return rc;
     ns_labels *l = &claim->meta.labels;
     if (!claim->provider_id || !claim->image_id || ns_labels_set(l, NS_LABEL_INSTANCE_TYPE, res->instance_type) < 0 ||
         ns_labels_set(l, NS_LABEL_ZONE, res->zone) < 0 || ns_labels_set(l, NS_LABEL_CAPACITY_TYPE, res->capacity_type) < 0 ||
@@ -125,12 +129,12 @@ static int launched(ns_engine *e, ns_nodeclaim *claim, const ns_launch_result *r
     for (size_t i = 0; type && i < type->n_labels; i++)
         if (!ns_labels_get(l, type->labels[i].key) && ns_labels_set(l, type->labels[i].key, type->labels[i].value) < 0)
             return NS_FAIL(NS_ERR_INTERNAL, "out of memory labelling nodeclaim %s", claim->meta.name);
-    int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+    rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
     if (rc < 0)
         return rc;
     snprintf(detail, sizeof(detail), "%s/%s/%s $%.4f/h provider-id %s allocatable %s", res->instance_type, res->zone,
              res->capacity_type, price < 0 ? 0.0 : price, res->provider_id,
-             ns_resources_format(&res->allocatable, alloc, sizeof(alloc)));
+             ns_res_format(&claim->allocatable, alloc, sizeof(alloc)));
     return ns_engine_record(e, NS_DECISION_LAUNCHED_NODECLAIM, NULL, NULL, NULL, claim->meta.name, NULL, detail);
 }
 
@@ -288,9 +292,9 @@ static bool node_initialized(const ns_nodeclaim *claim, const ns_node *node, cha
             return false;
         }
     }
-    for (uint32_t i = 0; i < claim->requests.n_extended; i++) {
-        const ns_extended_resource *x = &claim->requests.extended[i];
-        if (x->value > 0 && ns_resources_get(&node->allocatable, x->name) <= 0) {
+    for (uint32_t i = 0; i < claim->requests.n_ext; i++) {
+        const ns_res_ext *x = &claim->requests.ext[i];
+        if (x->value > 0 && ns_res_get(&node->allocatable, x->name) <= 0) {
             snprintf(why, len, "extended resource %s is not registered", x->name);
             return false;
         }
@@ -310,7 +314,7 @@ static int initialize_claim(ns_engine *e, ns_nodeclaim *claim, ns_node *node)
         return rc;
     char alloc[256];
     return ns_engine_record(e, NS_DECISION_INITIALIZED_NODECLAIM, NULL, NULL, node->meta.name, claim->meta.name, NULL,
-                            ns_resources_format(&node->allocatable, alloc, sizeof(alloc)));
+                            ns_res_format(&node->allocatable, alloc, sizeof(alloc)));
 }
 
 static int registration_timeout(ns_engine *e, ns_nodeclaim *claim)

@@ -350,8 +350,8 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
         ns_nodeclaim_free(claim);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating nodeclaim %s", name);
     }
-    claim->requests = c->pod_requests;
-    if ((rc = ns_resources_add(&claim->requests, &c->daemon_overhead)) < 0) {
+    if ((rc = ns_res_copy(&claim->requests, &c->pod_requests)) < 0 ||
+        (rc = ns_res_add(&claim->requests, &c->daemon_overhead)) < 0) {
         ns_nodeclaim_free(claim);
         return rc;
     }

@@ -82,12 +82,11 @@ static ns_node *future_node(const ns_node *n, const ns_nodeclaim *claim)
     if (!c)
         return NULL;
     if (ns_meta_copy(&n->meta, &c->meta) < 0 || (n->provider_id && !(c->provider_id = ns_strdup(n->provider_id))) ||
-        lasting_taints(n->taints, n->n_taints, claim, c) < 0) {
+        lasting_taints(n->taints, n->n_taints, claim, c) < 0 || ns_res_copy(&c->capacity, &n->capacity) < 0 ||
+        ns_res_copy(&c->allocatable, &n->allocatable) < 0) {
         ns_node_free(c);
         return NULL;
     }
-    c->capacity = n->capacity;
-    c->allocatable = n->allocatable;
     return c;
 }
 
@@ -113,8 +112,9 @@ static const ns_selector_req *claim_req(const ns_nodeclaim *claim, const char *k
     return NULL;
 }
 
-/* What an unlaunched claim is sure to have: the smallest allocatable among its instance types. */
-static void min_allocatable(const ns_engine *e, const ns_nodeclaim *claim, ns_resources *out)
+/* What an unlaunched claim is sure to have: the smallest allocatable among its instance types. 0 or
+ * NS_ERR_INTERNAL. */
+static int min_allocatable(const ns_engine *e, const ns_nodeclaim *claim, ns_res *out)
 {
     const ns_selector_req *types = claim_req(claim, NS_LABEL_INSTANCE_TYPE);
     bool any = false;
@@ -123,7 +123,8 @@ static void min_allocatable(const ns_engine *e, const ns_nodeclaim *claim, ns_re
         if (!t)
             continue;
         if (!any) {
-            *out = t->allocatable;
+            if (ns_res_copy(out, &t->allocatable) < 0)
+                return NS_ERR_INTERNAL;
             any = true;
             continue;
         }
@@ -135,20 +136,19 @@ static void min_allocatable(const ns_engine *e, const ns_nodeclaim *claim, ns_re
                                            ? t->allocatable.ephemeral_storage_bytes
                                            : out->ephemeral_storage_bytes;
     }
-    if (!any)
-        *out = claim->requests;
+    return any ? 0 : ns_res_copy(out, &claim->requests);
 }
 
-static int daemon_overhead(const ns_engine *e, const ns_node *n, ns_resources *out)
+/* Adds the requests of the DaemonSet pods that run on n to *out. */
+static int daemon_overhead(const ns_engine *e, const ns_node *n, ns_res *out)
 {
-    memset(out, 0, sizeof(*out));
     const ns_cluster *c = e->cluster;
     for (size_t i = 0; i < c->n_daemonsets; i++) {
         const ns_pod *tp = c->daemonsets[i]->template_pod;
         if (!tp || !ns_pod_matches_node(tp, n->meta.labels.items, n->meta.labels.n, n->meta.name, NULL, 0) ||
             !ns_pod_tolerates(tp, n->taints, n->n_taints, NULL, 0, NS_TAINTS_IGNORE_PREFER_NO_SCHEDULE, NULL, 0))
             continue;
-        int rc = ns_resources_add(out, &tp->requests);
+        int rc = ns_res_add(out, &tp->requests);
         if (rc < 0)
             return rc;
     }
@@ -182,15 +182,18 @@ static ns_node *claim_node(const ns_engine *e, const ns_nodeclaim *claim)
         rc = lasting_taints(claim->taints, claim->n_taints, claim, n);
     if (rc == 0) {
         if (ns_claim_launched(claim)) {
-            n->allocatable = claim->allocatable;
-            n->capacity = claim->capacity.cpu_milli ? claim->capacity : claim->allocatable;
+            rc = ns_res_copy(&n->allocatable, &claim->allocatable);
+            if (rc == 0)
+                rc = ns_res_copy(&n->capacity, claim->capacity.cpu_milli ? &claim->capacity : &claim->allocatable);
         } else {
-            min_allocatable(e, claim, &n->allocatable);
-            n->capacity = n->allocatable;
+            rc = min_allocatable(e, claim, &n->allocatable);
+            if (rc == 0)
+                rc = ns_res_copy(&n->capacity, &n->allocatable);
         }
-        ns_resources ds;
-        if ((rc = daemon_overhead(e, n, &ds)) == 0)
-            rc = ns_resources_sub(&n->allocatable, &ds);
+        ns_res ds = {0};
+        if (rc == 0 && (rc = daemon_overhead(e, n, &ds)) == 0)
+            rc = ns_res_sub(&n->allocatable, &ds);
+        ns_res_free(&ds);
     }
     if (rc < 0) {
         ns_node_free(n);

@@ -246,7 +246,7 @@ int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const
     return 0;
 }
 
-int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_resources *out,
+int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
                      bool *present)
 {
     if (present)
@@ -266,7 +266,7 @@ int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, con
         const char *s = NULL;
         if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0)
             return rc;
-        if ((rc = ns_resources_set_text(out, k->str, s, vp)) < 0)
+        if ((rc = ns_res_set_text(out, k->str, s, vp)) < 0)
             return ns_dec_wrap(d, v);
     }
     if (present)

@@ -17,6 +17,7 @@
 
 #include "manifest/yaml_doc.h"
 #include "model/labels.h"
+#include "model/resources.h"
 #include "nodesmith/provider.h"
 
 #define NS_PATH_MAX 512
@@ -58,7 +59,7 @@ int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const 
 int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out,
                    size_t *n);
 /* A resource list (requests, limits, capacity, ...): name -> quantity. */
-int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_resources *out,
+int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
                      bool *present);
 /* A Go duration ("30s", "720h"; "Never" when allow_never) in milliseconds. */
 int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool allow_never,

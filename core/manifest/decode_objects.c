@@ -54,7 +54,7 @@ int ns_load_node(ns_dec *d, const ns_ynode *root, ns_cluster *c)
         (rc = ns_dec_resources(d, status, "status", "allocatable", &node->allocatable, &has_alloc)) == 0)
         rc = node_ready(d, status, node);
     if (rc == 0 && !has_alloc)
-        node->allocatable = node->capacity;
+        rc = ns_res_copy(&node->allocatable, &node->capacity);
 done:
     if (rc < 0) {
         ns_node_free(node);

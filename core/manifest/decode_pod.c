@@ -103,7 +103,7 @@ static int decode_container(const ns_dec *d, const ns_ynode *c, const char *path
         for (size_t i = 0; limits && i < limits->n; i++) {
             const char *name = ns_ymap_key(limits, i)->str;
             if (!ns_ymap_get(requests, name) &&
-                (rc = ns_resources_set(&out->requests, name, ns_resources_get(&out->limits, name))) < 0)
+                (rc = ns_res_set(&out->requests, name, ns_res_get(&out->limits, name))) < 0)
                 goto done;
         }
     }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "model/labels.h"
+#include "model/resources.h"
 #include "nodesmith/provider.h"
 
 typedef struct ns_kubelet_config {
@@ -19,9 +20,9 @@ typedef struct ns_kubelet_config {
     bool has_pods_per_core;
     int32_t pods_per_core;
     bool has_kube_reserved;
-    ns_resources kube_reserved; /* cpu, memory, ephemeral-storage, pid (as extended "pid") */
+    ns_res kube_reserved; /* cpu, memory, ephemeral-storage, pid (as extended "pid") */
     bool has_system_reserved;
-    ns_resources system_reserved;
+    ns_res system_reserved;
     /* Eviction thresholds by signal ("memory.available" -> "100Mi" or "10%"), kept as written. */
     ns_labels eviction_hard;
     ns_labels eviction_soft;

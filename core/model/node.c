@@ -23,6 +23,8 @@ void ns_node_free(ns_node *node)
     ns_meta_free(&node->meta);
     free(node->provider_id);
     ns_taints_free(node->taints, node->n_taints);
+    ns_res_free(&node->capacity);
+    ns_res_free(&node->allocatable);
     free(node);
 }
 
@@ -51,5 +53,8 @@ void ns_nodeclaim_free(ns_nodeclaim *claim)
     free(claim->node_name);
     free(claim->image_id);
     ns_conditions_free(&claim->conditions);
+    ns_res_free(&claim->requests);
+    ns_res_free(&claim->capacity);
+    ns_res_free(&claim->allocatable);
     free(claim);
 }

@@ -14,6 +14,7 @@
 #include "model/meta.h"
 #include "model/nodepool.h"
 #include "model/requirements.h"
+#include "model/resources.h"
 #include "nodesmith/provider.h"
 
 typedef struct ns_node {
@@ -22,8 +23,8 @@ typedef struct ns_node {
     ns_taint *taints;
     size_t n_taints;
     bool unschedulable;
-    ns_resources capacity;    /* status.capacity */
-    ns_resources allocatable; /* status.allocatable; capacity when absent */
+    ns_res capacity;    /* status.capacity */
+    ns_res allocatable; /* status.allocatable; capacity when absent */
     bool ready;               /* status.conditions Ready=True; true when the manifest has no conditions */
     int64_t ready_since_ms;   /* when ready last changed (0 when unknown) */
 } ns_node;
@@ -39,7 +40,7 @@ typedef struct ns_nodeclaim {
     size_t n_startup_taints;
     ns_selector_req *requirements;
     size_t n_requirements;
-    ns_resources requests; /* spec.resources.requests */
+    ns_res requests; /* spec.resources.requests */
     ns_nodeclass_ref nodeclass_ref;
     int64_t expire_after_ms;             /* NS_DURATION_NEVER = never; default 720h */
     int64_t termination_grace_period_ms; /* -1 = not set */
@@ -47,8 +48,8 @@ typedef struct ns_nodeclaim {
     char *provider_id;
     char *node_name;
     char *image_id;
-    ns_resources capacity;
-    ns_resources allocatable;
+    ns_res capacity;
+    ns_res allocatable;
     ns_conditions conditions; /* Launched, Registered, Initialized, Drifted, ... (see engine/engine.h) */
 } ns_nodeclaim;
 

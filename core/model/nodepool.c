@@ -48,6 +48,7 @@ void ns_nodepool_free(ns_nodepool *np)
         free(np->budgets[i].schedule);
     free(np->budgets);
     ns_kubelet_config_free(&np->kubelet);
+    ns_res_free(&np->limits.max);
     free(np);
 }
 
@@ -88,7 +89,7 @@ static bool over(const char *name, int64_t usage, int64_t limit, char *reason, s
     return true;
 }
 
-bool ns_resource_limits_exceeded(const ns_resource_limits *l, const ns_resources *usage, char *reason,
+bool ns_resource_limits_exceeded(const ns_resource_limits *l, const ns_res *usage, char *reason,
                                  size_t reason_len)
 {
     if ((l->cpu && over(NS_RES_CPU, usage->cpu_milli, l->max.cpu_milli, reason, reason_len)) ||
@@ -97,9 +98,9 @@ bool ns_resource_limits_exceeded(const ns_resource_limits *l, const ns_resources
         (l->ephemeral_storage && over(NS_RES_EPHEMERAL_STORAGE, usage->ephemeral_storage_bytes,
                                       l->max.ephemeral_storage_bytes, reason, reason_len)))
         return true;
-    for (uint32_t i = 0; i < l->max.n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
-        const ns_extended_resource *e = &l->max.extended[i];
-        if (over(e->name, ns_resources_get(usage, e->name), e->value, reason, reason_len))
+    for (uint32_t i = 0; i < l->max.n_ext; i++) {
+        const ns_res_ext *e = &l->max.ext[i];
+        if (over(e->name, ns_res_get(usage, e->name), e->value, reason, reason_len))
             return true;
     }
     return false;

@@ -45,7 +45,7 @@ typedef struct ns_budget {
 
 /* Resource limits: a resource is limited only when its flag (or, for extended resources, its entry) is set. */
 typedef struct ns_resource_limits {
-    ns_resources max;
+    ns_res max;
     bool cpu, memory, pods, ephemeral_storage;
 } ns_resource_limits;
 
@@ -87,7 +87,7 @@ int ns_nodepool_requirements(const ns_nodepool *np, ns_requirements *out);
 bool ns_nodepool_tolerates(const ns_nodepool *np, const ns_pod *pod, unsigned flags, char *reason,
                            size_t reason_len);
 /* True when usage exceeds a limit; reason (may be NULL) names it: "cpu resource usage of 12 exceeds limit of 10". */
-bool ns_resource_limits_exceeded(const ns_resource_limits *l, const ns_resources *usage, char *reason,
+bool ns_resource_limits_exceeded(const ns_resource_limits *l, const ns_res *usage, char *reason,
                                  size_t reason_len);
 /* qsort comparator for an array of ns_nodepool *: Karpenter's order (higher weight first, then name descending). */
 int ns_nodepool_cmp_priority(const void *a, const void *b);

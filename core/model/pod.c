@@ -24,6 +24,8 @@ void ns_container_free(ns_container *c)
     if (!c)
         return;
     free(c->name);
+    ns_res_free(&c->requests);
+    ns_res_free(&c->limits);
     memset(c, 0, sizeof(*c));
 }
 
@@ -116,64 +118,75 @@ void ns_pod_free(ns_pod *pod)
     free(pod->node_name);
     free(pod->scheduler_name);
     free(pod->phase);
+    ns_res_free(&pod->overhead);
+    ns_res_free(&pod->pod_requests);
+    ns_res_free(&pod->pod_limits);
+    ns_res_free(&pod->requests);
+    ns_res_free(&pod->limits);
     free(pod);
 }
 
-/* requests or limits of the pod, by Kubernetes' rule (see the header). */
-static int effective(const ns_pod *pod, bool limits, ns_resources *out)
+/* requests or limits of the pod, by Kubernetes' rule (see the header), into *sum (empty on entry). */
+static int effective(const ns_pod *pod, bool limits, ns_res *sum)
 {
-    ns_resources sum = {0}, sidecars = {0}, init_max = {0};
+    ns_res sidecars = {0}, init_max = {0}, running = {0};
     int rc = 0;
     for (size_t i = 0; i < pod->n_containers && rc == 0; i++)
-        rc = ns_resources_add(&sum, limits ? &pod->containers[i].limits : &pod->containers[i].requests);
+        rc = ns_res_add(sum, limits ? &pod->containers[i].limits : &pod->containers[i].requests);
     for (size_t i = 0; i < pod->n_init_containers && rc == 0; i++) {
         const ns_container *c = &pod->init_containers[i];
-        const ns_resources *r = limits ? &c->limits : &c->requests;
-        ns_resources running;
+        const ns_res *r = limits ? &c->limits : &c->requests;
         if (c->sidecar) {
-            rc = ns_resources_add(&sidecars, r);
-            running = sidecars;
+            rc = ns_res_add(&sidecars, r);
+            rc = rc ? rc : ns_res_copy(&running, &sidecars);
         } else {
-            running = *r;
-            rc = rc ? rc : ns_resources_add(&running, &sidecars);
+            rc = ns_res_copy(&running, r);
+            rc = rc ? rc : ns_res_add(&running, &sidecars);
         }
-        rc = rc ? rc : ns_resources_max(&init_max, &running);
+        rc = rc ? rc : ns_res_max(&init_max, &running);
     }
-    rc = rc ? rc : ns_resources_add(&sum, &sidecars);
-    rc = rc ? rc : ns_resources_max(&sum, &init_max);
+    rc = rc ? rc : ns_res_add(sum, &sidecars);
+    rc = rc ? rc : ns_res_max(sum, &init_max);
+    ns_res_free(&sidecars);
+    ns_res_free(&init_max);
+    ns_res_free(&running);
     if (rc < 0)
         return rc;
     bool has_pod_level = limits ? pod->has_pod_limits : pod->has_pod_requests;
-    const ns_resources *pod_level = limits ? &pod->pod_limits : &pod->pod_requests;
+    const ns_res *pod_level = limits ? &pod->pod_limits : &pod->pod_requests;
     if (has_pod_level) {
         if (pod_level->cpu_milli)
-            sum.cpu_milli = pod_level->cpu_milli;
+            sum->cpu_milli = pod_level->cpu_milli;
         if (pod_level->memory_bytes)
-            sum.memory_bytes = pod_level->memory_bytes;
+            sum->memory_bytes = pod_level->memory_bytes;
     }
     /* Overhead counts towards limits only where a limit exists, as in Kubernetes' PodLimits. */
     if (!limits) {
-        rc = ns_resources_add(&sum, &pod->overhead);
+        rc = ns_res_add(sum, &pod->overhead);
     } else {
-        if (sum.cpu_milli)
-            sum.cpu_milli += pod->overhead.cpu_milli;
-        if (sum.memory_bytes)
-            sum.memory_bytes += pod->overhead.memory_bytes;
+        if (sum->cpu_milli)
+            sum->cpu_milli += pod->overhead.cpu_milli;
+        if (sum->memory_bytes)
+            sum->memory_bytes += pod->overhead.memory_bytes;
     }
-    *out = sum;
     return rc;
 }
 
 int ns_pod_compute_requests(ns_pod *pod)
 {
-    ns_resources req, lim;
+    ns_res req = {0}, lim = {0};
     int rc = effective(pod, false, &req);
     if (rc == 0)
         rc = effective(pod, true, &lim);
-    if (rc < 0)
+    if (rc < 0) {
+        ns_res_free(&req);
+        ns_res_free(&lim);
         return ns_error_prefix("pod %s/%s: ", pod->meta.namespace_ ? pod->meta.namespace_ : "",
                                pod->meta.name ? pod->meta.name : "");
+    }
     req.pods = 1;
+    ns_res_free(&pod->requests);
+    ns_res_free(&pod->limits);
     pod->requests = req;
     pod->limits = lim;
     return 0;

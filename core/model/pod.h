@@ -12,6 +12,7 @@
 
 #include "model/meta.h"
 #include "model/requirements.h"
+#include "model/resources.h"
 #include "model/selector.h"
 #include "model/taints.h"
 #include "nodesmith/provider.h"
@@ -19,8 +20,8 @@
 typedef struct ns_container {
     char *name;
     /* As written, after Kubernetes' defaulting: a resource with a limit and no request requests the limit. */
-    ns_resources requests;
-    ns_resources limits;
+    ns_res requests;
+    ns_res limits;
     bool sidecar; /* an init container with restartPolicy: Always (runs alongside the app containers) */
 } ns_container;
 
@@ -106,16 +107,16 @@ typedef struct ns_pod {
     size_t n_containers;
     ns_container *init_containers; /* in start order */
     size_t n_init_containers;
-    ns_resources overhead; /* spec.overhead */
+    ns_res overhead; /* spec.overhead */
     /* Pod-level spec.resources (cpu and memory only); when set they replace the containers' aggregate. */
     bool has_pod_requests;
-    ns_resources pod_requests;
+    ns_res pod_requests;
     bool has_pod_limits;
-    ns_resources pod_limits;
+    ns_res pod_limits;
     /* Effective requests and limits, from ns_pod_compute_requests: max(max over init containers (each plus the
      * sidecars started before it), sum(containers) + sum(sidecars)) + overhead, with pods = 1 in requests. */
-    ns_resources requests;
-    ns_resources limits;
+    ns_res requests;
+    ns_res limits;
     ns_labels node_selector;
     ns_affinity affinity;
     ns_toleration *tolerations;
@@ -146,7 +147,7 @@ void ns_pod_free(ns_pod *pod); /* the pod and everything it owns; accepts NULL *
 ns_pod *ns_pod_copy(const ns_pod *src);
 
 /* Computes pod->requests and pod->limits from the containers, overhead and pod-level resources (see above).
- * NS_ERR_INVALID_CONFIG when the pod uses more than NS_MAX_EXTENDED_RESOURCES extended resources. */
+ * NS_ERR_INTERNAL when out of memory. */
 int ns_pod_compute_requests(ns_pod *pod);
 
 /* Scheduling requirements of the pod for provisioning, as Karpenter builds them: nodeSelector, plus required node

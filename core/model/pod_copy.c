@@ -13,10 +13,11 @@ static int containers_copy(const ns_container *src, size_t n, ns_container **dst
     if (!(*dst = calloc(n, sizeof(**dst))))
         return NS_ERR_INTERNAL;
     for (size_t i = 0; i < n; i++) {
-        (*dst)[i] = src[i];
-        (*dst)[i].name = NULL;
+        ns_container *d = &(*dst)[i];
+        d->sidecar = src[i].sidecar;
         *n_dst = i + 1;
-        if (src[i].name && !((*dst)[i].name = ns_strdup(src[i].name)))
+        if ((src[i].name && !(d->name = ns_strdup(src[i].name))) || ns_res_copy(&d->requests, &src[i].requests) < 0 ||
+            ns_res_copy(&d->limits, &src[i].limits) < 0)
             return NS_ERR_INTERNAL;
     }
     return 0;
@@ -177,7 +178,13 @@ ns_pod *ns_pod_copy(const ns_pod *src)
     p->host_ports = NULL;
     p->n_host_ports = 0;
     p->priority_class_name = p->preemption_policy = p->node_name = p->scheduler_name = p->phase = NULL;
+    ns_res *res[] = {&p->overhead, &p->pod_requests, &p->pod_limits, &p->requests, &p->limits};
+    const ns_res *src_res[] = {&src->overhead, &src->pod_requests, &src->pod_limits, &src->requests, &src->limits};
+    for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)
+        memset(res[i], 0, sizeof(ns_res));
     int rc = ns_meta_copy(&src->meta, &p->meta);
+    for (size_t i = 0; rc == 0 && i < sizeof(res) / sizeof(res[0]); i++)
+        rc = ns_res_copy(res[i], src_res[i]);
     if (rc == 0)
         rc = containers_copy(src->containers, src->n_containers, &p->containers, &p->n_containers);
     if (rc == 0)

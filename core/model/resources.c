@@ -2,12 +2,14 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/intern.h"
 #include "model/quantity.h"
 
-static int64_t *standard(ns_resources *r, const char *name)
+static int64_t *standard(ns_res *r, const char *name)
 {
     if (strcmp(name, NS_RES_CPU) == 0)
         return &r->cpu_milli;
@@ -20,36 +22,51 @@ static int64_t *standard(ns_resources *r, const char *name)
     return NULL;
 }
 
-static ns_extended_resource *find_extended(const ns_resources *r, const char *name)
+static ns_res_ext *find_ext(const ns_res *r, const char *name)
 {
-    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++)
-        if (strcmp(r->extended[i].name, name) == 0)
-            return (ns_extended_resource *)&r->extended[i];
+    for (uint32_t i = 0; i < r->n_ext; i++)
+        if (r->ext[i].name == name || strcmp(r->ext[i].name, name) == 0)
+            return &r->ext[i];
     return NULL;
 }
 
-int ns_resources_set(ns_resources *r, const char *name, int64_t value)
+static int append_ext(ns_res *r, const char *name, int64_t value)
+{
+    if (!name[0])
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "a resource name is empty");
+    if (strlen(name) > NS_RES_NAME_MAX)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "resource name %.64s... is longer than %d characters", name,
+                       NS_RES_NAME_MAX);
+    const char *interned = ns_intern(name);
+    if (!interned)
+        return NS_ERR_INTERNAL;
+    if (r->n_ext == r->cap_ext) {
+        uint32_t cap = r->cap_ext ? 2 * r->cap_ext : 2;
+        ns_res_ext *grown = realloc(r->ext, cap * sizeof(*grown));
+        if (!grown)
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory adding resource %s", name);
+        r->ext = grown;
+        r->cap_ext = cap;
+    }
+    r->ext[r->n_ext++] = (ns_res_ext){interned, value};
+    return 0;
+}
+
+int ns_res_set(ns_res *r, const char *name, int64_t value)
 {
     int64_t *slot = standard(r, name);
     if (slot) {
         *slot = value;
         return 0;
     }
-    ns_extended_resource *e = find_extended(r, name);
-    if (!e) {
-        if (r->n_extended >= NS_MAX_EXTENDED_RESOURCES)
-            return NS_FAIL(NS_ERR_INVALID_CONFIG, "resource %s: more than %d extended resources in one list", name,
-                           NS_MAX_EXTENDED_RESOURCES);
-        if (strlen(name) >= NS_NAME_MAX)
-            return NS_FAIL(NS_ERR_INVALID_CONFIG, "resource name %s is longer than %d bytes", name, NS_NAME_MAX - 1);
-        e = &r->extended[r->n_extended++];
-        snprintf(e->name, sizeof(e->name), "%s", name);
-    }
+    ns_res_ext *e = find_ext(r, name);
+    if (!e)
+        return append_ext(r, name, value);
     e->value = value;
     return 0;
 }
 
-int ns_resources_set_text(ns_resources *r, const char *name, const char *text, const char *field)
+int ns_res_set_text(ns_res *r, const char *name, const char *text, const char *field)
 {
     bool is_cpu = strcmp(name, NS_RES_CPU) == 0;
     bool exact = true;
@@ -60,18 +77,18 @@ int ns_resources_set_text(ns_resources *r, const char *name, const char *text, c
     if (!standard(r, name) && !exact)
         return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: extended resource %s must be a whole number, got \"%s\"", field,
                        name, text);
-    rc = ns_resources_set(r, name, v);
+    rc = ns_res_set(r, name, v);
     if (rc < 0)
         return ns_error_prefix("%s: ", field);
     return 0;
 }
 
-int64_t ns_resources_get(const ns_resources *r, const char *name)
+int64_t ns_res_get(const ns_res *r, const char *name)
 {
-    int64_t *slot = standard((ns_resources *)r, name);
+    int64_t *slot = standard((ns_res *)r, name);
     if (slot)
         return *slot;
-    const ns_extended_resource *e = find_extended(r, name);
+    const ns_res_ext *e = find_ext(r, name);
     return e ? e->value : 0;
 }
 
@@ -89,35 +106,77 @@ static int64_t combine(int64_t a, int64_t b, combine_op op)
     }
 }
 
-static int combine_all(ns_resources *dst, const ns_resources *src, combine_op op)
+static int combine_all(ns_res *dst, const ns_res *src, combine_op op)
 {
     dst->cpu_milli = combine(dst->cpu_milli, src->cpu_milli, op);
     dst->memory_bytes = combine(dst->memory_bytes, src->memory_bytes, op);
     dst->pods = combine(dst->pods, src->pods, op);
     dst->ephemeral_storage_bytes = combine(dst->ephemeral_storage_bytes, src->ephemeral_storage_bytes, op);
-    for (uint32_t i = 0; i < src->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
-        const ns_extended_resource *s = &src->extended[i];
-        ns_extended_resource *d = find_extended(dst, s->name);
-        int rc = ns_resources_set(dst, s->name, combine(d ? d->value : 0, s->value, op));
+    for (uint32_t i = 0; i < src->n_ext; i++) {
+        const ns_res_ext *s = &src->ext[i];
+        ns_res_ext *d = find_ext(dst, s->name);
+        if (d) {
+            d->value = combine(d->value, s->value, op);
+            continue;
+        }
+        int rc = append_ext(dst, s->name, combine(0, s->value, op));
         if (rc < 0)
             return rc;
     }
     return 0;
 }
 
-int ns_resources_add(ns_resources *dst, const ns_resources *src)
+int ns_res_add(ns_res *dst, const ns_res *src)
 {
     return combine_all(dst, src, OP_ADD);
 }
 
-int ns_resources_sub(ns_resources *dst, const ns_resources *src)
+int ns_res_sub(ns_res *dst, const ns_res *src)
 {
     return combine_all(dst, src, OP_SUB);
 }
 
-int ns_resources_max(ns_resources *dst, const ns_resources *src)
+int ns_res_max(ns_res *dst, const ns_res *src)
 {
     return combine_all(dst, src, OP_MAX);
+}
+
+int ns_res_copy(ns_res *dst, const ns_res *src)
+{
+    if (dst == src)
+        return 0;
+    ns_res_free(dst);
+    ns_res_ext *ext = NULL;
+    if (src->n_ext && !(ext = malloc(src->n_ext * sizeof(*ext))))
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory copying %u extended resources", (unsigned)src->n_ext);
+    *dst = *src;
+    if (ext)
+        memcpy(ext, src->ext, src->n_ext * sizeof(*ext));
+    dst->ext = ext;
+    dst->cap_ext = src->n_ext;
+    return 0;
+}
+
+void ns_res_free(ns_res *r)
+{
+    if (!r)
+        return;
+    free(r->ext);
+    memset(r, 0, sizeof(*r));
+}
+
+static bool ext_within(const ns_res *a, const ns_res *b)
+{
+    for (uint32_t i = 0; i < a->n_ext; i++)
+        if (a->ext[i].value != ns_res_get(b, a->ext[i].name))
+            return false;
+    return true;
+}
+
+bool ns_res_equal(const ns_res *a, const ns_res *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->memory_bytes == b->memory_bytes && a->pods == b->pods &&
+           a->ephemeral_storage_bytes == b->ephemeral_storage_bytes && ext_within(a, b) && ext_within(b, a);
 }
 
 static void describe(char *reason, size_t len, const char *name, int64_t req, int64_t avail)
@@ -132,19 +191,19 @@ static void describe(char *reason, size_t len, const char *name, int64_t req, in
              ns_quantity_format(avail, cpu ? NS_QTY_MILLI : NS_QTY_UNITS, bytes, b, sizeof(b)));
 }
 
-bool ns_resources_fit(const ns_resources *requested, const ns_resources *available, char *reason, size_t reason_len)
+bool ns_res_fit(const ns_res *requested, const ns_res *available, char *reason, size_t reason_len)
 {
     static const char *const names[] = {NS_RES_CPU, NS_RES_MEMORY, NS_RES_PODS, NS_RES_EPHEMERAL_STORAGE};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        int64_t req = ns_resources_get(requested, names[i]), avail = ns_resources_get(available, names[i]);
+        int64_t req = ns_res_get(requested, names[i]), avail = ns_res_get(available, names[i]);
         if (req > avail) {
             describe(reason, reason_len, names[i], req, avail);
             return false;
         }
     }
-    for (uint32_t i = 0; i < requested->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
-        const ns_extended_resource *e = &requested->extended[i];
-        int64_t avail = ns_resources_get(available, e->name);
+    for (uint32_t i = 0; i < requested->n_ext; i++) {
+        const ns_res_ext *e = &requested->ext[i];
+        int64_t avail = ns_res_get(available, e->name);
         if (e->value > avail) {
             describe(reason, reason_len, e->name, e->value, avail);
             return false;
@@ -153,17 +212,17 @@ bool ns_resources_fit(const ns_resources *requested, const ns_resources *availab
     return true;
 }
 
-bool ns_resources_is_zero(const ns_resources *r)
+bool ns_res_is_zero(const ns_res *r)
 {
     if (r->cpu_milli || r->memory_bytes || r->pods || r->ephemeral_storage_bytes)
         return false;
-    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++)
-        if (r->extended[i].value)
+    for (uint32_t i = 0; i < r->n_ext; i++)
+        if (r->ext[i].value)
             return false;
     return true;
 }
 
-char *ns_resources_format(const ns_resources *r, char *buf, size_t len)
+char *ns_res_format(const ns_res *r, char *buf, size_t len)
 {
     size_t off = 0;
     char q[48];
@@ -181,8 +240,8 @@ char *ns_resources_format(const ns_resources *r, char *buf, size_t len)
     PUT(NS_RES_MEMORY, r->memory_bytes, NS_QTY_UNITS, true);
     PUT(NS_RES_PODS, r->pods, NS_QTY_UNITS, false);
     PUT(NS_RES_EPHEMERAL_STORAGE, r->ephemeral_storage_bytes, NS_QTY_UNITS, true);
-    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++)
-        PUT(r->extended[i].name, r->extended[i].value, NS_QTY_UNITS, false);
+    for (uint32_t i = 0; i < r->n_ext; i++)
+        PUT(r->ext[i].name, r->ext[i].value, NS_QTY_UNITS, false);
 #undef PUT
     return buf;
 }

@@ -60,8 +60,8 @@ typedef struct ns_sched_claim {
     char name[64];                /* "<nodepool>-<5 characters>", stable for the same inputs */
     size_t nodepool;              /* index in cluster->nodepools */
     ns_requirements requirements; /* pool and pods' requirements, zone and capacity type narrowed */
-    ns_resources pod_requests;    /* sum of the pods' requests */
-    ns_resources daemon_overhead; /* requests of the DaemonSet pods that would run on it */
+    ns_res pod_requests;    /* sum of the pods' requests */
+    ns_res daemon_overhead; /* requests of the DaemonSet pods that would run on it */
     size_t *pods;                 /* indices in cluster->pods */
     size_t n_pods;
     /* Launch choices, cheapest first: every offering the claim allows of the NS_SCHED_MAX_LAUNCH_TYPES cheapest

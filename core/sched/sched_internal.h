@@ -48,7 +48,7 @@ typedef struct sched_pool {
     bool has_limits;
     bool limited[SCHED_MAX_DIMS];
     sched_vec remaining;
-    ns_resources ds_overhead;
+    ns_res ds_overhead;
     char *unusable; /* why the pool offers nothing at all, or NULL */
     /* sched_pool_index.h: per dimension, types by allocatable (ascending) and the bitset of each suffix of that
      * order ((n_types + 1) x words); per pair, the types offering it (64 x words). */
@@ -168,7 +168,7 @@ typedef struct sched {
     const ns_sched_input *in;
     const ns_cluster *cl;
     size_t n_dims;
-    char ext_names[NS_MAX_EXTENDED_RESOURCES][NS_NAME_MAX];
+    const char *ext_names[SCHED_MAX_DIMS - SCHED_EXT0]; /* interned */
     const char *zones[SCHED_MAX_ZONES];
     size_t n_zones;
     sched_pool *pools;
@@ -197,9 +197,9 @@ typedef struct sched {
 } sched;
 
 /* Resources. */
-int sched_dims_add(sched *s, const ns_resources *r);
-void sched_vec_from(const sched *s, const ns_resources *r, sched_vec *out);
-void sched_vec_to(const sched *s, const sched_vec *v, ns_resources *out);
+int sched_dims_add(sched *s, const ns_res *r);
+void sched_vec_from(const sched *s, const ns_res *r, sched_vec *out);
+int sched_vec_to(const sched *s, const sched_vec *v, ns_res *out); /* 0 or NS_ERR_INTERNAL */
 int sched_zone_index(const sched *s, const char *zone);
 int sched_ct_index(const char *capacity_type);
 uint64_t sched_zone_pairs(int zone);

@@ -21,26 +21,15 @@ static bool labels_equal(const ns_labels *a, const ns_labels *b)
     return true;
 }
 
-static bool resources_equal(const ns_resources *a, const ns_resources *b)
-{
-    if (a->cpu_milli != b->cpu_milli || a->memory_bytes != b->memory_bytes || a->pods != b->pods ||
-        a->ephemeral_storage_bytes != b->ephemeral_storage_bytes || a->n_extended != b->n_extended)
-        return false;
-    for (uint32_t i = 0; i < a->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++)
-        if (strcmp(a->extended[i].name, b->extended[i].name) != 0 || a->extended[i].value != b->extended[i].value)
-            return false;
-    return true;
-}
-
 /* The settings that change what fits are the same. */
 static bool sizing_equal(const ns_kubelet_config *a, const ns_kubelet_config *b)
 {
     return a->present == b->present && a->has_max_pods == b->has_max_pods &&
            (!a->has_max_pods || a->max_pods == b->max_pods) && a->has_pods_per_core == b->has_pods_per_core &&
            (!a->has_pods_per_core || a->pods_per_core == b->pods_per_core) &&
-           a->has_kube_reserved == b->has_kube_reserved && resources_equal(&a->kube_reserved, &b->kube_reserved) &&
+           a->has_kube_reserved == b->has_kube_reserved && ns_res_equal(&a->kube_reserved, &b->kube_reserved) &&
            a->has_system_reserved == b->has_system_reserved &&
-           resources_equal(&a->system_reserved, &b->system_reserved) &&
+           ns_res_equal(&a->system_reserved, &b->system_reserved) &&
            labels_equal(&a->eviction_hard, &b->eviction_hard) && labels_equal(&a->eviction_soft, &b->eviction_soft);
 }
 
@@ -73,7 +62,7 @@ static int64_t max64(int64_t a, int64_t b)
 }
 
 /* Resources k names replace the type's (see the header on explicit zeros). */
-static void override(ns_resources *base, const ns_resources *k)
+static void override(ns_res *base, const ns_res *k)
 {
     if (k->cpu_milli)
         base->cpu_milli = k->cpu_milli;
@@ -96,7 +85,7 @@ void sched_kubelet_resources(const sched *s, const ns_itype *t, const ns_kubelet
         int64_t per_core = (int64_t)k->pods_per_core * (t->capacity.cpu_milli / 1000);
         pods = per_core < pods ? per_core : pods;
     }
-    ns_resources kube = t->kube_reserved, sys = t->system_reserved, evict = t->eviction_threshold;
+    ns_res kube = t->kube_reserved, sys = t->system_reserved, evict = t->eviction_threshold;
     if (pods != t->capacity.pods && kube.memory_bytes == KUBE_MEM_PER_POD * t->capacity.pods + KUBE_MEM_BASE)
         kube.memory_bytes = KUBE_MEM_PER_POD * pods + KUBE_MEM_BASE;
     if (k->has_kube_reserved)

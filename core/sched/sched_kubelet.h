@@ -13,7 +13,7 @@
  *   - kube-reserved memory follows the pod count for types that reserve it the AWS way (11Mi per pod + 255Mi of the
  *     type's own pod capacity): a pool that lowers maxPods to 20 reserves 475Mi, not the ENI-based amount.
  *   - kubeReserved and systemReserved replace the resources they name and keep the type's others (an explicit 0 is
- *     read as "not named": ns_resources cannot tell them apart).
+ *     read as "not named": ns_res cannot tell them apart).
  *   - evictionHard and evictionSoft memory.available and nodefs.available replace the type's thresholds, the larger
  *     of the two when both are set; percentages are of the type's memory or ephemeral-storage capacity, and 100%
  *     disables the threshold.

@@ -8,6 +8,7 @@
 #include "log/ns_log.h"
 #include "model/labels.h"
 #include "model/resources.h"
+#include "plugin/plugin_resources.h"
 
 /* The claim's options cut to the cheapest NS_SCHED_MAX_LAUNCH_TYPES distinct types, as ABI structs. */
 static size_t launch_options(const ns_sched_claim *c, ns_launch_option *out)
@@ -79,11 +80,15 @@ static void launch_one(ns_plugin *plugin, const ns_cluster *cl, const ns_nodecla
     char token[256], requests[256], types[512];
     ns_label labels[64];
     snprintf(token, sizeof(token), "%s/%s", cluster_name, c->name);
-    ns_resources total = c->pod_requests;
-    ns_resources_add(&total, &c->daemon_overhead);
+    ns_res total = {0};
+    if (ns_res_copy(&total, &c->pod_requests) < 0 || ns_res_add(&total, &c->daemon_overhead) < 0)
+        snprintf(requests, sizeof(requests), "(out of memory)");
+    else
+        ns_res_format(&total, requests, sizeof(requests));
+    ns_res_free(&total);
     type_list(c, types, sizeof(types));
     ns_log(NS_LOG_INFO, "provisioner", "created nodeclaim", "nodeclaim", c->name, "nodepool", np->meta.name,
-           "requests", ns_resources_format(&total, requests, sizeof(requests)), "instance-types", types, NULL);
+           "requests", requests, "instance-types", types, NULL);
     ns_launch_request req = {
         .struct_size = sizeof(req),
         .cluster_name = cluster_name,
@@ -111,10 +116,15 @@ static void launch_one(ns_plugin *plugin, const ns_cluster *cl, const ns_nodecla
     }
     out->price_per_hour = launched_price(c, &out->result);
     char alloc[256];
+    ns_res allocatable = {0};
+    if (ns_res_from_abi(&out->result.allocatable, &allocatable, "allocatable") < 0)
+        snprintf(alloc, sizeof(alloc), "(%s)", ns_error_message());
+    else
+        ns_res_format(&allocatable, alloc, sizeof(alloc));
+    ns_res_free(&allocatable);
     ns_log(NS_LOG_INFO, "provisioner", "launched nodeclaim", "nodeclaim", c->name, "nodepool", np->meta.name,
            "provider-id", out->result.provider_id, "instance-type", out->result.instance_type, "zone",
-           out->result.zone, "capacity-type", out->result.capacity_type, "allocatable",
-           ns_resources_format(&out->result.allocatable, alloc, sizeof(alloc)), NULL);
+           out->result.zone, "capacity-type", out->result.capacity_type, "allocatable", alloc, NULL);
 }
 
 int ns_sched_launch_claims(ns_plugin *plugin, const ns_cluster *cl, const ns_nodeclass *const *pool_nodeclass,

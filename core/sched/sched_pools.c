@@ -63,7 +63,7 @@ static int daemon_overhead(sched *s, sched_pool *p)
             return rc;
         bool ok = ns_requirements_compatible(&p->reqs, &reqs, &opts, NULL, 0);
         ns_requirements_free(&reqs);
-        if (ok && (rc = ns_resources_add(&p->ds_overhead, &tp->requests)) != NS_OK)
+        if (ok && (rc = ns_res_add(&p->ds_overhead, &tp->requests)) != NS_OK)
             return ns_error_prefix("DaemonSet %s overhead on NodePool %s: ", cl->daemonsets[i]->meta.name,
                                    p->np->meta.name);
     }
@@ -80,9 +80,9 @@ static void pool_limits(sched *s, sched_pool *p)
     p->limited[SCHED_MEM] = l->memory;
     p->limited[SCHED_PODS] = l->pods;
     p->limited[SCHED_EPH] = l->ephemeral_storage;
-    for (uint32_t i = 0; i < l->max.n_extended; i++)
+    for (uint32_t i = 0; i < l->max.n_ext; i++)
         for (size_t d = SCHED_EXT0; d < s->n_dims; d++)
-            if (strcmp(s->ext_names[d - SCHED_EXT0], l->max.extended[i].name) == 0)
+            if (s->ext_names[d - SCHED_EXT0] == l->max.ext[i].name)
                 p->limited[d] = true;
     for (size_t d = 0; d < s->n_dims; d++)
         p->has_limits = p->has_limits || p->limited[d];
@@ -239,6 +239,7 @@ void sched_pools_free(sched *s)
         free(p->in_limits);
         free(p->keys);
         free(p->unusable);
+        ns_res_free(&p->ds_overhead);
         sched_pool_index_free(p);
     }
     free(s->pools);

@@ -7,56 +7,55 @@
 
 static const char *const sched_cts[SCHED_N_CT] = {NS_CAPACITY_SPOT, NS_CAPACITY_ON_DEMAND, NS_CAPACITY_RESERVED};
 
+/* Names are interned (model/intern.h), so a pointer comparison finds them. */
 static int ext_index(const sched *s, const char *name)
 {
     for (size_t i = SCHED_EXT0; i < s->n_dims; i++)
-        if (strcmp(s->ext_names[i - SCHED_EXT0], name) == 0)
+        if (s->ext_names[i - SCHED_EXT0] == name)
             return (int)i;
     return -1;
 }
 
-int sched_dims_add(sched *s, const ns_resources *r)
+int sched_dims_add(sched *s, const ns_res *r)
 {
-    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
-        if (ext_index(s, r->extended[i].name) >= 0)
+    for (uint32_t i = 0; i < r->n_ext; i++) {
+        if (ext_index(s, r->ext[i].name) >= 0)
             continue;
         if (s->n_dims >= SCHED_MAX_DIMS)
             return NS_FAIL(NS_ERR_INVALID_CONFIG, "scheduling: more than %d distinct extended resources (adding %s)",
-                           NS_MAX_EXTENDED_RESOURCES, r->extended[i].name);
-        memcpy(s->ext_names[s->n_dims - SCHED_EXT0], r->extended[i].name, NS_NAME_MAX);
+                           SCHED_MAX_DIMS - SCHED_EXT0, r->ext[i].name);
+        s->ext_names[s->n_dims - SCHED_EXT0] = r->ext[i].name;
         s->n_dims++;
     }
     return NS_OK;
 }
 
-void sched_vec_from(const sched *s, const ns_resources *r, sched_vec *out)
+void sched_vec_from(const sched *s, const ns_res *r, sched_vec *out)
 {
     memset(out, 0, sizeof(*out));
     out->v[SCHED_CPU] = r->cpu_milli;
     out->v[SCHED_MEM] = r->memory_bytes;
     out->v[SCHED_EPH] = r->ephemeral_storage_bytes;
     out->v[SCHED_PODS] = r->pods;
-    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
-        int d = ext_index(s, r->extended[i].name);
+    for (uint32_t i = 0; i < r->n_ext; i++) {
+        int d = ext_index(s, r->ext[i].name);
         if (d >= 0)
-            out->v[d] = r->extended[i].value;
+            out->v[d] = r->ext[i].value;
     }
 }
 
-void sched_vec_to(const sched *s, const sched_vec *v, ns_resources *out)
+int sched_vec_to(const sched *s, const sched_vec *v, ns_res *out)
 {
-    memset(out, 0, sizeof(*out));
+    ns_res_free(out);
     out->cpu_milli = v->v[SCHED_CPU];
     out->memory_bytes = v->v[SCHED_MEM];
     out->ephemeral_storage_bytes = v->v[SCHED_EPH];
     out->pods = v->v[SCHED_PODS];
-    for (size_t d = SCHED_EXT0; d < s->n_dims; d++) {
-        if (v->v[d] == 0)
-            continue;
-        ns_extended_resource *e = &out->extended[out->n_extended++];
-        memcpy(e->name, s->ext_names[d - SCHED_EXT0], NS_NAME_MAX);
-        e->value = v->v[d];
-    }
+    int rc = NS_OK;
+    for (size_t d = SCHED_EXT0; rc == NS_OK && d < s->n_dims; d++)
+        if (v->v[d] != 0)
+            rc = ns_res_set(out, s->ext_names[d - SCHED_EXT0], v->v[d]);
+    return rc;
 }
 
 int sched_zone_index(const sched *s, const char *zone)

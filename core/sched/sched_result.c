@@ -70,11 +70,13 @@ int sched_result_fill(sched *s, ns_sched_result *out)
         ns_sched_claim *oc = &out->claims[i];
         oc->nodepool = s->pools[c->pool].index;
         claim_name(s->pools[c->pool].np->meta.name, seq[c->pool]++, oc->name, sizeof(oc->name));
-        sched_vec_to(s, &c->used, &oc->pod_requests);
-        oc->daemon_overhead = s->pools[c->pool].ds_overhead;
         oc->pods = malloc((c->n_pods ? c->n_pods : 1) * sizeof(size_t));
         if (!oc->pods)
             rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing a claim's pods");
+        if (rc == NS_OK)
+            rc = sched_vec_to(s, &c->used, &oc->pod_requests);
+        if (rc == NS_OK)
+            rc = ns_res_copy(&oc->daemon_overhead, &s->pools[c->pool].ds_overhead);
         if (rc == NS_OK)
             rc = claim_requirements(s, c, &oc->requirements);
     }
@@ -118,6 +120,8 @@ void ns_sched_result_free(ns_sched_result *r)
         return;
     for (size_t i = 0; r->claims && i < r->n_claims; i++) {
         ns_requirements_free(&r->claims[i].requirements);
+        ns_res_free(&r->claims[i].pod_requests);
+        ns_res_free(&r->claims[i].daemon_overhead);
         free(r->claims[i].pods);
         free(r->claims[i].options);
     }

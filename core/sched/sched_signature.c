@@ -133,16 +133,16 @@ static void sb_affinity(sched_sb *b, const ns_affinity *a)
     }
 }
 
-static void sb_resources(sched_sb *b, const ns_resources *r)
+static void sb_resources(sched_sb *b, const ns_res *r)
 {
     sb_int(b, r->cpu_milli);
     sb_int(b, r->memory_bytes);
     sb_int(b, r->ephemeral_storage_bytes);
     sb_int(b, r->pods);
-    sb_int(b, r->n_extended);
-    for (uint32_t i = 0; i < r->n_extended && i < NS_MAX_EXTENDED_RESOURCES; i++) {
-        sb_str(b, r->extended[i].name);
-        sb_int(b, r->extended[i].value);
+    sb_int(b, r->n_ext);
+    for (uint32_t i = 0; i < r->n_ext; i++) {
+        sb_str(b, r->ext[i].name);
+        sb_int(b, r->ext[i].value);
     }
 }
 

@@ -234,7 +234,7 @@ START_TEST(test_daemonset_pods_follow_nodes)
     free(yaml);
     ck_assert(efx_run_until(x, all_bound, EFX_S(90)));
     ns_nodeclaim *c = efx_claim(x, 0);
-    ck_assert(ns_resources_get(&c->requests, "cpu") >= 3200);
+    ck_assert(ns_res_get(&c->requests, "cpu") >= 3200);
     char ds_pod[256];
     snprintf(ds_pod, sizeof(ds_pod), "agent-%s", c->meta.name);
     ns_pod *p = ns_cluster_find_pod(x->cluster, "default", ds_pod);

@@ -107,7 +107,7 @@ ns_itype *fx_type(ns_itype_set *set, const char *name, int64_t cpu_milli, int64_
 
 void fx_type_extended(ns_itype *t, const char *name, int64_t value)
 {
-    if (ns_resources_set(&t->capacity, name, value) != 0 || ns_resources_set(&t->allocatable, name, value) != 0)
+    if (ns_res_set(&t->capacity, name, value) != 0 || ns_res_set(&t->allocatable, name, value) != 0)
         die("setting an extended resource");
 }
 
@@ -139,7 +139,7 @@ ns_pod *fx_pod(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_b
 
 void fx_pod_extended(ns_pod *p, const char *name, int64_t value)
 {
-    if (ns_resources_set(&p->containers[0].requests, name, value) != 0 || ns_pod_compute_requests(p) != 0)
+    if (ns_res_set(&p->containers[0].requests, name, value) != 0 || ns_pod_compute_requests(p) != 0)
         die("setting an extended request");
 }
 

@@ -90,7 +90,7 @@ START_TEST(test_pod)
     /* limits default the requests; init container cpu (2) beats the app (500m) */
     ck_assert_int_eq(p->requests.cpu_milli, 2000);
     ck_assert_int_eq(p->requests.memory_bytes, INT64_C(1073741824));
-    ck_assert_int_eq(ns_resources_get(&p->requests, "nvidia.com/gpu"), 1);
+    ck_assert_int_eq(ns_res_get(&p->requests, "nvidia.com/gpu"), 1);
     ck_assert_int_eq(p->requests.pods, 1);
     ck_assert_uint_eq(p->n_host_ports, 1);
     ck_assert_int_eq(p->host_ports[0].port, 80);

@@ -148,37 +148,70 @@ END_TEST
 
 START_TEST(test_resources)
 {
-    ns_resources a = {0}, b = {0};
-    ck_assert_int_eq(ns_resources_set_text(&a, "cpu", "1500m", "r.cpu"), 0);
-    ck_assert_int_eq(ns_resources_set_text(&a, "memory", "1Gi", "r.memory"), 0);
-    ck_assert_int_eq(ns_resources_set_text(&a, "nvidia.com/gpu", "2", "r.gpu"), 0);
+    ns_res a = {0}, b = {0};
+    ck_assert_int_eq(ns_res_set_text(&a, "cpu", "1500m", "r.cpu"), 0);
+    ck_assert_int_eq(ns_res_set_text(&a, "memory", "1Gi", "r.memory"), 0);
+    ck_assert_int_eq(ns_res_set_text(&a, "nvidia.com/gpu", "2", "r.gpu"), 0);
     ck_assert_int_eq(a.cpu_milli, 1500);
-    ck_assert_int_eq(ns_resources_get(&a, "nvidia.com/gpu"), 2);
-    ck_assert_int_eq(ns_resources_set_text(&b, "nvidia.com/gpu", "0.5", "spec.limits.gpu"), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(ns_res_get(&a, "nvidia.com/gpu"), 2);
+    ck_assert_int_eq(ns_res_set_text(&b, "nvidia.com/gpu", "0.5", "spec.limits.gpu"), NS_ERR_INVALID_CONFIG);
     ck_assert_ptr_nonnull(strstr(ns_error_message(), "spec.limits.gpu: extended resource nvidia.com/gpu must be a whole number"));
-    ck_assert_int_eq(ns_resources_set_text(&b, "cpu", "4", "c"), 0);
-    ck_assert_int_eq(ns_resources_set_text(&b, "nvidia.com/gpu", "1", "g"), 0);
+    ck_assert_int_eq(ns_res_set_text(&b, "cpu", "4", "c"), 0);
+    ck_assert_int_eq(ns_res_set_text(&b, "nvidia.com/gpu", "1", "g"), 0);
     char reason[128];
-    ck_assert(!ns_resources_fit(&a, &b, reason, sizeof(reason)));
+    ck_assert(!ns_res_fit(&a, &b, reason, sizeof(reason)));
     ck_assert_str_eq(reason, "memory: requested 1Gi, available 0");
-    ns_resources_set(&b, "memory", INT64_C(2147483648));
-    ck_assert(!ns_resources_fit(&a, &b, reason, sizeof(reason)));
+    ns_res_set(&b, "memory", INT64_C(2147483648));
+    ck_assert(!ns_res_fit(&a, &b, reason, sizeof(reason)));
     ck_assert_str_eq(reason, "nvidia.com/gpu: requested 2, available 1");
-    ns_resources_set(&b, "nvidia.com/gpu", 2);
-    ck_assert(ns_resources_fit(&a, &b, NULL, 0));
-    ck_assert_int_eq(ns_resources_max(&b, &a), 0);
+    ns_res_set(&b, "nvidia.com/gpu", 2);
+    ck_assert(ns_res_fit(&a, &b, NULL, 0));
+    ck_assert_int_eq(ns_res_max(&b, &a), 0);
     ck_assert_int_eq(b.cpu_milli, 4000);
-    ck_assert_int_eq(ns_resources_add(&b, &a), 0);
+    ck_assert_int_eq(ns_res_add(&b, &a), 0);
     ck_assert_int_eq(b.cpu_milli, 5500);
-    ck_assert_int_eq(ns_resources_get(&b, "nvidia.com/gpu"), 4);
-    ck_assert_str_eq(ns_resources_format(&a, reason, sizeof(reason)), "cpu=1500m memory=1Gi nvidia.com/gpu=2");
-    ns_resources many = {0};
-    char name[32];
-    for (int i = 0; i < NS_MAX_EXTENDED_RESOURCES; i++) {
+    ck_assert_int_eq(ns_res_get(&b, "nvidia.com/gpu"), 4);
+    ck_assert_str_eq(ns_res_format(&a, reason, sizeof(reason)), "cpu=1500m memory=1Gi nvidia.com/gpu=2");
+    ns_res_free(&a);
+    ns_res_free(&b);
+}
+END_TEST
+
+/* The core's lists have no slot count and take names up to Kubernetes' length (the ABI's hold 8 of 127). */
+START_TEST(test_resources_unbounded)
+{
+    ns_res many = {0}, copy = {0};
+    char name[NS_RES_NAME_MAX + 2];
+    for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), "example.com/r%d", i);
-        ck_assert_int_eq(ns_resources_set(&many, name, 1), 0);
+        ck_assert_int_eq(ns_res_set(&many, name, i + 1), 0);
     }
-    ck_assert_int_eq(ns_resources_set(&many, "example.com/one-too-many", 1), NS_ERR_INVALID_CONFIG);
+    ck_assert_uint_eq(many.n_ext, 40);
+    ck_assert_int_eq(ns_res_get(&many, "example.com/r39"), 40);
+    memset(name, 'a', 253);
+    name[253] = '/';
+    memset(name + 254, 'b', 63);
+    name[NS_RES_NAME_MAX] = '\0';
+    ck_assert_int_eq(ns_res_set(&many, name, 7), 0);
+    ck_assert_int_eq(ns_res_get(&many, name), 7);
+    ck_assert_int_eq(ns_res_copy(&copy, &many), 0);
+    ck_assert(ns_res_equal(&copy, &many));
+    ck_assert_int_eq(ns_res_add(&copy, &many), 0);
+    ck_assert_int_eq(ns_res_get(&copy, "example.com/r39"), 80);
+    ck_assert(!ns_res_equal(&copy, &many));
+    ck_assert_int_eq(ns_res_sub(&copy, &many), 0);
+    ck_assert(ns_res_equal(&copy, &many));
+    /* An absent resource equals a zero one. */
+    ck_assert_int_eq(ns_res_set(&copy, "example.com/zero", 0), 0);
+    ck_assert(ns_res_equal(&copy, &many));
+    name[NS_RES_NAME_MAX] = 'c';
+    name[NS_RES_NAME_MAX + 1] = '\0';
+    ck_assert_int_eq(ns_res_set(&many, name, 1), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "is longer than 317 characters"));
+    ck_assert_int_eq(ns_res_set(&many, "", 1), NS_ERR_INVALID_CONFIG);
+    ns_res_free(&many);
+    ns_res_free(&copy);
+    ns_res_free(NULL);
 }
 END_TEST
 
@@ -193,6 +226,7 @@ int main(void)
     tcase_add_test(tc, test_quantity_format);
     tcase_add_test(tc, test_duration);
     tcase_add_test(tc, test_resources);
+    tcase_add_test(tc, test_resources_unbounded);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -79,8 +79,8 @@ static ns_pod *pod_with(const char *name)
 static void container(ns_container *c, const char *cpu, const char *mem, bool sidecar)
 {
     memset(c, 0, sizeof(*c));
-    ck_assert_int_eq(ns_resources_set_text(&c->requests, "cpu", cpu, "cpu"), 0);
-    ck_assert_int_eq(ns_resources_set_text(&c->requests, "memory", mem, "memory"), 0);
+    ck_assert_int_eq(ns_res_set_text(&c->requests, "cpu", cpu, "cpu"), 0);
+    ck_assert_int_eq(ns_res_set_text(&c->requests, "memory", mem, "memory"), 0);
     c->sidecar = sidecar;
 }
 
@@ -94,7 +94,7 @@ START_TEST(test_pod_effective_requests)
     p->n_init_containers = 1;
     p->init_containers = calloc(1, sizeof(ns_container));
     container(&p->init_containers[0], "2", "64Mi", false);
-    ck_assert_int_eq(ns_resources_set_text(&p->overhead, "cpu", "100m", "o"), 0);
+    ck_assert_int_eq(ns_res_set_text(&p->overhead, "cpu", "100m", "o"), 0);
     ck_assert_int_eq(ns_pod_compute_requests(p), 0);
     /* max(max(init) = 2 cpu, sum = 750m) + 100m overhead; memory max(64Mi, 384Mi). */
     ck_assert_int_eq(p->requests.cpu_milli, 2100);
@@ -184,7 +184,7 @@ START_TEST(test_nodepool_startup_taints_do_not_block)
 
     np->limits.cpu = true;
     np->limits.max.cpu_milli = 10000;
-    ns_resources usage = {.cpu_milli = 12000, .memory_bytes = INT64_C(1) << 40};
+    ns_res usage = {.cpu_milli = 12000, .memory_bytes = INT64_C(1) << 40};
     ck_assert(ns_resource_limits_exceeded(&np->limits, &usage, reason, sizeof(reason)));
     ck_assert_str_eq(reason, "cpu resource usage of 12 exceeds limit of 10");
     usage.cpu_milli = 10000;

@@ -113,15 +113,15 @@ START_TEST(gpu_types_have_gpu_labels_and_extended_resources)
     ck_assert_str_eq(ns_itype_label(t, "karpenter.k8s.aws/instance-gpu-count"), "4");
     ck_assert_str_eq(ns_itype_label(t, "karpenter.k8s.aws/instance-gpu-manufacturer"), "nvidia");
     ck_assert_str_eq(ns_itype_label(t, "karpenter.k8s.aws/instance-gpu-memory"), "16384");
-    ck_assert_uint_eq(t->capacity.n_extended, 1);
-    ck_assert_str_eq(t->capacity.extended[0].name, "nvidia.com/gpu");
-    ck_assert_int_eq(t->capacity.extended[0].value, 4);
-    ck_assert_int_eq(t->allocatable.extended[0].value, 4);
+    ck_assert_uint_eq(t->capacity.n_ext, 1);
+    ck_assert_str_eq(t->capacity.ext[0].name, "nvidia.com/gpu");
+    ck_assert_int_eq(t->capacity.ext[0].value, 4);
+    ck_assert_int_eq(t->allocatable.ext[0].value, 4);
     const ns_itype *p3 = find(&set, "p3.16xlarge");
     ck_assert_str_eq(ns_itype_label(p3, "karpenter.k8s.aws/instance-gpu-name"), "v100");
     ck_assert_str_eq(ns_itype_label(p3, "karpenter.k8s.aws/instance-hypervisor"), "xen");
-    ck_assert_int_eq(p3->capacity.extended[0].value, 8);
-    ck_assert_uint_eq(find(&set, "m5.large")->capacity.n_extended, 0);
+    ck_assert_int_eq(p3->capacity.ext[0].value, 8);
+    ck_assert_uint_eq(find(&set, "m5.large")->capacity.n_ext, 0);
     unload(p, nc, &set);
 }
 END_TEST

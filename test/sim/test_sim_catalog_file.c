@@ -75,8 +75,8 @@ START_TEST(file_catalog_matches_karpenter_published_figures)
                          cJSON_GetObjectItem(alloc, "ephemeral_storage_gib")->valueint * GIB);
         cJSON *gpus = cJSON_GetObjectItem(alloc, "nvidia_gpu");
         if (cJSON_IsNumber(gpus)) {
-            ck_assert_str_eq(t->allocatable.extended[0].name, "nvidia.com/gpu");
-            ck_assert_int_eq(t->allocatable.extended[0].value, gpus->valueint);
+            ck_assert_str_eq(t->allocatable.ext[0].name, "nvidia.com/gpu");
+            ck_assert_int_eq(t->allocatable.ext[0].value, gpus->valueint);
         }
         /* Karpenter's published arm64 figures are 59Mi lower than its formula gives; the sim models the formula
          * (docs/providers/sim.md), so memory is compared on amd64. */

@@ -1,0 +1,65 @@
+#include "model/intern.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+
+/* Open addressing, kept at most half full. */
+static struct {
+    pthread_mutex_t lock;
+    char **slots;
+    size_t cap, n;
+} table = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+static uint64_t hash(const char *s)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * UINT64_C(1099511628211);
+    return h;
+}
+
+static char **slot_for(char **slots, size_t cap, const char *s)
+{
+    size_t at = (size_t)hash(s) & (cap - 1);
+    while (slots[at] && strcmp(slots[at], s) != 0)
+        at = (at + 1) & (cap - 1);
+    return &slots[at];
+}
+
+static int grow(void)
+{
+    size_t cap = table.cap ? table.cap * 2 : 64;
+    char **slots = calloc(cap, sizeof(*slots));
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < table.cap; i++)
+        if (table.slots[i])
+            *slot_for(slots, cap, table.slots[i]) = table.slots[i];
+    free(table.slots);
+    table.slots = slots;
+    table.cap = cap;
+    return 0;
+}
+
+const char *ns_intern(const char *s)
+{
+    if (!s)
+        return NULL;
+    const char *out = NULL;
+    pthread_mutex_lock(&table.lock);
+    if (2 * (table.n + 1) > table.cap && grow() < 0)
+        goto unlock;
+    char **slot = slot_for(table.slots, table.cap, s);
+    if (!*slot && (*slot = strdup(s)) != NULL)
+        table.n++;
+    out = *slot;
+unlock:
+    pthread_mutex_unlock(&table.lock);
+    if (!out)
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory interning \"%.64s\"", s);
+    return out;
+}
