@@ -17,5 +17,8 @@ bool ns_clock_is_simulated(void);
 void ns_clock_advance(int64_t ms);         /* simulated clock only; ignored on the real one */
 /* RFC 3339 with milliseconds, UTC: "2026-11-21T10:00:00.000Z". buf needs 32 bytes. */
 void ns_clock_format_rfc3339(int64_t ms, char *buf, size_t len);
+/* RFC 3339 in UTC or with an offset, seconds precision or finer ("2026-01-05T09:00:00Z", "...T10:00:00.5+01:00")
+ * into unix ms: 0, or -1 when malformed (the caller names the field). */
+int ns_clock_parse_rfc3339(const char *s, int64_t *out_ms);
 
 #endif

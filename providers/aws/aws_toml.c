@@ -24,6 +24,7 @@ typedef struct parser {
     char *err;
     size_t errlen;
     int rc;
+    int nesting; /* inline tables open around the current position */
 } parser;
 
 static int fail(parser *ps, const char *fmt, ...) NS_PRINTF(2, 3);
@@ -257,7 +258,21 @@ static int scan_array(parser *ps)
 
 static int parse_value_into(parser *ps, aws_toml *table, const char *key);
 
+static int parse_inline_table_body(parser *ps, aws_toml *t);
+
+/* Inline tables nest by recursion (and the tree they build is freed and written by recursion): the depth is bounded
+ * so that user data cannot exhaust the stack. */
 static int parse_inline_table(parser *ps, aws_toml *t)
+{
+    if (ps->nesting >= AWS_TOML_MAX_NESTING)
+        return fail(ps, "inline tables nested more than %d deep", AWS_TOML_MAX_NESTING);
+    ps->nesting++;
+    int rc = parse_inline_table_body(ps, t);
+    ps->nesting--;
+    return rc;
+}
+
+static int parse_inline_table_body(parser *ps, aws_toml *t)
 {
     ps->p++; /* { */
     skip_blank(ps);
@@ -378,7 +393,7 @@ int aws_toml_parse(const char *text, aws_toml **out, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NS_ERR_INTERNAL;
     }
-    parser ps = {text ? text : "", 1, err, errlen, NS_OK};
+    parser ps = {text ? text : "", 1, err, errlen, NS_OK, 0};
     aws_toml *current = root;
     for (;;) {
         skip_space(&ps);

@@ -5,6 +5,8 @@
  * It reads tables ([a.b."c"]), dotted and quoted keys, and every value kind: values are kept as the TOML text they
  * were written as (strings, numbers, booleans, dates, arrays including multi-line ones), except inline tables, which
  * become tables so that keys can be merged into them. Arrays of tables ([[x]]) are refused. Comments are dropped.
+ * Inline tables nest at most AWS_TOML_MAX_NESTING deep and keys have at most 16 dotted parts, so a document's tables
+ * are at most 16 + 32 x 16 levels deep whatever the input (the reader, free and writer recurse per level).
  * Pure: no host upcalls.
  */
 #ifndef NS_AWS_TOML_H
@@ -12,6 +14,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#define AWS_TOML_MAX_NESTING 32
 
 typedef struct aws_toml aws_toml; /* a table; the document is the root table */
 

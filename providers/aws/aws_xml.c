@@ -14,7 +14,9 @@ typedef struct builder {
     XML_Parser parser;
     aws_xml_node *root;
     aws_xml_node *current;
-    aws_buf text; /* character data of `current` so far */
+    /* Character data of each open element, by depth: an element's text is appended to its own buffer and copied
+     * once, when it closes, so a parent with many children costs no more than its text (linear in the answer). */
+    aws_buf text[AWS_XML_MAX_DEPTH + 1];
     int depth;
     bool out_of_memory;
     const char *refusal; /* set when the builder stops the parser on purpose */
@@ -38,51 +40,28 @@ static char *trimmed_copy(const char *s, size_t n)
     return strndup(s, n);
 }
 
-/* Stores the text collected so far on the current element (text between child elements is appended to it). */
-static bool flush_text(builder *b)
+static void out_of_memory(builder *b)
 {
-    if (!b->current || b->text.len == 0)
-        return true;
-    size_t old = strlen(b->current->text);
-    char *joined = malloc(old + b->text.len + 1);
-    if (!joined)
-        return false;
-    memcpy(joined, b->current->text, old);
-    memcpy(joined + old, b->text.data, b->text.len + 1);
-    free(b->current->text);
-    b->current->text = joined;
-    b->text.len = 0;
-    return true;
+    b->out_of_memory = true;
+    stop(b, NULL);
 }
 
 static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **attrs)
 {
     builder *b = ud;
-    if (++b->depth > AWS_XML_MAX_DEPTH) {
+    if (b->depth + 1 > AWS_XML_MAX_DEPTH) {
         stop(b, "elements nested too deeply");
-        return;
-    }
-    if (!flush_text(b)) {
-        b->out_of_memory = true;
-        stop(b, NULL);
         return;
     }
     const char *local = strrchr(name, ':');
     aws_xml_node *n = calloc(1, sizeof(*n));
-    if (n) {
-        n->name = strdup(local ? local + 1 : name);
-        n->text = strdup("");
-    }
-    if (!n || !n->name || !n->text) {
-        if (n) {
-            free(n->name);
-            free(n->text);
-            free(n);
-        }
-        b->out_of_memory = true;
-        stop(b, NULL);
+    if (!n || !(n->name = strdup(local ? local + 1 : name))) {
+        free(n);
+        out_of_memory(b);
         return;
     }
+    b->depth++;
+    b->text[b->depth].len = 0;
     n->parent = b->current;
     if (b->current) {
         if (b->current->last_child)
@@ -99,20 +78,15 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 static void XMLCALL on_end(void *ud, const XML_Char *name)
 {
     builder *b = ud;
-    b->depth--;
-    if (!flush_text(b)) {
-        b->out_of_memory = true;
-        stop(b, NULL);
-        return;
-    }
-    char *t = trimmed_copy(b->current->text, strlen(b->current->text));
+    aws_buf *text = &b->text[b->depth];
+    char *t = trimmed_copy(text->len ? text->data : "", text->len);
     if (!t) {
-        b->out_of_memory = true;
-        stop(b, NULL);
+        out_of_memory(b);
         return;
     }
-    free(b->current->text);
     b->current->text = t;
+    text->len = 0;
+    b->depth--;
     b->current = b->current->parent;
 }
 
@@ -121,11 +95,9 @@ static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
     builder *b = ud;
     if (!b->current)
         return;
-    aws_buf_append(&b->text, s, (size_t)len);
-    if (aws_buf_failed(&b->text)) {
-        b->out_of_memory = true;
-        stop(b, NULL);
-    }
+    aws_buf_append(&b->text[b->depth], s, (size_t)len);
+    if (aws_buf_failed(&b->text[b->depth]))
+        out_of_memory(b);
 }
 
 static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid, const XML_Char *pubid,
@@ -163,7 +135,8 @@ int aws_xml_parse(const char *data, size_t len, aws_xml_node **root, char *err, 
         aws_xml_free(b.root);
         b.root = NULL;
     }
-    aws_buf_free(&b.text);
+    for (int i = 0; i <= AWS_XML_MAX_DEPTH; i++)
+        aws_buf_free(&b.text[i]);
     XML_ParserFree(b.parser);
     *root = b.root;
     return rc;

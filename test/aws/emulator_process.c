@@ -12,6 +12,11 @@
 
 int emulator_start(emulator *e)
 {
+    return emulator_start_tls(e, NULL, NULL, NULL);
+}
+
+int emulator_start_tls(emulator *e, const char *cert, const char *key, const char *ca_file)
+{
     memset(e, 0, sizeof(*e));
     const char *data = getenv("AWS_SHARED_DATA");
     if (!data) {
@@ -29,7 +34,11 @@ int emulator_start(emulator *e)
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]);
         close(fds[1]);
-        execl("/usr/bin/python3", "python3", script, "--data-dir", data, (char *)NULL);
+        if (cert)
+            execl("/usr/bin/python3", "python3", script, "--data-dir", data, "--tls-cert", cert, "--tls-key", key,
+                  (char *)NULL);
+        else
+            execl("/usr/bin/python3", "python3", script, "--data-dir", data, (char *)NULL);
         _exit(127);
     }
     free(script);
@@ -50,7 +59,8 @@ int emulator_start(emulator *e)
     }
     fclose(out);
     e->pid = pid;
-    snprintf(e->url, sizeof(e->url), "http://127.0.0.1:%d", e->port);
+    snprintf(e->url, sizeof(e->url), "%s://127.0.0.1:%d", cert ? "https" : "http", e->port);
+    snprintf(e->ca_file, sizeof(e->ca_file), "%s", ca_file ? ca_file : "");
     return 0;
 }
 
@@ -94,6 +104,8 @@ long emulator_control(const emulator *e, const char *path, const char *json, cha
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    if (e->ca_file[0])
+        curl_easy_setopt(c, CURLOPT_CAINFO, e->ca_file);
     long status = 0;
     if (curl_easy_perform(c) == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);

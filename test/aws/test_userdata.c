@@ -318,6 +318,31 @@ START_TEST(test_toml_reader)
         ck_assert_msg(aws_toml_parse(bad[i], &doc, err, sizeof(err)) == NS_ERR_INVALID_ARGUMENT, "accepted: %s", bad[i]);
         ck_assert_ptr_null(doc);
     }
+    /* Inline tables nested a million deep (this crashed the process on its stack): refused with the limit named;
+     * at the limit they are read. */
+    size_t levels = 1000000;
+    char *deep = malloc(levels * 4 + 16);
+    char *w = deep;
+    for (size_t i = 0; i < levels; i++)
+        w += sprintf(w, "a={");
+    strcpy(w, "}\n");
+    doc = (aws_toml *)1;
+    ck_assert_int_eq(aws_toml_parse(deep, &doc, err, sizeof(err)), NS_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(doc);
+    ck_assert_msg(strstr(err, "TOML line 1: inline tables nested more than 32 deep"), "%s", err);
+    w = deep;
+    for (int i = 0; i < AWS_TOML_MAX_NESTING; i++)
+        w += sprintf(w, "a.b.c={");
+    w += sprintf(w, "x=1");
+    for (int i = 0; i < AWS_TOML_MAX_NESTING; i++)
+        *w++ = '}';
+    strcpy(w, "\n");
+    ck_assert_msg(aws_toml_parse(deep, &doc, err, sizeof(err)) == NS_OK, "%s", err);
+    text = aws_toml_serialize(doc);
+    ck_assert_ptr_nonnull(text);
+    free(text);
+    aws_toml_free(doc);
+    free(deep);
     char *q = aws_toml_quote("a\"b\\c\nd\x01");
     ck_assert_str_eq(q, "\"a\\\"b\\\\c\\nd\\u0001\"");
     free(q);

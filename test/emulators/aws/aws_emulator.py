@@ -31,11 +31,14 @@ Control endpoint (unsigned JSON, for tests; README.md has the details):
   GET  /_emulator/launch_templates, GET /_emulator/fleets   what was created and asked for
 
 Usage: aws_emulator.py --data-dir ../shared/data [--region us-east-1] [--port 0]
-       [--access-key AKIDEMULATOR --secret-key ...] [--verbose]
+       [--access-key AKIDEMULATOR --secret-key ...] [--tls-cert server.pem --tls-key server.key] [--verbose]
+With --tls-cert the emulator serves HTTPS only (for the TLS tests: a generated CA signs the certificate).
+/_emulator/state also counts the connections accepted and the User-Agent of every API request.
 """
 import argparse
 import json
 import os
+import ssl
 import sys
 import threading
 import time
@@ -59,6 +62,11 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "nodesmith-aws-emulator"
 
     # ---- plumbing ----
+    def setup(self):
+        super().setup()
+        with self.server.state.lock:
+            self.server.state.connections += 1
+
     def log_message(self, fmt, *args):
         if self.server.verbose:
             sys.stderr.write("emulator: " + (fmt % args) + "\n")
@@ -110,6 +118,10 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         headers = self.lower_headers()
         body = self.read_body()
+        if not path.startswith("/_emulator/"):
+            with state.lock:
+                agent = headers.get("user-agent", "")
+                state.user_agents[agent] = state.user_agents.get(agent, 0) + 1
         if path.startswith("/latest/"):
             status, ctype, text = emu_identity.imds(state, method, path, headers)
             self.send(status, ctype, text)
@@ -135,6 +147,7 @@ class Handler(BaseHTTPRequestHandler):
                           "faults": sum(f.count for f in state.faults if f.kind != "random"),
                           "faults_injected": dict(state.faults_injected),
                           "faults_by_action": {a: dict(k) for a, k in state.faults_by_action.items()},
+                          "connections": state.connections, "user_agents": dict(state.user_agents),
                           "port": self.server.server_address[1]}
             self.send(200, "application/json", json.dumps(answer))
         elif path == "/_emulator/launch_templates" and method == "GET":
@@ -330,13 +343,25 @@ def main():
     parser.add_argument("--access-key", default="AKIDEMULATOR")
     parser.add_argument("--secret-key", default="emulator/secret/key+EXAMPLE")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (and --tls-key)")
+    parser.add_argument("--tls-key", help="the certificate's PEM private key")
     args = parser.parse_args()
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        # The handshake runs in the request thread, so a client refusing the certificate cannot stall accept().
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+        # A client refusing the certificate is what the TLS tests expect: no traceback for it.
+        default_handle_error = server.handle_error
+        server.handle_error = lambda request, address: (
+            None if isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError)) and not args.verbose
+            else default_handle_error(request, address))
     server.daemon_threads = True
     server.verbose = args.verbose
     server.state = State(args.data_dir, args.region, args.access_key, args.secret_key)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{server.server_address[1]}"
     server.ec2 = emu_ec2.Ec2(server.state)
     server.sqs = emu_json.Sqs(server.state, base)
     server.ssm = emu_json.Ssm(server.state)

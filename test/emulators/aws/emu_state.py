@@ -114,6 +114,8 @@ class State:
         self.queue_name = "nodesmith-interruptions"
         self.queue = []             # messages: {id, receipt, body, visible_at}
         self.request_counts = {}
+        self.connections = 0        # connections accepted (keep-alive reuse shows as fewer than requests)
+        self.user_agents = {}       # User-Agent -> requests (control requests excluded)
         self.imds_tokens = {}       # token -> expiry epoch
         self.imds_role = "nodesmith-node-role"
         self.clock_offset_s = 0  # how far the emulator's clock runs ahead of the machine's
