@@ -382,6 +382,7 @@ static int launch_options(az_state *s, const ns_launch_request *req, const az_no
         rc = try_option(s, req, nc, k, opt, vm_name, nic_id, vm);
         if (rc != NS_ERR_INSUFFICIENT_CAPACITY)
             return rc;
+        nic_made = false; /* a refused VM deleted with its NIC (deleteOption Delete): the next one needs it again */
         if (ref->n < 64)
             ref->opts[ref->n++] = opt;
     }

@@ -1,0 +1,718 @@
+/*
+ * azure.so through the core's loader against the ARM emulator (run under with_emulator.py): authentication (client
+ * secret, workload identity, managed identity, a refused token refreshed, national cloud scopes, nothing secret in
+ * the logs), node class validation, the catalog (restrictions, labels, prices, reservations), the launch's VM and
+ * NIC, idempotency, capacity and quota errors, Retry-After, terminate and leaked NICs, drift and events.
+ */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "azure_fixture.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+
+#define SECRET "emulator~client~secret"
+#define FEDERATED "eyJhbGciOiJSUzI1NiJ9.emulator.projected"
+#define V1BETA1 "karpenter.azure.com/v1beta1"
+#define ZONE1 "southcentralus-1"
+#define ZONE2 "southcentralus-2"
+
+static int count_types(void *ctx, const ns_instance_type *t)
+{
+    (void)t;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+static int list_count(ns_plugin *p, const ns_nodeclass *nc)
+{
+    int n = 0;
+    int rc = ns_plugin_list_instance_types(p, nc, count_types, &n);
+    return rc == NS_OK ? n : rc;
+}
+
+static char claim_name[64];
+
+static const char *fresh_claim(const char *prefix)
+{
+    static unsigned seq;
+    snprintf(claim_name, sizeof(claim_name), "%s-%x-%u", prefix, (unsigned)getpid(), seq++);
+    return claim_name;
+}
+
+static int count_instance(void *ctx, const ns_instance *in)
+{
+    (void)in;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* ---- authentication ---- */
+
+START_TEST(test_auth_client_secret_and_logs)
+{
+    char path[] = "/tmp/nodesmith-azure-log-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *log = fdopen(fd, "w+");
+    ns_log_set_output(log);
+    ns_log_set_level(NS_LOG_DEBUG);
+    ns_plugin *p = azf_load(NULL);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ns_launch_result r;
+    ck_assert_int_gt(list_count(p, nc), 10);
+    ck_assert_msg(azf_launch(p, nc, fresh_claim("auth"), "Standard_D2s_v3", ZONE1, "on-demand", &r) == NS_OK,
+                  "launch: %s", ns_error_message());
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    ns_plugin_unload(p);
+    fflush(log);
+    rewind(log);
+    char line[8192];
+    int lines = 0;
+    while (fgets(line, sizeof(line), log)) {
+        lines++;
+        ck_assert_msg(!strstr(line, SECRET), "the client secret is in a log line: %s", line);
+        ck_assert_msg(!strstr(line, "emu."), "an access token is in a log line: %s", line);
+        ck_assert_msg(!strstr(line, "KUBELET_BOOTSTRAP"), "the bootstrap is in a log line: %s", line);
+    }
+    ck_assert_int_gt(lines, 2);
+    fclose(log);
+    unlink(path);
+    azf_nodeclass_free(nc);
+}
+END_TEST
+
+START_TEST(test_auth_workload_identity)
+{
+    char file[] = "/tmp/nodesmith-azure-token-XXXXXX";
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, FEDERATED "\n", strlen(FEDERATED) + 1), (ssize_t)strlen(FEDERATED) + 1);
+    close(fd);
+    unsetenv("AZURE_CLIENT_SECRET");
+    const char *settings[] = {"federated_token_file", file, NULL};
+    ns_plugin *p = azf_load(settings);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ck_assert_int_gt(list_count(p, nc), 10);
+    ns_plugin_unload(p);
+    /* a projected token Entra ID does not federate: refused, named */
+    FILE *f = fopen(file, "w");
+    fputs("not-the-projected-token", f);
+    fclose(f);
+    const char *forced[] = {"federated_token_file", file, "auth", "workload-identity", NULL};
+    p = azf_load(forced);
+    int rc = list_count(p, nc);
+    ck_assert_int_eq(rc, NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(ns_error_message(), "AADSTS700211") && strstr(ns_error_message(), "workload-identity"),
+                  "message: %s", ns_error_message());
+    ns_plugin_unload(p);
+    unlink(file);
+    azf_nodeclass_free(nc);
+}
+END_TEST
+
+START_TEST(test_auth_managed_identity)
+{
+    unsetenv("AZURE_CLIENT_SECRET");
+    const char *settings[] = {"auth", "managed-identity", "imds_endpoint", getenv("AZURE_EMULATOR_IMDS"), NULL};
+    ns_plugin *p = azf_load(settings);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ck_assert_int_gt(list_count(p, nc), 10);
+    cJSON *st = azf_state();
+    ck_assert_int_ge(azf_requests(st, "imds.token"), 1);
+    cJSON_Delete(st);
+    ns_plugin_unload(p);
+    /* a secret asked for but missing: refused at load, naming the variable */
+    char msg[512];
+    const char *secret[] = {"auth", "client-secret", NULL};
+    ck_assert_int_eq(azf_load_fails(secret, msg, sizeof(msg)), NS_ERR_INVALID_CONFIG);
+    ck_assert_msg(strstr(msg, "AZURE_CLIENT_SECRET"), "message: %s", msg);
+    azf_nodeclass_free(nc);
+}
+END_TEST
+
+START_TEST(test_token_refreshed_when_refused)
+{
+    ns_plugin *p = azf_load(NULL);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ck_assert_int_gt(list_count(p, nc), 10);
+    cJSON *before = azf_state();
+    ck_assert_int_eq(azf_control("tokens", "{\"expire_all\":true}", NULL), 200);
+    const char *pid = "azure:///subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/"
+                      "MC_demo_demo_southcentralus/providers/Microsoft.Compute/virtualMachines/aks-none";
+    ns_instance in = {.struct_size = sizeof(in)};
+    ck_assert_int_eq(ns_plugin_get_instance(p, pid, &in), NS_ERR_NOT_FOUND); /* a 404 after a fresh token */
+    cJSON *after = azf_state();
+    int tokens_before = cJSON_GetObjectItem(before, "tokens_issued")->valueint;
+    ck_assert_int_gt(cJSON_GetObjectItem(after, "tokens_issued")->valueint, tokens_before);
+    ck_assert_int_ge(cJSON_GetObjectItem(after, "auth_failures")->valueint, 1);
+    cJSON_Delete(before);
+    cJSON_Delete(after);
+    /* a short-lived token is fetched again before it expires, without a refusal */
+    ck_assert_int_eq(azf_control("tokens", "{\"lifetime_s\":2}", NULL), 200);
+    ns_plugin_unload(p);
+    p = azf_load(NULL);
+    ck_assert_int_gt(list_count(p, nc), 10);
+    sleep(2);
+    before = azf_state();
+    ck_assert_int_eq(ns_plugin_get_instance(p, pid, &in), NS_ERR_NOT_FOUND);
+    after = azf_state();
+    ck_assert_int_eq(cJSON_GetObjectItem(after, "auth_failures")->valueint,
+                     cJSON_GetObjectItem(before, "auth_failures")->valueint);
+    ck_assert_int_gt(cJSON_GetObjectItem(after, "tokens_issued")->valueint,
+                     cJSON_GetObjectItem(before, "tokens_issued")->valueint);
+    cJSON_Delete(before);
+    cJSON_Delete(after);
+    azf_control("tokens", "{\"lifetime_s\":3600}", NULL);
+    ns_plugin_unload(p);
+    azf_nodeclass_free(nc);
+}
+END_TEST
+
+START_TEST(test_national_cloud_and_tls)
+{
+    const char *china[] = {"cloud", "AzureChinaCloud", NULL};
+    ns_plugin *p = azf_load(china); /* the token's scope is management.chinacloudapi.cn; the emulator accepts it */
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ck_assert_int_gt(list_count(p, nc), 10);
+    ns_plugin_unload(p);
+    char msg[512];
+    const char *bad[] = {"cloud", "AzureGermanCloud", NULL};
+    ck_assert_int_eq(azf_load_fails(bad, msg, sizeof(msg)), NS_ERR_INVALID_CONFIG);
+    ck_assert_msg(strstr(msg, "cloud") && strstr(msg, "AzureGermanCloud"), "message: %s", msg);
+    /* without the emulator's CA the certificate is refused, as a configuration error, not retried as a timeout */
+    const char *ca = getenv("NODESMITH_CA_BUNDLE");
+    char saved[512];
+    snprintf(saved, sizeof(saved), "%s", ca);
+    p = azf_load(NULL);
+    unsetenv("NODESMITH_CA_BUNDLE");
+    int rc = list_count(p, nc);
+    ck_assert_msg(rc == NS_ERR_INVALID_CONFIG, "untrusted CA: %d %s", rc, ns_error_message());
+    ns_plugin_unload(p);
+    setenv("NODESMITH_CA_BUNDLE", saved, 1);
+    azf_nodeclass_free(nc);
+}
+END_TEST
+
+/* ---- node class validation ---- */
+
+static const struct {
+    const char *api_version;
+    const char *spec;
+    const char *words; /* expected in the message */
+} BAD_CLASSES[] = {
+    {V1BETA1, "{\"osDiskSizeGB\": 20}", "spec.osDiskSizeGB must be from 30 to 2048"},
+    {V1BETA1, "{\"osDiskSizeGB\": \"big\"}", "spec.osDiskSizeGB must be an integer"},
+    {V1BETA1, "{\"imageFamily\": \"Debian\"}", "spec.imageFamily must be"},
+    {V1BETA1, "{\"maxPods\": 5}", "spec.maxPods must be from 10 to 250"},
+    {V1BETA1, "{\"vnetSubnetID\": \"subnet-1\"}", "spec.vnetSubnetID 'subnet-1' is not a subnet ID"},
+    {V1BETA1, "{\"fipsMode\": \"On\"}", "spec.fipsMode must be FIPS or Disabled"},
+    {V1BETA1, "{\"fipsMode\": \"FIPS\", \"imageFamily\": \"Windows2022\"}", "spec.fipsMode FIPS"},
+    {V1BETA1, "{\"tags\": {\"a/b\": \"x\"}}", "spec.tags key 'a/b'"},
+    {V1BETA1, "{\"tags\": {\"karpenter.sh_nodepool\": \"x\"}}", "reserved"},
+    {V1BETA1, "{\"tags\": {\"team\": 3}}", "spec.tags.team must be a string"},
+    {V1BETA1, "{\"kubelet\": {\"cpuManagerPolicy\": \"dynamic\"}}", "spec.kubelet.cpuManagerPolicy"},
+    {V1BETA1, "{\"kubelet\": {\"imageGCHighThresholdPercent\": 50, \"imageGCLowThresholdPercent\": 60}}",
+     "imageGCLowThresholdPercent (60) must be below"},
+    {V1BETA1, "{\"kubelet\": {\"cpuCFSQuotaPeriod\": \"fast\"}}", "spec.kubelet.cpuCFSQuotaPeriod"},
+    {V1BETA1, "{\"kubelet\": {\"containerLogMaxFiles\": 1}}", "spec.kubelet.containerLogMaxFiles"},
+    {V1BETA1, "{\"kubelet\": {\"containerLogMaxSize\": \"lots\"}}", "spec.kubelet.containerLogMaxSize"},
+    {V1BETA1, "{\"kubelet\": {\"topologyManagerPolicy\": \"any\"}}", "spec.kubelet.topologyManagerPolicy"},
+    {V1BETA1, "{\"kubelet\": {\"allowedUnsafeSysctls\": [\"a b\"]}}", "spec.kubelet.allowedUnsafeSysctls[0]"},
+    {V1BETA1, "{\"kubelet\": {\"maxPods\": 10}}", "spec.kubelet.maxPods is not a field"},
+    {V1BETA1, "{\"security\": {\"encryptionAtHost\": \"yes\"}}", "spec.security.encryptionAtHost must be true or"},
+    {V1BETA1, "{\"localDNS\": {\"mode\": \"Sometimes\"}}", "spec.localDNS.mode"},
+    {V1BETA1, "{\"imageID\": \"ubuntu-latest\"}", "spec.imageID 'ubuntu-latest' must be an ARM image ID"},
+    {V1BETA1, "{\"userData\": 7}", "spec.userData must be a string"},
+    {V1BETA1, "{\"imageVersion\": \"1\"}", "spec.imageVersion is not a field of karpenter.azure.com/v1beta1"},
+    {"karpenter.azure.com/v1alpha2", "{\"fipsMode\": \"FIPS\"}", "spec.fipsMode is not a field of "
+                                                              "karpenter.azure.com/v1alpha2"},
+    {"karpenter.azure.com/v1alpha2", "{\"imageVersion\": \"latest\"}", "spec.imageVersion must look like"},
+    {"karpenter.azure.com/v1", "{}", "apiVersion karpenter.azure.com/v1 is not served"},
+};
+
+START_TEST(test_nodeclass_validation)
+{
+    ns_plugin *p = azf_load(NULL);
+    for (size_t i = 0; i < sizeof(BAD_CLASSES) / sizeof(BAD_CLASSES[0]); i++) {
+        ns_nodeclass *nc = azf_nodeclass(BAD_CLASSES[i].api_version, "bad", BAD_CLASSES[i].spec);
+        int rc = ns_plugin_validate_nodeclass(p, nc);
+        ck_assert_msg(rc == NS_ERR_INVALID_CONFIG, "%s accepted (%d)", BAD_CLASSES[i].spec, rc);
+        ck_assert_msg(strstr(ns_error_message(), BAD_CLASSES[i].words) && strstr(ns_error_message(), "bad"),
+                      "%s: message '%s' lacks '%s'", BAD_CLASSES[i].spec, ns_error_message(), BAD_CLASSES[i].words);
+        azf_nodeclass_free(nc);
+    }
+    ns_nodeclass *good = azf_nodeclass(V1BETA1, "good",
+                                       "{\"imageFamily\":\"AzureLinux\",\"osDiskSizeGB\":100,\"maxPods\":50,"
+                                       "\"fipsMode\":\"FIPS\",\"tags\":{\"team\":\"a\"},\"security\":"
+                                       "{\"encryptionAtHost\":true},\"localDNS\":{\"mode\":\"Preferred\"},"
+                                       "\"kubelet\":{\"cpuManagerPolicy\":\"static\",\"cpuCFSQuota\":true,"
+                                       "\"cpuCFSQuotaPeriod\":\"100ms\",\"imageGCHighThresholdPercent\":85,"
+                                       "\"imageGCLowThresholdPercent\":80,\"containerLogMaxSize\":\"50Mi\","
+                                       "\"containerLogMaxFiles\":5,\"podPidsLimit\":4096,\"allowedUnsafeSysctls\":"
+                                       "[\"net.core.somaxconn\"],\"topologyManagerPolicy\":\"best-effort\"}}");
+    ck_assert_msg(ns_plugin_validate_nodeclass(p, good) == NS_OK, "good class refused: %s", ns_error_message());
+    azf_nodeclass_free(good);
+    good = azf_nodeclass("karpenter.azure.com/v1alpha2", "old", "{\"imageVersion\":\"202510.01.0\"}");
+    ck_assert_msg(ns_plugin_validate_nodeclass(p, good) == NS_OK, "v1alpha2 refused: %s", ns_error_message());
+    azf_nodeclass_free(good);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+/* ---- catalog ---- */
+
+typedef struct found {
+    char name[64];
+    ns_instance_type copy;
+    char labels[32][2][128];
+    size_t n_labels;
+    char zones[18][64];
+    char caps[18][16];
+    double prices[18];
+    bool available[18];
+    size_t n_offerings;
+    bool seen;
+} found;
+
+static int find_type(void *ctx, const ns_instance_type *t)
+{
+    found *f = ctx;
+    if (strcmp(t->name, f->name) != 0)
+        return 0;
+    f->seen = true;
+    f->copy = *t;
+    f->n_labels = t->n_labels < 32 ? t->n_labels : 32;
+    for (size_t i = 0; i < f->n_labels; i++) {
+        snprintf(f->labels[i][0], 128, "%s", t->labels[i].key);
+        snprintf(f->labels[i][1], 128, "%s", t->labels[i].value);
+    }
+    f->n_offerings = t->n_offerings < 18 ? t->n_offerings : 18;
+    for (size_t i = 0; i < f->n_offerings; i++) {
+        const ns_offering *o = NS_AT(t->offerings, i);
+        snprintf(f->zones[i], 64, "%s", o->zone);
+        snprintf(f->caps[i], 16, "%s", o->capacity_type);
+        f->prices[i] = o->price_per_hour;
+        f->available[i] = o->available;
+    }
+    return 0;
+}
+
+static found lookup(ns_plugin *p, const ns_nodeclass *nc, const char *name)
+{
+    found f = {.seen = false};
+    snprintf(f.name, sizeof(f.name), "%s", name);
+    ck_assert_msg(ns_plugin_list_instance_types(p, nc, find_type, &f) == NS_OK, "list: %s", ns_error_message());
+    return f;
+}
+
+static const char *label_of(const found *f, const char *key)
+{
+    for (size_t i = 0; i < f->n_labels; i++)
+        if (strcmp(f->labels[i][0], key) == 0)
+            return f->labels[i][1];
+    return NULL;
+}
+
+static int offering(const found *f, const char *zone, const char *cap)
+{
+    for (size_t i = 0; i < f->n_offerings; i++)
+        if (strcmp(f->zones[i], zone) == 0 && strcmp(f->caps[i], cap) == 0)
+            return (int)i;
+    return -1;
+}
+
+START_TEST(test_catalog)
+{
+    ns_plugin *p = azf_load(NULL);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{\"osDiskSizeGB\": 100}");
+    ck_assert(!lookup(p, nc, "Standard_A0").seen);  /* restricted in the location for the subscription */
+    ck_assert(!lookup(p, nc, "Standard_B1s").seen); /* AKS's reservations leave no memory */
+    found d2v2 = lookup(p, nc, "Standard_D2_v2");
+    ck_assert(d2v2.seen);
+    ck_assert_int_ge(offering(&d2v2, ZONE1, "on-demand"), 0);
+    ck_assert_int_lt(offering(&d2v2, "southcentralus-3", "on-demand"), 0); /* zone 3 restricted */
+    found nc6 = lookup(p, nc, "Standard_NC6s_v3");
+    ck_assert_int_ge(offering(&nc6, "0", "spot"), 0); /* no zones there: regional */
+    ck_assert_str_eq(label_of(&nc6, "karpenter.azure.com/sku-gpu-manufacturer"), "nvidia");
+    ck_assert_str_eq(label_of(&nc6, "karpenter.azure.com/sku-gpu-name"), "V100");
+    ck_assert_str_eq(label_of(&nc6, "karpenter.azure.com/sku-gpu-count"), "1");
+    ck_assert_int_eq(nc6.copy.capacity.n_extended, 1);
+    found d2s = lookup(p, nc, "Standard_D2s_v3");
+    ck_assert_str_eq(label_of(&d2s, "karpenter.azure.com/sku-family"), "D");
+    ck_assert_str_eq(label_of(&d2s, "karpenter.azure.com/sku-series"), "Ds_v3");
+    ck_assert_str_eq(label_of(&d2s, "karpenter.azure.com/sku-version"), "3");
+    ck_assert_str_eq(label_of(&d2s, "karpenter.azure.com/sku-cpu"), "2");
+    ck_assert_str_eq(label_of(&d2s, "karpenter.azure.com/sku-memory"), "8192");
+    ck_assert_str_eq(label_of(&d2s, "kubernetes.io/os"), "linux");
+    ck_assert_str_eq(label_of(&d2s, "kubernetes.azure.com/cluster"), "MC_demo_demo_southcentralus");
+    int od = offering(&d2s, ZONE1, "on-demand"), spot = offering(&d2s, ZONE1, "spot");
+    ck_assert_int_ge(od, 0);
+    ck_assert_int_ge(spot, 0);
+    ck_assert_double_eq_tol(d2s.prices[od], 0.11, 1e-9); /* the Retail Prices API's, not the built-in 0.096 */
+    ck_assert(d2s.prices[spot] > 0 && d2s.prices[spot] < d2s.prices[od] * 0.35);
+    /* 2 vCPUs: 100m reserved; 8 GiB less 7.5 % overhead; 25 % of 4 GiB + 20 % of 4 GiB reserved; 750Mi evicted */
+    ck_assert_int_eq(d2s.copy.capacity.cpu_milli, 2000);
+    ck_assert_int_eq(d2s.copy.kube_reserved.cpu_milli, 100);
+    ck_assert_int_eq(d2s.copy.capacity.memory_bytes, (int64_t)(8.0 * 1073741824.0 * 0.925));
+    ck_assert_int_eq(d2s.copy.kube_reserved.memory_bytes, (int64_t)(1.8 * 1073741824.0));
+    ck_assert_int_eq(d2s.copy.eviction_threshold.memory_bytes, 750LL * 1048576);
+    ck_assert_int_eq(d2s.copy.capacity.pods, 250); /* Azure CNI overlay */
+    ck_assert_int_eq(d2s.copy.capacity.ephemeral_storage_bytes, 100LL * 1073741824);
+    found arm = lookup(p, nc, "Standard_D16plds_v5");
+    ck_assert_str_eq(label_of(&arm, "kubernetes.io/arch"), "arm64");
+    azf_nodeclass_free(nc);
+    /* Windows Server images: no Arm64 sizes, os windows */
+    nc = azf_nodeclass(V1BETA1, "win", "{\"imageFamily\": \"Windows2022\"}");
+    ck_assert(!lookup(p, nc, "Standard_D16plds_v5").seen);
+    found win = lookup(p, nc, "Standard_D4s_v3");
+    ck_assert_str_eq(label_of(&win, "kubernetes.io/os"), "windows");
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_builtin_prices_when_api_unreachable)
+{
+    const char *settings[] = {"prices_endpoint", "https://127.0.0.1:1", NULL};
+    ns_plugin *p = azf_load(settings);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    found d2s = lookup(p, nc, "Standard_D2s_v3");
+    int od = offering(&d2s, ZONE1, "on-demand");
+    ck_assert_double_eq_tol(d2s.prices[od], 0.096, 1e-9);
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+/* ---- launch ---- */
+
+static const cJSON *get_path(const cJSON *o, const char *const *keys)
+{
+    for (size_t i = 0; o && keys[i]; i++)
+        o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(keys[i])) : cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+    return o;
+}
+
+static const char *str_at(const cJSON *o, const char *const *keys)
+{
+    const cJSON *v = get_path(o, keys);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+START_TEST(test_launch_spot_vm_and_nic)
+{
+    ns_plugin *p = azf_load(NULL);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{\"tags\":{\"team\":\"a\"},\"osDiskSizeGB\":64}");
+    const char *claim = fresh_claim("spot");
+    ns_launch_result r;
+    ck_assert_msg(azf_launch(p, nc, claim, "Standard_D4s_v3", ZONE2, "spot", &r) == NS_OK, "%s", ns_error_message());
+    ck_assert_str_eq(r.zone, ZONE2);
+    ck_assert_str_eq(r.capacity_type, "spot");
+    ck_assert_str_eq(r.instance_type, "Standard_D4s_v3");
+    ck_assert_ptr_nonnull(strstr(r.provider_id, "azure:///subscriptions/"));
+    ck_assert_ptr_nonnull(strstr(r.image_id, "/CommunityGalleries/AKSUbuntu-"));
+    ck_assert_ptr_nonnull(strstr(r.image_id, "2204gen2containerd/versions/202511.07.0"));
+    ck_assert(r.allocatable.cpu_milli > 0 && r.allocatable.cpu_milli < 4000);
+    cJSON *st = azf_state();
+    char vm_name[80];
+    snprintf(vm_name, sizeof(vm_name), "aks-%s", claim);
+    const cJSON *vm = azf_vm(st, vm_name);
+    ck_assert_ptr_nonnull(vm);
+    ck_assert_str_eq(str_at(vm, (const char *[]){"properties", "priority", NULL}), "Spot");
+    ck_assert_str_eq(str_at(vm, (const char *[]){"properties", "evictionPolicy", NULL}), "Delete");
+    ck_assert_double_eq(get_path(vm, (const char *[]){"properties", "billingProfile", "maxPrice", NULL})->valuedouble,
+                        -1);
+    ck_assert_str_eq(str_at(vm, (const char *[]){"zones", "0", NULL}), "2");
+    ck_assert_str_eq(str_at(vm, (const char *[]){"properties", "storageProfile", "osDisk", "deleteOption", NULL}),
+                     "Delete");
+    ck_assert_int_eq(get_path(vm, (const char *[]){"properties", "storageProfile", "osDisk", "diskSizeGB", NULL})
+                         ->valueint, 64);
+    ck_assert_str_eq(str_at(vm, (const char *[]){"properties", "networkProfile", "networkInterfaces", "0",
+                                                 "properties", "deleteOption", NULL}), "Delete");
+    ck_assert_str_eq(str_at(vm, (const char *[]){"tags", "karpenter.azure.com_cluster", NULL}), "demo");
+    ck_assert_str_eq(str_at(vm, (const char *[]){"tags", "karpenter.sh_nodepool", NULL}), "default");
+    ck_assert_str_eq(str_at(vm, (const char *[]){"tags", "karpenter.sh_nodeclaim", NULL}), claim);
+    ck_assert_str_eq(str_at(vm, (const char *[]){"tags", "team", NULL}), "a");
+    ck_assert_str_eq(str_at(vm, (const char *[]){"tags", "compute.aks.billing", NULL}), "linux");
+    /* customData: the AKS bootstrap, with the node's labels and taints and the kubelet's max pods */
+    const char *custom = str_at(vm, (const char *[]){"custom_data", NULL});
+    unsigned char script[16384];
+    int n = EVP_DecodeBlock(script, (const unsigned char *)custom, (int)strlen(custom));
+    ck_assert_int_gt(n, 100);
+    script[n] = '\0';
+    ck_assert_ptr_nonnull(strstr((char *)script, "KUBELET_NODE_LABELS='team=a'"));
+    ck_assert_ptr_nonnull(strstr((char *)script, "KUBELET_REGISTER_WITH_TAINTS='dedicated=gpu:NoSchedule'"));
+    ck_assert_ptr_nonnull(strstr((char *)script, "--max-pods=250"));
+    ck_assert_ptr_nonnull(strstr((char *)script, "/opt/azure/containers/provision.sh"));
+    ck_assert_ptr_nonnull(strstr((char *)script, "LOCATION='southcentralus'"));
+    /* the NIC is in the default subnet, tagged, attached */
+    const cJSON *nic;
+    int nics = 0;
+    cJSON_ArrayForEach(nic, cJSON_GetObjectItem(st, "nics")) {
+        if (strcmp(str_at(nic, (const char *[]){"name", NULL}), vm_name) != 0)
+            continue;
+        nics++;
+        ck_assert_ptr_nonnull(strstr(str_at(nic, (const char *[]){"properties", "ipConfigurations", "0", "properties",
+                                                                  "subnet", "id", NULL}), "/subnets/nodes"));
+        ck_assert_str_eq(str_at(nic, (const char *[]){"tags", "karpenter.azure.com_cluster", NULL}), "demo");
+    }
+    ck_assert_int_eq(nics, 1);
+    cJSON_Delete(st);
+    /* the same claim again: the same VM, no second PUT */
+    ns_launch_result again;
+    ck_assert_int_eq(azf_launch(p, nc, claim, "Standard_D4s_v3", ZONE2, "spot", &again), NS_OK);
+    ck_assert_str_eq(again.provider_id, r.provider_id);
+    st = azf_state();
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "vm_puts"), vm_name)->valueint, 1);
+    cJSON_Delete(st);
+    /* get, list, terminate: VM and NIC gone; a second terminate finds it gone */
+    ns_instance in = {.struct_size = sizeof(in)};
+    ck_assert_int_eq(ns_plugin_get_instance(p, r.provider_id, &in), NS_OK);
+    ck_assert_str_eq(in.nodeclaim_name, claim);
+    ck_assert_str_eq(in.capacity_type, "spot");
+    bool gone = true;
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, &gone), NS_OK);
+    ck_assert(!gone);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, &gone), NS_OK);
+    ck_assert(gone);
+    ck_assert_int_eq(ns_plugin_get_instance(p, r.provider_id, &in), NS_ERR_NOT_FOUND);
+    st = azf_state();
+    ck_assert_ptr_null(azf_vm(st, vm_name));
+    cJSON_ArrayForEach(nic, cJSON_GetObjectItem(st, "nics"))
+        ck_assert_str_ne(str_at(nic, (const char *[]){"name", NULL}), vm_name);
+    cJSON_Delete(st);
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+/* Each capacity or quota refusal marks exactly the refused offering; the next option is launched; no failed VM is
+ * left behind. */
+START_TEST(test_capacity_errors)
+{
+    static const char *const CODES[] = {"ZonalAllocationFailed", "AllocationFailed", "SkuNotAvailable",
+                                        "OverconstrainedAllocationRequest", "QuotaExceeded", "OperationNotAllowed"};
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    for (size_t c = 0; c < sizeof(CODES) / sizeof(CODES[0]); c++) {
+        ns_plugin *p = azf_load(NULL);
+        char fault[300];
+        snprintf(fault, sizeof(fault), "{\"kind\":\"capacity\",\"sku\":\"Standard_D2s_v3\",\"zone\":\"1\","
+                 "\"capacity_type\":\"on-demand\",\"code\":\"%s\"}", CODES[c]);
+        ck_assert_int_eq(azf_control("faults", fault, NULL), 200);
+        ns_launch_option opts[] = {{sizeof(ns_launch_option), "Standard_D2s_v3", ZONE1, "on-demand", 0.11},
+                                   {sizeof(ns_launch_option), "Standard_D4s_v3", ZONE1, "on-demand", 0.22}};
+        const char *claim = fresh_claim("cap");
+        ns_launch_request req = {.struct_size = sizeof(req), .cluster_name = "demo", .nodeclaim_name = claim,
+                                 .nodepool_name = "default", .client_token = claim, .nodeclass = nc, .options = opts,
+                                 .n_options = 2};
+        ns_launch_result r = {.struct_size = sizeof(r)};
+        ck_assert_msg(ns_plugin_launch(p, &req, &r) == NS_OK, "%s: %s", CODES[c], ns_error_message());
+        ck_assert_str_eq(r.instance_type, "Standard_D4s_v3");
+        found d2s = lookup(p, nc, "Standard_D2s_v3");
+        ck_assert_msg(!d2s.available[offering(&d2s, ZONE1, "on-demand")], "%s: not marked", CODES[c]);
+        ck_assert(d2s.available[offering(&d2s, ZONE2, "on-demand")]);
+        ck_assert(d2s.available[offering(&d2s, ZONE1, "spot")]);
+        cJSON *st = azf_state();
+        int vms = 0;
+        const cJSON *vm;
+        cJSON_ArrayForEach(vm, cJSON_GetObjectItem(st, "vms"))
+            vms += strcmp(str_at(vm, (const char *[]){"tags", "karpenter.sh_nodeclaim", NULL}), claim) == 0;
+        ck_assert_int_eq(vms, 1);
+        cJSON_Delete(st);
+        ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+        /* only the refused offering: both sizes refused -> capacity error naming each */
+        snprintf(fault, sizeof(fault), "{\"kind\":\"capacity\",\"sku\":\"Standard_D4s_v3\",\"zone\":\"1\","
+                 "\"capacity_type\":\"on-demand\",\"code\":\"%s\"}", CODES[c]);
+        ck_assert_int_eq(azf_control("faults", fault, NULL), 200);
+        claim = fresh_claim("cap");
+        req.nodeclaim_name = req.client_token = claim;
+        ck_assert_int_eq(ns_plugin_launch(p, &req, &r), NS_ERR_INSUFFICIENT_CAPACITY);
+        ck_assert_int_eq(ns_error_last()->n_unavailable, 2);
+        ck_assert_int_eq(azf_control("clear", "{}", NULL), 200);
+        ns_plugin_unload(p);
+    }
+    azf_nodeclass_free(nc);
+}
+END_TEST
+
+START_TEST(test_retry_after_honoured)
+{
+    ns_plugin *p = azf_load(NULL);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ck_assert_int_gt(list_count(p, nc), 10);
+    ck_assert_int_eq(azf_control("faults", "{\"kind\":\"throttle\",\"count\":2,\"retry_after\":1,\"ops\":[\"vm.list\"]}",
+                                 NULL), 200);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int n = 0;
+    ck_assert_msg(ns_plugin_list_instances(p, count_instance, &n) == NS_OK, "%s", ns_error_message());
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double waited = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    ck_assert_msg(waited >= 2.0, "two 429s with Retry-After: 1 were retried after %.2fs", waited);
+    cJSON *st = azf_state();
+    ck_assert_int_eq(azf_requests(st, "vm.list"), 3);
+    cJSON_Delete(st);
+    /* more throttles than attempts: THROTTLED with the hint */
+    ck_assert_int_eq(azf_control("faults", "{\"kind\":\"throttle\",\"count\":3,\"retry_after\":0,\"ops\":[\"vm.list\"]}",
+                                 NULL), 200);
+    ck_assert_int_eq(ns_plugin_list_instances(p, count_instance, &n), NS_ERR_THROTTLED);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "TooManyRequests"));
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_leaked_nic_collected)
+{
+    ns_plugin *p = azf_load(NULL);
+    char body[1024];
+    snprintf(body, sizeof(body), "{\"name\":\"aks-leaked-%d\",\"body\":{\"location\":\"southcentralus\",\"tags\":"
+             "{\"karpenter.azure.com_cluster\":\"demo\"},\"properties\":{\"ipConfigurations\":[{\"name\":\"ipconfig1\","
+             "\"properties\":{\"subnet\":{\"id\":\"%s\"}}}]}}}", (int)getpid(), getenv("VNET_SUBNET_ID"));
+    ck_assert_int_eq(azf_control("nics", body, NULL) / 100, 2);
+    snprintf(body, sizeof(body), "{\"name\":\"other-%d\",\"body\":{\"location\":\"southcentralus\",\"tags\":"
+             "{\"karpenter.azure.com_cluster\":\"another\"},\"properties\":{\"ipConfigurations\":[{\"name\":\"ip\","
+             "\"properties\":{\"subnet\":{\"id\":\"%s\"}}}]}}}", (int)getpid(), getenv("VNET_SUBNET_ID"));
+    ck_assert_int_eq(azf_control("nics", body, NULL) / 100, 2);
+    int n = 0;
+    ck_assert_int_eq(ns_plugin_list_instances(p, count_instance, &n), NS_OK);
+    cJSON *st = azf_state();
+    char leaked[64], other[64];
+    snprintf(leaked, sizeof(leaked), "aks-leaked-%d", (int)getpid());
+    snprintf(other, sizeof(other), "other-%d", (int)getpid());
+    bool leaked_left = false, other_left = false;
+    const cJSON *nic;
+    cJSON_ArrayForEach(nic, cJSON_GetObjectItem(st, "nics")) {
+        leaked_left |= strcmp(str_at(nic, (const char *[]){"name", NULL}), leaked) == 0;
+        other_left |= strcmp(str_at(nic, (const char *[]){"name", NULL}), other) == 0;
+    }
+    ck_assert_msg(!leaked_left, "the cluster's unattached NIC was not collected");
+    ck_assert_msg(other_left, "another cluster's NIC was deleted");
+    cJSON_Delete(st);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_drift)
+{
+    ns_plugin *p = azf_load(NULL);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ns_launch_result r;
+    ck_assert_int_eq(azf_launch(p, nc, fresh_claim("drift"), "Standard_D2s_v3", ZONE1, "on-demand", &r), NS_OK);
+    ns_instance in = {.struct_size = sizeof(in)};
+    ck_assert_int_eq(ns_plugin_get_instance(p, r.provider_id, &in), NS_OK);
+    bool drifted = true;
+    char reason[64] = "";
+    ck_assert_msg(ns_plugin_check_drift(p, &in, nc, &drifted, reason, sizeof(reason)) == NS_OK, "%s",
+                  ns_error_message());
+    ck_assert_msg(!drifted, "drifted at once: %s", reason);
+    ns_nodeclass *image = azf_nodeclass(V1BETA1, "default", "{\"imageFamily\":\"Ubuntu2404\"}");
+    ck_assert_int_eq(ns_plugin_check_drift(p, &in, image, &drifted, reason, sizeof(reason)), NS_OK);
+    ck_assert(drifted);
+    ck_assert_str_eq(reason, "ImageDrift");
+    char spec[600];
+    snprintf(spec, sizeof(spec), "{\"vnetSubnetID\":\"%.*s/other\"}",
+             (int)(strrchr(getenv("VNET_SUBNET_ID"), '/') - getenv("VNET_SUBNET_ID")), getenv("VNET_SUBNET_ID"));
+    ns_nodeclass *subnet = azf_nodeclass(V1BETA1, "default", spec);
+    ck_assert_int_eq(ns_plugin_check_drift(p, &in, subnet, &drifted, reason, sizeof(reason)), NS_OK);
+    ck_assert(drifted);
+    ck_assert_str_eq(reason, "SubnetDrift");
+    const char *newer[] = {"kubernetes_version", "1.32.0", NULL};
+    ns_plugin *upgraded = azf_load(newer);
+    ck_assert_int_eq(ns_plugin_check_drift(upgraded, &in, nc, &drifted, reason, sizeof(reason)), NS_OK);
+    ck_assert(drifted);
+    ck_assert_str_eq(reason, "K8sVersionDrift");
+    ns_plugin_unload(upgraded);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    azf_nodeclass_free(image);
+    azf_nodeclass_free(subnet);
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+typedef struct events {
+    ns_event got[16];
+    int n;
+} events;
+
+static int on_event(void *ctx, const ns_event *ev)
+{
+    events *e = ctx;
+    if (e->n < 16)
+        e->got[e->n++] = *ev;
+    return 0;
+}
+
+static const ns_event *event_of(const events *e, const char *pid, ns_event_kind kind)
+{
+    for (int i = 0; i < e->n; i++)
+        if (e->got[i].kind == kind && strcmp(e->got[i].provider_id, pid) == 0)
+            return &e->got[i];
+    return NULL;
+}
+
+START_TEST(test_events_with_deadlines)
+{
+    ns_plugin *p = azf_load(NULL);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    const char *claim = fresh_claim("evict");
+    ns_launch_result r;
+    ck_assert_int_eq(azf_launch(p, nc, claim, "Standard_D2s_v3", ZONE1, "spot", &r), NS_OK);
+    long long deadline = ((long long)time(NULL) + 25) * 1000;
+    char body[300];
+    snprintf(body, sizeof(body), "{\"kind\":\"preempt\",\"vm\":\"aks-%s\",\"deadline_ms\":%lld}", claim, deadline);
+    ck_assert_int_eq(azf_control("events", body, NULL), 200);
+    long long window = ((long long)time(NULL) + 3600) * 1000;
+    snprintf(body, sizeof(body), "{\"kind\":\"maintenance\",\"vm\":\"aks-%s\",\"deadline_ms\":%lld}", claim, window);
+    ck_assert_int_eq(azf_control("events", body, NULL), 200);
+    events e = {.n = 0};
+    ck_assert_int_eq(ns_plugin_poll_events(p, on_event, &e), NS_OK);
+    const ns_event *spot = event_of(&e, r.provider_id, NS_EVENT_SPOT_INTERRUPTION);
+    const ns_event *maint = event_of(&e, r.provider_id, NS_EVENT_SCHEDULED_MAINTENANCE);
+    ck_assert_ptr_nonnull(spot);
+    ck_assert_ptr_nonnull(maint);
+    ck_assert_int_eq(spot->deadline_ms, deadline);
+    ck_assert_int_eq(maint->deadline_ms, window);
+    events later = {.n = 0};
+    ck_assert_int_eq(ns_plugin_poll_events(p, on_event, &later), NS_OK);
+    ck_assert_int_eq(later.n, 0);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+int main(void)
+{
+    ns_log_set_level(NS_LOG_ERROR);
+    Suite *s = suite_create("azure_provider");
+    TCase *tc = tcase_create("provider");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_auth_client_secret_and_logs);
+    tcase_add_test(tc, test_auth_workload_identity);
+    tcase_add_test(tc, test_auth_managed_identity);
+    tcase_add_test(tc, test_token_refreshed_when_refused);
+    tcase_add_test(tc, test_national_cloud_and_tls);
+    tcase_add_test(tc, test_nodeclass_validation);
+    tcase_add_test(tc, test_catalog);
+    tcase_add_test(tc, test_builtin_prices_when_api_unreachable);
+    tcase_add_test(tc, test_launch_spot_vm_and_nic);
+    tcase_add_test(tc, test_capacity_errors);
+    tcase_add_test(tc, test_retry_after_honoured);
+    tcase_add_test(tc, test_leaked_nic_collected);
+    tcase_add_test(tc, test_drift);
+    tcase_add_test(tc, test_events_with_deadlines);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
