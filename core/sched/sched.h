@@ -65,7 +65,8 @@ typedef struct ns_sched_claim {
     size_t *pods;                 /* indices in cluster->pods */
     size_t n_pods;
     /* Launch choices, cheapest first: every offering the claim allows of the NS_SCHED_MAX_LAUNCH_TYPES cheapest
-     * instance types that fit (n_types counts all that fit). */
+     * instance types that fit (n_types counts all that fit). Claims with the same choices share one list, owned by
+     * the result (option_lists): never free or change it through a claim. */
     ns_sched_option *options;
     size_t n_options;
     size_t n_types;
@@ -90,6 +91,8 @@ typedef struct ns_sched_result {
     size_t n_claims;
     ns_sched_unschedulable *unschedulable;
     size_t n_unschedulable;
+    ns_sched_option **option_lists; /* the claims' distinct option lists (owned) */
+    size_t n_option_lists;
 } ns_sched_result;
 
 /* Computes the round. 0, or an error (invalid input, allocation failure) with *out empty. Pods that cannot be placed

@@ -262,7 +262,8 @@ void sched_claims_free(sched *s);
 
 /* sched_result.c */
 int sched_result_fill(sched *s, ns_sched_result *out);
-/* sched_options.c: fills n_types, options and n_options of out[0..n_claims) (options allocated, owned by out). */
-int sched_claims_options(sched *s, ns_sched_claim *out);
+/* sched_options.c: fills n_types, options and n_options of res->claims[0..n_claims), each distinct list once in
+ * res->option_lists. */
+int sched_claims_options(sched *s, ns_sched_result *res);
 
 #endif

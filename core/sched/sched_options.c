@@ -2,7 +2,7 @@
  * A claim's launch options: every offering the claim allows of its NS_SCHED_MAX_LAUNCH_TYPES cheapest types
  * (Karpenter truncates a launch to as many), cheapest first; ties go to the pool's order of types, then to the
  * provider's order of offerings. Claims of one pool with the same allowed pairs and the same cheapest types have
- * the same list, which is sorted once and copied.
+ * the same list, which is sorted once and shared.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +128,8 @@ static int claim_options(const sched *s, const sched_claim *c, const ranked *top
     out->options = calloc(n_opts ? n_opts : 1, sizeof(*out->options));
     if (!keys || !out->options) {
         free(keys);
+        free(out->options);
+        out->options = NULL;
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
     }
     size_t n = 0;
@@ -177,14 +179,18 @@ static bool set_equal(const option_set *e, uint64_t hash, const sched_claim *c, 
     return true;
 }
 
-int sched_claims_options(sched *s, ns_sched_claim *out)
+int sched_claims_options(sched *s, ns_sched_result *res)
 {
+    ns_sched_claim *out = res->claims;
     size_t n_slots = 64;
     while (n_slots < 2 * s->n_claims)
         n_slots *= 2;
     option_set *sets = malloc((s->n_claims ? s->n_claims : 1) * sizeof(*sets));
     size_t *slots = calloc(n_slots, sizeof(*slots)), n_sets = 0; /* set index + 1; 0 = empty */
-    int rc = sets && slots ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
+    res->option_lists = calloc(s->n_claims ? s->n_claims : 1, sizeof(*res->option_lists));
+    int rc = sets && slots && res->option_lists
+                 ? NS_OK
+                 : NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
     for (size_t i = 0; rc == NS_OK && i < s->n_claims; i++) {
         const sched_claim *c = &s->claims[i];
         ranked top[NS_SCHED_MAX_LAUNCH_TYPES];
@@ -196,17 +202,13 @@ int sched_claims_options(sched *s, ns_sched_claim *out)
             at = (at + 1) & (n_slots - 1);
         if (slots[at]) {
             const ns_sched_claim *same = &out[sets[slots[at] - 1].claim];
-            out[i].options = malloc((same->n_options ? same->n_options : 1) * sizeof(*out[i].options));
-            if (!out[i].options) {
-                rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing launch options");
-                break;
-            }
-            memcpy(out[i].options, same->options, same->n_options * sizeof(*out[i].options));
+            out[i].options = same->options;
             out[i].n_options = same->n_options;
             continue;
         }
         if ((rc = claim_options(s, c, top, n_top, &out[i])) != NS_OK)
             break;
+        res->option_lists[res->n_option_lists++] = out[i].options;
         option_set *e = &sets[n_sets++];
         *e = (option_set){h, c->pairs, c->pool, (uint32_t)n_top, {0}, i};
         for (size_t k = 0; k < n_top; k++)

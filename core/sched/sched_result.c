@@ -82,7 +82,7 @@ int sched_result_fill(sched *s, ns_sched_result *out)
     }
     free(seq);
     if (rc == NS_OK)
-        rc = sched_claims_options(s, out->claims);
+        rc = sched_claims_options(s, out);
     for (size_t i = 0; rc == NS_OK && i < cl->n_pods; i++) {
         size_t at = out->placement[i];
         if (at == NS_SCHED_NOT_PENDING)
@@ -123,9 +123,11 @@ void ns_sched_result_free(ns_sched_result *r)
         ns_res_free(&r->claims[i].pod_requests);
         ns_res_free(&r->claims[i].daemon_overhead);
         free(r->claims[i].pods);
-        free(r->claims[i].options);
     }
     free(r->claims);
+    for (size_t i = 0; r->option_lists && i < r->n_option_lists; i++)
+        free(r->option_lists[i]);
+    free(r->option_lists);
     for (size_t i = 0; r->unschedulable && i < r->n_unschedulable; i++)
         free(r->unschedulable[i].reason);
     free(r->unschedulable);
