@@ -1,0 +1,308 @@
+/* launch: one CreateAutoProvisioningGroup of type instant carrying the request's client token, so a retried or
+ * repeated launch never starts a second instance. It names up to 20 (type, vSwitch) choices of one capacity type
+ * (spot when the request allows spot, as Karpenter prefers it) and lets ECS take the cheapest with stock
+ * (lowest-price). Choices ECS refused for stock are marked unavailable for 3 minutes and named in the error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ali_json.h"
+#include "ali_provider.h"
+
+#define MAX_CHOICES 20
+
+bool ali_offering_unavailable(ali_state *s, const char *type, const char *zone, const char *capacity_type)
+{
+    int64_t now = s->host->now_ms(s->ctx);
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_unavailable && !found; i++) {
+        const ali_unavailable *u = &s->unavailable[i];
+        found = u->until_ms > now && strcmp(u->type, type) == 0 && strcmp(u->zone, zone) == 0 &&
+                strcmp(u->capacity_type, capacity_type) == 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+void ali_mark_unavailable(ali_state *s, const char *type, const char *zone, const char *capacity_type)
+{
+    int64_t now = s->host->now_ms(s->ctx);
+    pthread_mutex_lock(&s->lock);
+    size_t slot = s->n_unavailable;
+    for (size_t i = 0; i < s->n_unavailable; i++)
+        if (s->unavailable[i].until_ms <= now ||
+            (strcmp(s->unavailable[i].type, type) == 0 && strcmp(s->unavailable[i].zone, zone) == 0 &&
+             strcmp(s->unavailable[i].capacity_type, capacity_type) == 0)) {
+            slot = i;
+            break;
+        }
+    if (slot == ALI_MAX_UNAVAILABLE)
+        slot = 0; /* full of live entries: the oldest slot is reused */
+    else if (slot == s->n_unavailable)
+        s->n_unavailable++;
+    ali_unavailable *u = &s->unavailable[slot];
+    ali_copy(u->type, sizeof(u->type), type);
+    ali_copy(u->zone, sizeof(u->zone), zone);
+    ali_copy(u->capacity_type, sizeof(u->capacity_type), capacity_type);
+    u->until_ms = now + ALI_UNAVAILABLE_TTL_MS;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void ali_forget_unavailable(ali_state *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->n_unavailable = 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
+typedef struct choice {
+    const ns_launch_option *o;
+    const ali_vswitch *vswitch;
+    const ali_entry *entry;
+} choice;
+
+/* The choices of the launch: one capacity type and one architecture (one image per group), cheapest first. */
+static size_t pick(ali_state *s, const ns_launch_request *req, const ali_nodeclass_view *v, const ali_catalog *c,
+                   choice *out, const char **capacity_type, const ali_image **image)
+{
+    bool spot = false;
+    for (size_t i = 0; i < req->n_options; i++) {
+        const ns_launch_option *o = NS_AT(req->options, i);
+        spot |= o->capacity_type && strcmp(o->capacity_type, NS_CAPACITY_SPOT) == 0;
+    }
+    *capacity_type = spot ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND;
+    *image = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < req->n_options && n < MAX_CHOICES; i++) {
+        const ns_launch_option *o = NS_AT(req->options, i);
+        if (!o->capacity_type || !o->instance_type || !o->zone || strcmp(o->capacity_type, *capacity_type) != 0 ||
+            ali_offering_unavailable(s, o->instance_type, o->zone, o->capacity_type))
+            continue;
+        const ali_entry *e = ali_catalog_find(c, o->instance_type);
+        const ali_vswitch *w = ali_view_vswitch_in(v, o->zone);
+        const ali_image *im = e ? ali_view_image_for(v, e->t.arch) : NULL;
+        if (!e || !w || !im || (*image && *image != im))
+            continue;
+        *image = im;
+        out[n++] = (choice){o, w, e};
+    }
+    return n;
+}
+
+static void add_tag(ali_params *p, size_t *n, const char *key, const char *value)
+{
+    ++*n;
+    ali_params_addf(p, key, "LaunchConfiguration.Tag.%zu.Key", *n);
+    ali_params_addf(p, value, "LaunchConfiguration.Tag.%zu.Value", *n);
+}
+
+static void launch_params(ali_state *s, const ns_launch_request *req, const ali_nodeclass_view *v, const choice *ch,
+                          size_t n, const char *capacity_type, const ali_image *image, const char *user_data,
+                          ali_params *p)
+{
+    const ali_nodeclass_spec *sp = v->spec;
+    bool spot = strcmp(capacity_type, NS_CAPACITY_SPOT) == 0;
+    ali_params_add(p, "AutoProvisioningGroupType", "instant");
+    ali_params_add(p, "ClientToken", req->client_token);
+    ali_params_add(p, "TotalTargetCapacity", "1");
+    ali_params_add(p, spot ? "SpotTargetCapacity" : "PayAsYouGoTargetCapacity", "1");
+    ali_params_add(p, "DefaultTargetCapacityType", spot ? "Spot" : "PayAsYouGo");
+    ali_params_add(p, "SpotAllocationStrategy", "lowest-price");
+    ali_params_add(p, "PayAsYouGoAllocationStrategy", "lowest-price");
+    ali_params_add(p, "SpotInstanceInterruptionBehavior", "terminate");
+    ali_params_add(p, "Tag.1.Key", "karpenter.k8s.alibabacloud/autoprovisiongroup");
+    ali_params_add(p, "Tag.1.Value", "true");
+    for (size_t i = 0; i < n; i++) {
+        ali_params_addf(p, ch[i].o->instance_type, "LaunchTemplateConfig.%zu.InstanceType", i + 1);
+        ali_params_addf(p, ch[i].vswitch->id, "LaunchTemplateConfig.%zu.VSwitchId", i + 1);
+        ali_params_addf(p, "1", "LaunchTemplateConfig.%zu.WeightedCapacity", i + 1);
+        char prio[16];
+        snprintf(prio, sizeof(prio), "%zu", i);
+        ali_params_addf(p, prio, "LaunchTemplateConfig.%zu.Priority", i + 1);
+    }
+    ali_params_add(p, "LaunchConfiguration.ImageId", image->id);
+    ali_params_add(p, "LaunchConfiguration.UserData", user_data);
+    for (size_t i = 0; i < v->n_groups; i++)
+        ali_params_addf(p, v->groups[i], "LaunchConfiguration.SecurityGroupIds.%zu", i + 1);
+    char num[32];
+    snprintf(num, sizeof(num), "%lld", (long long)sp->system_disk_gib);
+    ali_params_add(p, "LaunchConfiguration.SystemDiskSize", num);
+    ali_params_add(p, "LaunchConfiguration.SystemDiskPerformanceLevel", sp->performance_level);
+    for (size_t i = 0; i < sp->n_disk_categories; i++)
+        ali_params_addf(p, sp->disk_categories[i], "SystemDiskConfig.%zu.DiskCategory", i + 1);
+    for (size_t i = 0; i < sp->n_data_disks; i++) {
+        snprintf(num, sizeof(num), "%lld", (long long)sp->data_disk_gib[i]);
+        ali_params_addf(p, num, "LaunchConfiguration.DataDisk.%zu.Size", i + 1);
+        if (sp->data_disk_device[i][0])
+            ali_params_addf(p, sp->data_disk_device[i], "LaunchConfiguration.DataDisk.%zu.Device", i + 1);
+    }
+    for (size_t i = 0; sp->n_data_disks && i < sp->n_data_disk_categories; i++)
+        ali_params_addf(p, sp->data_disk_categories[i], "DataDiskConfig.%zu.DiskCategory", i + 1);
+    if (sp->resource_group_id[0])
+        ali_params_add(p, "ResourceGroupId", sp->resource_group_id);
+    if (sp->key_pair_name[0])
+        ali_params_add(p, "LaunchConfiguration.KeyPairName", sp->key_pair_name);
+    if (sp->password)
+        ali_params_add(p, "LaunchConfiguration.Password", sp->password);
+    if (sp->password_inherit)
+        ali_params_add(p, "LaunchConfiguration.PasswordInherit", "true");
+    size_t t = 0;
+    char cluster_tag[200];
+    snprintf(cluster_tag, sizeof(cluster_tag), "%s%s", ALI_TAG_CLUSTER_PREFIX, s->cluster_id);
+    add_tag(p, &t, cluster_tag, "owned");
+    add_tag(p, &t, ALI_TAG_MANAGED_BY, s->cluster_id);
+    add_tag(p, &t, ALI_TAG_NODEPOOL, req->nodepool_name ? req->nodepool_name : "");
+    add_tag(p, &t, ALI_TAG_NODECLAIM, req->nodeclaim_name ? req->nodeclaim_name : "");
+    add_tag(p, &t, ALI_TAG_NODECLASS, req->nodeclass->name ? req->nodeclass->name : "");
+    if (s->ack)
+        add_tag(p, &t, ALI_TAG_ACK_CLUSTER, s->cluster_id);
+    for (size_t i = 0; i < sp->n_tags && t < 20; i++)
+        add_tag(p, &t, sp->tags[i].key, sp->tags[i].value);
+    for (size_t i = 0; i < req->n_tags && t < 20; i++)
+        add_tag(p, &t, req->tags[i].key, req->tags[i].value);
+}
+
+static bool no_stock(const char *code)
+{
+    return code && (strstr(code, "NoStock") || strcmp(code, "InvalidResourceType.NotSupported") == 0 ||
+                    strncmp(code, "Zone.NotOnSale", 14) == 0 || strcmp(code, "NoInstanceStock") == 0);
+}
+
+static void allocatable(const ns_resources *cap, const ns_resources *k, const ns_resources *sys,
+                        const ns_resources *ev, ns_resources *out)
+{
+    *out = *cap;
+    out->cpu_milli = cap->cpu_milli - k->cpu_milli - sys->cpu_milli - ev->cpu_milli;
+    out->memory_bytes = cap->memory_bytes - k->memory_bytes - sys->memory_bytes - ev->memory_bytes;
+    out->ephemeral_storage_bytes =
+        cap->ephemeral_storage_bytes - k->ephemeral_storage_bytes - sys->ephemeral_storage_bytes -
+        ev->ephemeral_storage_bytes;
+    if (out->cpu_milli < 0)
+        out->cpu_milli = 0;
+    if (out->memory_bytes < 0)
+        out->memory_bytes = 0;
+    if (out->ephemeral_storage_bytes < 0)
+        out->ephemeral_storage_bytes = 0;
+}
+
+/* Reads LaunchResults: the instance, or the choices refused for stock (marked and named). */
+static int read_results(ali_state *s, const ns_json *doc, const choice *ch, size_t n, const char *capacity_type,
+                        const ali_nodeclass_view *v, const ali_image *image, ns_launch_result *r)
+{
+    const ns_host *h = s->host;
+    const ns_json *results = ali_json_list(h, doc, "LaunchResults", "LaunchResult");
+    const char *first_code = NULL, *first_msg = NULL;
+    for (size_t i = 0; i < h->json_size(results); i++) {
+        const ns_json *lr = h->json_at(results, i);
+        const ns_json *ids = ali_json_list(h, lr, "InstanceIds", "InstanceId");
+        const char *type = ali_json_str(h, lr, "InstanceType"), *zone = ali_json_str(h, lr, "ZoneId");
+        const char *id = h->json_size(ids) ? h->json_string(h->json_at(ids, 0)) : NULL;
+        if (!id || !type || !zone)
+            continue;
+        const choice *c = NULL;
+        for (size_t k = 0; k < n && !c; k++)
+            if (strcmp(ch[k].o->instance_type, type) == 0 && strcmp(ch[k].o->zone, zone) == 0)
+                c = &ch[k];
+        if (!c)
+            return NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "ecs CreateAutoProvisioningGroup launched %s as %s in %s, "
+                            "which the request did not offer", id, type, zone);
+        char pid[NS_PROVIDER_ID_MAX];
+        if ((size_t)snprintf(pid, sizeof(pid), "%s.%s", s->region, id) >= sizeof(pid) ||
+            !ali_copy(r->provider_id, sizeof(r->provider_id), pid) ||
+            !ali_copy(r->instance_type, sizeof(r->instance_type), type) ||
+            !ali_copy(r->zone, sizeof(r->zone), zone) ||
+            !ali_copy(r->capacity_type, sizeof(r->capacity_type), capacity_type) ||
+            !ali_copy(r->image_id, sizeof(r->image_id), image->id))
+            return NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "instance %s: an identifier does not fit", id);
+        ns_resources cap, kube, sys, ev;
+        ali_type_resources(s, &c->entry->t, v->spec, &cap, &kube, &sys, &ev);
+        allocatable(&cap, &kube, &sys, &ev, &r->allocatable);
+        r->launch_time_ms = h->now_ms(s->ctx);
+        return NS_OK;
+    }
+    bool stock = false;
+    for (size_t i = 0; i < h->json_size(results); i++) {
+        const ns_json *lr = h->json_at(results, i);
+        const char *code = ali_json_str(h, lr, "ErrorCode"), *type = ali_json_str(h, lr, "InstanceType"),
+                   *zone = ali_json_str(h, lr, "ZoneId");
+        if (!first_code && code) {
+            first_code = code;
+            first_msg = ali_json_str(h, lr, "ErrorMsg");
+        }
+        if (no_stock(code) && type && zone)
+            stock = true;
+    }
+    if (!stock && first_code) {
+        ns_err cat = ali_api_category(first_code, 400);
+        return NS_ERROR(h, s->ctx, cat == NS_ERR_INSUFFICIENT_CAPACITY ? NS_ERR_INTERNAL : (int)cat,
+                        "ecs CreateAutoProvisioningGroup launched nothing: %s: %s", first_code, first_msg ? first_msg : "");
+    }
+    int rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY,
+                      "ecs CreateAutoProvisioningGroup: no %s capacity for any of %zu offerings", capacity_type, n);
+    for (size_t i = 0; i < h->json_size(results); i++) {
+        const ns_json *lr = h->json_at(results, i);
+        const char *code = ali_json_str(h, lr, "ErrorCode"), *type = ali_json_str(h, lr, "InstanceType"),
+                   *zone = ali_json_str(h, lr, "ZoneId");
+        if (no_stock(code) && type && zone) {
+            ali_mark_unavailable(s, type, zone, capacity_type);
+            h->error_unavailable_offering(s->ctx, type, zone, capacity_type);
+        }
+    }
+    return rc;
+}
+
+int ali_launch(void *state, const ns_launch_request *req, ns_launch_result *result)
+{
+    ali_state *s = state;
+    const ns_host *h = s->host;
+    if (!req->n_options || !req->client_token || !*req->client_token || strlen(req->client_token) > 64 ||
+        !req->nodeclass)
+        return NS_ERROR(h, s->ctx, NS_ERR_INVALID_ARGUMENT, "alibaba launch of %s needs a node class, options and a "
+                        "client token of 1 to 64 characters", req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)");
+    ali_nodeclass_view v;
+    int rc = ali_nodeclass_resolve(s, req->nodeclass, &v);
+    if (rc < 0)
+        return rc;
+    ali_catalog *c = NULL;
+    char *user_data = NULL;
+    ali_params p = {0};
+    ns_json *doc = NULL;
+    if ((rc = ali_catalog_acquire(s, &c)) < 0)
+        goto fail;
+    choice ch[MAX_CHOICES];
+    const char *capacity_type;
+    const ali_image *image;
+    size_t n = pick(s, req, &v, c, ch, &capacity_type, &image);
+    if (n == 0) {
+        rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "alibaba launch of %s: none of the %zu options has a "
+                      "vSwitch, an image and capacity", req->nodeclaim_name ? req->nodeclaim_name : "",
+                      req->n_options);
+        for (size_t i = 0; i < req->n_options; i++) {
+            const ns_launch_option *o = NS_AT(req->options, i);
+            h->error_unavailable_offering(s->ctx, o->instance_type, o->zone, o->capacity_type);
+        }
+        goto fail;
+    }
+    if ((rc = ali_userdata_build(s, v.spec, req, &user_data)) < 0)
+        goto fail;
+    launch_params(s, req, &v, ch, n, capacity_type, image, user_data, &p);
+    if ((rc = ali_rpc(s->client, ALI_ECS, "CreateAutoProvisioningGroup", &p, &doc, NULL)) < 0)
+        goto fail;
+    rc = read_results(s, doc, ch, n, capacity_type, &v, image, result);
+    if (rc == NS_OK) {
+        ns_label f[] = {{"NodeClaim", req->nodeclaim_name ? req->nodeclaim_name : ""},
+                        {"provider-id", result->provider_id},
+                        {"instance-type", result->instance_type},
+                        {"zone", result->zone},
+                        {"capacity-type", result->capacity_type}};
+        h->log(s->ctx, NS_LOG_INFO, "launched instance", f, 5);
+    }
+fail:
+    h->json_free(doc);
+    ali_params_free(&p);
+    free(user_data);
+    ali_catalog_release(s, c);
+    ali_view_free(&v);
+    return rc;
+}
