@@ -179,7 +179,7 @@ static int fetch_cni(ali_state *s)
     char path[200];
     snprintf(path, sizeof(path), "/clusters/%s", s->cluster_id);
     ns_json *doc = NULL;
-    int rc = ali_roa(s->client, "DescribeClusterDetail", "GET", path, NULL, &doc, NULL);
+    int rc = ali_roa(s->client, "DescribeClusterDetail", "GET", path, NULL, NULL, &doc, NULL);
     if (rc < 0)
         return rc;
     const ns_host *h = s->host;

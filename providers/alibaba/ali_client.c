@@ -266,11 +266,11 @@ int ali_rpc(ali_client *c, ali_product p, const char *action, ali_params *params
     return perform(c, &k, out, err);
 }
 
-int ali_roa(ali_client *c, const char *action, const char *method, const char *path, const char *body, ns_json **out,
-            ali_api_error *err)
+int ali_roa(ali_client *c, const char *action, const char *method, const char *path, ali_params *query,
+            const char *body, ns_json **out, ali_api_error *err)
 {
     ali_params none = {0};
-    call k = {ALI_CS, action, method, path, &none, body};
+    call k = {ALI_CS, action, method, path, query ? query : &none, body};
     int rc = perform(c, &k, out, err);
     ali_params_free(&none);
     return rc;

@@ -40,9 +40,10 @@ const char *ali_client_endpoint(const ali_client *c, ali_product p);
 /* One RPC action of ECS or VPC with `params` (the action's own parameters; RegionId is added when absent). On
  * NS_OK, *out is the answer (free with host->json_free). err may be NULL. */
 int ali_rpc(ali_client *c, ali_product p, const char *action, ali_params *params, ns_json **out, ali_api_error *err);
-/* One ROA action of ACK: method and path ("/clusters/c123/attachscript"), a JSON body or NULL. */
-int ali_roa(ali_client *c, const char *action, const char *method, const char *path, const char *body, ns_json **out,
-            ali_api_error *err);
+/* One ROA action of ACK: method, path ("/clusters/c123/attachscript"), query parameters (may be NULL) and a JSON
+ * body or NULL. */
+int ali_roa(ali_client *c, const char *action, const char *method, const char *path, ali_params *query,
+            const char *body, ns_json **out, ali_api_error *err);
 
 /* The category an API error code stands for (throttling and 5xx: NS_ERR_THROTTLED, and so on). Pure. */
 ns_err ali_api_category(const char *code, long status);

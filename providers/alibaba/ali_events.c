@@ -103,6 +103,21 @@ static bool event_of(ali_state *s, const ns_json *doc, const char *message_id, n
     return true;
 }
 
+/* A message MNS shows again (its visibility timeout passed while the event waited) is not delivered twice. */
+static bool delivered(const ali_state *s, const char *id)
+{
+    for (size_t i = 0; i < ALI_MAX_DELIVERED; i++)
+        if (strcmp(s->delivered[i], id) == 0)
+            return true;
+    return false;
+}
+
+static void remember_delivered(ali_state *s, const char *id)
+{
+    ali_copy(s->delivered[s->next_delivered], NS_NAME_MAX, id);
+    s->next_delivered = (s->next_delivered + 1) % ALI_MAX_DELIVERED;
+}
+
 /* Delivers the events the core refused before; false when it refuses again. */
 static bool deliver_pending(ali_state *s, ns_event_cb cb, void *cb_ctx, int *rc)
 {
@@ -112,6 +127,7 @@ static bool deliver_pending(ali_state *s, ns_event_cb cb, void *cb_ctx, int *rc)
         ali_copy(receipt, sizeof(receipt), s->pending_receipt[0]);
         if (cb(cb_ctx, &ev) != 0)
             return false;
+        remember_delivered(s, ev.id);
         memmove(&s->pending[0], &s->pending[1], (s->n_pending - 1) * sizeof(s->pending[0]));
         memmove(&s->pending_receipt[0], &s->pending_receipt[1], (s->n_pending - 1) * sizeof(s->pending_receipt[0]));
         s->n_pending--;
@@ -142,10 +158,18 @@ static int poll_queue(ali_state *s, ns_event_cb cb, void *cb_ctx, bool *stopped)
         ns_event ev;
         bool is_event = doc && event_of(s, doc, m[i].id, &ev);
         s->host->json_free(doc);
-        if (is_event && (*stopped || cb(cb_ctx, &ev) != 0)) {
-            *stopped = true;
-            keep(s, &ev, m[i].receipt);
-            continue;
+        bool pending = false;
+        for (size_t k = 0; is_event && k < s->n_pending; k++)
+            pending |= strcmp(s->pending[k].id, ev.id) == 0;
+        if (pending)
+            continue; /* shown again while it waits: its first receipt deletes it */
+        if (is_event && !delivered(s, ev.id)) {
+            if (*stopped || cb(cb_ctx, &ev) != 0) {
+                *stopped = true;
+                keep(s, &ev, m[i].receipt);
+                continue;
+            }
+            remember_delivered(s, ev.id);
         }
         if (!is_event) {
             ns_label f[] = {{"message-id", m[i].id}};
@@ -215,6 +239,8 @@ static int poll_locks(ali_state *s, locks_ctx *lc)
             if (lc->stopped || lc->cb(lc->cb_ctx, &ev) != 0) {
                 lc->stopped = true;
                 keep(s, &ev, NULL);
+            } else {
+                remember_delivered(s, ev.id);
             }
         }
         const char *next = ali_json_str(h, doc, "NextToken");
@@ -228,9 +254,7 @@ int ali_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
 {
     ali_state *s = state;
     int rc = NS_OK;
-    /* one poller at a time: the pending list and the seen locks are this method's */
-    static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&poll_lock);
+    pthread_mutex_lock(&s->poll_lock);
     if (!deliver_pending(s, cb, cb_ctx, &rc))
         goto out;
     bool stopped = false;
@@ -243,6 +267,6 @@ int ali_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
             s->last_lock_poll_ms = now;
     }
 out:
-    pthread_mutex_unlock(&poll_lock);
+    pthread_mutex_unlock(&s->poll_lock);
     return rc;
 }

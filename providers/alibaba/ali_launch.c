@@ -56,6 +56,14 @@ void ali_forget_unavailable(ali_state *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Offerings ECS refused for stock during one launch, named in its error. */
+typedef struct refused {
+    char type[MAX_CHOICES * 2][64];
+    char zone[MAX_CHOICES * 2][NS_ZONE_MAX];
+    const char *capacity_type[MAX_CHOICES * 2];
+    size_t n;
+} refused;
+
 typedef struct choice {
     const ns_launch_option *o;
     const ali_vswitch *vswitch;
@@ -64,19 +72,13 @@ typedef struct choice {
 
 /* The choices of the launch: one capacity type and one architecture (one image per group), cheapest first. */
 static size_t pick(ali_state *s, const ns_launch_request *req, const ali_nodeclass_view *v, const ali_catalog *c,
-                   choice *out, const char **capacity_type, const ali_image **image)
+                   choice *out, const char *capacity_type, const ali_image **image)
 {
-    bool spot = false;
-    for (size_t i = 0; i < req->n_options; i++) {
-        const ns_launch_option *o = NS_AT(req->options, i);
-        spot |= o->capacity_type && strcmp(o->capacity_type, NS_CAPACITY_SPOT) == 0;
-    }
-    *capacity_type = spot ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND;
     *image = NULL;
     size_t n = 0;
     for (size_t i = 0; i < req->n_options && n < MAX_CHOICES; i++) {
         const ns_launch_option *o = NS_AT(req->options, i);
-        if (!o->capacity_type || !o->instance_type || !o->zone || strcmp(o->capacity_type, *capacity_type) != 0 ||
+        if (!o->capacity_type || !o->instance_type || !o->zone || strcmp(o->capacity_type, capacity_type) != 0 ||
             ali_offering_unavailable(s, o->instance_type, o->zone, o->capacity_type))
             continue;
         const ali_entry *e = ali_catalog_find(c, o->instance_type);
@@ -99,12 +101,12 @@ static void add_tag(ali_params *p, size_t *n, const char *key, const char *value
 
 static void launch_params(ali_state *s, const ns_launch_request *req, const ali_nodeclass_view *v, const choice *ch,
                           size_t n, const char *capacity_type, const ali_image *image, const char *user_data,
-                          ali_params *p)
+                          const char *token, ali_params *p)
 {
     const ali_nodeclass_spec *sp = v->spec;
     bool spot = strcmp(capacity_type, NS_CAPACITY_SPOT) == 0;
     ali_params_add(p, "AutoProvisioningGroupType", "instant");
-    ali_params_add(p, "ClientToken", req->client_token);
+    ali_params_add(p, "ClientToken", token);
     ali_params_add(p, "TotalTargetCapacity", "1");
     ali_params_add(p, spot ? "SpotTargetCapacity" : "PayAsYouGoTargetCapacity", "1");
     ali_params_add(p, "DefaultTargetCapacityType", spot ? "Spot" : "PayAsYouGo");
@@ -188,7 +190,7 @@ static void allocatable(const ns_resources *cap, const ns_resources *k, const ns
 
 /* Reads LaunchResults: the instance, or the choices refused for stock (marked and named). */
 static int read_results(ali_state *s, const ns_json *doc, const choice *ch, size_t n, const char *capacity_type,
-                        const ali_nodeclass_view *v, const ali_image *image, ns_launch_result *r)
+                        const ali_nodeclass_view *v, const ali_image *image, ns_launch_result *r, refused *ref)
 {
     const ns_host *h = s->host;
     const ns_json *results = ali_json_list(h, doc, "LaunchResults", "LaunchResult");
@@ -238,58 +240,89 @@ static int read_results(ali_state *s, const ns_json *doc, const choice *ch, size
         return NS_ERROR(h, s->ctx, cat == NS_ERR_INSUFFICIENT_CAPACITY ? NS_ERR_INTERNAL : (int)cat,
                         "ecs CreateAutoProvisioningGroup launched nothing: %s: %s", first_code, first_msg ? first_msg : "");
     }
-    int rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY,
-                      "ecs CreateAutoProvisioningGroup: no %s capacity for any of %zu offerings", capacity_type, n);
     for (size_t i = 0; i < h->json_size(results); i++) {
         const ns_json *lr = h->json_at(results, i);
         const char *code = ali_json_str(h, lr, "ErrorCode"), *type = ali_json_str(h, lr, "InstanceType"),
                    *zone = ali_json_str(h, lr, "ZoneId");
-        if (no_stock(code) && type && zone) {
+        if (no_stock(code) && type && zone && ref->n < MAX_CHOICES * 2) {
             ali_mark_unavailable(s, type, zone, capacity_type);
-            h->error_unavailable_offering(s->ctx, type, zone, capacity_type);
+            ali_copy(ref->type[ref->n], sizeof(ref->type[0]), type);
+            ali_copy(ref->zone[ref->n], sizeof(ref->zone[0]), zone);
+            ref->capacity_type[ref->n++] = capacity_type;
         }
     }
+    return NS_ERR_INSUFFICIENT_CAPACITY;
+}
+
+/* One CreateAutoProvisioningGroup of one capacity type. NS_ERR_INSUFFICIENT_CAPACITY (offerings named) when ECS
+ * had no stock for any choice, or when no option of that type is usable. */
+static int launch_as(ali_state *s, const ns_launch_request *req, const ali_nodeclass_view *v, const ali_catalog *c,
+                     const char *capacity_type, const char *token, ns_launch_result *result, refused *ref)
+{
+    const ns_host *h = s->host;
+    choice ch[MAX_CHOICES];
+    const ali_image *image;
+    size_t n = pick(s, req, v, c, ch, capacity_type, &image);
+    if (n == 0)
+        return NS_ERR_INSUFFICIENT_CAPACITY;
+    char *user_data = NULL;
+    ali_params p = {0};
+    ns_json *doc = NULL;
+    int rc = ali_userdata_build(s, v->spec, req, &user_data);
+    if (rc < 0)
+        return rc;
+    launch_params(s, req, v, ch, n, capacity_type, image, user_data, token, &p);
+    if ((rc = ali_rpc(s->client, ALI_ECS, "CreateAutoProvisioningGroup", &p, &doc, NULL)) == NS_OK)
+        rc = read_results(s, doc, ch, n, capacity_type, v, image, result, ref);
+    h->json_free(doc);
+    ali_params_free(&p);
+    free(user_data);
     return rc;
+}
+
+static bool offers(const ns_launch_request *req, const char *capacity_type)
+{
+    for (size_t i = 0; i < req->n_options; i++) {
+        const ns_launch_option *o = NS_AT(req->options, i);
+        if (o->capacity_type && strcmp(o->capacity_type, capacity_type) == 0)
+            return true;
+    }
+    return false;
 }
 
 int ali_launch(void *state, const ns_launch_request *req, ns_launch_result *result)
 {
     ali_state *s = state;
     const ns_host *h = s->host;
-    if (!req->n_options || !req->client_token || !*req->client_token || strlen(req->client_token) > 64 ||
+    if (!req->n_options || !req->client_token || !*req->client_token || strlen(req->client_token) > 60 ||
         !req->nodeclass)
         return NS_ERROR(h, s->ctx, NS_ERR_INVALID_ARGUMENT, "alibaba launch of %s needs a node class, options and a "
-                        "client token of 1 to 64 characters", req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)");
+                        "client token of 1 to 60 characters", req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)");
     ali_nodeclass_view v;
     int rc = ali_nodeclass_resolve(s, req->nodeclass, &v);
     if (rc < 0)
         return rc;
     ali_catalog *c = NULL;
-    char *user_data = NULL;
-    ali_params p = {0};
-    ns_json *doc = NULL;
     if ((rc = ali_catalog_acquire(s, &c)) < 0)
         goto fail;
-    choice ch[MAX_CHOICES];
-    const char *capacity_type;
-    const ali_image *image;
-    size_t n = pick(s, req, &v, c, ch, &capacity_type, &image);
-    if (n == 0) {
-        rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "alibaba launch of %s: none of the %zu options has a "
-                      "vSwitch, an image and capacity", req->nodeclaim_name ? req->nodeclaim_name : "",
-                      req->n_options);
-        for (size_t i = 0; i < req->n_options; i++) {
-            const ns_launch_option *o = NS_AT(req->options, i);
-            h->error_unavailable_offering(s->ctx, o->instance_type, o->zone, o->capacity_type);
-        }
-        goto fail;
+    /* spot first, as Karpenter prefers it; on-demand only when ECS had no spot stock at all. The on-demand group
+     * has a token of its own, derived from the request's, since ECS refuses one token for different parameters. */
+    refused ref = {.n = 0};
+    rc = NS_ERR_INSUFFICIENT_CAPACITY;
+    if (offers(req, NS_CAPACITY_SPOT))
+        rc = launch_as(s, req, &v, c, NS_CAPACITY_SPOT, req->client_token, result, &ref);
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY && offers(req, NS_CAPACITY_ON_DEMAND)) {
+        char token[65];
+        snprintf(token, sizeof(token), "%s-od", req->client_token);
+        rc = launch_as(s, req, &v, c, NS_CAPACITY_ON_DEMAND, token, result, &ref);
     }
-    if ((rc = ali_userdata_build(s, v.spec, req, &user_data)) < 0)
-        goto fail;
-    launch_params(s, req, &v, ch, n, capacity_type, image, user_data, &p);
-    if ((rc = ali_rpc(s->client, ALI_ECS, "CreateAutoProvisioningGroup", &p, &doc, NULL)) < 0)
-        goto fail;
-    rc = read_results(s, doc, ch, n, capacity_type, &v, image, result);
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY) {
+        rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "alibaba launch of %s: no capacity: ECS had no stock "
+                      "for %zu offering(s) and %zu option(s) had none known or no vSwitch or image",
+                      req->nodeclaim_name ? req->nodeclaim_name : "", ref.n, req->n_options);
+        for (size_t i = 0; i < ref.n; i++)
+            h->error_unavailable_offering(s->ctx, ref.type[i], ref.zone[i], ref.capacity_type[i]);
+    }
     if (rc == NS_OK) {
         ns_label f[] = {{"NodeClaim", req->nodeclaim_name ? req->nodeclaim_name : ""},
                         {"provider-id", result->provider_id},
@@ -299,9 +332,6 @@ int ali_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
         h->log(s->ctx, NS_LOG_INFO, "launched instance", f, 5);
     }
 fail:
-    h->json_free(doc);
-    ali_params_free(&p);
-    free(user_data);
     ali_catalog_release(s, c);
     ali_view_free(&v);
     return rc;

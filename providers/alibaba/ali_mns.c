@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ali_buf.h"
+#include "ali_client.h"
 #include "ali_sign.h"
 
 typedef struct parse_ctx {
@@ -145,10 +146,7 @@ static int answer_error(const ns_host *h, ns_host_ctx *ctx, const char *what, co
     char code[96] = "";
     ali_mns_parse(resp->body, resp->body_len, none, &n, code, sizeof(code));
     ali_mns_messages_free(none, n);
-    int cat = resp->status >= 500 || resp->status == 429 || strcmp(code, "Throttling") == 0 ? NS_ERR_THROTTLED
-              : resp->status == 403 || resp->status == 401                                   ? NS_ERR_UNAUTHORIZED
-              : resp->status == 404                                                          ? NS_ERR_NOT_FOUND
-                                                                                             : NS_ERR_INTERNAL;
+    int cat = (int)ali_api_category(code[0] ? code : NULL, resp->status);
     return NS_ERROR(h, ctx, cat, "mns %s: HTTP %ld %s", what, resp->status, code);
 }
 

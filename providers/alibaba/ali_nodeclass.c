@@ -174,11 +174,13 @@ static int images_by_id(ali_state *s, ali_nodeclass_view *v, const ali_params *e
 static int images_from_ack(ali_state *s, ali_nodeclass_view *v, const ali_image_term *t)
 {
     const ns_host *h = s->host;
-    char path[200];
-    snprintf(path, sizeof(path), "/api/v1/metadata/versions?ClusterType=ManagedKubernetes&KubernetesVersion=%s",
-             s->kubernetes_version);
+    ali_params q = {0};
+    ali_params_add(&q, "ClusterType", "ManagedKubernetes");
+    ali_params_add(&q, "KubernetesVersion", s->kubernetes_version);
     ns_json *doc = NULL;
-    int rc = ali_roa(s->client, "DescribeKubernetesVersionMetadata", "GET", path, NULL, &doc, NULL);
+    int rc = ali_roa(s->client, "DescribeKubernetesVersionMetadata", "GET", "/api/v1/metadata/versions", &q, NULL,
+                     &doc, NULL);
+    ali_params_free(&q);
     if (rc < 0)
         return rc;
     bool cos = strcmp(t->family, "ContainerOS") == 0, latest = strcmp(t->version, "latest") == 0;

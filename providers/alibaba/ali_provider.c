@@ -58,6 +58,7 @@ static void ali_destroy(void *state)
     ali_client_free(s->client);
     ali_credentials_free(s->credentials);
     pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->poll_lock);
     free(s);
 }
 
@@ -152,6 +153,7 @@ static int ali_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     s->host = host;
     s->ctx = ctx;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->poll_lock, NULL);
     int rc = read_options(s);
     if (rc < 0)
         return rc;

@@ -29,6 +29,7 @@
 #define ALI_UNAVAILABLE_TTL_MS (3 * 60 * 1000)
 #define ALI_MAX_SEEN_LOCKS 256
 #define ALI_MAX_PENDING 32
+#define ALI_MAX_DELIVERED 256
 
 /* One ECS instance type, from DescribeInstanceTypes. */
 typedef struct ali_type {
@@ -94,7 +95,7 @@ typedef struct ali_state {
     int max_attempts;
     ali_credentials *credentials;
     ali_client *client;
-    pthread_mutex_t lock; /* guards everything below */
+    pthread_mutex_t lock; /* guards everything below down to poll_lock */
     ali_catalog *catalog;
     ali_unavailable unavailable[ALI_MAX_UNAVAILABLE];
     size_t n_unavailable;
@@ -105,6 +106,9 @@ typedef struct ali_state {
     char seen_locks[ALI_MAX_SEEN_LOCKS][32]; /* instances whose operation lock was reported */
     size_t n_seen_locks;
     int64_t last_lock_poll_ms;
+    pthread_mutex_t poll_lock; /* one poll_events at a time: the fields below are its own */
+    char delivered[ALI_MAX_DELIVERED][NS_NAME_MAX]; /* IDs of recent events taken by the core (a ring) */
+    size_t next_delivered;
     ns_event pending[ALI_MAX_PENDING]; /* events the core refused, delivered again */
     char pending_receipt[ALI_MAX_PENDING][256];
     size_t n_pending;

@@ -156,7 +156,7 @@ static int attach_script(ali_state *s, bool format_disk, char **out)
     snprintf(path, sizeof(path), "/clusters/%s/attachscript", s->cluster_id);
     snprintf(body, sizeof(body), "{\"keep_instance_name\":true,\"format_disk\":%s}", format_disk ? "true" : "false");
     ns_json *doc = NULL;
-    int rc = ali_roa(s->client, "DescribeClusterAttachScripts", "POST", path, body, &doc, NULL);
+    int rc = ali_roa(s->client, "DescribeClusterAttachScripts", "POST", path, NULL, body, &doc, NULL);
     if (rc < 0)
         return rc;
     const char *script = s->host->json_string(doc);
