@@ -182,8 +182,15 @@ static int attempt(ali_client *c, const call *k, ns_http_response **resp)
     for (size_t i = 0; i < hs.n && n < 16; i++)
         if (strcmp(hs.items[i].key, "host") != 0) /* libcurl sends the URL's host */
             headers[n++] = (ns_http_header){hs.items[i].key, hs.items[i].value};
-    ns_http_request req = {sizeof(req), k->method, ali_buf_str(&url), headers, n, k->body,
-                           k->body ? strlen(k->body) : 0, c->timeout_ms, 0};
+    ns_http_request req = {.struct_size = sizeof(req),
+                           .method = k->method,
+                           .url = ali_buf_str(&url),
+                           .headers = headers,
+                           .n_headers = n,
+                           .body = k->body,
+                           .body_len = k->body ? strlen(k->body) : 0,
+                           .timeout_ms = c->timeout_ms,
+                           .max_retries = 0};
     rc = ali_buf_failed(&url) ? NS_ERR_INTERNAL : c->host->http_request(c->ctx, &req, resp);
 out:
     ali_params_free(&hs);

@@ -315,7 +315,15 @@ void ali_credentials_free(ali_credentials *c)
 static int http(ali_credentials *c, const char *method, const char *url, const ns_http_header *hs, size_t n,
                 const char *body, ns_http_response **resp)
 {
-    ns_http_request req = {sizeof(req), method, url, hs, n, body, body ? strlen(body) : 0, 10000, 2};
+    ns_http_request req = {.struct_size = sizeof(req),
+                           .method = method,
+                           .url = url,
+                           .headers = hs,
+                           .n_headers = n,
+                           .body = body,
+                           .body_len = body ? strlen(body) : 0,
+                           .timeout_ms = 10000,
+                           .max_retries = 2};
     return c->host->http_request(c->ctx, &req, resp);
 }
 

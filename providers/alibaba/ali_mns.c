@@ -127,7 +127,13 @@ static int request(const ns_host *h, ns_host_ctx *ctx, ali_credentials *cr, cons
         snprintf(auth, sizeof(auth), "MNS %s:%s", c.access_key_id, sig);
         ns_http_header hs[] = {{"Date", date}, {"Content-Type", ctype}, {"Authorization", auth},
                                {"x-mns-version", "2015-06-06"}, {"security-token", c.token}};
-        ns_http_request req = {sizeof(req), method, url, hs, c.token[0] ? 5 : 4, NULL, 0, 10000, 2};
+        ns_http_request req = {.struct_size = sizeof(req),
+                               .method = method,
+                               .url = url,
+                               .headers = hs,
+                               .n_headers = c.token[0] ? 5 : 4,
+                               .timeout_ms = 10000,
+                               .max_retries = 2};
         rc = h->http_request(ctx, &req, resp);
         if (rc < 0)
             rc = NS_ERROR(h, ctx, rc, "mns %s %s: no answer", method, resource);

@@ -44,7 +44,14 @@ static int post(ali_state *s, const char *path, const char *body)
     char url[320];
     snprintf(url, sizeof(url), "%s%s", s->control_url, path);
     ns_http_header headers[] = {{"Content-Type", "application/json"}};
-    ns_http_request req = {sizeof(req), "POST", url, headers, 1, body, strlen(body), 5000, 0};
+    ns_http_request req = {.struct_size = sizeof(req),
+                           .method = "POST",
+                           .url = url,
+                           .headers = headers,
+                           .n_headers = 1,
+                           .body = body,
+                           .body_len = strlen(body),
+                           .timeout_ms = 5000};
     ns_http_response *resp = NULL;
     int rc = s->host->http_request(s->ctx, &req, &resp);
     if (rc < 0)
