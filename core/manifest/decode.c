@@ -19,6 +19,11 @@ int ns_dec_fail(const ns_dec *d, const ns_ynode *at, const char *path, const cha
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     int line = at ? at->line : 0;
+    /* Trees from JSON (the API server) have no lines: the object and the field path say where. */
+    if (line == 0 && path && *path)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: %s: %s: %s", d->file, d->object, path, msg);
+    if (line == 0)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: %s: %s", d->file, d->object, msg);
     if (path && *path)
         return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%d: %s: %s: %s", d->file, line, d->object, path, msg);
     return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%d: %s: %s", d->file, line, d->object, msg);
@@ -26,6 +31,8 @@ int ns_dec_fail(const ns_dec *d, const ns_ynode *at, const char *path, const cha
 
 int ns_dec_wrap(const ns_dec *d, const ns_ynode *at)
 {
+    if (!at || at->line == 0)
+        return ns_error_prefix("%s: %s: ", d->file, d->object);
     return ns_error_prefix("%s:%d: %s: ", d->file, at ? at->line : 0, d->object);
 }
 

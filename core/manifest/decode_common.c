@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock/ns_clock.h"
 #include "errors/ns_error.h"
 #include "manifest/decoders.h"
 #include "model/model_util.h"
@@ -57,6 +58,29 @@ int ns_decode_top_fields(const ns_dec *d, const ns_ynode *obj, const char *const
     return ns_dec_fields(d, obj, "", fields);
 }
 
+/* Finalizers and the creation and deletion times, as an object read back from the API server carries them. */
+static int decode_time(const ns_dec *d, const ns_ynode *meta, const char *key, int64_t *out)
+{
+    char *text = NULL;
+    int rc = ns_dec_string(d, meta, "metadata", key, &text);
+    if (rc == 0 && text && ns_clock_parse_rfc3339(text, out) < 0) {
+        char p[NS_PATH_MAX];
+        ns_path_key(p, sizeof(p), "metadata", key);
+        rc = ns_dec_fail(d, ns_ymap_get(meta, key), p, "\"%s\" is not an RFC 3339 time", text);
+    }
+    free(text);
+    return rc;
+}
+
+static int decode_lifecycle(const ns_dec *d, const ns_ynode *meta, ns_meta *out)
+{
+    int rc;
+    if ((rc = ns_dec_strings(d, meta, "metadata", "finalizers", &out->finalizers, &out->n_finalizers)) < 0 ||
+        (rc = decode_time(d, meta, "creationTimestamp", &out->creation_ms)) < 0)
+        return rc;
+    return decode_time(d, meta, "deletionTimestamp", &out->deletion_ms);
+}
+
 int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namespaced, ns_meta *out)
 {
     memset(out, 0, sizeof(*out));
@@ -73,7 +97,7 @@ int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namesp
         (rc = ns_dec_string(d, meta, "metadata", "namespace", &out->namespace_)) < 0 ||
         (rc = ns_dec_labels(d, meta, "metadata", "labels", &out->labels)) < 0 ||
         (rc = ns_dec_labels(d, meta, "metadata", "annotations", &out->annotations)) < 0 ||
-        (rc = decode_owner(d, meta, out)) < 0)
+        (rc = decode_owner(d, meta, out)) < 0 || (rc = decode_lifecycle(d, meta, out)) < 0)
         return rc;
     if (!out->name || !*out->name) {
         char *generate = NULL;

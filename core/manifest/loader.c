@@ -172,6 +172,12 @@ int ns_manifest_load_string(ns_cluster *c, const char *name, const char *text, s
     return rc;
 }
 
+int ns_manifest_load_tree(ns_cluster *c, const char *source, const ns_ynode *root)
+{
+    ns_dec d = {.file = source};
+    return load_object(&d, root, c, 0);
+}
+
 static int load_one(void *ctx, const char *file)
 {
     return ns_manifest_load_file(ctx, file);

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "manifest/yaml_doc.h"
 #include "model/cluster.h"
 
 /* Every document of one file. NS_ERR_NOT_FOUND when the file does not exist. */
@@ -32,5 +33,8 @@ int ns_manifest_load_file(ns_cluster *c, const char *path);
 int ns_manifest_load_string(ns_cluster *c, const char *name, const char *text, size_t len);
 /* A file, or each *.yaml, *.yml and *.json file directly inside a directory, in byte order of their names. */
 int ns_manifest_load_path(ns_cluster *c, const char *path);
+/* One object already in tree form (an API server object through manifest/json_tree.h); `source` stands for the
+ * file in messages. */
+int ns_manifest_load_tree(ns_cluster *c, const char *source, const ns_ynode *root);
 
 #endif

@@ -21,7 +21,8 @@ typedef struct ns_meta {
     char *owner_name;
     char *source_file; /* the manifest it was loaded from; NULL for objects built in code */
     int source_line;   /* 1-based line of the object's first line in source_file; 0 when unknown */
-    /* Lifecycle, as Kubernetes keeps it (set by the lifecycle engine; zero for loaded objects). */
+    /* Lifecycle, as Kubernetes keeps it: read from metadata (API server objects, manifests that carry it) and set by
+     * the lifecycle engine; zero when unknown. */
     int64_t creation_ms; /* creationTimestamp, unix ms; 0 when unknown */
     int64_t deletion_ms; /* deletionTimestamp, unix ms; 0 = not being deleted */
     char **finalizers;   /* owned */

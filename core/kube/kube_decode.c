@@ -1,0 +1,123 @@
+#include "kube/kube_decode.h"
+
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "manifest/json_tree.h"
+#include "manifest/loader.h"
+#include "model/cluster.h"
+
+#define SOURCE "API server"
+
+typedef enum which {
+    W_POD,
+    W_NODE,
+    W_NODEPOOL,
+    W_NODECLAIM,
+    W_PDB,
+    W_DAEMONSET,
+    W_NODECLASS,
+} which;
+
+/* Moves the one object the scratch cluster holds out of it. The lists are the cluster's public fields; emptying one
+ * hands its only object to the caller instead of to ns_cluster_free. */
+static void *take_only(ns_cluster *c, which w)
+{
+    void ***list = NULL;
+    size_t *n = NULL;
+    switch (w) {
+    case W_POD:
+        list = (void ***)&c->pods, n = &c->n_pods;
+        break;
+    case W_NODE:
+        list = (void ***)&c->nodes, n = &c->n_nodes;
+        break;
+    case W_NODEPOOL:
+        list = (void ***)&c->nodepools, n = &c->n_nodepools;
+        break;
+    case W_NODECLAIM:
+        list = (void ***)&c->nodeclaims, n = &c->n_nodeclaims;
+        break;
+    case W_PDB:
+        list = (void ***)&c->pdbs, n = &c->n_pdbs;
+        break;
+    case W_DAEMONSET:
+        list = (void ***)&c->daemonsets, n = &c->n_daemonsets;
+        break;
+    case W_NODECLASS:
+        list = (void ***)&c->nodeclasses, n = &c->n_nodeclasses;
+        break;
+    }
+    if (*n != 1)
+        return NULL;
+    *n = 0;
+    return (*list)[0];
+}
+
+static int decode(const cJSON *obj, const char *what, which w, void **typed)
+{
+    ns_jtree *tree = NULL;
+    ns_cluster *scratch = ns_cluster_new();
+    int rc;
+    *typed = NULL;
+    if (!scratch)
+        return NS_ERR_INTERNAL;
+    if ((rc = ns_jtree_new(obj, &tree)) < 0 || (rc = ns_manifest_load_tree(scratch, SOURCE, ns_jtree_root(tree))) < 0)
+        goto done;
+    *typed = take_only(scratch, w);
+    /* A node class of a kind no loaded provider declares is skipped by the loader: kept by identity only. */
+    if (!*typed && w != W_NODECLASS)
+        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, SOURCE ": %s: did not decode into one object", what);
+done:
+    ns_cluster_free(scratch);
+    ns_jtree_free(tree);
+    return rc;
+}
+
+#define DECODER(fn, w, type, free_fn)                                                                                \
+    static int fn(const cJSON *obj, const char *what, void **typed)                                                 \
+    {                                                                                                                \
+        return decode(obj, what, w, typed);                                                                          \
+    }                                                                                                                \
+    static void fn##_free(void *p)                                                                                   \
+    {                                                                                                                \
+        free_fn((type *)p);                                                                                          \
+    }
+
+DECODER(decode_pod, W_POD, ns_pod, ns_pod_free)
+DECODER(decode_node, W_NODE, ns_node, ns_node_free)
+DECODER(decode_nodepool, W_NODEPOOL, ns_nodepool, ns_nodepool_free)
+DECODER(decode_nodeclaim, W_NODECLAIM, ns_nodeclaim, ns_nodeclaim_free)
+DECODER(decode_pdb, W_PDB, ns_pdb, ns_pdb_free)
+DECODER(decode_daemonset, W_DAEMONSET, ns_daemonset, ns_daemonset_free)
+DECODER(decode_nodeclass, W_NODECLASS, ns_nodeclass_def, ns_nodeclass_def_free)
+
+const ns_kube_decoder NS_KUBE_DECODE_POD = {decode_pod, decode_pod_free};
+const ns_kube_decoder NS_KUBE_DECODE_NODE = {decode_node, decode_node_free};
+const ns_kube_decoder NS_KUBE_DECODE_NODEPOOL = {decode_nodepool, decode_nodepool_free};
+const ns_kube_decoder NS_KUBE_DECODE_NODECLAIM = {decode_nodeclaim, decode_nodeclaim_free};
+const ns_kube_decoder NS_KUBE_DECODE_PDB = {decode_pdb, decode_pdb_free};
+const ns_kube_decoder NS_KUBE_DECODE_DAEMONSET = {decode_daemonset, decode_daemonset_free};
+const ns_kube_decoder NS_KUBE_DECODE_NODECLASS = {decode_nodeclass, decode_nodeclass_free};
+
+const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
+{
+    static const struct {
+        const char *group, *kind;
+        const ns_kube_decoder *dec;
+    } table[] = {
+        {"", "Pod", &NS_KUBE_DECODE_POD},
+        {"", "Node", &NS_KUBE_DECODE_NODE},
+        {"karpenter.sh", "NodePool", &NS_KUBE_DECODE_NODEPOOL},
+        {"karpenter.sh", "NodeClaim", &NS_KUBE_DECODE_NODECLAIM},
+        {"policy", "PodDisruptionBudget", &NS_KUBE_DECODE_PDB},
+        {"apps", "DaemonSet", &NS_KUBE_DECODE_DAEMONSET},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (strcmp(table[i].group, r->group) == 0 && strcmp(table[i].kind, r->kind) == 0)
+            return table[i].dec;
+    }
+    if (ns_kube_resource_by_kind(NULL, r->kind) == NULL)
+        return &NS_KUBE_DECODE_NODECLASS; /* a provider-declared node-class kind */
+    return NULL;
+}

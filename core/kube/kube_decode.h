@@ -1,0 +1,23 @@
+/*
+ * Decoders from API server objects (JSON) into the engine's model types, for informers: the same per-kind decoders
+ * that read manifests (core/manifest), fed the JSON through manifest/json_tree.h, so a field means the same thing
+ * in a manifest and in the cluster and there is one decoder per kind. An object with a bad or unexpected field is an
+ * NS_ERR_INVALID_CONFIG error "API server: KIND NS/NAME: FIELD.PATH: what is wrong".
+ *
+ * typed objects: Pod -> ns_pod, Node -> ns_node, NodePool -> ns_nodepool, NodeClaim -> ns_nodeclaim,
+ * PodDisruptionBudget -> ns_pdb, DaemonSet -> ns_daemonset, node classes -> ns_nodeclass_def (when the loader
+ * knows the kind).
+ */
+#ifndef NS_KUBE_DECODE_H
+#define NS_KUBE_DECODE_H
+
+#include "kube/kube_informer.h"
+
+extern const ns_kube_decoder NS_KUBE_DECODE_POD, NS_KUBE_DECODE_NODE, NS_KUBE_DECODE_NODEPOOL,
+    NS_KUBE_DECODE_NODECLAIM, NS_KUBE_DECODE_PDB, NS_KUBE_DECODE_DAEMONSET, NS_KUBE_DECODE_NODECLASS;
+
+/* The decoder for a resource, or NULL for kinds the cache keeps by identity and indexes only (StorageClasses, PVs,
+ * PVCs, Leases, Deployments, ReplicaSets, StatefulSets: the engine has no model type for them yet). */
+const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r);
+
+#endif
