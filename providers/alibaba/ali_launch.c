@@ -1,7 +1,10 @@
-/* launch: one CreateAutoProvisioningGroup of type instant carrying the request's client token, so a retried or
- * repeated launch never starts a second instance. It names up to 20 (type, vSwitch) choices of one capacity type
- * (spot when the request allows spot, as Karpenter prefers it) and lets ECS take the cheapest with stock
- * (lowest-price). Choices ECS refused for stock are marked unavailable for 3 minutes and named in the error. */
+/* launch: CreateAutoProvisioningGroup of type instant with up to 20 (type, vSwitch) choices of one capacity type
+ * (spot first when the request allows it, as Karpenter prefers spot; then on-demand), ECS taking the cheapest with
+ * stock (lowest-price). Choices ECS refused for stock are marked unavailable for 3 minutes and named in the error.
+ * One instance per node claim, twice over: each group carries a ClientToken derived from the request's token and the
+ * group's own parameters (ECS refuses one token for different parameters, and the core retries a claim with fewer
+ * options under the same token), so a repeated call returns the first answer; and before launching, an instance
+ * already tagged with the claim (a launch whose answer was lost) is returned instead of starting another. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,10 +257,25 @@ static int read_results(ali_state *s, const ns_json *doc, const choice *ch, size
     return NS_ERR_INSUFFICIENT_CAPACITY;
 }
 
+/* The ECS token of one group: "ns-" and 40 hex digits of SHA-256 over the request's token and the choices. */
+static int group_token(const ns_launch_request *req, const char *capacity_type, const choice *ch, size_t n,
+                       char out[44])
+{
+    ali_buf b = ALI_BUF_INIT;
+    ali_buf_printf(&b, "%s|%s", req->client_token, capacity_type);
+    for (size_t i = 0; i < n; i++)
+        ali_buf_printf(&b, "|%s@%s", ch[i].o->instance_type, ch[i].vswitch->id);
+    char hex[65];
+    int rc = ali_buf_failed(&b) ? NS_ERR_INTERNAL : ali_sha256_hex(b.data, b.len, hex);
+    ali_buf_free(&b);
+    snprintf(out, 44, "ns-%.40s", rc == NS_OK ? hex : "");
+    return rc;
+}
+
 /* One CreateAutoProvisioningGroup of one capacity type. NS_ERR_INSUFFICIENT_CAPACITY (offerings named) when ECS
  * had no stock for any choice, or when no option of that type is usable. */
 static int launch_as(ali_state *s, const ns_launch_request *req, const ali_nodeclass_view *v, const ali_catalog *c,
-                     const char *capacity_type, const char *token, ns_launch_result *result, refused *ref)
+                     const char *capacity_type, ns_launch_result *result, refused *ref)
 {
     const ns_host *h = s->host;
     choice ch[MAX_CHOICES];
@@ -271,12 +289,58 @@ static int launch_as(ali_state *s, const ns_launch_request *req, const ali_nodec
     int rc = ali_userdata_build(s, v->spec, req, &user_data);
     if (rc < 0)
         return rc;
+    char token[44];
+    if ((rc = group_token(req, capacity_type, ch, n, token)) < 0) {
+        free(user_data);
+        return NS_ERROR(h, s->ctx, rc, "alibaba launch: out of memory");
+    }
     launch_params(s, req, v, ch, n, capacity_type, image, user_data, token, &p);
     if ((rc = ali_rpc(s->client, ALI_ECS, "CreateAutoProvisioningGroup", &p, &doc, NULL)) == NS_OK)
         rc = read_results(s, doc, ch, n, capacity_type, v, image, result, ref);
     h->json_free(doc);
     ali_params_free(&p);
     free(user_data);
+    return rc;
+}
+
+/* An instance of this cluster already tagged with the claim: *found and *result filled from it. */
+static int existing(ali_state *s, const ns_launch_request *req, const ali_nodeclass_view *v, const ali_catalog *c,
+                    ns_launch_result *result, bool *found)
+{
+    const ns_host *h = s->host;
+    *found = false;
+    char key[200];
+    snprintf(key, sizeof(key), "%s%s", ALI_TAG_CLUSTER_PREFIX, s->cluster_id);
+    ali_params p = {0};
+    ali_params_add(&p, "Tag.1.Key", key);
+    ali_params_add(&p, "Tag.1.Value", "owned");
+    ali_params_add(&p, "Tag.2.Key", ALI_TAG_NODECLAIM);
+    ali_params_add(&p, "Tag.2.Value", req->nodeclaim_name && *req->nodeclaim_name ? req->nodeclaim_name
+                                                                                   : req->client_token);
+    ns_json *doc = NULL;
+    int rc = ali_rpc(s->client, ALI_ECS, "DescribeInstances", &p, &doc, NULL);
+    ali_params_free(&p);
+    if (rc < 0)
+        return rc;
+    const ns_json *list = ali_json_list(h, doc, "Instances", "Instance");
+    if (h->json_size(list)) {
+        ns_instance inst;
+        rc = ali_instance_from_json(s, h->json_at(list, 0), &inst);
+        const ali_entry *e = rc == NS_OK ? ali_catalog_find(c, inst.instance_type) : NULL;
+        if (e) {
+            *found = true;
+            ali_copy(result->provider_id, sizeof(result->provider_id), inst.provider_id);
+            ali_copy(result->instance_type, sizeof(result->instance_type), inst.instance_type);
+            ali_copy(result->zone, sizeof(result->zone), inst.zone);
+            ali_copy(result->capacity_type, sizeof(result->capacity_type), inst.capacity_type);
+            ali_copy(result->image_id, sizeof(result->image_id), inst.image_id);
+            ns_resources cap, kube, sys, ev;
+            ali_type_resources(s, &e->t, v->spec, &cap, &kube, &sys, &ev);
+            allocatable(&cap, &kube, &sys, &ev, &result->allocatable);
+            result->launch_time_ms = inst.launch_time_ms;
+        }
+    }
+    h->json_free(doc);
     return rc;
 }
 
@@ -294,10 +358,10 @@ int ali_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
 {
     ali_state *s = state;
     const ns_host *h = s->host;
-    if (!req->n_options || !req->client_token || !*req->client_token || strlen(req->client_token) > 60 ||
+    if (!req->n_options || !req->client_token || !*req->client_token || strlen(req->client_token) > 64 ||
         !req->nodeclass)
         return NS_ERROR(h, s->ctx, NS_ERR_INVALID_ARGUMENT, "alibaba launch of %s needs a node class, options and a "
-                        "client token of 1 to 60 characters", req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)");
+                        "client token of 1 to 64 characters", req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)");
     ali_nodeclass_view v;
     int rc = ali_nodeclass_resolve(s, req->nodeclass, &v);
     if (rc < 0)
@@ -305,17 +369,16 @@ int ali_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
     ali_catalog *c = NULL;
     if ((rc = ali_catalog_acquire(s, &c)) < 0)
         goto fail;
-    /* spot first, as Karpenter prefers it; on-demand only when ECS had no spot stock at all. The on-demand group
-     * has a token of its own, derived from the request's, since ECS refuses one token for different parameters. */
+    /* spot first, as Karpenter prefers it; on-demand only when ECS had no spot stock at all */
+    bool found;
+    if ((rc = existing(s, req, &v, c, result, &found)) < 0 || found)
+        goto fail;
     refused ref = {.n = 0};
     rc = NS_ERR_INSUFFICIENT_CAPACITY;
     if (offers(req, NS_CAPACITY_SPOT))
-        rc = launch_as(s, req, &v, c, NS_CAPACITY_SPOT, req->client_token, result, &ref);
-    if (rc == NS_ERR_INSUFFICIENT_CAPACITY && offers(req, NS_CAPACITY_ON_DEMAND)) {
-        char token[65];
-        snprintf(token, sizeof(token), "%s-od", req->client_token);
-        rc = launch_as(s, req, &v, c, NS_CAPACITY_ON_DEMAND, token, result, &ref);
-    }
+        rc = launch_as(s, req, &v, c, NS_CAPACITY_SPOT, result, &ref);
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY && offers(req, NS_CAPACITY_ON_DEMAND))
+        rc = launch_as(s, req, &v, c, NS_CAPACITY_ON_DEMAND, result, &ref);
     if (rc == NS_ERR_INSUFFICIENT_CAPACITY) {
         rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "alibaba launch of %s: no capacity: ECS had no stock "
                       "for %zu offering(s) and %zu option(s) had none known or no vSwitch or image",

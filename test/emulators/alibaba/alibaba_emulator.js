@@ -57,9 +57,9 @@ function takeFault(action) {
     if (f.actions && !f.actions.includes(action)) continue;
     if (f.kind === 'random') {
       if (f.random() >= f.rate) continue;
-      const kind = f.kinds[Math.floor(f.random() * f.kinds.length)];
-      if (kind === 'nostock' && action !== 'CreateAutoProvisioningGroup') continue;
-      return { ...f, kind };
+      const kinds = action === 'CreateAutoProvisioningGroup' ? f.kinds : f.kinds.filter((k) => k !== 'nostock');
+      if (!kinds.length) continue;
+      return { ...f, kind: kinds[Math.floor(f.random() * kinds.length)] };
     }
     if (f.count <= 0) continue;
     f.count -= 1;
@@ -156,17 +156,8 @@ async function dispatch(req, res, body) {
     const f = takeFault(action);
     if (f) recordFault(f.kind, action);
     if (f && f.kind === 'slow') await new Promise((r) => setTimeout(r, f.delay_ms || 1000));
-    if (f && f.kind === 'nostock') {
-      // every choice of this launch is out of stock, for this call only
-      const choices = Object.keys(query).filter((k) => /^LaunchTemplateConfig\.\d+\.InstanceType$/.test(k));
-      const results = choices.map((k) => {
-        const n = k.split('.')[1];
-        const vsw = st.vswitches.find((v) => v.VSwitchId === query[`LaunchTemplateConfig.${n}.VSwitchId`]);
-        return { InstanceType: query[k], ZoneId: vsw ? vsw.ZoneId : '', Amount: 0, ErrorCode: 'OperationDenied.NoStock',
-          ErrorMsg: 'The resource is out of stock in the specified zone.', InstanceIds: { InstanceId: [] } };
-      });
-      return send(res, ...ok({ AutoProvisioningGroupId: st.id('apg-'), LaunchResults: { LaunchResult: results } }));
-    }
+    // a transient shortage: the pool ECS would pick first (the cheapest choice) has no stock for this call only
+    st.transientNostock = f && f.kind === 'nostock';
     const injected = f && faultAnswer(f, style);
     if (injected) return send(res, ...injected);
     const answer = await run();

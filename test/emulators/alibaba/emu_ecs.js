@@ -221,8 +221,15 @@ function createAutoProvisioningGroup(st, q) {
     choices.sort((a, b) => (strategy === 'prioritized' ? a.priority - b.priority : a.price - b.price));
     const results = [];
     let launched = null;
+    let transient = st.transientNostock;
     for (const c of choices) {
       const ct = spot ? 'spot' : 'on-demand';
+      if (transient && st.sells(c.InstanceType, c.ZoneId, spot)) {
+        transient = false;
+        results.push({ InstanceType: c.InstanceType, ZoneId: c.ZoneId, SpotStrategy: spot ? 'SpotAsPriceGo' : 'NoSpot', Amount: 0,
+          ErrorCode: 'OperationDenied.NoStock', ErrorMsg: 'The resource is out of stock in the specified zone.', InstanceIds: { InstanceId: [] } });
+        continue;
+      }
       if (!st.sells(c.InstanceType, c.ZoneId, spot)) {
         results.push({ InstanceType: c.InstanceType, ZoneId: c.ZoneId, SpotStrategy: spot ? 'SpotAsPriceGo' : 'NoSpot', Amount: 0,
           ErrorCode: 'InvalidResourceType.NotSupported', ErrorMsg: `${c.InstanceType} is not sold in ${c.ZoneId}.`, InstanceIds: { InstanceId: [] } });
