@@ -13,10 +13,18 @@
 
 typedef struct sim_state sim_state;
 
+/* An instance's allocatable, kept small (a simulated cloud holds many instances): the sim's types have at most one
+ * extended resource, their GPUs. */
+typedef struct sim_allocatable {
+    int64_t cpu_milli, memory_bytes, pods, ephemeral_storage_bytes;
+    char gpu_resource[16]; /* "nvidia.com/gpu" or "amd.com/gpu"; empty without GPUs */
+    int64_t gpus;
+} sim_allocatable;
+
 typedef struct sim_instance {
     uint64_t id;
     ns_instance info;
-    ns_resources allocatable;
+    sim_allocatable allocatable;
     char *client_token; /* owned; NULL when the launch had none */
 } sim_instance;
 

@@ -105,6 +105,29 @@ static int sim_check_request(sim_state *s, const ns_launch_request *req)
     return NS_OK;
 }
 
+static void sim_allocatable_pack(const ns_resources *r, sim_allocatable *out)
+{
+    *out = (sim_allocatable){r->cpu_milli, r->memory_bytes, r->pods, r->ephemeral_storage_bytes, "", 0};
+    if (r->n_extended > 0) {
+        sim_copy_str(out->gpu_resource, sizeof(out->gpu_resource), r->extended[0].name);
+        out->gpus = r->extended[0].value;
+    }
+}
+
+static void sim_allocatable_unpack(const sim_allocatable *a, ns_resources *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->cpu_milli = a->cpu_milli;
+    out->memory_bytes = a->memory_bytes;
+    out->pods = a->pods;
+    out->ephemeral_storage_bytes = a->ephemeral_storage_bytes;
+    if (a->gpu_resource[0]) {
+        sim_copy_str(out->extended[0].name, sizeof(out->extended[0].name), a->gpu_resource);
+        out->extended[0].value = a->gpus;
+        out->n_extended = 1;
+    }
+}
+
 static void sim_result_from(const sim_instance *inst, ns_launch_result *r)
 {
     memset(r, 0, sizeof(*r));
@@ -114,7 +137,7 @@ static void sim_result_from(const sim_instance *inst, ns_launch_result *r)
     memcpy(r->zone, inst->info.zone, sizeof(r->zone));
     memcpy(r->capacity_type, inst->info.capacity_type, sizeof(r->capacity_type));
     memcpy(r->image_id, inst->info.image_id, sizeof(r->image_id));
-    r->allocatable = inst->allocatable;
+    sim_allocatable_unpack(&inst->allocatable, &r->allocatable);
     r->launch_time_ms = inst->info.launch_time_ms;
 }
 
@@ -172,7 +195,9 @@ static sim_instance *sim_instance_add(sim_state *s, const ns_launch_request *req
                  req->nodeclass && req->nodeclass->name ? req->nodeclass->name : "");
     info->state = NS_INSTANCE_RUNNING;
     info->launch_time_ms = now;
-    sim_itype_allocatable(sim_catalog_find(&s->catalog, o->instance_type), nc, &inst->allocatable);
+    ns_resources allocatable;
+    sim_itype_allocatable(sim_catalog_find(&s->catalog, o->instance_type), nc, &allocatable);
+    sim_allocatable_pack(&allocatable, &inst->allocatable);
 
     if (inst->client_token && !sim_token_index(st, st->n)) {
         free(inst->client_token);
