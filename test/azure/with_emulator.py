@@ -21,7 +21,7 @@ SUBNET = (f"/subscriptions/{SUB}/resourceGroups/demo-network/providers/Microsoft
 
 
 def start(data_dir):
-    emulator = subprocess.Popen(["/usr/bin/python3", EMULATOR, "--data-dir", data_dir], stdout=subprocess.PIPE,
+    emulator = subprocess.Popen(["/usr/bin/python3", EMULATOR, "--data-dir", data_dir] + (["--verbose"] if os.environ.get("AZURE_EMULATOR_VERBOSE") else []), stdout=subprocess.PIPE,
                                 stdin=subprocess.PIPE, text=True)
     line = emulator.stdout.readline().split()
     if len(line) != 6 or line[0] != "PORT":

@@ -118,7 +118,7 @@ class Handler(BaseHTTPRequestHandler):
     def imds(self):
         st = self.server.state
         url = urlparse(self.path)
-        if url.path != "/metadata/identity/oauth2/token":
+        if url.path.rstrip("/") != "/metadata/identity/oauth2/token":
             return self.answer(404, {}, {"error": "not_found"})
         st.count_request("imds.token", None)
         fault = st.take_fault("imds.token")
