@@ -19,7 +19,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# Node.js runs the Alibaba Cloud emulator, whose official SDK packages come from npm (cached outside the tree).
+# Node.js runs the Alibaba Cloud emulator and the Azure SDK check, whose official SDK packages come from npm (cached
+# outside the tree).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -27,3 +28,4 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends nodejs npm
 fi
 bash "$(dirname "$0")/npm-deps.sh" "$(dirname "$0")/../test/emulators/alibaba" alibaba
+bash "$(dirname "$0")/npm-deps.sh" "$(dirname "$0")/../test/emulators/azure" azure

@@ -36,6 +36,8 @@ def start(data_dir):
                 "AZURE_NODE_RESOURCE_GROUP": RG, "LOCATION": "southcentralus", "AZURE_AUTHORITY_HOST": url,
                 "VNET_SUBNET_ID": SUBNET, "NODESMITH_CA_BUNDLE": ca, "NODE_EXTRA_CA_CERTS": ca,
                 "AZURE_EMULATOR_URL": url, "AZURE_EMULATOR_IMDS": imds})
+    cache = os.environ.get("NODESMITH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "nodesmith")
+    env.setdefault("NODE_PATH", os.path.join(cache, "npm-azure", "node_modules"))
     return emulator, url, imds, env
 
 

@@ -3,6 +3,12 @@
 // its answers must deserialize as Azure's do. Run under test/azure/with_emulator.py (AZURE_EMULATOR_URL, the CA in
 // NODE_EXTRA_CA_CERTS); the SDKs come from NODE_PATH (scripts/install-test-npm.sh).
 "use strict";
+for (const m of ["@azure/identity", "@azure/arm-compute", "@azure/arm-network"]) {
+  try { require.resolve(m); } catch (e) {
+    console.error(`${m} is not installed: run scripts/npm-deps.sh test/emulators/azure azure (scripts/install-deps.sh does)`);
+    process.exit(1);
+  }
+}
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const os = require("node:os");
