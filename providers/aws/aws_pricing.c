@@ -1,7 +1,10 @@
-/* On-demand prices: the Pricing API's GetProducts (Linux, shared tenancy, no pre-installed software), cached for
+/* On-demand prices: the Pricing API's GetProducts (Linux, on-demand market, no pre-installed software), with the
+ * filters Karpenter uses: shared tenancy in the "Compute Instance" family, and bare-metal types from their own family
+ * ("Compute Instance (bare metal)", dedicated tenancy), so that *.metal types have on-demand prices too. Cached for
  * pricing_ttl on the host clock. When the API cannot be reached and has never answered, the built-in table and the
  * estimate of aws_pricing_builtin.h stand in; when it answered before, its last prices stay in use. Either way the
- * next catalog refresh asks again. */
+ * next catalog refresh asks again. GovCloud regions have no Pricing API: there the built-in table is the source and
+ * the API is never called (a commercial Pricing endpoint would refuse GovCloud credentials anyway). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,19 +63,33 @@ static int add_price(aws_price_list *l, size_t *cap, const char *name, double pr
     return NS_OK;
 }
 
-/* One page of GetProducts into l; *next gets the page token (malloc'd) or NULL. */
-static int fetch_page(aws_state *s, const char *token, aws_price_list *l, size_t *cap, char **next)
+/* The two product families on-demand prices come from, each with its tenancy. */
+typedef struct price_family {
+    const char *product_family;
+    const char *tenancy;
+} price_family;
+
+static const price_family FAMILIES[] = {{"Compute Instance", "Shared"}, {"Compute Instance (bare metal)", "Dedicated"}};
+
+/* One page of GetProducts into l; *next gets the page token (malloc'd), or NULL on the last page (no token, or an
+ * empty one). */
+static int fetch_page(aws_state *s, const price_family *f, const char *token, aws_price_list *l, size_t *cap,
+                      char **next)
 {
-    char body[1024];
+    char body[1536];
     *next = NULL;
     int n = snprintf(body, sizeof(body),
                      "{\"ServiceCode\":\"AmazonEC2\",\"FormatVersion\":\"aws_v1\",\"MaxResults\":100,\"Filters\":["
                      "{\"Type\":\"TERM_MATCH\",\"Field\":\"regionCode\",\"Value\":\"%s\"},"
-                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"operatingSystem\",\"Value\":\"Linux\"},"
-                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"tenancy\",\"Value\":\"Shared\"},"
+                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"serviceCode\",\"Value\":\"AmazonEC2\"},"
                      "{\"Type\":\"TERM_MATCH\",\"Field\":\"preInstalledSw\",\"Value\":\"NA\"},"
-                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"capacitystatus\",\"Value\":\"Used\"}]%s%s%s}",
-                     s->region, token ? ",\"NextToken\":\"" : "", token ? token : "", token ? "\"" : "");
+                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"operatingSystem\",\"Value\":\"Linux\"},"
+                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"capacitystatus\",\"Value\":\"Used\"},"
+                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"marketoption\",\"Value\":\"OnDemand\"},"
+                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"tenancy\",\"Value\":\"%s\"},"
+                     "{\"Type\":\"TERM_MATCH\",\"Field\":\"productFamily\",\"Value\":\"%s\"}]%s%s%s}",
+                     s->region, f->tenancy, f->product_family, token ? ",\"NextToken\":\"" : "", token ? token : "",
+                     token ? "\"" : "");
     if (n < 0 || (size_t)n >= sizeof(body))
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "pricing GetProducts: the page token is too long");
     ns_http_response *resp = NULL;
@@ -97,7 +114,12 @@ static int fetch_page(aws_state *s, const char *token, aws_price_list *l, size_t
         s->host->json_free(product);
     }
     const char *token_next = s->host->json_string(s->host->json_get(doc, "NextToken"));
-    if (rc == NS_OK && token_next && !(*next = strdup(token_next)))
+    if (rc == NS_OK && token && token_next && strcmp(token, token_next) == 0)
+        rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL,
+                      "pricing GetProducts (%s): the answer repeats the page token it was asked for; stopping instead "
+                      "of reading the same page forever",
+                      f->product_family);
+    else if (rc == NS_OK && token_next && token_next[0] && !(*next = strdup(token_next)))
         rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory reading on-demand prices");
     s->host->json_free(doc);
     return rc;
@@ -109,15 +131,22 @@ static int fetch_prices(aws_state *s, aws_price_list **out)
     if (!l)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory reading on-demand prices");
     size_t cap = 0;
-    char *token = NULL;
-    int rc;
-    do {
-        char *next = NULL;
-        rc = fetch_page(s, token, l, &cap, &next);
+    int rc = NS_OK;
+    for (size_t f = 0; f < sizeof(FAMILIES) / sizeof(FAMILIES[0]) && rc == NS_OK; f++) {
+        size_t before = l->n;
+        char *token = NULL;
+        do {
+            char *next = NULL;
+            rc = fetch_page(s, &FAMILIES[f], token, l, &cap, &next);
+            free(token);
+            token = next;
+        } while (rc == NS_OK && token);
         free(token);
-        token = next;
-    } while (rc == NS_OK && token);
-    free(token);
+        /* As Karpenter: a family without a single price means the answer is not one to trust. */
+        if (rc == NS_OK && l->n == before)
+            rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "pricing GetProducts: no on-demand price in %s for the "
+                          "product family \"%s\"", s->region, FAMILIES[f].product_family);
+    }
     if (rc != NS_OK) {
         aws_price_list_free(l);
         return rc;
@@ -128,8 +157,27 @@ static int fetch_prices(aws_state *s, aws_price_list **out)
     return NS_OK;
 }
 
+static bool is_govcloud(const char *region)
+{
+    return strncmp(region, "us-gov-", 7) == 0;
+}
+
 void aws_pricing_refresh(aws_state *s)
 {
+    if (is_govcloud(s->region)) {
+        pthread_mutex_lock(&s->lock);
+        bool first = !s->pricing_builtin_logged;
+        s->pricing_builtin_logged = true;
+        pthread_mutex_unlock(&s->lock);
+        if (first) {
+            ns_label fields[] = {{"region", s->region}};
+            s->host->log(s->ctx, NS_LOG_INFO,
+                         "pricing APIs aren't available in AWS GovCloud regions; on-demand prices come from the "
+                         "built-in table",
+                         fields, 1);
+        }
+        return;
+    }
     int64_t now = s->host->now_ms(s->ctx);
     pthread_mutex_lock(&s->lock);
     bool due = !s->prices || s->pricing_unreachable || now - s->prices->fetched_ms >= s->pricing_ttl_ms;
@@ -173,8 +221,8 @@ void aws_pricing_apply(aws_state *s, aws_catalog *c)
             e->on_demand_estimated = false;
             continue;
         }
-        double builtin = aws_builtin_on_demand(e->type->name);
-        e->on_demand = builtin >= 0 ? builtin : aws_estimate_on_demand(e->type);
+        double builtin = aws_builtin_on_demand(s->region, e->type->name);
+        e->on_demand = builtin >= 0 ? builtin : aws_estimate_on_demand(s->region, e->type);
         e->on_demand_estimated = true;
     }
     pthread_mutex_unlock(&s->lock);

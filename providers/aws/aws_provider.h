@@ -108,6 +108,7 @@ typedef struct aws_state {
     aws_pending_event pending[AWS_MAX_PENDING_EVENTS];
     size_t n_pending;
     aws_price_list *prices;   /* NULL until the Pricing API answered once */
+    bool pricing_builtin_logged; /* GovCloud: the one line saying the built-in table is the source was logged */
     bool pricing_unreachable; /* the last attempt failed: the built-in prices are in use where needed */
     char *cluster_endpoint;   /* resolved once (options or DescribeCluster); NULL until then */
     char *cluster_ca;

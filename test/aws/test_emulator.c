@@ -488,7 +488,8 @@ START_TEST(test_ssm_and_pricing_json)
 
     ck_assert_int_eq(aws_client_json(client, "pricing", "AWSPriceListService.GetProducts", "1.1",
                                      "{\"ServiceCode\":\"AmazonEC2\",\"Filters\":[{\"Type\":\"TERM_MATCH\","
-                                     "\"Field\":\"instanceType\",\"Value\":\"m5.large\"}]}",
+                                     "\"Field\":\"instanceType\",\"Value\":\"m5.large\"},{\"Type\":\"TERM_MATCH\","
+                                     "\"Field\":\"marketoption\",\"Value\":\"OnDemand\"}]}",
                                      &resp, &e),
                      NS_OK);
     ns_json *doc = host.table.json_parse(resp->body, resp->body_len);

@@ -369,7 +369,7 @@ START_TEST(test_pricing_fallback_when_refused)
     cJSON *types = list_types(&nc);
     /* m5.large is in the built-in table; z1d.large is not: 2 vCPUs and 16 GiB at the documented rates */
     ck_assert_double_eq_tol(od_price(types, "m5.large"), 0.096, 1e-9);
-    ck_assert_double_eq_tol(aws_builtin_on_demand("z1d.large"), -1, 1e-9);
+    ck_assert_double_eq_tol(aws_builtin_on_demand("us-east-1", "z1d.large"), -1, 1e-9);
     ck_assert_double_eq_tol(od_price(types, "z1d.large"), 2 * AWS_ESTIMATE_PER_VCPU + 16 * AWS_ESTIMATE_PER_GIB, 1e-9);
     ck_assert_ptr_nonnull(strstr(pf_host.log, "aws Pricing API unreachable; on-demand prices fall back"));
     ck_assert_ptr_nonnull(strstr(pf_host.log, "using=built-in prices and estimates"));
@@ -398,6 +398,71 @@ START_TEST(test_pricing_fallback_when_refused)
     types = list_types(&nc);
     ck_assert_double_eq_tol(od_price(types, "z1d.large"), 0.186, 1e-9);
     ck_assert_ptr_nonnull(strstr(pf_host.log, "using=the last prices the Pricing API gave"));
+    cJSON_Delete(types);
+    cJSON_Delete(spec);
+}
+END_TEST
+
+/* Karpenter's filters: on-demand market only (the emulator also lists each type in the CapacityBlock market, at
+ * three times the price), and bare-metal types from their own product family, so they keep on-demand offerings. */
+START_TEST(test_pricing_filters_like_karpenter)
+{
+    pf_reinit();
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    int asked = request_count("GetProducts");
+    cJSON *types = list_types(&nc);
+    ck_assert_double_eq_tol(od_price(types, "m5.large"), 0.096, 1e-9);   /* not the CapacityBlock price */
+    ck_assert_double_eq_tol(od_price(types, "c5.metal"), 4.08, 1e-9);    /* aws-prices-us-east-1.json */
+    ck_assert_double_eq_tol(od_price(types, "m7i.metal-24xl"), 5.32224, 1e-9);
+    ck_assert_ptr_null(strstr(pf_host.log, "Pricing API unreachable"));
+    ck_assert_int_gt(request_count("GetProducts"), asked + 2); /* pages of both families */
+    cJSON_Delete(types);
+    cJSON_Delete(spec);
+}
+END_TEST
+
+/* An empty NextToken ends pagination; a token repeated by the server is an error, not an endless loop. */
+START_TEST(test_pricing_page_tokens)
+{
+    pf_control("/_emulator/pricing", "{\"token_mode\":\"empty\"}");
+    pf_reinit();
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    cJSON *types = list_types(&nc);
+    ck_assert_double_eq_tol(od_price(types, "z1d.large"), 0.186, 1e-9);
+    ck_assert_ptr_null(strstr(pf_host.log, "Pricing API unreachable"));
+    cJSON_Delete(types);
+    pf_control("/_emulator/pricing", "{\"token_mode\":\"repeat\"}");
+    int asked = request_count("GetProducts");
+    pf_reinit();
+    types = list_types(&nc);
+    pf_control("/_emulator/pricing", "{\"token_mode\":\"\"}");
+    ck_assert_int_le(request_count("GetProducts") - asked, 2); /* the first page, and the one repeating its token */
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "aws Pricing API unreachable; on-demand prices fall back"));
+    ck_assert_ptr_nonnull(strstr(pf_host.last_error_message, "repeats the page token"));
+    ck_assert_double_eq_tol(od_price(types, "z1d.large"), 2 * AWS_ESTIMATE_PER_VCPU + 16 * AWS_ESTIMATE_PER_GIB, 1e-9);
+    cJSON_Delete(types);
+    cJSON_Delete(spec);
+}
+END_TEST
+
+/* GovCloud has no Pricing API: the provider never calls one and prices come from the partition's built-in table. */
+START_TEST(test_pricing_govcloud_uses_the_builtin_table)
+{
+    setenv("AWS_REGION", "us-gov-west-1", 1);
+    pf_reinit();
+    setenv("AWS_REGION", "us-east-1", 1);
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    int asked = request_count("GetProducts");
+    cJSON *types = list_types(&nc);
+    ck_assert_int_eq(request_count("GetProducts"), asked);
+    ck_assert_double_eq_tol(od_price(types, "c5.large"), 0.102, 1e-9); /* aws-prices-us-gov-west-1.json */
+    ck_assert_double_eq_tol(od_price(types, "z1d.large"),
+                            AWS_ESTIMATE_GOVCLOUD_FACTOR * (2 * AWS_ESTIMATE_PER_VCPU + 16 * AWS_ESTIMATE_PER_GIB), 1e-9);
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "pricing APIs aren't available in AWS GovCloud regions"));
+    ck_assert_ptr_null(strstr(pf_host.log, "Pricing API unreachable"));
     cJSON_Delete(types);
     cJSON_Delete(spec);
 }
@@ -516,6 +581,9 @@ int main(void)
     tcase_add_test(tc, test_interruption_events);
     tcase_add_test(tc, test_pricing_fallback_when_refused);
     tcase_add_test(tc, test_pricing_fallback_when_unreachable);
+    tcase_add_test(tc, test_pricing_filters_like_karpenter);
+    tcase_add_test(tc, test_pricing_page_tokens);
+    tcase_add_test(tc, test_pricing_govcloud_uses_the_builtin_table);
     tcase_add_test(tc, test_windows_node_class_lists_windows_types);
     tcase_add_test(tc, test_validate_and_repair_policies);
     tcase_add_test(tc, test_test_hooks_need_the_option);

@@ -27,6 +27,8 @@ Control endpoint (unsigned JSON, for tests; README.md has the details):
   POST /_emulator/ssm     {"name": "/aws/service/...", "value": "ami-..."}  sets an SSM parameter
   POST /_emulator/clusters {"name": "prod"}  adds an EKS cluster DescribeCluster knows
   POST /_emulator/clock   {"offset_s": 43200}  runs the emulator's clock (signature expiry) ahead of the machine's
+  POST /_emulator/pricing {"token_mode": "empty"|"repeat"|""}  GetProducts' last page has NextToken "", or every page
+                          repeats the token it was asked for
   GET  /_emulator/state   {"instances": [...], "requests": {action: count}, "queue": n, ...}
   GET  /_emulator/launch_templates, GET /_emulator/fleets   what was created and asked for
 
@@ -189,6 +191,10 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/_emulator/clock" and method == "POST":
             with state.lock:
                 state.clock_offset_s = int(spec["offset_s"])
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/pricing" and method == "POST":
+            with state.lock:
+                state.pricing_token_mode = spec.get("token_mode", "")
             self.send(200, "application/json", "{}")
         elif path == "/_emulator/clusters" and method == "POST":
             with state.lock:

@@ -137,32 +137,55 @@ class Ssm:
 
 
 class Pricing:
+    """GetProducts as AWS answers it: every product of the region (bare-metal types in their own family, "Compute
+    Instance (bare metal)", with dedicated tenancy, as in the real price list), each also offered in the
+    CapacityBlock market at another price, filtered by every TERM_MATCH filter. state.pricing_token_mode can make the
+    last page carry an empty NextToken ("empty", as some SDK-fronted servers do) or repeat the token asked for
+    ("repeat", a broken server)."""
+
     def __init__(self, state):
         self.s = state
+
+    def products(self):
+        for n in self.s.type_names:
+            metal = n.endswith(".metal") or "metal-" in n
+            for market in ("OnDemand", "CapacityBlock"):
+                yield n, market, {
+                    "productFamily": "Compute Instance (bare metal)" if metal else "Compute Instance",
+                    "serviceCode": "AmazonEC2",
+                    "instanceType": n, "regionCode": self.s.region, "operatingSystem": "Linux",
+                    "tenancy": "Dedicated" if metal else "Shared", "preInstalledSw": "NA", "capacitystatus": "Used",
+                    "marketoption": market}
 
     def GetProducts(self, body):
         if body.get("ServiceCode") != "AmazonEC2":
             raise JsonError("InvalidParameterException", "Only ServiceCode AmazonEC2 is emulated")
         wanted = {f["Field"]: f["Value"] for f in body.get("Filters", []) if f.get("Type") == "TERM_MATCH"}
-        if wanted.get("regionCode", self.s.region) != self.s.region:
-            return {"FormatVersion": "aws_v1", "PriceList": []}
-        names = [n for n in self.s.type_names if wanted.get("instanceType", n) == n]
-        start = int(body.get("NextToken") or 0)
+        matching = [(n, market, attrs) for n, market, attrs in self.products()
+                    if all(attrs.get(field, value) == value for field, value in wanted.items())]
+        token = body.get("NextToken")
+        start = int(token or 0) if token != "same-token" else 0
         size = min(int(body.get("MaxResults", 100)), 100)
-        page = names[start:start + size]
+        page = matching[start:start + size]
         products = []
-        for n in page:
-            sku = hashlib.sha1(n.encode()).hexdigest()[:16].upper()
+        for n, market, attrs in page:
+            sku = hashlib.sha1((n + market).encode()).hexdigest()[:16].upper()
+            price = self.s.on_demand_price(n) * (1 if market == "OnDemand" else 3)
+            family = attrs["productFamily"]
             products.append(json.dumps({
-                "product": {"productFamily": "Compute Instance", "sku": sku,
-                            "attributes": {"instanceType": n, "regionCode": self.s.region, "operatingSystem": "Linux",
-                                           "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used"}},
+                "product": {"productFamily": family, "sku": sku,
+                            "attributes": {k: v for k, v in attrs.items() if k not in ("productFamily", "serviceCode")}},
                 "serviceCode": "AmazonEC2",
                 "terms": {"OnDemand": {f"{sku}.JRTCKXETXF": {"priceDimensions": {f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
-                    "unit": "Hrs", "pricePerUnit": {"USD": f"{self.s.on_demand_price(n):.10f}"}}}}}}}))
+                    "unit": "Hrs", "pricePerUnit": {"USD": f"{price:.10f}"}}}}}}}))
         answer = {"FormatVersion": "aws_v1", "PriceList": products}
-        if start + size < len(names):
+        mode = self.s.pricing_token_mode
+        if mode == "repeat" and start + size < len(matching):
+            answer["NextToken"] = "same-token"
+        elif start + size < len(matching):
             answer["NextToken"] = str(start + size)
+        elif mode == "empty":
+            answer["NextToken"] = ""
         return answer
 
 

@@ -114,6 +114,7 @@ class State:
         self.queue_name = "nodesmith-interruptions"
         self.queue = []             # messages: {id, receipt, body, visible_at}
         self.request_counts = {}
+        self.pricing_token_mode = ""  # "", "empty" or "repeat": see emu_json.Pricing
         self.connections = 0        # connections accepted (keep-alive reuse shows as fewer than requests)
         self.user_agents = {}       # User-Agent -> requests (control requests excluded)
         self.imds_tokens = {}       # token -> expiry epoch
