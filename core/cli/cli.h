@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "model/nodeclass_kinds.h"
 #include "plugin/plugin_loader.h"
 
 #define NS_EXIT_OK 0
@@ -38,7 +39,9 @@ typedef struct cli_provider_args {
 enum { CLI_OPT_PROVIDER = 1000, CLI_OPT_PLUGINS_DIR, CLI_OPT_PROVIDER_CONFIG, CLI_OPT_SET, CLI_OPT_OUTPUT, CLI_OPT_HELP };
 int cli_provider_arg(const char *cmd, cli_provider_args *args, int opt, char *arg);
 void cli_provider_args_free(cli_provider_args *args);
-int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin **out);
+/* Loads the provider and, when kinds is not NULL, the node-class kinds it declares into a new *kinds (the caller's,
+ * free with ns_nodeclass_kinds_free before unloading the provider). Prints the error and returns NS_EXIT_FAILED. */
+int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin **out, ns_nodeclass_kinds **kinds);
 
 #define CLI_PROVIDER_LONG_OPTIONS                                                                                      \
     {"provider", required_argument, NULL, CLI_OPT_PROVIDER},                                                           \

@@ -56,7 +56,7 @@ void cli_provider_args_free(cli_provider_args *args)
     args->n_settings = 0;
 }
 
-int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin **out)
+int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin **out, ns_nodeclass_kinds **kinds)
 {
     ns_plugin_load_params params = {
         .config_path = args->config_path,
@@ -65,6 +65,8 @@ int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin 
     };
     const char *dir = ns_plugin_default_dir(args->plugins_dir);
     if (ns_plugin_load(dir, args->name ? args->name : "sim", &params, out) != NS_OK)
+        return cli_fail(cmd);
+    if (kinds && (!(*kinds = ns_nodeclass_kinds_new()) || ns_plugin_declare_kinds(*out, *kinds) != NS_OK))
         return cli_fail(cmd);
     return NS_EXIT_OK;
 }

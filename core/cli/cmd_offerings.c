@@ -3,21 +3,28 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
 #include "cloud/instance_types.h"
 #include "errors/ns_error.h"
+#include "manifest/loader.h"
+#include "model/cluster.h"
 
 static const char offerings_help[] =
-    "Usage: nodesmith offerings [--provider NAME] [--output text|json] [provider options]\n"
+    "Usage: nodesmith offerings [--provider NAME] [--nodeclass FILE] [--output text|json] [provider options]\n"
     "\n"
-    "Lists every instance type the provider offers for the default node class, with its capacity, allocatable\n"
-    "resources after kubelet reservations, and one row per zone and capacity type with the hourly price.\n"
+    "Lists every instance type the provider offers for a node class, with its capacity, allocatable resources\n"
+    "after kubelet reservations, and one row per zone and capacity type with the hourly price.\n"
     "\n" CLI_PROVIDER_HELP
+    "  --nodeclass FILE         the node class (a manifest holding one, of a kind the provider declares);\n"
+    "                           default: the provider's first declared kind with an empty spec\n"
     "  --output text|json       table (default) or one JSON document\n"
     "  --help                   this text\n";
+
+enum { OPT_NODECLASS = 2000 };
 
 static const char *label_or_dash(const ns_itype *t, const char *key)
 {
@@ -87,11 +94,46 @@ static int print_json(const ns_plugin *plugin, const ns_itype_set *set)
     return NS_OK;
 }
 
+/* The one node class of FILE, validated by its provider as the manifest loader does for every node class. */
+static int nodeclass_from_file(const char *path, ns_cluster *c, const ns_nodeclass **out)
+{
+    char known[1024];
+    int rc = ns_manifest_load_path(c, path);
+    if (rc != NS_OK)
+        return rc;
+    if (c->n_nodeclasses != 1)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "--nodeclass %s holds %zu node classes of the provider's kinds (%s); "
+                       "give a file with exactly one",
+                       path, c->n_nodeclasses, ns_nodeclass_kinds_describe(c->kinds, known, sizeof(known)));
+    *out = &c->nodeclasses[0]->abi;
+    return NS_OK;
+}
+
+/* The provider's first declared kind with an empty spec, as a NodePool naming a fresh node class would. */
+static int default_nodeclass(const ns_plugin *plugin, const ns_nodeclass_kinds *kinds, ns_cluster *c,
+                             const ns_nodeclass **out)
+{
+    const ns_nodeclass_kind_info *k = ns_nodeclass_kinds_at(kinds, 0);
+    if (!k || k->any_kind)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "provider %s declares no node-class kinds (ABI %u); give --nodeclass "
+                       "FILE", ns_plugin_name(plugin), ns_plugin_abi_version(plugin));
+    char doc[1024];
+    snprintf(doc, sizeof(doc), "{\"apiVersion\": \"%s\", \"kind\": \"%s\", \"metadata\": {\"name\": \"default\"}}",
+             k->api_version, k->kind);
+    int rc = ns_manifest_load_string(c, "(default node class)", doc, strlen(doc));
+    if (rc != NS_OK)
+        return ns_error_prefix("an empty %s does not suit provider %s; give --nodeclass FILE: ", k->kind,
+                               ns_plugin_name(plugin));
+    *out = &c->nodeclasses[0]->abi;
+    return NS_OK;
+}
+
 int cmd_offerings(int argc, char **argv)
 {
     static const struct option longopts[] = {
         CLI_PROVIDER_LONG_OPTIONS,
         {"output", required_argument, NULL, CLI_OPT_OUTPUT},
+        {"nodeclass", required_argument, NULL, OPT_NODECLASS},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -99,6 +141,10 @@ int cmd_offerings(int argc, char **argv)
     bool json = false;
     int rc = NS_EXIT_OK, opt;
     ns_plugin *plugin = NULL;
+    ns_nodeclass_kinds *kinds = NULL;
+    ns_cluster *cluster = NULL;
+    const char *nodeclass_path = NULL;
+    const ns_nodeclass *nodeclass = NULL;
     ns_itype_set set = {0};
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -118,6 +164,10 @@ int cmd_offerings(int argc, char **argv)
                 goto cleanup;
             continue;
         }
+        if (opt == OPT_NODECLASS) {
+            nodeclass_path = optarg;
+            continue;
+        }
         rc = cli_usage_error("offerings", "unknown or incomplete option '%s'", argv[optind - 1]);
         goto cleanup;
     }
@@ -125,23 +175,22 @@ int cmd_offerings(int argc, char **argv)
         rc = cli_usage_error("offerings", "unexpected argument '%s'", argv[optind]);
         goto cleanup;
     }
-    if ((rc = cli_load_provider("offerings", &pargs, &plugin)) != NS_EXIT_OK)
+    if ((rc = cli_load_provider("offerings", &pargs, &plugin, &kinds)) != NS_EXIT_OK)
         goto cleanup;
-    ns_json *empty_spec = (ns_json *)cJSON_CreateObject();
-    ns_nodeclass nodeclass = {
-        .struct_size = sizeof(nodeclass),
-        .api_version = "nodesmith.io/v1",
-        .kind = "NodeClass",
-        .name = "default",
-        .spec = empty_spec,
-    };
-    int lrc = empty_spec ? ns_itype_set_load(plugin, &nodeclass, &set)
-                         : NS_FAIL(NS_ERR_INTERNAL, "offerings: out of memory");
-    cJSON_Delete((cJSON *)empty_spec);
-    if (lrc != NS_OK || (json ? print_json(plugin, &set) : (print_text(&set), NS_OK)) != NS_OK)
+    if (!(cluster = ns_cluster_new())) {
+        rc = cli_fail("offerings");
+        goto cleanup;
+    }
+    ns_cluster_set_kinds(cluster, kinds);
+    if ((nodeclass_path ? nodeclass_from_file(nodeclass_path, cluster, &nodeclass)
+                        : default_nodeclass(plugin, kinds, cluster, &nodeclass)) != NS_OK ||
+        ns_itype_set_load(plugin, nodeclass, &set) != NS_OK ||
+        (json ? print_json(plugin, &set) : (print_text(&set), NS_OK)) != NS_OK)
         rc = cli_fail("offerings");
 cleanup:
     ns_itype_set_free(&set);
+    ns_cluster_free(cluster);
+    ns_nodeclass_kinds_free(kinds);
     ns_plugin_unload(plugin);
     cli_provider_args_free(&pargs);
     return rc;

@@ -296,6 +296,7 @@ int cmd_simulate(int argc, char **argv)
     const char *timeline_path = NULL, *report = NULL;
     ns_timeline *timeline = NULL;
     ns_tl_sources *sources = NULL;
+    ns_nodeclass_kinds *kinds = NULL;
     if (!files) {
         fprintf(stderr, "nodesmith simulate: out of memory\n");
         return NS_EXIT_FAILED;
@@ -347,10 +348,17 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_fail("simulate");
         goto cleanup;
     }
-    /* The timeline is read first: its errors come before any work, and its start sets the clock the provider
-     * will read. */
+    /* Interruptions and launch failures are injected through the sim provider's test hooks. */
+    if (timeline_path && (!pargs.name || strcmp(pargs.name, "sim") == 0) &&
+        (rc = enable_test_hooks(&pargs)) != NS_EXIT_OK)
+        goto cleanup;
+    /* The provider comes first: the node-class kinds the manifests and the timeline may hold are its own. */
+    if ((rc = cli_load_provider("simulate", &pargs, &run.plugin, &kinds)) != NS_EXIT_OK)
+        goto cleanup;
+    ns_cluster_set_kinds(run.cluster, kinds);
+    /* The timeline is read before the manifests: its errors come before any work, and its start sets the clock. */
     if (timeline_path) {
-        if (ns_timeline_load_file(timeline_path, &timeline) != NS_OK || !(sources = ns_tl_sources_new())) {
+        if (ns_timeline_load_file(timeline_path, kinds, &timeline) != NS_OK || !(sources = ns_tl_sources_new())) {
             rc = cli_fail("simulate");
             goto cleanup;
         }
@@ -366,17 +374,13 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_fail("simulate");
         goto cleanup;
     }
-    /* Interruptions and launch failures are injected through the sim provider's test hooks. */
-    if (timeline && (!pargs.name || strcmp(pargs.name, "sim") == 0) && (rc = enable_test_hooks(&pargs)) != NS_EXIT_OK)
-        goto cleanup;
-    if ((rc = cli_load_provider("simulate", &pargs, &run.plugin)) != NS_EXIT_OK)
-        goto cleanup;
     if ((timeline ? simulate_timeline(&run, timeline, sources, json, report) : simulate(&run, json)) != NS_OK)
         rc = cli_fail("simulate");
 cleanup:
     ns_tl_sources_free(sources);
     ns_timeline_free(timeline);
     sim_run_free(&run);
+    ns_nodeclass_kinds_free(kinds);
     cli_provider_args_free(&pargs);
     free(files);
     return rc;

@@ -243,7 +243,8 @@ static int decode_timeline(tl_ctx *c, const ns_ynode *root, ns_timeline *t)
     return 0;
 }
 
-static int load_text(const char *name, const char *text, size_t len, const char *dir, ns_timeline **out)
+static int load_text(const char *name, const char *text, size_t len, const char *dir,
+                     const struct ns_nodeclass_kinds *kinds, ns_timeline **out)
 {
     *out = NULL;
     ns_timeline *t = calloc(1, sizeof(*t));
@@ -254,7 +255,7 @@ static int load_text(const char *name, const char *text, size_t len, const char 
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
     }
     t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0};
-    tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir};
+    tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir, .kinds = kinds};
     int rc = ns_yreader_open_string(name, text, len, &r);
     if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)
         rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:1: timeline: the file is empty (it needs a list of steps)", name);
@@ -274,9 +275,10 @@ static int load_text(const char *name, const char *text, size_t len, const char 
     return 0;
 }
 
-int ns_timeline_load_string(const char *name, const char *text, size_t len, ns_timeline **out)
+int ns_timeline_load_string(const char *name, const char *text, size_t len, const struct ns_nodeclass_kinds *kinds,
+                            ns_timeline **out)
 {
-    return load_text(name, text, len, "", out);
+    return load_text(name, text, len, "", kinds, out);
 }
 
 /* Reads a whole file; *out is NUL-terminated and owned by the caller. */
@@ -323,7 +325,7 @@ int tl_read_manifest_file(const char *path, char **out, size_t *len)
     return read_file(path, "manifest", out, len);
 }
 
-int ns_timeline_load_file(const char *path, ns_timeline **out)
+int ns_timeline_load_file(const char *path, const struct ns_nodeclass_kinds *kinds, ns_timeline **out)
 {
     *out = NULL;
     char *text = NULL, *dir = NULL;
@@ -337,7 +339,7 @@ int ns_timeline_load_file(const char *path, ns_timeline **out)
     else
         dir[slash ? (size_t)(slash - path) + 1 : 0] = '\0';
     if (rc == 0)
-        rc = load_text(path, text, len, dir, out);
+        rc = load_text(path, text, len, dir, kinds, out);
     free(dir);
     free(text);
     return rc;

@@ -105,12 +105,15 @@ typedef struct ns_timeline {
     int64_t end_ms; /* the last step's end */
 } ns_timeline;
 
-/* Parses a timeline file; relative `file:` paths of add steps are taken from the timeline's directory. *out is
- * owned by the caller. */
-int ns_timeline_load_file(const char *path, ns_timeline **out);
+struct ns_nodeclass_kinds;
+/* Parses a timeline file; relative `file:` paths of add steps are taken from the timeline's directory. `kinds` are
+ * the loaded providers' node-class kinds, which add and patch steps may name (borrowed). *out is owned by the
+ * caller. */
+int ns_timeline_load_file(const char *path, const struct ns_nodeclass_kinds *kinds, ns_timeline **out);
 /* The same for an in-memory text; `name` stands for the file in messages and relative paths are taken from the
  * current directory. */
-int ns_timeline_load_string(const char *name, const char *text, size_t len, ns_timeline **out);
+int ns_timeline_load_string(const char *name, const char *text, size_t len, const struct ns_nodeclass_kinds *kinds,
+                            ns_timeline **out);
 void ns_timeline_free(ns_timeline *t); /* accepts NULL */
 
 /* "scale", "add", "delete", "patch", "interrupt", "launchFailure", "advance": the key each action is written as. */

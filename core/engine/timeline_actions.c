@@ -11,6 +11,7 @@
 #include "model/cluster.h"
 #include "model/duration.h"
 #include "model/model_util.h"
+#include "model/nodeclass_kinds.h"
 
 #define MAX_REPLICAS 100000
 
@@ -19,8 +20,7 @@ static const char *const deletable_kinds[] = {"Pod",      "Deployment", "Replica
                                               "NodePool", "NodeClaim",  "Node",       NULL};
 static const char *const namespaced_kinds[] = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job",
                                                "DaemonSet", "PodDisruptionBudget", NULL};
-static const char *const patchable_kinds[] = {"NodePool",     "Provisioner",  "EC2NodeClass", "AWSNodeTemplate",
-                                              "SimNodeClass", "AKSNodeClass", "ECSNodeClass", NULL};
+static const char *const pool_kinds[] = {"NodePool", "Provisioner", NULL};
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -57,10 +57,15 @@ static int decode_ref(tl_ctx *c, const ns_ynode *v, const char *path, const char
         ns_path_key(p, sizeof(p), path, "kind");
         return ns_dec_fail(&c->dec, v, NULL, "missing required field \"%s\"", p);
     }
-    if (!in_list(kinds, out->kind)) {
+    /* Patches reach node classes too: the kinds the loaded providers declare. */
+    bool nodeclass = kinds == pool_kinds && ns_nodeclass_kinds_knows(c->kinds, out->kind);
+    if (!in_list(kinds, out->kind) && !nodeclass) {
+        char known[1024];
         ns_path_key(p, sizeof(p), path, "kind");
         join(kinds, list, sizeof(list));
-        return ns_dec_fail(&c->dec, ns_ymap_get(v, "kind"), p, "\"%s\" is not one of %s", out->kind, list);
+        return ns_dec_fail(&c->dec, ns_ymap_get(v, "kind"), p, "\"%s\" is not one of %s%s%s", out->kind, list,
+                           kinds == pool_kinds ? " or a node-class kind of the loaded providers: " : "",
+                           kinds == pool_kinds ? ns_nodeclass_kinds_describe(c->kinds, known, sizeof(known)) : "");
     }
     bool scoped = !in_list(namespaced_kinds, out->kind);
     if (scoped && out->namespace_) {
@@ -159,6 +164,7 @@ int tl_decode_add(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
     ns_cluster *scratch = ns_cluster_new();
     if (!scratch)
         return NS_ERR_INTERNAL;
+    ns_cluster_set_kinds(scratch, c->kinds);
     rc = ns_manifest_load_string(scratch, s->manifest_source, s->manifest_text, s->manifest_len);
     if (rc < 0)
         ns_error_prefix("%s:%d: %s: %s: ", c->dec.file, (m ? m : f)->line, c->dec.object, m ? "manifest" : "file");
@@ -192,7 +198,7 @@ int tl_decode_patch(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *
 {
     int rc;
     if ((rc = ns_dec_fields(&c->dec, v, path, patch_fields)) < 0 ||
-        (rc = decode_ref(c, v, path, patchable_kinds, NULL, true, &s->target)) < 0)
+        (rc = decode_ref(c, v, path, pool_kinds, NULL, true, &s->target)) < 0)
         return rc;
     const ns_ynode *meta = ns_dec_child(&c->dec, v, path, "metadata", NS_Y_MAP, &rc);
     if (rc < 0)

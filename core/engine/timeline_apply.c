@@ -76,12 +76,21 @@ static int move_pools_and_classes(ns_engine *e, ns_cluster *scratch)
     return rc;
 }
 
+/* A scratch cluster that accepts the node-class kinds the engine's cluster does. */
+static ns_cluster *scratch_for(ns_engine *e)
+{
+    ns_cluster *scratch = ns_cluster_new();
+    if (scratch)
+        ns_cluster_set_kinds(scratch, ns_engine_cluster(e)->kinds);
+    return scratch;
+}
+
 /* Decodes a JSON document (one object) into a new scratch cluster. `what` names it in messages. */
-static int decode_doc(const cJSON *doc, const char *what, ns_cluster **out)
+static int decode_doc(ns_engine *e, const cJSON *doc, const char *what, ns_cluster **out)
 {
     *out = NULL;
     char *text = cJSON_PrintUnformatted(doc);
-    ns_cluster *scratch = ns_cluster_new();
+    ns_cluster *scratch = scratch_for(e);
     int rc = text && scratch ? ns_manifest_load_string(scratch, what, text, strlen(text))
                              : NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", what);
     cJSON_free(text);
@@ -97,7 +106,7 @@ static int decode_doc(const cJSON *doc, const char *what, ns_cluster **out)
 
 static int apply_add(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
 {
-    ns_cluster *scratch = ns_cluster_new();
+    ns_cluster *scratch = scratch_for(e);
     if (!scratch)
         return NS_ERR_INTERNAL;
     int rc = ns_manifest_load_string(scratch, s->manifest_source, s->manifest_text, s->manifest_len);
@@ -145,7 +154,7 @@ static int start_workload(ns_engine *e, const ns_tl_ref *w, int32_t replicas, co
     snprintf(what, sizeof(what), "%s %s/%s scaled to %d", w->kind, w->namespace_, w->name, (int)replicas);
     ns_cluster *scratch = NULL;
     if (rc == 0)
-        rc = decode_doc(copy, what, &scratch);
+        rc = decode_doc(e, copy, what, &scratch);
     if (rc == 0)
         rc = move_pods(e, scratch);
     ns_cluster_free(scratch);
@@ -319,7 +328,9 @@ static int apply_patch(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
     ns_cluster *scratch = NULL;
     int rc = ns_json_merge_patch(&patched, s->patch);
     if (rc == 0)
-        rc = decode_doc(patched, what, &scratch);
+        rc = decode_doc(e, patched, what, &scratch);
+    if (rc == 0 && scratch->n_nodepools + scratch->n_nodeclasses != 1)
+        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: no loaded provider declares kind %s", what, r->kind);
     if (rc == 0)
         rc = move_pools_and_classes(e, scratch);
     ns_cluster_free(scratch);

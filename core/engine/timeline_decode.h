@@ -15,6 +15,7 @@ typedef struct tl_ctx {
     const char *text; /* the timeline's source, to tell block scalars from flow scalars */
     size_t len;
     const char *dir; /* where relative manifest paths start; "" for the current directory */
+    const struct ns_nodeclass_kinds *kinds; /* the loaded providers' node-class kinds (borrowed) */
 } tl_ctx;
 
 int tl_decode_scale(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);

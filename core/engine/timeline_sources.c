@@ -7,21 +7,25 @@
 
 #include "errors/ns_error.h"
 #include "manifest/decode.h"
+#include "manifest/loader.h"
 #include "manifest/manifest_files.h"
 #include "manifest/yaml_doc.h"
 #include "manifest/yaml_json.h"
 #include "model/model_util.h"
 
-/* Kinds kept, and whether they are namespaced. */
-static const struct {
-    const char *kind;
-    bool namespaced;
-} kept[] = {
-    {"Deployment", true},       {"ReplicaSet", true},   {"StatefulSet", true},
-    {"Job", true},              {"NodePool", false},    {"Provisioner", false},  {"EC2NodeClass", false},
-    {"AWSNodeTemplate", false}, {"SimNodeClass", false}, {"AKSNodeClass", false},
-    {"ECSNodeClass", false},
-};
+/* Kept: the workloads (namespaced) a timeline scales, and the cluster-scoped objects it patches: NodePools,
+ * Provisioners and every kind the core does not decode itself, which is where node classes are (their kinds are the
+ * providers'). */
+static const char *const workloads[] = {"Deployment", "ReplicaSet", "StatefulSet", "Job"};
+
+static bool kept(const char *kind, bool *namespaced)
+{
+    *namespaced = false;
+    for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+        if (strcmp(kind, workloads[i]) == 0)
+            return *namespaced = true;
+    return strcmp(kind, "NodePool") == 0 || strcmp(kind, "Provisioner") == 0 || !ns_manifest_core_kind(kind);
+}
 
 typedef struct entry {
     char *kind;
@@ -115,14 +119,12 @@ static int keep(ns_tl_sources *s, cJSON *doc)
     const char *kind = doc_string(doc, "kind");
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
     const char *name = doc_string(meta, "name"), *ns = doc_string(meta, "namespace");
-    size_t k = 0;
-    while (kind && k < sizeof(kept) / sizeof(kept[0]) && strcmp(kept[k].kind, kind) != 0)
-        k++;
-    if (!kind || !name || k == sizeof(kept) / sizeof(kept[0])) {
+    bool namespaced = false;
+    if (!kind || !name || !kept(kind, &namespaced)) {
         cJSON_Delete(doc);
         return 0;
     }
-    ns = kept[k].namespaced ? (ns && *ns ? ns : "default") : NULL;
+    ns = namespaced ? (ns && *ns ? ns : "default") : NULL;
     entry *old = find(s, kind, ns, name);
     if (old) {
         cJSON_Delete(old->doc);

@@ -107,13 +107,16 @@ static int decode_ref_v1(const ns_dec *d, const ns_ynode *map, const char *path,
 }
 
 /* v1beta1 nodeClassRef and v1alpha5 providerRef: apiVersion and kind are optional. */
+/* A v1beta1 nodeClassRef or a v1alpha5 providerRef: kind and apiVersion are optional there, and mean the kind a loaded
+ * provider declares as the default for that reference (flag), as Karpenter's cloud providers default them. */
 static int decode_ref_legacy(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
-                             const char *default_api_version, const char *default_kind, ns_nodeclass_ref *out)
+                             const ns_nodeclass_kinds *kinds, uint32_t flag, ns_nodeclass_ref *out)
 {
-    char p[NS_PATH_MAX], group[128];
+    char p[NS_PATH_MAX], group[128], known[1024];
     ns_path_key(p, sizeof(p), path, key);
     int rc;
     char *api_version = NULL;
+    const ns_nodeclass_kind_info *def = ns_nodeclass_kinds_default(kinds, flag);
     const ns_ynode *ref = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
     if (!ref)
         return rc < 0 ? rc : missing(d, map, p);
@@ -121,10 +124,16 @@ static int decode_ref_legacy(const ns_dec *d, const ns_ynode *map, const char *p
         (rc = ns_dec_string(d, ref, p, "apiVersion", &api_version)) == 0 &&
         (rc = ns_dec_string(d, ref, p, "kind", &out->kind)) == 0 &&
         (rc = ns_dec_string_required(d, ref, p, "name", &out->name)) == 0) {
-        if (!out->kind && !(out->kind = ns_strdup(default_kind)))
+        if (!out->kind && !def)
+            rc = ns_dec_fail(d, ref, p, "names no kind, and no loaded provider declares the kind such a reference "
+                             "means (loaded node-class kinds: %s)",
+                             ns_nodeclass_kinds_describe(kinds, known, sizeof(known)));
+        else if (!out->kind && !(out->kind = ns_strdup(def->kind)))
             rc = NS_ERR_INTERNAL;
-        if (rc == 0 && !(out->group = ns_strdup(ns_api_group(api_version ? api_version : default_api_version, group,
-                                                             sizeof(group)))))
+        const char *group_of = api_version ? ns_api_group(api_version, group, sizeof(group))
+                               : def && strcmp(def->kind, out->kind ? out->kind : "") == 0 ? def->group
+                                                                                           : NULL;
+        if (rc == 0 && group_of && !(out->group = ns_strdup(group_of)))
             rc = NS_ERR_INTERNAL;
     }
     free(api_version);
@@ -258,7 +267,8 @@ static const char *const np_disruption_fields_v1beta1[] = {"consolidationPolicy"
                                                            "budgets", NULL};
 static const char *const claim_resources_fields[] = {"requests", NULL};
 
-static int decode_template(const ns_dec *d, const ns_ynode *spec, np_version v, ns_nodepool *np)
+static int decode_template(const ns_dec *d, const ns_ynode *spec, np_version v, const ns_nodeclass_kinds *kinds,
+                           ns_nodepool *np)
 {
     int rc;
     const ns_ynode *tmpl = ns_dec_child(d, spec, "spec", "template", NS_Y_MAP, &rc), *meta, *tspec;
@@ -299,7 +309,7 @@ static int decode_template(const ns_dec *d, const ns_ynode *spec, np_version v, 
         return rc;
     if ((rc = ns_decode_kubelet(d, tspec, p, "kubelet", false, &np->kubelet)) < 0)
         return rc;
-    return decode_ref_legacy(d, tspec, p, "nodeClassRef", "karpenter.k8s.aws/v1beta1", "EC2NodeClass",
+    return decode_ref_legacy(d, tspec, p, "nodeClassRef", kinds, NS_NODECLASS_DEFAULT_V1BETA1_REF,
                              &np->nodeclass_ref);
 }
 
@@ -369,7 +379,7 @@ int ns_load_nodepool(ns_dec *d, const ns_ynode *root, const char *api_version, n
         !(spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc)) && rc == 0)
         rc = missing(d, root, "spec");
     if (rc == 0 && (rc = ns_dec_fields(d, spec, "spec", np_spec_fields)) == 0 &&
-        (rc = decode_template(d, spec, v, np)) == 0 && (rc = decode_disruption(d, spec, v, np)) == 0 &&
+        (rc = decode_template(d, spec, v, c->kinds, np)) == 0 && (rc = decode_disruption(d, spec, v, np)) == 0 &&
         (rc = decode_limits(d, spec, "spec", "limits", &np->limits)) == 0)
         rc = ns_dec_int32(d, spec, "spec", "weight", 1, 100, &np->weight, NULL);
     if (rc < 0) {
@@ -395,7 +405,7 @@ static const char *const prov_spec_fields[] = {
 static const char *const prov_limits_fields[] = {"resources", NULL};
 static const char *const prov_consolidation_fields[] = {"enabled", NULL};
 
-static int decode_provisioner(ns_dec *d, const ns_ynode *root, ns_nodepool *np)
+static int decode_provisioner(ns_dec *d, const ns_ynode *root, const ns_nodeclass_kinds *kinds, ns_nodepool *np)
 {
     int rc;
     const ns_ynode *spec = NULL, *limits, *cons;
@@ -424,8 +434,8 @@ static int decode_provisioner(ns_dec *d, const ns_ynode *root, ns_nodepool *np)
         return rc;
     if (ns_ymap_get(spec, "provider"))
         return ns_dec_fail(d, ns_ymap_get(spec, "provider"), "spec.provider",
-                           "inline provider configuration is not supported; move it to an AWSNodeTemplate and "
-                           "reference it with spec.providerRef");
+                           "inline provider configuration is not supported; move it to a node class and reference "
+                           "it with spec.providerRef");
     if ((limits = ns_dec_child(d, spec, p, "limits", NS_Y_MAP, &rc)) &&
         ((rc = ns_dec_fields(d, limits, "spec.limits", prov_limits_fields)) < 0 ||
          (rc = decode_limits(d, limits, "spec.limits", "resources", &np->limits)) < 0))
@@ -442,7 +452,7 @@ static int decode_provisioner(ns_dec *d, const ns_ynode *root, ns_nodepool *np)
         return ns_dec_fail(d, ns_ymap_get(spec, "ttlSecondsAfterEmpty"), "spec",
                            "ttlSecondsAfterEmpty and consolidation.enabled are mutually exclusive (Karpenter rejects "
                            "a Provisioner that sets both)");
-    if ((rc = decode_ref_legacy(d, spec, p, "providerRef", "karpenter.k8s.aws/v1alpha1", "AWSNodeTemplate",
+    if ((rc = decode_ref_legacy(d, spec, p, "providerRef", kinds, NS_NODECLASS_DEFAULT_V1ALPHA5_REF,
                                 &np->nodeclass_ref)) < 0)
         return rc;
     /* v1alpha5 semantics carried over: no TTL means never expire; no consolidation and no empty TTL means never
@@ -464,7 +474,7 @@ int ns_load_provisioner(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     ns_nodepool *np = ns_nodepool_new();
     if (!np)
         return NS_ERR_INTERNAL;
-    int rc = decode_provisioner(d, root, np);
+    int rc = decode_provisioner(d, root, c->kinds, np);
     if (rc < 0) {
         ns_nodepool_free(np);
         return rc;

@@ -138,7 +138,8 @@ done:
 
 /* ---- node classes ---- */
 
-int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind, ns_cluster *c)
+int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind,
+                      const ns_nodeclass_kind_info *info, ns_cluster *c)
 {
     ns_meta meta = {0};
     cJSON *spec_json = NULL;
@@ -159,11 +160,12 @@ int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, 
     def->meta = meta;
     memset(&meta, 0, sizeof(meta));
     def->abi.name = def->meta.name;
-    /* Only classes whose schema carries kubelet settings (EC2NodeClass v1, SimNodeClass) are read for them. */
-    bool has_kubelet = strcmp(kind, "SimNodeClass") == 0 ||
-                       (strcmp(kind, "EC2NodeClass") == 0 && strcmp(api_version, "karpenter.k8s.aws/v1") == 0);
-    if (has_kubelet && spec)
-        rc = ns_decode_kubelet(d, spec, "spec", "kubelet", false, &def->kubelet);
+    /* Only kinds their provider declares with Karpenter's kubelet settings in spec.kubelet are read for them. */
+    if ((info->flags & NS_NODECLASS_KUBELET) && spec &&
+        (rc = ns_decode_kubelet(d, spec, "spec", "kubelet", false, &def->kubelet)) < 0)
+        goto done;
+    if (info->validate && (rc = info->validate(info->owner, &def->abi)) < 0)
+        rc = ns_dec_wrap(d, root);
 done:
     ns_meta_free(&meta);
     cJSON_Delete(spec_json);

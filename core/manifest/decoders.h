@@ -14,6 +14,7 @@
 #include "model/cluster.h"
 #include "model/kubelet.h"
 #include "model/meta.h"
+#include "model/nodeclass_kinds.h"
 #include "model/nodepool.h"
 #include "model/pod.h"
 #include "model/requirements.h"
@@ -59,6 +60,8 @@ int ns_load_node(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_nodepool(ns_dec *d, const ns_ynode *root, const char *api_version, ns_cluster *c);
 int ns_load_provisioner(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_nodeclaim(ns_dec *d, const ns_ynode *root, ns_cluster *c);
-int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind, ns_cluster *c);
+/* A node class of a kind a loaded provider declares (info), validated by that provider. */
+int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind,
+                      const ns_nodeclass_kind_info *info, ns_cluster *c);
 
 #endif

@@ -10,6 +10,7 @@
 #include "manifest/manifest_files.h"
 #include "manifest/yaml_doc.h"
 #include "model/model_util.h"
+#include "model/nodeclass_kinds.h"
 
 typedef enum handler {
     H_POD,
@@ -20,7 +21,6 @@ typedef enum handler {
     H_NODEPOOL,
     H_NODECLAIM,
     H_PROVISIONER,
-    H_NODECLASS,
     H_LIST,
 } handler;
 
@@ -40,13 +40,16 @@ static const struct {
     {"NodePool", {"karpenter.sh/v1", "karpenter.sh/v1beta1"}, H_NODEPOOL},
     {"NodeClaim", {"karpenter.sh/v1"}, H_NODECLAIM},
     {"Provisioner", {"karpenter.sh/v1alpha5"}, H_PROVISIONER},
-    {"EC2NodeClass", {"karpenter.k8s.aws/v1", "karpenter.k8s.aws/v1beta1"}, H_NODECLASS},
-    {"AWSNodeTemplate", {"karpenter.k8s.aws/v1alpha1"}, H_NODECLASS},
-    {"SimNodeClass", {"nodesmith.io/v1"}, H_NODECLASS},
-    {"AKSNodeClass", {"karpenter.azure.com/v1alpha2", "karpenter.azure.com/v1beta1"}, H_NODECLASS},
-    {"ECSNodeClass", {"karpenter.k8s.alibabacloud.com/v1alpha1"}, H_NODECLASS},
     {"List", {"v1"}, H_LIST},
 };
+
+bool ns_manifest_core_kind(const char *kind)
+{
+    for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(kinds[i].kind, kind) == 0)
+            return true;
+    return false;
+}
 
 static int load_object(ns_dec *d, const ns_ynode *root, ns_cluster *c, int depth);
 
@@ -83,12 +86,31 @@ static int dispatch(ns_dec *d, const ns_ynode *root, handler h, const char *api_
         return ns_load_nodeclaim(d, root, c);
     case H_PROVISIONER:
         return ns_load_provisioner(d, root, c);
-    case H_NODECLASS:
-        return ns_load_nodeclass(d, root, api_version, kind, c);
     case H_LIST:
         return load_list(d, root, c, depth);
     }
     return NS_FAIL(NS_ERR_INTERNAL, "unhandled manifest kind %s", kind);
+}
+
+/* A kind the core does not know is a node class when a loaded provider declares it; else it is skipped. */
+static int load_nodeclass_kind(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind,
+                               ns_cluster *c)
+{
+    const ns_nodeclass_kind_info *info = ns_nodeclass_kinds_find(c->kinds, api_version, kind);
+    if (info)
+        return ns_load_nodeclass(d, root, api_version, kind, info, c);
+    if (ns_nodeclass_kinds_knows(c->kinds, kind)) {
+        char versions[512];
+        return ns_dec_fail(d, ns_ymap_get(root, "apiVersion"), "apiVersion",
+                           "\"%s\" is not supported for kind %s (the loaded providers take %s)", api_version, kind,
+                           ns_nodeclass_kinds_versions(c->kinds, kind, versions, sizeof(versions)));
+    }
+    char line[16], known[1024];
+    snprintf(line, sizeof(line), "%d", root->line);
+    ns_log(NS_LOG_WARN, "manifest", "skipping a manifest of an unknown kind", "file", d->file, "line", line,
+           "apiVersion", api_version, "kind", kind, "node-class-kinds",
+           ns_nodeclass_kinds_describe(c->kinds, known, sizeof(known)), NULL);
+    return 0;
 }
 
 static int load_object(ns_dec *d, const ns_ynode *root, ns_cluster *c, int depth)
@@ -111,10 +133,7 @@ static int load_object(ns_dec *d, const ns_ynode *root, ns_cluster *c, int depth
     while (i < sizeof(kinds) / sizeof(kinds[0]) && strcmp(kinds[i].kind, kind) != 0)
         i++;
     if (i == sizeof(kinds) / sizeof(kinds[0])) {
-        char line[16];
-        snprintf(line, sizeof(line), "%d", root->line);
-        ns_log(NS_LOG_WARN, "manifest", "skipping a manifest of an unknown kind", "file", d->file, "line", line,
-               "apiVersion", api_version, "kind", kind, NULL);
+        rc = load_nodeclass_kind(d, root, api_version, kind, c);
         goto done;
     }
     bool supported = false;

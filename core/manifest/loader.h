@@ -8,9 +8,9 @@
  *   policy/v1, policy/v1beta1: PodDisruptionBudget
  *   karpenter.sh/v1: NodePool, NodeClaim; karpenter.sh/v1beta1: NodePool (converted to v1)
  *   karpenter.sh/v1alpha5: Provisioner (converted to a v1 NodePool, logged at INFO)
- *   node classes, spec kept as JSON: karpenter.k8s.aws/v1 and v1beta1 EC2NodeClass, karpenter.k8s.aws/v1alpha1
- *   AWSNodeTemplate, nodesmith.io/v1 SimNodeClass, karpenter.azure.com/v1alpha2 and v1beta1 AKSNodeClass,
- *   karpenter.k8s.alibabacloud.com/v1alpha1 ECSNodeClass
+ *   node classes: exactly the kinds the loaded providers declare (the cluster's kinds, ns_cluster_set_kinds), spec
+ *   kept as JSON; each is checked by its provider's validate_nodeclass as it is loaded, so a bad node class fails
+ *   here with the provider's message, before anything is launched with it.
  * Other kinds are skipped with a WARN log line naming the file, line and kind. A known kind with an unsupported
  * apiVersion, an unknown field, a value of the wrong type or an invalid value is an error
  * (NS_ERR_INVALID_CONFIG) whose message starts with "FILE:LINE: KIND NAME: " and names the field path.
@@ -22,10 +22,14 @@
 #ifndef NS_MANIFEST_LOADER_H
 #define NS_MANIFEST_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "manifest/yaml_doc.h"
 #include "model/cluster.h"
+
+/* True for the kinds above that the core itself decodes (not node classes). */
+bool ns_manifest_core_kind(const char *kind);
 
 /* Every document of one file. NS_ERR_NOT_FOUND when the file does not exist. */
 int ns_manifest_load_file(ns_cluster *c, const char *path);

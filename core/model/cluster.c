@@ -85,6 +85,11 @@ ns_cluster *ns_cluster_new(void)
     return c;
 }
 
+void ns_cluster_set_kinds(ns_cluster *c, const struct ns_nodeclass_kinds *kinds)
+{
+    c->kinds = kinds;
+}
+
 void ns_cluster_free(ns_cluster *c)
 {
     if (!c)

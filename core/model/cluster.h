@@ -22,6 +22,7 @@
 #include "model/pod.h"
 
 struct ns_cluster_index;
+struct ns_nodeclass_kinds;
 
 typedef struct ns_cluster {
     ns_pod **pods;
@@ -42,11 +43,16 @@ typedef struct ns_cluster {
         size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims;
     } cap;                          /* internal */
     struct ns_cluster_index *index; /* internal: pod name lookup */
+    /* The node-class kinds manifests may hold (model/nodeclass_kinds.h), borrowed: the loaded providers' kinds, set
+     * with ns_cluster_set_kinds before manifests are loaded. NULL: no node class is accepted. */
+    const struct ns_nodeclass_kinds *kinds;
 } ns_cluster;
 
 /* An empty cluster; NULL with NS_ERR_INTERNAL recorded on allocation failure. Free with ns_cluster_free. */
 ns_cluster *ns_cluster_new(void);
 void ns_cluster_free(ns_cluster *c); /* the cluster and every object in it; accepts NULL */
+/* Sets the node-class kinds (borrowed; they must outlive the cluster's manifest loading). */
+void ns_cluster_set_kinds(ns_cluster *c, const struct ns_nodeclass_kinds *kinds);
 
 /* Add an object (ownership passes to the cluster, even on failure). 0, NS_ERR_INVALID_CONFIG for a duplicate name
  * or a missing name, NS_ERR_INTERNAL on allocation failure. */

@@ -1,6 +1,7 @@
 /*
  * Kubelet settings that change what fits on a node (Karpenter's KubeletConfiguration: v1alpha5 Provisioner
- * kubeletConfiguration, v1beta1 NodePool template.spec.kubelet, EC2NodeClass v1 spec.kubelet).
+ * kubeletConfiguration, v1beta1 NodePool template.spec.kubelet, and a node class's spec.kubelet when its provider
+ * declares the kind with NS_NODECLASS_KUBELET).
  */
 #ifndef NS_KUBELET_H
 #define NS_KUBELET_H

@@ -1,6 +1,6 @@
 /*
- * Node classes (EC2NodeClass, AWSNodeTemplate, SimNodeClass, ...): the provider-specific half of a NodePool. The
- * core keeps the spec as JSON for the provider and reads only the kubelet settings from it.
+ * Node classes (of the kinds the loaded providers declare, model/nodeclass_kinds.h): the provider-specific half of a
+ * NodePool. The core keeps the spec as JSON for the provider and reads only the kubelet settings from it.
  *
  * The spec is a cJSON tree; the ABI's ns_json is the same object (the core's JSON upcalls wrap cJSON), so
  * def->abi.spec can be handed to a provider as is.
@@ -19,7 +19,7 @@ typedef struct ns_nodeclass_def {
     char *api_version; /* "karpenter.k8s.aws/v1", "nodesmith.io/v1", ... */
     char *kind;
     cJSON *spec;                /* owned; an empty object when the manifest had no spec */
-    ns_kubelet_config kubelet;  /* spec.kubelet when the class has one (EC2NodeClass v1, SimNodeClass) */
+    ns_kubelet_config kubelet;  /* spec.kubelet when its kind is declared NS_NODECLASS_KUBELET */
     ns_nodeclass abi;           /* view for providers; points into this struct, valid while it lives */
 } ns_nodeclass_def;
 

@@ -19,7 +19,7 @@
 
 typedef struct ns_nodeclass_ref {
     char *group; /* "karpenter.k8s.aws", "nodesmith.io"; for v1beta1/v1alpha5 the group of the apiVersion */
-    char *kind;  /* "EC2NodeClass", "SimNodeClass", ... */
+    char *kind;  /* one of the kinds the loaded providers declare */
     char *name;
 } ns_nodeclass_ref;
 

@@ -25,7 +25,4 @@ struct ns_plugin {
 /* The host table handed to every provider (one, shared: the ctx tells providers apart). */
 const ns_host *ns_plugin_host_table(void);
 
-/* Minimum struct_size for a provider table claiming `abi_version`; 0 for an unsupported version. */
-size_t ns_plugin_min_table_size(uint32_t abi_version);
-
 #endif

@@ -11,15 +11,39 @@
 
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
+#include "model/nodeclass_kinds.h"
 #include "plugin/plugin_internal.h"
 
+#define END_OF(member) (offsetof(ns_provider, member) + sizeof(((ns_provider *)0)->member))
+
+/* The one definition of each version's minimum table, used by the loader and the conformance suite. Optional fields
+ * added to a released version (drift_fields in ABI 2) never count here: they are read when struct_size covers them. */
 size_t ns_plugin_min_table_size(uint32_t abi_version)
 {
     switch (abi_version) {
-    case 1: return offsetof(ns_provider, get_instance);
-    case 2: return offsetof(ns_provider, drift_fields) + sizeof(((ns_provider *)0)->drift_fields);
+    case 1: return END_OF(poll_events);
+    case 2: return END_OF(test_inject_fault);
+    case 3: return END_OF(n_nodeclass_kinds);
     default: return 0;
     }
+}
+
+/* Fields a version reads when the table reaches them, beyond its minimum. */
+static const struct {
+    uint32_t abi_version;
+    size_t end;
+} optional_fields[] = {
+    {2, END_OF(drift_fields)},
+};
+
+static size_t readable_table_size(uint32_t abi_version, uint32_t struct_size)
+{
+    size_t n = ns_plugin_min_table_size(abi_version);
+    for (size_t i = 0; i < sizeof(optional_fields) / sizeof(optional_fields[0]); i++)
+        if (optional_fields[i].abi_version == abi_version && struct_size >= optional_fields[i].end &&
+            optional_fields[i].end > n)
+            n = optional_fields[i].end;
+    return n;
 }
 
 /* A plugin anyone but its owner can rewrite is a way to run code as the controller: refuse it, and the same for
@@ -71,6 +95,19 @@ static int check_required(const char *path, const ns_provider *t)
     return NS_OK;
 }
 
+/* ABI 3: at least one declared node-class kind, each well formed (checked by adding them to a scratch registry). */
+static int check_kinds(const char *path, ns_plugin *p)
+{
+    if (!p->table.nodeclass_kinds || p->table.n_nodeclass_kinds == 0)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                       "plugin %s: provider %s claims ABI %u but declares no node-class kinds (nodeclass_kinds)", path,
+                       p->table.name, p->table.abi_version);
+    ns_nodeclass_kinds *k = ns_nodeclass_kinds_new();
+    int rc = k ? ns_plugin_declare_kinds(p, k) : NS_ERR_INTERNAL;
+    ns_nodeclass_kinds_free(k);
+    return rc == NS_OK ? NS_OK : ns_error_prefix("plugin %s: ", path);
+}
+
 static char *name_from_path(const char *path)
 {
     const char *base = strrchr(path, '/');
@@ -117,9 +154,13 @@ static int open_module(const char *path, ns_plugin *p)
     memcpy(&p->table, t, t->struct_size < sizeof(p->table) ? t->struct_size : sizeof(p->table));
     p->claimed_struct_size = t->struct_size;
     /* Fields past the claimed version are not the provider's to set, whatever its struct holds there. */
-    if (min < sizeof(p->table))
-        memset((char *)&p->table + min, 0, sizeof(p->table) - min);
-    return check_required(path, &p->table);
+    size_t readable = readable_table_size(t->abi_version, t->struct_size);
+    if (readable < sizeof(p->table))
+        memset((char *)&p->table + readable, 0, sizeof(p->table) - readable);
+    rc = check_required(path, &p->table);
+    if (rc == NS_OK && p->table.abi_version >= 3)
+        rc = check_kinds(path, p);
+    return rc;
 }
 
 static const char *default_config_path(const char *so_path, char *buf, size_t len)
@@ -247,4 +288,35 @@ uint32_t ns_plugin_abi_version(const ns_plugin *plugin)
 const ns_provider *ns_plugin_table(const ns_plugin *plugin)
 {
     return &plugin->table;
+}
+
+/* The manifest loader's validator for this provider's node classes: its validate_nodeclass through the wrapper. */
+static int validate_adapter(void *owner, const ns_nodeclass *nodeclass)
+{
+    return ns_plugin_validate_nodeclass(owner, nodeclass);
+}
+
+#define NS_KIND_MIN_SIZE (offsetof(ns_nodeclass_kind, flags) + sizeof(uint32_t))
+
+int ns_plugin_declare_kinds(ns_plugin *p, ns_nodeclass_kinds *kinds)
+{
+    if (!p || !kinds)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "declare kinds: a provider and a registry are required");
+    ns_nodeclass_validate_fn validate = p->table.validate_nodeclass ? validate_adapter : NULL;
+    if (p->table.abi_version < 3)
+        return ns_nodeclass_kinds_add_any(kinds, p->table.name, p, validate);
+    for (size_t i = 0; i < p->table.n_nodeclass_kinds; i++) {
+        const ns_nodeclass_kind *src = NS_AT(p->table.nodeclass_kinds, i);
+        if (src->struct_size < NS_KIND_MIN_SIZE)
+            return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                           "provider %s: nodeclass_kinds[%zu] has struct_size %u, less than ABI 3's %zu bytes",
+                           p->table.name, i, src->struct_size, NS_KIND_MIN_SIZE);
+        ns_nodeclass_kind copy;
+        memset(&copy, 0, sizeof(copy));
+        memcpy(&copy, src, src->struct_size < sizeof(copy) ? src->struct_size : sizeof(copy));
+        int rc = ns_nodeclass_kinds_add(kinds, p->table.name, &copy, p, validate);
+        if (rc != NS_OK)
+            return rc;
+    }
+    return NS_OK;
 }

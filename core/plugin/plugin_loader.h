@@ -5,7 +5,7 @@
  * named explicitly). Loading checks, in order, and refuses with a message naming the file and the cause:
  *   the file or its directory writable by others than its owner; dlopen failure; a missing entry symbol; an ABI
  *   version outside [NS_PROVIDER_ABI_MIN, NS_PROVIDER_ABI_VERSION]; a struct_size too small for the version claimed;
- *   a missing required method; a provider name that does not match the file; options that are unknown or of the
+ *   a missing required method; (ABI 3) no node-class kinds or a malformed one; a provider name that does not match the file; options that are unknown or of the
  *   wrong type; init failing.
  * Modules are opened with RTLD_NODELETE and never dlclosed: unloading is unsafe while threads may still run their
  * code. ns_plugin_unload only destroys the provider's state.
@@ -33,6 +33,10 @@ typedef struct ns_plugin_load_params {
     size_t n_settings;
 } ns_plugin_load_params;
 
+/* Minimum struct_size of a provider table claiming `abi_version`; 0 for an unsupported version. The loader and the
+ * conformance suite both judge tables by this one function. */
+size_t ns_plugin_min_table_size(uint32_t abi_version);
+
 /* Loads <plugins_dir>/<name>.so. On success *out is the caller's; free with ns_plugin_unload. */
 int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_load_params *params, ns_plugin **out);
 /* Loads a plugin by path (the conformance suite's entry). */
@@ -46,6 +50,12 @@ const char *ns_plugin_path(const ns_plugin *plugin);
 uint32_t ns_plugin_abi_version(const ns_plugin *plugin); /* the version the provider claims */
 /* The provider's table as the core sees it: a zeroed copy of what the provider's struct_size covers. */
 const ns_provider *ns_plugin_table(const ns_plugin *plugin);
+
+/* Adds the node-class kinds the provider declares (ABI 3) to `kinds`, each validated by the provider's
+ * validate_nodeclass when a manifest loads one; an older provider is added as taking any custom kind
+ * (model/nodeclass_kinds.h). The registry keeps `plugin` as a borrowed pointer: unload it only after the registry. */
+struct ns_nodeclass_kinds;
+int ns_plugin_declare_kinds(ns_plugin *plugin, struct ns_nodeclass_kinds *kinds);
 
 /* The plugins directory: --plugins-dir, else $NODESMITH_PLUGINS_DIR, else plugins.d beside the running binary when
  * it exists (a build tree), else the install's. Returns a static or caller-given string. */

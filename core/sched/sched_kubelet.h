@@ -3,8 +3,8 @@
  * rules, pkg/providers/instancetype/types.go in the AWS provider).
  *
  * Where each half lives: the provider computes a type's capacity and overhead for the node class it is given, so a
- * node class's spec.kubelet (EC2NodeClass v1, SimNodeClass) is the provider's to honour. v1alpha5 Provisioners and
- * v1beta1 NodePools carry kubelet settings on the pool, which list_instance_types never sees; the core applies those
+ * node class's spec.kubelet (kinds declared NS_NODECLASS_KUBELET) is the provider's to honour. v1alpha5
+ * Provisioners and v1beta1 NodePools carry kubelet settings on the pool, which list_instance_types never sees; the core applies those
  * here. A pool whose settings are the node class's own (v1 pools, filled by ns_cluster_resolve) is left alone, since
  * the provider already used them.
  *

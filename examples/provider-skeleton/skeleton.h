@@ -111,6 +111,8 @@ void sk_events_free(sk_state *st);
 
 /* skeleton_faults.c */
 int sk_test_inject_fault(void *state, const ns_fault *fault);
+/* skeleton_nodeclass.c */
+int sk_validate_nodeclass(void *state, const ns_nodeclass *nodeclass);
 /* Called first by every method: NS_OK, or the error an injected throttle/fail fault asks for (reported). Sleeps for
  * an injected delay. */
 int sk_faults_before_call(sk_state *st, const char *method);

@@ -82,6 +82,13 @@ static int sk_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     return NS_OK;
 }
 
+/* ABI 3: the node-class kinds this provider accepts. The core names no cloud's kind: a manifest's node class loads
+ * because a loaded provider declares its group, version and kind here. Add a flag such as NS_NODECLASS_KUBELET when
+ * spec.kubelet holds Karpenter's kubelet settings. */
+static const ns_nodeclass_kind sk_kinds[] = {
+    {sizeof(ns_nodeclass_kind), "skeleton.nodesmith.example", "v1alpha1", "SkeletonNodeClass", 0},
+};
+
 static const ns_provider sk_provider = {
     .abi_version = NS_PROVIDER_ABI_VERSION,
     .struct_size = sizeof(ns_provider),
@@ -96,10 +103,14 @@ static const ns_provider sk_provider = {
     .terminate = sk_terminate,
     .list_instances = sk_list_instances,
     .poll_events = sk_poll_events,
-    /* ABI 2. check_drift, validate_nodeclass and list_repair_policies are optional and left NULL: the core reports
-     * them as unsupported. */
+    /* ABI 2. check_drift and list_repair_policies are optional and left NULL: the core reports them as
+     * unsupported. */
     .get_instance = sk_get_instance,
+    .validate_nodeclass = sk_validate_nodeclass,
     .test_inject_fault = sk_test_inject_fault,
+    /* ABI 3 */
+    .nodeclass_kinds = sk_kinds,
+    .n_nodeclass_kinds = sizeof(sk_kinds) / sizeof(sk_kinds[0]),
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

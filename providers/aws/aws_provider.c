@@ -144,6 +144,13 @@ static const char *const AWS_DRIFT_FIELDS[] = {
     NULL,
 };
 
+/* Karpenter's AWS node classes; a legacy reference without a kind means what Karpenter's AWS provider defaults it to. */
+static const ns_nodeclass_kind AWS_KINDS[] = {
+    {sizeof(ns_nodeclass_kind), "karpenter.k8s.aws", "v1", "EC2NodeClass", NS_NODECLASS_KUBELET},
+    {sizeof(ns_nodeclass_kind), "karpenter.k8s.aws", "v1beta1", "EC2NodeClass", NS_NODECLASS_DEFAULT_V1BETA1_REF},
+    {sizeof(ns_nodeclass_kind), "karpenter.k8s.aws", "v1alpha1", "AWSNodeTemplate", NS_NODECLASS_DEFAULT_V1ALPHA5_REF},
+};
+
 static const ns_provider AWS_PROVIDER = {
     .abi_version = NS_PROVIDER_ABI_VERSION,
     .struct_size = sizeof(ns_provider),
@@ -165,6 +172,9 @@ static const ns_provider AWS_PROVIDER = {
     .list_repair_policies = aws_list_repair_policies,
     .test_inject_fault = aws_test_inject_fault,
     .drift_fields = AWS_DRIFT_FIELDS,
+    /* ABI 3 */
+    .nodeclass_kinds = AWS_KINDS,
+    .n_nodeclass_kinds = sizeof(AWS_KINDS) / sizeof(AWS_KINDS[0]),
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

@@ -287,9 +287,7 @@ int sim_nc_parse(sim_state *s, const ns_nodeclass *nodeclass_in, sim_nc *out)
     if (nc.spec && s->host->json_type(nc.spec) != NS_JSON_OBJECT)
         return SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "%s %s: spec must be an object", nc.kind, c.name);
 
-    /* The core's provider-neutral "NodeClass" (used by `nodesmith offerings`) reads like a SimNodeClass. */
-    bool sim_kind = (strcmp(nc.kind, SIM_KIND) == 0 || strcmp(nc.kind, "NodeClass") == 0) &&
-                    strcmp(nc.api_version, SIM_API_VERSION) == 0;
+    bool sim_kind = strcmp(nc.kind, SIM_KIND) == 0 && strcmp(nc.api_version, SIM_API_VERSION) == 0;
     bool ec2 = strcmp(nc.kind, "EC2NodeClass") == 0 && (strcmp(nc.api_version, "karpenter.k8s.aws/v1") == 0 ||
                                                         strcmp(nc.api_version, "karpenter.k8s.aws/v1beta1") == 0);
     bool aws_template = strcmp(nc.kind, "AWSNodeTemplate") == 0 &&

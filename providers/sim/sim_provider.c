@@ -199,17 +199,28 @@ static int sim_init(const ns_host *host, ns_host_ctx *ctx, void **state)
 /* What sim_check_drift compares with each instance (ImageDrift/AMIDrift, ZoneDrift): the core leaves these out of
  * its node class hash so a change is reported by the check, with its reason. */
 static const char *const sim_drift_fields[] = {
-    "SimNodeClass.imageFamily", "SimNodeClass.imageVersion", "SimNodeClass.zones",
-    "NodeClass.imageFamily",    "NodeClass.imageVersion",    "NodeClass.zones",
-    "EC2NodeClass.amiSelectorTerms",
+    "SimNodeClass.imageFamily", "SimNodeClass.imageVersion", "SimNodeClass.zones", "EC2NodeClass.amiSelectorTerms",
     NULL,
+};
+#endif
+
+#if SIM_CLAIM_ABI_VERSION >= 3
+/* Its own kind, and AWS's so that Karpenter's AWS manifests run unchanged against the simulated cloud; a legacy
+ * reference without a kind means what it means on AWS. */
+static const ns_nodeclass_kind sim_kinds[] = {
+    {sizeof(ns_nodeclass_kind), "nodesmith.io", "v1", "SimNodeClass", NS_NODECLASS_KUBELET},
+    {sizeof(ns_nodeclass_kind), "karpenter.k8s.aws", "v1", "EC2NodeClass", NS_NODECLASS_KUBELET},
+    {sizeof(ns_nodeclass_kind), "karpenter.k8s.aws", "v1beta1", "EC2NodeClass", NS_NODECLASS_DEFAULT_V1BETA1_REF},
+    {sizeof(ns_nodeclass_kind), "karpenter.k8s.aws", "v1alpha1", "AWSNodeTemplate", NS_NODECLASS_DEFAULT_V1ALPHA5_REF},
 };
 #endif
 
 static const ns_provider sim_provider = {
     .abi_version = SIM_CLAIM_ABI_VERSION,
-#if SIM_CLAIM_ABI_VERSION >= 2
+#if SIM_CLAIM_ABI_VERSION >= 3
     .struct_size = sizeof(ns_provider),
+#elif SIM_CLAIM_ABI_VERSION == 2
+    .struct_size = offsetof(ns_provider, drift_fields),
 #else
     .struct_size = offsetof(ns_provider, get_instance),
 #endif
@@ -231,7 +242,12 @@ static const ns_provider sim_provider = {
     .validate_nodeclass = sim_validate_nodeclass,
     .list_repair_policies = sim_list_repair_policies,
     .test_inject_fault = sim_test_inject_fault,
+#endif
+#if SIM_CLAIM_ABI_VERSION >= 3
     .drift_fields = sim_drift_fields,
+    /* ABI 3 */
+    .nodeclass_kinds = sim_kinds,
+    .n_nodeclass_kinds = sizeof(sim_kinds) / sizeof(sim_kinds[0]),
 #endif
 };
 

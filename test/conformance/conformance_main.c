@@ -20,6 +20,7 @@
 #include "errors/ns_error.h"
 #include "json/host_json.h"
 #include "log/ns_log.h"
+#include "model/nodeclass_kinds.h"
 
 #define MAX_SETTINGS 64
 
@@ -172,13 +173,29 @@ static int load_nodeclass(const char *path)
     return 0;
 }
 
-static void default_nodeclass(void)
+/* Without --nodeclass: the provider's first declared kind with an empty spec. Its strings are the provider's static
+ * table, which stays mapped for the whole run. */
+static int default_nodeclass(ns_plugin *p)
 {
-    conf_cfg.nodeclass.api_version = "nodesmith.io/v1";
-    conf_cfg.nodeclass.kind = "NodeClass";
-    conf_cfg.nodeclass.name = "conformance";
-    nodeclass_doc = ns_host_json_new_object();
-    conf_cfg.nodeclass.spec = nodeclass_doc;
+    ns_nodeclass_kinds *k = ns_nodeclass_kinds_new();
+    int rc = k ? ns_plugin_declare_kinds(p, k) : NS_ERR_INTERNAL;
+    const ns_nodeclass_kind_info *first = ns_nodeclass_kinds_at(k, 0);
+    if (rc == NS_OK && (!first || first->any_kind))
+        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "provider %s (ABI %u) declares no node-class kinds; give --nodeclass FILE",
+                     ns_plugin_name(p), ns_plugin_abi_version(p));
+    if (rc == NS_OK) {
+        const ns_nodeclass_kind *decl = NS_AT(ns_plugin_table(p)->nodeclass_kinds, 0);
+        static char api_version[512];
+        snprintf(api_version, sizeof(api_version), "%s/%s", decl->group, decl->version);
+        conf_cfg.nodeclass.api_version = api_version;
+        conf_cfg.nodeclass.kind = decl->kind;
+        conf_cfg.nodeclass.name = "conformance";
+        if (!(nodeclass_doc = ns_host_json_new_object()))
+            rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory");
+        conf_cfg.nodeclass.spec = nodeclass_doc;
+    }
+    ns_nodeclass_kinds_free(k);
+    return rc;
 }
 
 /* Loads the provider once before forking any test, so a plugin that cannot load at all is one clear error rather
@@ -191,6 +208,15 @@ static int preflight(void)
 
     if (ns_plugin_load_file(conf_cfg.so_path, &conf_cfg.params, &p) != NS_OK) {
         fprintf(stderr, "nodesmith-conformance: cannot load %s: %s\n", conf_cfg.so_path, conf_last_error());
+        return 2;
+    }
+    /* The node class every test uses must be one the provider accepts, said once here with its own message. */
+    int vrc = conf_cfg.nodeclass.kind ? NS_OK : default_nodeclass(p);
+    if (vrc == NS_OK && ns_plugin_table(p)->validate_nodeclass)
+        vrc = ns_plugin_validate_nodeclass(p, &conf_cfg.nodeclass);
+    if (vrc != NS_OK) {
+        fprintf(stderr, "nodesmith-conformance: node class for %s: %s\n", conf_cfg.so_path, conf_last_error());
+        ns_plugin_unload(p);
         return 2;
     }
     hooks = ns_plugin_test_inject_fault(p, &clear);
@@ -216,8 +242,6 @@ int main(int argc, char **argv)
     ns_log_set_level(c.verbose ? NS_LOG_DEBUG : NS_LOG_WARN);
     if (c.nodeclass_path)
         rc = load_nodeclass(c.nodeclass_path);
-    else
-        default_nodeclass();
     conf_cfg.nodeclass.struct_size = sizeof(conf_cfg.nodeclass);
     if (rc != 0 || (rc = preflight()) != 0) {
         ns_host_json_free(nodeclass_doc);

@@ -10,13 +10,7 @@
 
 #include "conf.h"
 #include "config/scalar_parse.h"
-
-/* The smallest table each ABI version allows: everything up to its last method. */
-static size_t min_table_size(uint32_t abi_version)
-{
-    return abi_version >= 2 ? offsetof(ns_provider, test_inject_fault) + sizeof(((ns_provider *)0)->test_inject_fault)
-                            : offsetof(ns_provider, get_instance);
-}
+#include "model/nodeclass_kinds.h"
 
 /* The provider's own table, copied into a zeroed full-size struct as far as its struct_size reaches. */
 static void raw_table(ns_provider *out)
@@ -57,9 +51,9 @@ START_TEST(test_abi_struct_size)
     ns_provider t;
 
     raw_table(&t);
-    CONF_CHECK("abi-struct-size", t.struct_size >= min_table_size(t.abi_version),
+    CONF_CHECK("abi-struct-size", t.struct_size >= ns_plugin_min_table_size(t.abi_version),
                "struct_size %u is too small for ABI %u, which needs %zu bytes", t.struct_size, t.abi_version,
-               min_table_size(t.abi_version));
+               ns_plugin_min_table_size(t.abi_version));
 }
 END_TEST
 
@@ -206,6 +200,25 @@ START_TEST(test_abi_drift_fields)
 }
 END_TEST
 
+/* ABI 3: the kinds register with the core, and the node class the suite runs with is one of them. */
+START_TEST(test_abi_nodeclass_kinds)
+{
+    ns_nodeclass_kinds *k = ns_nodeclass_kinds_new();
+    const ns_nodeclass *nc = &conf_cfg.nodeclass;
+
+    ck_assert_ptr_nonnull(k);
+    CONF_CHECK("nodeclass-kinds", ns_plugin_declare_kinds(conf_plugin, k) == NS_OK, "%s", conf_last_error());
+    if (ns_plugin_abi_version(conf_plugin) >= 3) {
+        const ns_nodeclass_kind_info *info = ns_nodeclass_kinds_find(k, nc->api_version, nc->kind);
+        char known[1024];
+        CONF_CHECK("nodeclass-kinds", info && !info->any_kind,
+                   "the node class under test, %s (%s), is not a kind the provider declares (%s)", nc->kind,
+                   nc->api_version, ns_nodeclass_kinds_describe(k, known, sizeof(known)));
+    }
+    ns_nodeclass_kinds_free(k);
+}
+END_TEST
+
 Suite *conf_suite_abi(void)
 {
     Suite *s = suite_create("abi");
@@ -220,6 +233,7 @@ Suite *conf_suite_abi(void)
     tcase_add_test(tc, test_abi_options);
     tcase_add_test(tc, test_abi_repair_policies);
     tcase_add_test(tc, test_abi_drift_fields);
+    tcase_add_test(tc, test_abi_nodeclass_kinds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,7 @@
 #include "errors/ns_error.h"
 #include "manifest/loader.h"
 #include "model/labels.h"
+#include "test_kinds.h"
 
 efx *dfx_new(const char *yaml, const ns_engine_config *cfg, bool spot_to_spot)
 {
@@ -19,7 +20,7 @@ efx *dfx_new(const char *yaml, const ns_engine_config *cfg, bool spot_to_spot)
 
 void dfx_put(efx *x, const char *yaml)
 {
-    ns_cluster *tmp = ns_cluster_new();
+    ns_cluster *tmp = test_cluster_new();
     ck_assert_ptr_nonnull(tmp);
     int rc = ns_manifest_load_string(tmp, "patch.yaml", yaml, strlen(yaml));
     ck_assert_msg(rc == NS_OK, "manifest: %s", ns_error_message());

@@ -8,6 +8,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "manifest/loader.h"
+#include "test_kinds.h"
 
 const char EFX_BASE[] =
     "apiVersion: nodesmith.io/v1\n"
@@ -64,7 +65,7 @@ efx *efx_new(const char *base, const char *extra, const ns_engine_config *cfg)
         x->cfg = *cfg;
     else
         ns_engine_config_default(&x->cfg);
-    x->cluster = ns_cluster_new();
+    x->cluster = test_cluster_new();
     ck_assert_ptr_nonnull(x->cluster);
     const char *docs[] = {base, extra};
     for (size_t i = 0; i < 2; i++) {
@@ -100,7 +101,7 @@ void efx_free(efx *x)
 void efx_load(efx *x, const char *yaml)
 {
     /* Load into a scratch cluster, then hand each pod to the engine so it arrives as a timeline would add it. */
-    ns_cluster *tmp = ns_cluster_new();
+    ns_cluster *tmp = test_cluster_new();
     ck_assert_ptr_nonnull(tmp);
     int rc = ns_manifest_load_string(tmp, "extra.yaml", yaml, strlen(yaml));
     ck_assert_msg(rc == NS_OK, "manifest: %s", ns_error_message());

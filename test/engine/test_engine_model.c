@@ -11,10 +11,11 @@
 #include "manifest/loader.h"
 #include "model/cluster.h"
 #include "model/conditions.h"
+#include "test_kinds.h"
 
 static ns_cluster *load(const char *yaml)
 {
-    ns_cluster *c = ns_cluster_new();
+    ns_cluster *c = test_cluster_new();
     ck_assert_ptr_nonnull(c);
     ck_assert_msg(ns_manifest_load_string(c, "t.yaml", yaml, strlen(yaml)) == NS_OK, "%s", ns_error_message());
     return c;
@@ -22,7 +23,7 @@ static ns_cluster *load(const char *yaml)
 
 START_TEST(test_remove_pods_keeps_index)
 {
-    ns_cluster *c = ns_cluster_new();
+    ns_cluster *c = test_cluster_new();
     char name[32];
     for (int i = 0; i < 300; i++) {
         ns_pod *p = ns_pod_new();

@@ -7,11 +7,12 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/labels.h"
+#include "test_kinds.h"
 
 static ns_timeline *load_ok(const char *text)
 {
     ns_timeline *t = NULL;
-    int rc = ns_timeline_load_string("t.yaml", text, strlen(text), &t);
+    int rc = ns_timeline_load_string("t.yaml", text, strlen(text), test_sim_kinds(), &t);
     ck_assert_msg(rc == 0, "load failed: %s", ns_error_message());
     ck_assert_ptr_nonnull(t);
     return t;
@@ -21,7 +22,7 @@ static ns_timeline *load_ok(const char *text)
 static void load_fails(const char *text, const char *message)
 {
     ns_timeline *t = NULL;
-    int rc = ns_timeline_load_string("t.yaml", text, strlen(text), &t);
+    int rc = ns_timeline_load_string("t.yaml", text, strlen(text), test_sim_kinds(), &t);
     ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
     ck_assert_ptr_null(t);
     ck_assert_str_eq(ns_error_message(), message);
@@ -186,7 +187,7 @@ END_TEST
 START_TEST(file_manifests)
 {
     ns_timeline *t = NULL;
-    int rc = ns_timeline_load_file(FIXTURE_DIR "/with-file.yaml", &t);
+    int rc = ns_timeline_load_file(FIXTURE_DIR "/with-file.yaml", test_sim_kinds(), &t);
     ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
     ck_assert_str_eq(ns_error_message(),
                      FIXTURE_DIR "/with-file.yaml:7: timeline step 2: file: " FIXTURE_DIR
@@ -198,7 +199,7 @@ START_TEST(file_manifests)
     ck_assert_ptr_nonnull(strstr(t->steps[0].manifest_text, "name: extra"));
     ns_timeline_free(t);
     const char *missing = "steps:\n  - add: {file: no-such-file.yaml}\n";
-    ck_assert_int_eq(ns_timeline_load_string("t.yaml", missing, strlen(missing), &t), NS_ERR_NOT_FOUND);
+    ck_assert_int_eq(ns_timeline_load_string("t.yaml", missing, strlen(missing), test_sim_kinds(), &t), NS_ERR_NOT_FOUND);
     ck_assert_ptr_null(t);
     ck_assert_str_eq(ns_error_message(),
                      "t.yaml:2: timeline step 1: cannot open manifest no-such-file.yaml: No such file or directory");
@@ -268,8 +269,10 @@ START_TEST(action_errors)
     load_fails("steps:\n  - delete: {kind: Pod, selector: {matchLabels: {a: b}, matchFields: {}}}\n",
                "t.yaml:2: timeline step 1: unknown field \"steps[0].delete.selector.matchFields\"");
     load_fails("steps:\n  - patch: {kind: Pod, name: a, spec: {}}\n",
-               "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Pod\" is not one of NodePool, Provisioner, "
-               "EC2NodeClass, AWSNodeTemplate, SimNodeClass, AKSNodeClass, ECSNodeClass");
+               "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Pod\" is not one of NodePool, Provisioner or a "
+               "node-class kind of the loaded providers: SimNodeClass (nodesmith.io/v1), EC2NodeClass "
+               "(karpenter.k8s.aws/v1), EC2NodeClass (karpenter.k8s.aws/v1beta1), AWSNodeTemplate "
+               "(karpenter.k8s.aws/v1alpha1)");
     load_fails("steps:\n  - patch: {kind: NodePool, name: a}\n",
                "t.yaml:2: timeline step 1: steps[0].patch: has nothing to change (give spec and/or metadata)");
     load_fails("steps:\n  - patch: {kind: NodePool, name: a, metadata: {name: b}}\n",

@@ -9,7 +9,14 @@
  *   TP_INIT_FAILS_LATE   init stores a partial state, then fails (destroy must still run)
  *   TP_BAD_OPTION        declares an option whose default does not parse as its type
  *   TP_NAME="x"          declares another name than its file
+ *   TP_DRIFT_FIELDS      sets drift_fields (only with a header that has the field)
+ *   TP_NO_KINDS          (ABI 3) declares no node-class kinds
+ *   TP_BAD_KIND          (ABI 3) declares a kind in Kubernetes' own API group
  * With none of them it is a well-behaved provider whose state records what the loader did.
+ *
+ * The same file is also built against every released provider.h kept in test/abi/ (the include path picks the
+ * header), so the loader tests load a plugin of each released ABI. Its node-class kind is TinNodeClass
+ * (tin.example.com/v1): a kind the core has never heard of, whose spec.gauge validate_nodeclass checks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +123,37 @@ static int tp_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
 }
 
 #if TP_ABI >= 2
+/* TinNodeClass's only rule: spec.gauge, when given, is a number from 1 to 30. */
+static int tp_validate_nodeclass(void *state, const ns_nodeclass *nc)
+{
+    tp_state *s = state;
+    const ns_json *gauge = s->host->json_get(nc->spec, "gauge");
+    if (!gauge)
+        return NS_OK;
+    double g = s->host->json_type(gauge) == NS_JSON_NUMBER ? s->host->json_number(gauge) : -1;
+    if (g < 1 || g > 30)
+        return s->host->error(s->ctx, NS_ERR_INVALID_CONFIG, __FILE__, __LINE__,
+                              "%s %s: spec.gauge must be a number from 1 to 30", nc->kind, nc->name);
+    return NS_OK;
+}
+#endif
+
+#ifdef TP_DRIFT_FIELDS
+static const char *const tp_drift_fields[] = {"TinNodeClass.gauge", NULL};
+#endif
+
+#if TP_ABI >= 3 && !defined(TP_NO_KINDS)
+static const ns_nodeclass_kind tp_kinds[] = {
+#ifdef TP_BAD_KIND
+    {sizeof(ns_nodeclass_kind), "apps", "v1", "TinNodeClass", 0},
+#else
+    {sizeof(ns_nodeclass_kind), "tin.example.com", "v1", "TinNodeClass", NS_NODECLASS_KUBELET},
+    {sizeof(ns_nodeclass_kind), "tin.example.com", "v1alpha1", "TinNodeClass", NS_NODECLASS_DEFAULT_V1BETA1_REF},
+#endif
+};
+#endif
+
+#if TP_ABI >= 2
 static int tp_get_instance(void *state, const char *provider_id, ns_instance *out)
 {
     tp_state *s = state;
@@ -156,6 +194,14 @@ static const ns_provider tp_table = {
     .poll_events = tp_poll_events,
 #if TP_ABI >= 2
     .get_instance = tp_get_instance,
+    .validate_nodeclass = tp_validate_nodeclass,
+#endif
+#ifdef TP_DRIFT_FIELDS
+    .drift_fields = tp_drift_fields,
+#endif
+#if TP_ABI >= 3 && !defined(TP_NO_KINDS)
+    .nodeclass_kinds = tp_kinds,
+    .n_nodeclass_kinds = sizeof(tp_kinds) / sizeof(tp_kinds[0]),
 #endif
 };
 

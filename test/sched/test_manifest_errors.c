@@ -7,6 +7,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "manifest/loader.h"
+#include "test_kinds.h"
 
 static const struct {
     const char *file;
@@ -71,7 +72,7 @@ static const struct {
     {"provisioner-kubelet.yaml",
      "provisioner-kubelet.yaml:8: Provisioner old: spec.kubeletConfiguration: evictionSoft.memory.available needs a matching evictionSoftGracePeriod.memory.available"},
     {"provisioner-provider.yaml",
-     "provisioner-provider.yaml:7: Provisioner old: spec.provider: inline provider configuration is not supported; move it to an AWSNodeTemplate and reference it with spec.providerRef"},
+     "provisioner-provider.yaml:7: Provisioner old: spec.provider: inline provider configuration is not supported; move it to a node class and reference it with spec.providerRef"},
     {"replicaset-no-template.yaml",
      "replicaset-no-template.yaml:6: ReplicaSet default/cache: missing required field \"spec.template\""},
     {"statefulset-unknown.yaml",
@@ -87,7 +88,7 @@ START_TEST(test_malformed)
     char path[1024], want[2048];
     snprintf(path, sizeof(path), "%s/bad/%s", FIXTURE_DIR, cases[_i].file);
     snprintf(want, sizeof(want), "%s/bad/%s", FIXTURE_DIR, cases[_i].message);
-    ns_cluster *c = ns_cluster_new();
+    ns_cluster *c = test_cluster_new();
     int rc = ns_manifest_load_file(c, path);
     if (rc == 0)
         rc = ns_cluster_resolve(c); /* cross-object errors surface here */
@@ -99,7 +100,7 @@ END_TEST
 
 START_TEST(test_provisioner_rejection_is_not_partial)
 {
-    ns_cluster *c = ns_cluster_new();
+    ns_cluster *c = test_cluster_new();
     ck_assert_int_eq(ns_manifest_load_file(c, FIXTURE_DIR "/bad/provisioner-both.yaml"), NS_ERR_INVALID_CONFIG);
     ck_assert_uint_eq(c->n_nodepools, 0);
     ns_cluster_free(c);
@@ -108,7 +109,7 @@ END_TEST
 
 START_TEST(test_missing_file_and_directory)
 {
-    ns_cluster *c = ns_cluster_new();
+    ns_cluster *c = test_cluster_new();
     ck_assert_int_eq(ns_manifest_load_path(c, FIXTURE_DIR "/no-such-dir"), NS_ERR_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(ns_error_message(), "no-such-dir"));
     ck_assert_int_eq(ns_manifest_load_file(c, FIXTURE_DIR "/no-such.yaml"), NS_ERR_NOT_FOUND);

@@ -9,6 +9,7 @@
 #include "manifest/loader.h"
 #include "model/duration.h"
 #include "model/resources.h"
+#include "test_kinds.h"
 
 static ns_cluster *cluster;
 static char *log_text;
@@ -19,7 +20,7 @@ static void setup(void)
     FILE *log = tmpfile();
     ck_assert_ptr_nonnull(log);
     ns_log_set_output(log);
-    cluster = ns_cluster_new();
+    cluster = test_cluster_new();
     int rc = ns_manifest_load_path(cluster, FIXTURE_DIR "/cluster");
     ck_assert_msg(rc == 0, "%s", ns_error_message());
     ck_assert_msg(ns_cluster_resolve(cluster) == 0, "%s", ns_error_message());
@@ -178,7 +179,7 @@ END_TEST
 
 START_TEST(test_deterministic_names)
 {
-    ns_cluster *again = ns_cluster_new();
+    ns_cluster *again = test_cluster_new();
     ck_assert_int_eq(ns_manifest_load_path(again, FIXTURE_DIR "/cluster"), 0);
     ck_assert_uint_eq(again->n_pods, cluster->n_pods);
     for (size_t i = 0; i < again->n_pods; i++)
@@ -276,8 +277,8 @@ START_TEST(test_nodeclasses_json)
     ck_assert_str_eq(sim->abi.name, "sim");
     ck_assert_ptr_eq((const void *)sim->abi.spec, sim->spec);
     char *json = cJSON_PrintUnformatted(sim->spec);
-    ck_assert_str_eq(json, "{\"catalog\":\"aws-us-east-1\",\"zones\":[\"us-east-1a\",\"us-east-1b\"],"
-                           "\"launchDelay\":\"2s\",\"spotInterruptionRate\":0.05,\"preferred\":true}");
+    ck_assert_str_eq(json, "{\"imageFamily\":\"AL2023\",\"zones\":[\"us-west-2a\",\"us-west-2b\"],"
+                           "\"kubelet\":{\"maxPods\":58}}");
     free(json);
     const ns_nodeclass_def *ec2 = ns_cluster_find_nodeclass(cluster, "EC2NodeClass", "default");
     ck_assert_str_eq(cJSON_GetObjectItem(ec2->spec, "role")->valuestring, "KarpenterNodeRole-demo");

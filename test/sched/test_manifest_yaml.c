@@ -7,6 +7,7 @@
 #include "errors/ns_error.h"
 #include "manifest/loader.h"
 #include "manifest/yaml_doc.h"
+#include "test_kinds.h"
 
 static ns_ydoc *doc;
 
@@ -119,7 +120,7 @@ START_TEST(test_typed_values_in_manifests)
     const char *text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: typed\n  labels:\n    version: 2\n"
                        "    enabled: yes\n    ratio: 1.50\nspec:\n  containers:\n    - name: c\n      resources:\n"
                        "        requests: {cpu: 0.5, memory: 0x400}\n";
-    ns_cluster *c = ns_cluster_new();
+    ns_cluster *c = test_cluster_new();
     ck_assert_msg(ns_manifest_load_string(c, "typed.yaml", text, strlen(text)) == 0, "%s", ns_error_message());
     const ns_pod *p = c->pods[0];
     ck_assert_str_eq(ns_labels_get(&p->meta.labels, "version"), "2");
@@ -129,7 +130,7 @@ START_TEST(test_typed_values_in_manifests)
     ck_assert_int_eq(p->requests.memory_bytes, 1024);
     ns_cluster_free(c);
 
-    c = ns_cluster_new();
+    c = test_cluster_new();
     ck_assert_msg(ns_manifest_load_file(c, FIXTURE_DIR "/pod.json") == 0, "%s", ns_error_message());
     ck_assert_str_eq(c->pods[0]->meta.name, "from-json");
     ck_assert_int_eq(c->pods[0]->requests.cpu_milli, 250);
@@ -137,7 +138,7 @@ START_TEST(test_typed_values_in_manifests)
     ns_cluster_free(c);
 
     const char *bool_field = "apiVersion: v1\nkind: Node\nmetadata: {name: node1}\nspec:\n  unschedulable: \"true\"\n";
-    c = ns_cluster_new();
+    c = test_cluster_new();
     ck_assert_int_eq(ns_manifest_load_string(c, "b.yaml", bool_field, strlen(bool_field)), NS_ERR_INVALID_CONFIG);
     ck_assert_str_eq(ns_error_message(), "b.yaml:5: Node node1: spec.unschedulable: expected a boolean, got the string \"true\"");
     ns_cluster_free(c);

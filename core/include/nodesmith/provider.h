@@ -15,11 +15,31 @@
  *   - ns_resources and the fixed-size buffers below are frozen: they never change size. New resource kinds go into
  *     ns_resources.extended.
  *
- * Required methods (the loader refuses a provider lacking one, naming it):
+ * Required methods and data (the loader refuses a provider lacking one, naming it):
  *   ABI 1: init, destroy, list_instance_types, launch, terminate, list_instances, poll_events
  *   ABI 2: get_instance (a version-1 provider has none; the core falls back to scanning list_instances)
- * Optional methods (NULL = unsupported):
- *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault; optional data: drift_fields
+ *   ABI 3: nodeclass_kinds, at least one (a provider of an older ABI takes any node-class kind no loaded provider
+ *          declares; see docs/provider-abi.md)
+ * Optional methods and data (NULL = unsupported):
+ *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault;
+ *          drift_fields, an optional field of ABI 2: read only when the table's struct_size covers it (it was added
+ *          to ABI 2 after ABI 2 providers existed, so it never counts towards ABI 2's minimum size)
+ *
+ * A released version is frozen: a new field is a new ABI version, or an optional field read with NS_HAS_FIELD that
+ * never raises a version's minimum size. test/abi/ keeps every released copy of this header; a test plugin is built
+ * against each and loaded by the loader tests. The _Static_asserts at the end of this file pin the layouts.
+ *
+ * Limits a provider may rely on (the core's call wrappers refuse a request that breaks one before calling):
+ *   - client_token: 1 to NS_CLIENT_TOKEN_MAX characters of printable ASCII (EC2's ClientToken limit; other clouds'
+ *     idempotency keys are as long or longer).
+ *   - nodeclaim_name, nodepool_name, nodeclass name, cluster_name: 1 to NS_NAME_MAX - 1 bytes, so each fits the
+ *     fixed-size name buffers of ns_instance. Node claim and pool names are Kubernetes names (lower-case DNS labels;
+ *     a NodePool name is at most 63 characters since it is the karpenter.sh/nodepool label value).
+ *   - label keys and values, taint keys, values and effects: Kubernetes' own limits (a key at most 253 + 1 + 63
+ *     characters, a value at most 63), never NULL except where a field's comment says so.
+ *   - NULL means "any" only where a field's comment says so: ns_fault.method (every method), ns_fault.zone and
+ *     ns_fault.capacity_type (every zone / capacity type of the type), ns_offering.reservation_id (no reservation),
+ *     ns_taint.value (no value); ns_provider.options, drift_fields and optional methods NULL mean "none".
  *
  * Threading: after init returns, the core may call any method from any thread, several at once, except destroy,
  * which runs once after every other call has returned. A provider protects its own state. Every host upcall is
@@ -48,7 +68,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. A core supports every version from NS_PROVIDER_ABI_MIN to this one. */
-#define NS_PROVIDER_ABI_VERSION 2
+#define NS_PROVIDER_ABI_VERSION 3
 #define NS_PROVIDER_ABI_MIN 1
 
 #define NS_PROVIDER_ENTRY "nodesmith_provider_entry"
@@ -90,6 +110,8 @@ typedef enum ns_err {
 #define NS_CAPACITY_TYPE_MAX 16
 #define NS_DETAIL_MAX 512
 #define NS_MAX_EXTENDED_RESOURCES 8
+/* Longest client token the core passes to launch (see "Limits" above). */
+#define NS_CLIENT_TOKEN_MAX 64
 
 /* Capacity types, as the karpenter.sh/capacity-type label spells them. */
 #define NS_CAPACITY_SPOT "spot"
@@ -97,7 +119,9 @@ typedef enum ns_err {
 #define NS_CAPACITY_RESERVED "reserved"
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Plain data. Frozen layouts: never change these two structs.
+ * Plain data. Frozen layouts, with no struct_size: ns_extended_resource, ns_resources, ns_label, ns_taint,
+ * ns_option and ns_http_header never change (they are embedded by value or laid out in arrays whose stride both
+ * sides must agree on); the _Static_asserts at the end of this file hold them. Anything new goes into a new struct.
  */
 
 typedef struct ns_extended_resource {
@@ -136,6 +160,25 @@ typedef struct ns_nodeclass {
     const char *name;
     const ns_json *spec; /* the object's spec; never NULL (an empty object when the manifest has none) */
 } ns_nodeclass;
+
+/* ABI 3. One node-class kind a provider accepts: the core loads manifests of exactly the kinds its loaded providers
+ * declare, and hands each such node class to its provider (validate_nodeclass when it is loaded or patched,
+ * list_instance_types, launch, check_drift). An array of these is indexed with NS_AT. */
+typedef struct ns_nodeclass_kind {
+    uint32_t struct_size;
+    const char *group;   /* API group, for example "karpenter.k8s.aws"; never empty (a node class is a custom resource) */
+    const char *version; /* for example "v1"; apiVersion is group "/" version */
+    const char *kind;    /* for example "EC2NodeClass" */
+    uint32_t flags;      /* NS_NODECLASS_* */
+} ns_nodeclass_kind;
+
+/* spec.kubelet of this kind is Karpenter's kubelet configuration (as in EC2NodeClass v1): the core decodes it, refuses
+ * it when malformed, and applies it to the NodePools that use the class. */
+#define NS_NODECLASS_KUBELET 0x1u
+/* The kind a karpenter.sh/v1beta1 NodePool's nodeClassRef means when it gives no kind and no apiVersion. */
+#define NS_NODECLASS_DEFAULT_V1BETA1_REF 0x2u
+/* The kind a karpenter.sh/v1alpha5 Provisioner's providerRef means when it gives no kind and no apiVersion. */
+#define NS_NODECLASS_DEFAULT_V1ALPHA5_REF 0x4u
 
 /* One place an instance type can be launched: zone x capacity type. */
 typedef struct ns_offering {
@@ -475,15 +518,68 @@ typedef struct ns_provider {
      * operator enabled test hooks in the provider's options. */
     int (*test_inject_fault)(void *state, const ns_fault *fault);
 
-    /* Optional data, not a method (ABI 2). The node-class spec fields this provider's check_drift judges, written
+    /* Optional data, not a method: an optional field of ABI 2, read only when struct_size covers it (NS_HAS_FIELD),
+     * never part of ABI 2's minimum size. The node-class spec fields this provider's check_drift judges, written
      * "Kind.field" (for example "EC2NodeClass.amiSelectorTerms") and ending with NULL. The core leaves them out of the
      * hash it records for each node class, so a change to one of them is reported by the provider's check (AMIDrift,
      * SubnetDrift, ...) rather than as NodeClassDrifted, as Karpenter's hash:"ignore" fields are. NULL = none. */
     const char *const *drift_fields;
+
+    /* ABI 3 */
+
+    /* Required data: the node-class kinds this provider accepts, n_nodeclass_kinds >= 1 entries, indexed with NS_AT.
+     * Static, like the rest of the table. Two loaded providers may not declare the same group, version and kind. */
+    const ns_nodeclass_kind *nodeclass_kinds;
+    size_t n_nodeclass_kinds;
 } ns_provider;
 
 /* The one exported symbol. Returns the provider's static table; must not fail or allocate. */
 typedef const ns_provider *(*ns_provider_entry_fn)(void);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Layouts this header promises, in bytes on LP64 targets (the ones nodesmith is built and tested on), checked by
+ * every compiler that includes the header. A failing assertion means a frozen layout changed: add a new ABI version
+ * instead.
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define NS_ABI_ASSERT(cond, what) static_assert(cond, "nodesmith provider ABI: " what)
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define NS_ABI_ASSERT(cond, what) _Static_assert(cond, "nodesmith provider ABI: " what)
+#else
+#define NS_ABI_ASSERT(cond, what)
+#endif
+#if UINTPTR_MAX == UINT64_MAX
+/* Frozen plain data. */
+NS_ABI_ASSERT(sizeof(ns_extended_resource) == 136, "ns_extended_resource is frozen");
+NS_ABI_ASSERT(offsetof(ns_resources, n_extended) == 32 && offsetof(ns_resources, extended) == 40 &&
+                  sizeof(ns_resources) == 1128,
+              "ns_resources is frozen");
+NS_ABI_ASSERT(sizeof(ns_label) == 16 && offsetof(ns_label, value) == 8, "ns_label is frozen");
+NS_ABI_ASSERT(sizeof(ns_taint) == 24 && offsetof(ns_taint, value) == 8 && offsetof(ns_taint, effect) == 16,
+              "ns_taint is frozen");
+NS_ABI_ASSERT(sizeof(ns_http_header) == 16 && offsetof(ns_http_header, value) == 8, "ns_http_header is frozen");
+NS_ABI_ASSERT(sizeof(ns_option) == 32 && offsetof(ns_option, type) == 8 && offsetof(ns_option, default_value) == 16 &&
+                  offsetof(ns_option, description) == 24,
+              "ns_option is frozen");
+/* Versioned structs: the fields of every released version keep their places. */
+NS_ABI_ASSERT(offsetof(ns_provider, name) == 8 && offsetof(ns_provider, options) == 24 &&
+                  offsetof(ns_provider, init) == 32,
+              "ns_provider's header is frozen");
+NS_ABI_ASSERT(offsetof(ns_provider, get_instance) == 88, "ns_provider: ABI 1 is the 88 bytes before get_instance");
+NS_ABI_ASSERT(offsetof(ns_provider, drift_fields) == 128, "ns_provider: ABI 2 is the 128 bytes before drift_fields");
+NS_ABI_ASSERT(offsetof(ns_provider, nodeclass_kinds) == 136 && sizeof(ns_provider) == 152,
+              "ns_provider: ABI 3 ends after n_nodeclass_kinds (152 bytes)");
+NS_ABI_ASSERT(offsetof(ns_host, log) == 8 && sizeof(ns_host) == 248, "ns_host (ABI 1) is frozen at 248 bytes");
+NS_ABI_ASSERT(offsetof(ns_nodeclass_kind, group) == 8 && offsetof(ns_nodeclass_kind, flags) == 32 &&
+                  sizeof(ns_nodeclass_kind) == 40,
+              "ns_nodeclass_kind (ABI 3) is frozen");
+NS_ABI_ASSERT(sizeof(ns_nodeclass) == 40 && sizeof(ns_offering) == 48 && sizeof(ns_instance_type) == 4560 &&
+                  sizeof(ns_launch_option) == 40 && sizeof(ns_launch_request) == 128 &&
+                  sizeof(ns_launch_result) == 1736 && sizeof(ns_instance) == 992 && sizeof(ns_event) == 920 &&
+                  sizeof(ns_repair_policy) == 32 && sizeof(ns_fault) == 80 && sizeof(ns_http_request) == 72 &&
+                  sizeof(ns_http_response) == 48,
+              "a versioned struct changed size without a new ABI version");
+#endif
 
 #ifdef __cplusplus
 }

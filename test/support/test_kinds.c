@@ -1,0 +1,31 @@
+#include "test_kinds.h"
+
+#include <check.h>
+#include <stddef.h>
+
+#include "errors/ns_error.h"
+#include "plugin/plugin_loader.h"
+
+const ns_nodeclass_kinds *test_sim_kinds(void)
+{
+    static ns_plugin *sim;
+    static ns_nodeclass_kinds *kinds;
+    if (kinds)
+        return kinds;
+    ns_plugin_setting settings[] = {{"test_hooks", "true"}};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = 1};
+    ck_assert_msg(ns_plugin_load_file(TEST_SIM_SO, &params, &sim) == NS_OK, "loading %s: %s", TEST_SIM_SO,
+                  ns_error_message());
+    kinds = ns_nodeclass_kinds_new();
+    ck_assert_ptr_nonnull(kinds);
+    ck_assert_msg(ns_plugin_declare_kinds(sim, kinds) == NS_OK, "sim kinds: %s", ns_error_message());
+    return kinds;
+}
+
+ns_cluster *test_cluster_new(void)
+{
+    ns_cluster *c = ns_cluster_new();
+    ck_assert_ptr_nonnull(c);
+    ns_cluster_set_kinds(c, test_sim_kinds());
+    return c;
+}
