@@ -96,6 +96,30 @@ int ns_plugin_list_instance_types(ns_plugin *p, const ns_nodeclass *nodeclass, n
     return passed_back(&t, rc) ? rc : finish(p, "list_instance_types", nodeclass->name, rc);
 }
 
+/* The limits provider.h promises providers: a client token of 1 to NS_CLIENT_TOKEN_MAX printable ASCII characters,
+ * and names that fit the NS_NAME_MAX buffers of ns_instance. */
+static int check_launch_limits(const ns_launch_request *req)
+{
+    size_t n = strlen(req->client_token);
+    if (n > NS_CLIENT_TOKEN_MAX)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "launch %s: client token \"%s\" is %zu characters, more than the %d "
+                       "the provider ABI allows", req->nodeclaim_name, req->client_token, n, NS_CLIENT_TOKEN_MAX);
+    for (size_t i = 0; i < n; i++)
+        if (req->client_token[i] < 0x20 || req->client_token[i] > 0x7e)
+            return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "launch %s: client token has a character that is not printable "
+                           "ASCII at position %zu", req->nodeclaim_name, i);
+    const struct {
+        const char *what, *value;
+    } names[] = {{"node claim", req->nodeclaim_name}, {"NodePool", req->nodepool_name},
+                 {"cluster", req->cluster_name}, {"node class", req->nodeclass->name}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].value && strlen(names[i].value) >= NS_NAME_MAX)
+            return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "launch %s: %s name \"%.40s...\" is %zu characters; the provider "
+                           "ABI allows at most %d", req->nodeclaim_name, names[i].what, names[i].value,
+                           strlen(names[i].value), NS_NAME_MAX - 1);
+    return NS_OK;
+}
+
 int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_result *result)
 {
     CHECK_PLUGIN(p, "launch");
@@ -106,6 +130,8 @@ int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_resul
                        "is required");
     memset(result, 0, sizeof(*result));
     result->struct_size = sizeof(*result);
+    if (check_launch_limits(req) < 0)
+        return ns_error_prefix("provider %s: ", p->table.name);
     int rc = finish(p, "launch", req->nodeclaim_name, p->table.launch(p->state, req, result));
     if (rc == NS_OK && (!result->provider_id[0] || !result->instance_type[0] || !result->zone[0] ||
                         !result->capacity_type[0]))
