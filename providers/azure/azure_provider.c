@@ -242,6 +242,12 @@ static const char *const AZ_DRIFT_FIELDS[] = {
     "AKSNodeClass.vnetSubnetID", "AKSNodeClass.imageID", "AKSNodeClass.imageVersion", "AKSNodeClass.tags", NULL,
 };
 
+/* ABI 3: the node classes this provider accepts. Its spec.kubelet is AKS's own schema, which the core does not read. */
+static const ns_nodeclass_kind AZ_KINDS[] = {
+    {sizeof(ns_nodeclass_kind), "karpenter.azure.com", "v1beta1", "AKSNodeClass", 0},
+    {sizeof(ns_nodeclass_kind), "karpenter.azure.com", "v1alpha2", "AKSNodeClass", 0},
+};
+
 static const ns_provider AZURE_PROVIDER = {
     .abi_version = NS_PROVIDER_ABI_VERSION,
     .struct_size = sizeof(ns_provider),
@@ -263,6 +269,9 @@ static const ns_provider AZURE_PROVIDER = {
     .list_repair_policies = az_list_repair_policies,
     .test_inject_fault = az_test_inject_fault,
     .drift_fields = AZ_DRIFT_FIELDS,
+    /* ABI 3 */
+    .nodeclass_kinds = AZ_KINDS,
+    .n_nodeclass_kinds = sizeof(AZ_KINDS) / sizeof(AZ_KINDS[0]),
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

@@ -352,7 +352,8 @@ typedef struct ns_http_request {
     /* Retries the host makes for connection failures, 429 and 5xx answers, with exponential backoff and full jitter.
      * -1 = the host default (3). Signing providers set 0 and retry themselves, since a retry must be re-signed. */
     int max_retries;
-    /* Appended after ABI 2's first release; the host reads them only when struct_size covers them. */
+    /* ABI 3, optional: the host reads them only when struct_size covers them (NS_HAS_FIELD), so a provider built
+     * against ABI 2 sends a shorter struct and gets the defaults. */
     /* A PEM file of trusted CAs for this request (the provider's own setting, such as AWS_CA_BUNDLE), replacing the
      * host's trust store; NULL = the host's ($NODESMITH_CA_BUNDLE, else the system's). Verification stays on. */
     const char *ca_bundle;
@@ -576,7 +577,7 @@ NS_ABI_ASSERT(offsetof(ns_nodeclass_kind, group) == 8 && offsetof(ns_nodeclass_k
 NS_ABI_ASSERT(sizeof(ns_nodeclass) == 40 && sizeof(ns_offering) == 48 && sizeof(ns_instance_type) == 4560 &&
                   sizeof(ns_launch_option) == 40 && sizeof(ns_launch_request) == 128 &&
                   sizeof(ns_launch_result) == 1736 && sizeof(ns_instance) == 992 && sizeof(ns_event) == 920 &&
-                  sizeof(ns_repair_policy) == 32 && sizeof(ns_fault) == 80 && sizeof(ns_http_request) == 72 &&
+                  sizeof(ns_repair_policy) == 32 && sizeof(ns_fault) == 80 && sizeof(ns_http_request) == 88 &&
                   sizeof(ns_http_response) == 48,
               "a versioned struct changed size without a new ABI version");
 #endif

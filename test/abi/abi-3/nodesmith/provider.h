@@ -352,6 +352,14 @@ typedef struct ns_http_request {
     /* Retries the host makes for connection failures, 429 and 5xx answers, with exponential backoff and full jitter.
      * -1 = the host default (3). Signing providers set 0 and retry themselves, since a retry must be re-signed. */
     int max_retries;
+    /* ABI 3, optional: the host reads them only when struct_size covers them (NS_HAS_FIELD), so a provider built
+     * against ABI 2 sends a shorter struct and gets the defaults. */
+    /* A PEM file of trusted CAs for this request (the provider's own setting, such as AWS_CA_BUNDLE), replacing the
+     * host's trust store; NULL = the host's ($NODESMITH_CA_BUNDLE, else the system's). Verification stays on. */
+    const char *ca_bundle;
+    /* The largest answer body accepted; a longer answer is refused with NS_ERR_INTERNAL, not retried. 0 = the
+     * host default (64 MiB). */
+    size_t max_response_bytes;
 } ns_http_request;
 
 /* Allocated by the host; release with host->http_response_free. */
@@ -409,8 +417,12 @@ typedef struct ns_host {
     int64_t (*option_duration_ms)(ns_host_ctx *ctx, const char *key);
 
     /* HTTP over libcurl with TLS verification on. Returns NS_OK and a response (any status) or an error category
-     * for transport failures (NS_ERR_THROTTLED for timeouts and connection failures after the retries). On success
-     * *resp is allocated; the caller frees it with http_response_free. May block; thread-safe. */
+     * for transport failures: NS_ERR_THROTTLED for timeouts and connection failures after the retries (worth trying
+     * again later); NS_ERR_INVALID_CONFIG for a TLS certificate the trust store rejects or an unreadable CA bundle
+     * (not retried: trying again cannot help); NS_ERR_INTERNAL for an answer over max_response_bytes. Connections
+     * are kept alive and reused between requests. The host sends "User-Agent: nodesmith/<version> <provider>/<its
+     * version>" unless the request has its own. On success *resp is allocated; the caller frees it with
+     * http_response_free. May block; thread-safe. */
     int (*http_request)(ns_host_ctx *ctx, const ns_http_request *req, ns_http_response **resp);
     void (*http_response_free)(ns_http_response *resp); /* accepts NULL */
 
@@ -565,7 +577,7 @@ NS_ABI_ASSERT(offsetof(ns_nodeclass_kind, group) == 8 && offsetof(ns_nodeclass_k
 NS_ABI_ASSERT(sizeof(ns_nodeclass) == 40 && sizeof(ns_offering) == 48 && sizeof(ns_instance_type) == 4560 &&
                   sizeof(ns_launch_option) == 40 && sizeof(ns_launch_request) == 128 &&
                   sizeof(ns_launch_result) == 1736 && sizeof(ns_instance) == 992 && sizeof(ns_event) == 920 &&
-                  sizeof(ns_repair_policy) == 32 && sizeof(ns_fault) == 80 && sizeof(ns_http_request) == 72 &&
+                  sizeof(ns_repair_policy) == 32 && sizeof(ns_fault) == 80 && sizeof(ns_http_request) == 88 &&
                   sizeof(ns_http_response) == 48,
               "a versioned struct changed size without a new ABI version");
 #endif
