@@ -197,6 +197,12 @@ static const char *const ALI_DRIFT_FIELDS[] = {
     NULL,
 };
 
+/* ABI 3: the node classes this provider accepts. Its kubelet settings are spec.kubeletConfiguration, its own schema,
+ * which the core does not read. */
+static const ns_nodeclass_kind ALI_KINDS[] = {
+    {sizeof(ns_nodeclass_kind), "karpenter.k8s.alibabacloud", "v1alpha1", ALI_KIND, 0},
+};
+
 static const ns_provider ALI_PROVIDER = {
     .abi_version = NS_PROVIDER_ABI_VERSION,
     .struct_size = sizeof(ns_provider),
@@ -216,6 +222,9 @@ static const ns_provider ALI_PROVIDER = {
     .list_repair_policies = ali_list_repair_policies,
     .test_inject_fault = ali_test_inject_fault,
     .drift_fields = ALI_DRIFT_FIELDS,
+    /* ABI 3 */
+    .nodeclass_kinds = ALI_KINDS,
+    .n_nodeclass_kinds = sizeof(ALI_KINDS) / sizeof(ALI_KINDS[0]),
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);
