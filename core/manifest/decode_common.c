@@ -5,6 +5,7 @@
 #include "clock/ns_clock.h"
 #include "errors/ns_error.h"
 #include "manifest/decoders.h"
+#include "model/intern.h"
 #include "model/model_util.h"
 #include "model/quantity.h"
 #include "model/resources.h"
@@ -86,7 +87,7 @@ int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namesp
     memset(out, 0, sizeof(*out));
     snprintf(d->object, sizeof(d->object), "%s", kind);
     out->source_line = obj->line;
-    if (!(out->source_file = ns_strdup(d->file)))
+    if (!(out->source_file = ns_intern(d->file)))
         return NS_ERR_INTERNAL;
     int rc;
     const ns_ynode *meta = ns_dec_child(d, obj, "", "metadata", NS_Y_MAP, &rc);

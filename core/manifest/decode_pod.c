@@ -4,6 +4,7 @@
 
 #include "errors/ns_error.h"
 #include "manifest/decoders.h"
+#include "model/intern.h"
 #include "model/labels.h"
 #include "model/model_util.h"
 #include "model/resources.h"
@@ -444,7 +445,7 @@ int ns_decode_pod_template(const ns_dec *d, const ns_ynode *tmpl, const char *pa
         rc = ns_dec_labels(d, meta, p, "annotations", &pod->meta.annotations);
     if (rc == 0 && !(pod->meta.namespace_ = ns_strdup(ns)))
         rc = NS_ERR_INTERNAL;
-    if (rc == 0 && !(pod->meta.source_file = ns_strdup(d->file)))
+    if (rc == 0 && !(pod->meta.source_file = ns_intern(d->file)))
         rc = NS_ERR_INTERNAL;
     pod->meta.source_line = tmpl->line;
     ns_path_key(p, sizeof(p), path, "spec");

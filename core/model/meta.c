@@ -12,11 +12,11 @@ int ns_meta_copy(const ns_meta *src, ns_meta *dst)
     dst->source_line = src->source_line;
     dst->creation_ms = src->creation_ms;
     dst->deletion_ms = src->deletion_ms;
+    dst->source_file = src->source_file;
     if ((src->name && !(dst->name = ns_strdup(src->name))) ||
         (src->namespace_ && !(dst->namespace_ = ns_strdup(src->namespace_))) ||
         (src->owner_kind && !(dst->owner_kind = ns_strdup(src->owner_kind))) ||
         (src->owner_name && !(dst->owner_name = ns_strdup(src->owner_name))) ||
-        (src->source_file && !(dst->source_file = ns_strdup(src->source_file))) ||
         ns_labels_copy(&src->labels, &dst->labels) < 0 || ns_labels_copy(&src->annotations, &dst->annotations) < 0 ||
         (src->n_finalizers && ns_strv_copy(src->finalizers, src->n_finalizers, &dst->finalizers) < 0)) {
         ns_meta_free(dst);
@@ -36,7 +36,6 @@ void ns_meta_free(ns_meta *m)
     ns_labels_free(&m->annotations);
     free(m->owner_kind);
     free(m->owner_name);
-    free(m->source_file);
     ns_strv_free(m->finalizers, m->n_finalizers);
     memset(m, 0, sizeof(*m));
 }

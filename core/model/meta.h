@@ -19,7 +19,8 @@ typedef struct ns_meta {
      * was expanded from (a Deployment's pods are owned by ReplicaSet <deploy>-<hash>). NULL when none. */
     char *owner_kind;
     char *owner_name;
-    char *source_file; /* the manifest it was loaded from; NULL for objects built in code */
+    const char *source_file; /* interned (model/intern.h): the manifest it was loaded from; NULL for objects built in
+                              * code */
     int source_line;   /* 1-based line of the object's first line in source_file; 0 when unknown */
     /* Lifecycle, as Kubernetes keeps it: read from metadata (API server objects, manifests that carry it) and set by
      * the lifecycle engine; zero when unknown. */

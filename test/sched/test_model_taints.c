@@ -6,6 +6,7 @@
 
 #include "errors/ns_error.h"
 #include "model/cluster.h"
+#include "model/intern.h"
 #include "model/model_util.h"
 #include "model/resources.h"
 #include "model/taints.h"
@@ -208,7 +209,7 @@ START_TEST(test_cluster_order_lookup_duplicates)
     ck_assert_ptr_eq(ns_cluster_find_pod(c, NULL, "p150"), c->pods[150]);
     ck_assert_ptr_null(ns_cluster_find_pod(c, "other", "p150"));
     ns_pod *dup = pod_with("p007");
-    dup->meta.source_file = ns_strdup("b.yaml");
+    dup->meta.source_file = ns_intern("b.yaml");
     dup->meta.source_line = 9;
     ck_assert_int_eq(ns_cluster_add_pod(c, dup), NS_ERR_INVALID_CONFIG);
     ck_assert_str_eq(ns_error_message(), "b.yaml:9: Pod default/p007 is defined twice (first at :0)");
