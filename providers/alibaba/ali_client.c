@@ -159,10 +159,12 @@ static int build_headers(ali_client *c, const call *k, const ali_creds *cr, ali_
     return rc == NS_OK && hs->failed ? NS_ERR_INTERNAL : rc;
 }
 
-/* One signed attempt. NS_OK with *resp (any status), or a transport failure. */
-static int attempt(ali_client *c, const call *k, ns_http_response **resp)
+/* One signed attempt. NS_OK with *resp (any status), or an error: *sent tells a transport failure (true) from a
+ * failure to get credentials or to sign (false), which is reported already. */
+static int attempt(ali_client *c, const call *k, ns_http_response **resp, bool *sent)
 {
     ali_creds cr;
+    *sent = false;
     int rc = ali_credentials_get(c->credentials, &cr);
     if (rc < 0)
         return rc;
@@ -191,7 +193,9 @@ static int attempt(ali_client *c, const call *k, ns_http_response **resp)
                            .body_len = k->body ? strlen(k->body) : 0,
                            .timeout_ms = c->timeout_ms,
                            .max_retries = 0};
-    rc = ali_buf_failed(&url) ? NS_ERR_INTERNAL : c->host->http_request(c->ctx, &req, resp);
+    *sent = !ali_buf_failed(&url);
+    rc = *sent ? c->host->http_request(c->ctx, &req, resp)
+               : NS_ERROR(c->host, c->ctx, NS_ERR_INTERNAL, "alibaba %s: out of memory", k->action);
 out:
     ali_params_free(&hs);
     ali_buf_free(&url);
@@ -236,7 +240,8 @@ static int perform(ali_client *c, const call *k, ns_json **out, ali_api_error *e
     int rc = NS_ERR_INTERNAL;
     for (int i = 1; i <= c->max_attempts; i++) {
         ns_http_response *resp = NULL;
-        rc = attempt(c, k, &resp);
+        bool sent;
+        rc = attempt(c, k, &resp, &sent);
         char msg[400] = "";
         if (rc == NS_OK) {
             ns_json *doc = h->json_parse(resp->body, resp->body_len);
@@ -254,6 +259,8 @@ static int perform(ali_client *c, const call *k, ns_json **out, ali_api_error *e
                 return NS_ERROR(h, c->ctx, rc, "alibaba %s %s: HTTP %ld %s: %s", PRODUCTS[k->product].name, k->action,
                                 status, err->code[0] ? err->code : (status < 300 ? "an answer that is not JSON" : ""),
                                 msg);
+        } else if (!sent && rc != NS_ERR_THROTTLED) {
+            return rc; /* credentials or signing: reported where it failed */
         } else if (rc != NS_ERR_THROTTLED || i == c->max_attempts) {
             return NS_ERROR(h, c->ctx, rc, "alibaba %s %s: no answer from %s after %d attempt(s)",
                             PRODUCTS[k->product].name, k->action, c->urls[k->product], i);

@@ -182,7 +182,7 @@ static int ali_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     ns_label fields[] = {{"region", s->region},
                          {"cluster", s->cluster_id},
                          {"mode", s->ack ? "ack" : "custom"},
-                         {"credentials", ali_credentials_source(s->credentials)},
+                         {"auth-via", ali_credentials_source(s->credentials)},
                          {"ecs", ali_client_endpoint(s->client, ALI_ECS)}};
     host->log(ctx, NS_LOG_INFO, "alibaba provider ready", fields, 5);
     return NS_OK;

@@ -223,8 +223,9 @@ function control(req, res, path, body) {
     case 'POST /_emulator/metadata':
       st.imdsTokenRequired = !!b.token_required;
       return done();
-    case 'POST /_emulator/ack_images':
+    case 'POST /_emulator/ack_images': // a new ACK image release, which ECS knows too
       st.ackImages.unshift(b);
+      st.images.push({ ImageId: b.image_id, Architecture: b.architecture, ImageFamily: '', ImageOwnerAlias: 'system', created: 9 });
       return done();
     case 'POST /_emulator/oidc':
       st.oidcTokens.add(b.token);

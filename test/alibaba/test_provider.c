@@ -1,0 +1,810 @@
+/*
+ * alibaba.so through the core's loader against the emulator, one scenario per test (each test forks, so it sets its
+ * own environment and loads the provider afresh): every source of the credential chain (environment keys, RRSA with
+ * a refresh before expiry, the CLI profile, the credentials file, the ECS RAM role through the metadata service and
+ * its session token, none at all) with no secret in any log line or error; catalog labels, prices and allocatable;
+ * launch tags, ACK bootstrap and custom-mode user data; listing by the cluster's tag; drift; events with deadlines.
+ */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ali_emulator.h"
+#include "errors/ns_error.h"
+#include "json/host_json.h"
+#include "log/ns_log.h"
+#include "plugin/plugin_loader.h"
+
+#define REGION "cn-hangzhou"
+#define SPEC_DEMO "\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}]," \
+                  "\"securityGroupSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}]," \
+                  "\"imageSelectorTerms\":[{\"alias\":\"AlibabaCloudLinux3@latest\"}]"
+
+static ali_emulator emu;
+static const char *plugin_path;
+static char tmpdir[256];
+static FILE *logfile;
+
+/* ------------------------------------------------------------------------------------------------------------ */
+
+static void env_clear(void)
+{
+    static const char *const VARS[] = {"ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+                                       "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_ROLE_ARN",
+                                       "ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "ALIBABA_CLOUD_OIDC_TOKEN_FILE",
+                                       "ALIBABA_CLOUD_PROFILE", "ALIBABA_CLOUD_CREDENTIALS_FILE",
+                                       "ALIBABA_CLOUD_ECS_METADATA", "ALIBABA_CLOUD_ECS_METADATA_DISABLED",
+                                       "ALIBABA_CLOUD_IMDSV1_DISABLED", "METADATA_ENDPOINT"};
+    for (size_t i = 0; i < sizeof(VARS) / sizeof(VARS[0]); i++)
+        unsetenv(VARS[i]);
+    /* a home of its own for each test: no profile or credentials file of another test */
+    static char home[300];
+    snprintf(home, sizeof(home), "%s/home-%d", tmpdir, (int)getpid());
+    mkdir(home, 0700);
+    setenv("HOME", home, 1);
+    setenv("ALIBABA_CLOUD_REGION_ID", REGION, 1);
+}
+
+static void env_static_keys(void)
+{
+    env_clear();
+    setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", ALI_TEST_ACCESS_KEY, 1);
+    setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", ALI_TEST_SECRET, 1);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Loads the provider with cluster c-demo on the emulator plus `extra` settings (key, value pairs, NULL-ended). */
+static ns_plugin *load_with(const char *const *extra, int *rc_out)
+{
+    ns_plugin_setting settings[16] = {{"cluster_id", "c-demo"}, {"endpoint_url", emu.url}, {"request_timeout", "3s"}};
+    size_t n = 3;
+    for (size_t i = 0; extra && extra[i] && n < 16; i += 2)
+        settings[n++] = (ns_plugin_setting){extra[i], extra[i + 1]};
+    ns_plugin_load_params params = {NULL, settings, n};
+    ns_plugin *p = NULL;
+    int rc = ns_plugin_load_file(plugin_path, &params, &p);
+    if (rc_out)
+        *rc_out = rc;
+    else
+        ck_assert_msg(rc == NS_OK, "loading alibaba.so: %s", ns_error_message());
+    return p;
+}
+
+static ns_plugin *load(void)
+{
+    return load_with(NULL, NULL);
+}
+
+typedef struct nodeclass_doc {
+    ns_json *spec;
+    ns_nodeclass nc;
+} nodeclass_doc;
+
+static void nodeclass_of(nodeclass_doc *d, const char *name, const char *spec)
+{
+    d->spec = ns_host_json_parse(spec, strlen(spec));
+    ck_assert_ptr_nonnull(d->spec);
+    d->nc = (ns_nodeclass){sizeof(d->nc), "karpenter.k8s.alibabacloud/v1alpha1", "ECSNodeClass", name, d->spec};
+}
+
+static cJSON *state(void)
+{
+    char *text = NULL;
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/state", NULL, &text), 200);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(doc);
+    return doc;
+}
+
+static int count(const char *action)
+{
+    cJSON *st = state();
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "counts"), action);
+    int n = cJSON_IsNumber(v) ? v->valueint : 0;
+    cJSON_Delete(st);
+    return n;
+}
+
+static int collect_none(void *ctx, const ns_instance *inst)
+{
+    (void)inst;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* One API call that needs credentials. */
+static void call_api(ns_plugin *p)
+{
+    int n = 0;
+    int rc = ns_plugin_list_instances(p, collect_none, &n);
+    ck_assert_msg(rc == NS_OK, "list_instances: %s", ns_error_message());
+}
+
+/* Everything the core logged, for the secret checks. */
+static char *logged(void)
+{
+    fflush(logfile);
+    long len = ftell(logfile);
+    char *text = calloc(1, (size_t)len + 1);
+    rewind(logfile);
+    ck_assert_int_eq(fread(text, 1, (size_t)len, logfile), (size_t)len);
+    return text;
+}
+
+static void start_logging(void)
+{
+    logfile = tmpfile();
+    ck_assert_ptr_nonnull(logfile);
+    ns_log_set_output(logfile);
+    ns_log_set_level(NS_LOG_DEBUG);
+}
+
+static void assert_no_secret(const char *text, const char *secret)
+{
+    ck_assert_msg(!strstr(text, secret), "a secret (%.6s...) appears in the logs", secret);
+}
+
+/* ------------------------------------------------------------------------------------------------------------ */
+
+START_TEST(test_credentials_environment)
+{
+    env_static_keys();
+    start_logging();
+    int before = count("DescribeInstances");
+    ns_plugin *p = load();
+    call_api(p);
+    ck_assert_int_eq(count("DescribeInstances"), before + 1);
+    char *text = logged();
+    ck_assert_msg(strstr(text, "\"auth-via\":\"environment\""), "the source is not logged: %s", text);
+    assert_no_secret(text, ALI_TEST_SECRET);
+    free(text);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_credentials_rrsa_refreshed_before_expiry)
+{
+    env_clear();
+    char token_file[512];
+    snprintf(token_file, sizeof(token_file), "%s/oidc-token", tmpdir);
+    write_file(token_file, "emulator-oidc-token\n");
+    setenv("ALIBABA_CLOUD_ROLE_ARN", "acs:ram::1234567890:role/karpenter", 1);
+    setenv("ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "acs:ram::1234567890:oidc-provider/ack-rrsa-c-demo", 1);
+    setenv("ALIBABA_CLOUD_OIDC_TOKEN_FILE", token_file, 1);
+    /* credentials living 181 s are fetched again 3 minutes before they expire: at the next call after a second */
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":181}", NULL), 200);
+    start_logging();
+    int before = count("AssumeRoleWithOIDC");
+    ns_plugin *p = load();
+    call_api(p);
+    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 1);
+    call_api(p);
+    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 1);
+    sleep(2);
+    call_api(p);
+    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 2);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
+    char *text = logged();
+    assert_no_secret(text, "emulator-oidc-token");
+    assert_no_secret(text, "token-"); /* the STS security tokens the emulator issues */
+    ck_assert(strstr(text, "\"auth-via\":\"rrsa\""));
+    free(text);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_credentials_rrsa_rejected)
+{
+    env_clear();
+    char token_file[512];
+    snprintf(token_file, sizeof(token_file), "%s/bad-token", tmpdir);
+    write_file(token_file, "not-a-token");
+    setenv("ALIBABA_CLOUD_ROLE_ARN", "acs:ram::1234567890:role/karpenter", 1);
+    setenv("ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "acs:ram::1234567890:oidc-provider/ack-rrsa-c-demo", 1);
+    setenv("ALIBABA_CLOUD_OIDC_TOKEN_FILE", token_file, 1);
+    ns_plugin *p = load();
+    int n = 0;
+    int rc = ns_plugin_list_instances(p, collect_none, &n);
+    ck_assert_int_eq(rc, NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(ns_error_message(), "AssumeRoleWithOIDC") &&
+                      strstr(ns_error_message(), "AuthenticationFail.OIDCToken.Invalid") &&
+                      !strstr(ns_error_message(), "not-a-token"),
+                  "%s", ns_error_message());
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_credentials_cli_profile)
+{
+    env_clear();
+    char dir[512], path[600];
+    snprintf(dir, sizeof(dir), "%s/.aliyun", getenv("HOME"));
+    mkdir(dir, 0700);
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    write_file(path, "{\"current\":\"other\",\"profiles\":[{\"name\":\"other\",\"mode\":\"AK\",\"access_key_id\":"
+                     "\"nobody\",\"access_key_secret\":\"nothing\"},{\"name\":\"karpenter\",\"mode\":\"AK\","
+                     "\"access_key_id\":\"" ALI_TEST_ACCESS_KEY "\",\"access_key_secret\":\"" ALI_TEST_SECRET "\","
+                     "\"region_id\":\"cn-hangzhou\"}]}");
+    setenv("ALIBABA_CLOUD_PROFILE", "karpenter", 1);
+    start_logging();
+    ns_plugin *p = load();
+    call_api(p);
+    char *text = logged();
+    ck_assert(strstr(text, "\"auth-via\":\"cli-profile\""));
+    assert_no_secret(text, ALI_TEST_SECRET);
+    free(text);
+    ns_plugin_unload(p);
+    /* the profile "current" names is refused by the emulator: its key does not exist */
+    unsetenv("ALIBABA_CLOUD_PROFILE");
+    p = load();
+    int n = 0;
+    ck_assert_int_eq(ns_plugin_list_instances(p, collect_none, &n), NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(ns_error_message(), "InvalidAccessKeyId.NotFound"), "%s", ns_error_message());
+    ns_plugin_unload(p);
+    write_file(path, "{\"current\":\"x\",\"profiles\":[{\"name\":\"x\",\"mode\":\"RsaKeyPair\"}]}");
+    int rc;
+    p = load_with(NULL, &rc);
+    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
+    ck_assert_msg(strstr(ns_error_message(), "mode 'RsaKeyPair' is not supported"), "%s", ns_error_message());
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_credentials_file)
+{
+    env_clear();
+    char path[512];
+    snprintf(path, sizeof(path), "%s/credentials.ini", tmpdir);
+    write_file(path, "[default]\ntype = access_key\naccess_key_id = nobody\naccess_key_secret = nothing\n\n"
+                     "[karpenter]\ntype = access_key\naccess_key_id = " ALI_TEST_ACCESS_KEY "\n"
+                     "access_key_secret = " ALI_TEST_SECRET "\n");
+    setenv("ALIBABA_CLOUD_CREDENTIALS_FILE", path, 1);
+    setenv("ALIBABA_CLOUD_PROFILE", "karpenter", 1);
+    start_logging();
+    ns_plugin *p = load();
+    call_api(p);
+    char *text = logged();
+    ck_assert(strstr(text, "\"auth-via\":\"credentials-file\""));
+    assert_no_secret(text, ALI_TEST_SECRET);
+    free(text);
+    ns_plugin_unload(p);
+    setenv("ALIBABA_CLOUD_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+    int rc;
+    p = load_with(NULL, &rc);
+    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
+    ck_assert(strstr(ns_error_message(), "ALIBABA_CLOUD_CREDENTIALS_FILE /nonexistent/credentials"));
+}
+END_TEST
+
+START_TEST(test_credentials_ecs_ram_role)
+{
+    env_clear();
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/metadata", "{\"token_required\":true}", NULL), 200);
+    setenv("ALIBABA_CLOUD_IMDSV1_DISABLED", "true", 1);
+    unsetenv("ALIBABA_CLOUD_REGION_ID"); /* the region comes from the metadata service too */
+    start_logging();
+    const char *const extra[] = {"metadata_endpoint", emu.url, NULL};
+    int before = count("Metadata");
+    ns_plugin *p = load_with(extra, NULL);
+    call_api(p);
+    ck_assert_int_ge(count("Metadata"), before + 3); /* region-id, the role's name, its credentials */
+    char *text = logged();
+    ck_assert(strstr(text, "\"auth-via\":\"ecs-ram-role\""));
+    ck_assert(strstr(text, "\"region\":\"cn-hangzhou\""));
+    assert_no_secret(text, "token-");
+    free(text);
+    ns_plugin_unload(p);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/metadata", "{\"token_required\":false}", NULL), 200);
+}
+END_TEST
+
+START_TEST(test_credentials_none)
+{
+    env_clear();
+    setenv("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true", 1);
+    int rc;
+    load_with(NULL, &rc);
+    ck_assert_int_eq(rc, NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(ns_error_message(), "no credentials"), "%s", ns_error_message());
+    env_clear();
+    setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", ALI_TEST_ACCESS_KEY, 1);
+    load_with(NULL, &rc);
+    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
+    ck_assert(strstr(ns_error_message(), "ALIBABA_CLOUD_ACCESS_KEY_SECRET"));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct found_type {
+    const char *want;
+    bool seen;
+    ns_instance_type copy;
+    ns_label labels[32];
+    char keys[32][128], values[32][128];
+    double od, spot;
+    bool od_available, spot_available; /* in cn-hangzhou-h */
+} found_type;
+
+static int find_type(void *ctx, const ns_instance_type *t)
+{
+    found_type *f = ctx;
+    if (strcmp(t->name, f->want) != 0)
+        return 0;
+    f->seen = true;
+    f->copy = *t;
+    for (size_t i = 0; i < t->n_labels && i < 32; i++) {
+        snprintf(f->keys[i], 128, "%s", t->labels[i].key);
+        snprintf(f->values[i], 128, "%s", t->labels[i].value);
+    }
+    f->copy.n_labels = t->n_labels < 32 ? t->n_labels : 32;
+    f->od = f->spot = -1;
+    for (size_t i = 0; i < t->n_offerings; i++) {
+        const ns_offering *o = NS_AT(t->offerings, i);
+        if (strcmp(o->zone, "cn-hangzhou-h") != 0)
+            continue;
+        if (strcmp(o->capacity_type, NS_CAPACITY_ON_DEMAND) == 0) {
+            f->od = o->price_per_hour;
+            f->od_available = o->available;
+        } else {
+            f->spot = o->price_per_hour;
+            f->spot_available = o->available;
+        }
+    }
+    return 0;
+}
+
+static const char *label(const found_type *f, const char *key)
+{
+    for (size_t i = 0; i < f->copy.n_labels; i++)
+        if (strcmp(f->keys[i], key) == 0)
+            return f->values[i];
+    return NULL;
+}
+
+START_TEST(test_catalog_labels_prices_allocatable)
+{
+    env_static_keys();
+    ns_plugin *p = load();
+    nodeclass_doc d;
+    nodeclass_of(&d, "catalog", "{" SPEC_DEMO "}");
+    found_type f = {.want = "ecs.g7.large"};
+    ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &f), NS_OK);
+    ck_assert(f.seen);
+    ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-family"), "g7");
+    ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-category"), "g");
+    ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-generation"), "7");
+    ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-size"), "large");
+    ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-cpu"), "2");
+    ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-memory"), "8192");
+    ck_assert_str_eq(label(&f, "kubernetes.io/arch"), "amd64");
+    /* the price DescribePrice quotes for the instance alone (the emulator's table), spot below it */
+    ck_assert_msg(f.od > 0.3 && f.od < 1.0, "on-demand %f", f.od);
+    ck_assert_msg(f.spot > 0 && f.spot < f.od * 0.5, "spot %f against on-demand %f", f.spot, f.od);
+    /* 8 GiB less 6.5% kept by the hypervisor (533 MiB); terway (the emulated cluster's CNI) gives
+     * (ENIs - 1) x IPs per ENI + 3 pods; ACK reserves 70m of 2 CPUs and min(11 x pods + 255 MiB, 25%) */
+    ck_assert_int_eq(f.copy.capacity.memory_bytes, (8192LL - 533) << 20);
+    ck_assert_int_eq(f.copy.capacity.pods, (3 - 1) * 8 + 3);
+    ck_assert_int_eq(f.copy.kube_reserved.cpu_milli, 70);
+    ck_assert_int_eq(f.copy.kube_reserved.memory_bytes, (11LL * 19 + 255) << 20);
+    ck_assert_int_eq(f.copy.eviction_threshold.memory_bytes, 100LL << 20);
+    ck_assert_int_eq(f.copy.capacity.ephemeral_storage_bytes, 40LL << 30);
+    /* an ARM type is there, with arm64 */
+    found_type arm = {.want = "ecs.g8y.large"};
+    ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &arm), NS_OK);
+    ck_assert(arm.seen);
+    ck_assert_str_eq(label(&arm, "kubernetes.io/arch"), "arm64");
+    ns_host_json_free(d.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_builtin_prices_when_describe_price_fails)
+{
+    env_static_keys();
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"error\",\"count\":1,\"code\":"
+                                          "\"Forbidden.RAM\",\"status\":403,\"actions\":[\"DescribePrice\"]}",
+                                          NULL),
+                     200);
+    start_logging();
+    ns_plugin *p = load();
+    nodeclass_doc d;
+    nodeclass_of(&d, "catalog", "{" SPEC_DEMO "}");
+    found_type f = {.want = "ecs.g7.large"};
+    int before = count("DescribePrice");
+    ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &f), NS_OK);
+    ck_assert_int_eq(count("DescribePrice"), before + 1); /* one failure: no more asking for this catalog */
+    ck_assert_msg(f.od > 0.2 && f.od < 2.0, "built-in on-demand %f", f.od);
+    char *text = logged();
+    ck_assert(strstr(text, "DescribePrice failed, using built-in on-demand prices"));
+    free(text);
+    ns_host_json_free(d.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+static void launch_one(ns_plugin *p, const ns_nodeclass *nc, const char *claim, const char *type,
+                       const char *capacity_type, ns_launch_result *r)
+{
+    ns_launch_option opt = {sizeof(opt), type, "cn-hangzhou-h", capacity_type, 0.1};
+    ns_label labels[] = {{"karpenter.sh/nodepool", "web"}, {"team", "blue"}};
+    ns_taint taints[] = {{"dedicated", "web", "NoSchedule"}};
+    ns_label tags[] = {{"cost-center", "42"}};
+    ns_launch_request req = {.struct_size = sizeof(req), .cluster_name = "c-demo", .nodeclaim_name = claim,
+                             .nodepool_name = "web", .client_token = claim, .nodeclass = nc, .options = &opt,
+                             .n_options = 1, .labels = labels, .n_labels = 2, .taints = taints, .n_taints = 1,
+                             .tags = tags, .n_tags = 1};
+    *r = (ns_launch_result){.struct_size = sizeof(*r)};
+    ck_assert_msg(ns_plugin_launch(p, &req, r) == NS_OK, "launch %s: %s", claim, ns_error_message());
+}
+
+static cJSON *instance_state(const char *provider_id)
+{
+    cJSON *st = state();
+    const char *id = strchr(provider_id, '.') + 1;
+    cJSON *inst, *out = NULL;
+    cJSON_ArrayForEach(inst, cJSON_GetObjectItemCaseSensitive(st, "instances"))
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(inst, "InstanceId")->valuestring, id) == 0)
+            out = cJSON_Duplicate(inst, 1);
+    cJSON_Delete(st);
+    ck_assert_msg(out != NULL, "%s is not in the emulator", provider_id);
+    return out;
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+START_TEST(test_launch_tags_and_ack_bootstrap)
+{
+    env_static_keys();
+    ns_plugin *p = load();
+    nodeclass_doc d;
+    nodeclass_of(&d, "web", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\necho custom-step\\n\",\"tags\":{\"app\":"
+                            "\"shop\"},\"kubeletConfiguration\":{\"maxPods\":30}}");
+    ns_launch_result r;
+    launch_one(p, &d.nc, "web-abc12", "ecs.g7.large", NS_CAPACITY_SPOT, &r);
+    ck_assert_msg(strncmp(r.provider_id, "cn-hangzhou.i-", 14) == 0, "%s", r.provider_id);
+    ck_assert_str_eq(r.capacity_type, "spot");
+    ck_assert_str_eq(r.image_id, "aliyun_3_x64_20G_alibase_20250117.vhd");
+    ck_assert_int_eq(r.allocatable.pods, 30);
+    cJSON *inst = instance_state(r.provider_id);
+    ck_assert_str_eq(str_at(inst, "Tags", "kubernetes.io/cluster/c-demo"), "owned");
+    ck_assert_str_eq(str_at(inst, "Tags", "karpenter.sh/nodepool"), "web");
+    ck_assert_str_eq(str_at(inst, "Tags", "karpenter.sh/nodeclaim"), "web-abc12");
+    ck_assert_str_eq(str_at(inst, "Tags", "karpenter.k8s.alibabacloud/ecsnodeclass"), "web");
+    ck_assert_str_eq(str_at(inst, "Tags", "karpenter.sh/managed-by"), "c-demo");
+    ck_assert_str_eq(str_at(inst, "Tags", "app"), "shop");
+    ck_assert_str_eq(str_at(inst, "Tags", "cost-center"), "42");
+    ck_assert_str_eq(str_at(inst, "SpotStrategy", NULL), "SpotAsPriceGo");
+    const char *ud = str_at(inst, "UserData", NULL);
+    ck_assert_msg(strstr(ud, "echo custom-step") && strstr(ud, "attach_node.sh") &&
+                      strstr(ud, "--labels 'k8s.aliyun.com=true,ack.aliyun.com=c-demo,karpenter.sh/nodepool=web,"
+                                 "team=blue'") &&
+                      strstr(ud, "--taints 'karpenter.sh/unregistered:NoExecute,dedicated=web:NoSchedule'") &&
+                      strstr(ud, "--node-config") && strstr(ud, "boundary=\"//\""),
+                  "user data: %s", ud);
+    ck_assert(strstr(ud, "echo custom-step") < strstr(ud, "attach_node.sh"));
+    cJSON_Delete(inst);
+    /* the same claim again: the same instance */
+    ns_launch_result again;
+    launch_one(p, &d.nc, "web-abc12", "ecs.g7.large", NS_CAPACITY_SPOT, &again);
+    ck_assert_str_eq(again.provider_id, r.provider_id);
+    ns_instance got;
+    ck_assert_int_eq(ns_plugin_get_instance(p, r.provider_id, &got), NS_OK);
+    ck_assert_str_eq(got.nodeclaim_name, "web-abc12");
+    ck_assert_str_eq(got.capacity_type, "spot");
+    bool gone = true;
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, &gone), NS_OK);
+    ck_assert(!gone);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, &gone), NS_OK);
+    ck_assert(gone);
+    ck_assert_int_eq(ns_plugin_get_instance(p, r.provider_id, &got), NS_ERR_NOT_FOUND);
+    ns_host_json_free(d.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_custom_mode_user_data_alone)
+{
+    env_static_keys();
+    const char *const extra[] = {"cluster_mode", "custom", NULL};
+    ns_plugin *p = load_with(extra, NULL);
+    nodeclass_doc d;
+    nodeclass_of(&d, "plain", "{" SPEC_DEMO "}");
+    ck_assert_int_eq(ns_plugin_validate_nodeclass(p, &d.nc), NS_ERR_INVALID_CONFIG);
+    ck_assert(strstr(ns_error_message(), "spec.userData is required in cluster_mode custom"));
+    ns_host_json_free(d.spec);
+    nodeclass_of(&d, "custom", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\nkubeadm join 10.0.0.1:6443 --taint "
+                               "karpenter.sh/unregistered:NoExecute\\n\"}");
+    ck_assert_int_eq(ns_plugin_validate_nodeclass(p, &d.nc), NS_OK);
+    int attach_before = count("DescribeClusterAttachScripts");
+    ns_launch_result r;
+    launch_one(p, &d.nc, "custom-x1", "ecs.c7.large", NS_CAPACITY_ON_DEMAND, &r);
+    ck_assert_int_eq(count("DescribeClusterAttachScripts"), attach_before);
+    cJSON *inst = instance_state(r.provider_id);
+    ck_assert_str_eq(str_at(inst, "UserData", NULL),
+                     "#!/bin/bash\nkubeadm join 10.0.0.1:6443 --taint karpenter.sh/unregistered:NoExecute\n");
+    ck_assert_str_eq(str_at(inst, "SpotStrategy", NULL), "NoSpot");
+    ck_assert_str_eq(str_at(inst, "Tags", "ack.aliyun.com"), "");
+    cJSON_Delete(inst);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    ns_host_json_free(d.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+typedef struct ids {
+    char list[64][NS_PROVIDER_ID_MAX];
+    int n;
+} ids;
+
+static int collect_ids(void *ctx, const ns_instance *inst)
+{
+    ids *l = ctx;
+    if (l->n < 64)
+        snprintf(l->list[l->n++], NS_PROVIDER_ID_MAX, "%s", inst->provider_id);
+    return 0;
+}
+
+static bool has_id(const ids *l, const char *id)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->list[i], id) == 0)
+            return true;
+    return false;
+}
+
+START_TEST(test_list_by_cluster_tag)
+{
+    env_static_keys();
+    ns_plugin *demo = load();
+    const char *const other_cluster[] = {"cluster_id", "c-other", "cluster_mode", "custom", NULL};
+    ns_plugin *other = load_with(other_cluster, NULL);
+    nodeclass_doc d;
+    nodeclass_of(&d, "list", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\n\"}");
+    ns_launch_result mine, theirs;
+    launch_one(demo, &d.nc, "list-mine", "ecs.c7.large", NS_CAPACITY_ON_DEMAND, &mine);
+    launch_one(other, &d.nc, "list-theirs", "ecs.c7.large", NS_CAPACITY_ON_DEMAND, &theirs);
+    ids l = {.n = 0};
+    ck_assert_int_eq(ns_plugin_list_instances(demo, collect_ids, &l), NS_OK);
+    ck_assert(has_id(&l, mine.provider_id));
+    ck_assert(!has_id(&l, theirs.provider_id));
+    ck_assert_int_eq(ns_plugin_terminate(demo, mine.provider_id, NULL), NS_OK);
+    ck_assert_int_eq(ns_plugin_terminate(other, theirs.provider_id, NULL), NS_OK);
+    l.n = 0;
+    ck_assert_int_eq(ns_plugin_list_instances(demo, collect_ids, &l), NS_OK);
+    ck_assert(!has_id(&l, mine.provider_id));
+    ns_host_json_free(d.spec);
+    ns_plugin_unload(other);
+    ns_plugin_unload(demo);
+}
+END_TEST
+
+static void drift_of(ns_plugin *p, const ns_launch_result *r, const ns_nodeclass *nc, const char *want)
+{
+    ns_instance inst;
+    ck_assert_int_eq(ns_plugin_get_instance(p, r->provider_id, &inst), NS_OK);
+    bool drifted = true;
+    char reason[64] = "";
+    ck_assert_msg(ns_plugin_check_drift(p, &inst, nc, &drifted, reason, sizeof(reason)) == NS_OK, "check_drift: %s",
+                  ns_error_message());
+    if (!want)
+        ck_assert_msg(!drifted, "drifted: %s", reason);
+    else
+        ck_assert_msg(drifted && strcmp(reason, want) == 0, "want %s, got %s (%d)", want, reason, drifted);
+}
+
+START_TEST(test_drift_image_vswitch_security_group)
+{
+    env_static_keys();
+    ns_plugin *p = load();
+    nodeclass_doc d;
+    nodeclass_of(&d, "drift", "{" SPEC_DEMO "}");
+    ns_launch_result r;
+    launch_one(p, &d.nc, "drift-1", "ecs.g7.large", NS_CAPACITY_ON_DEMAND, &r);
+    drift_of(p, &r, &d.nc, NULL);
+    nodeclass_doc vsw, sg, pinned;
+    nodeclass_of(&vsw, "drift", "{\"vSwitchSelectorTerms\":[{\"id\":\"vsw-other\"}],\"securityGroupSelectorTerms\":"
+                                "[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],\"imageSelectorTerms\":"
+                                "[{\"alias\":\"AlibabaCloudLinux3@latest\"}]}");
+    drift_of(p, &r, &vsw.nc, "VSwitchDrift");
+    nodeclass_of(&sg, "drift", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
+                               "\"securityGroupSelectorTerms\":[{\"name\":\"other-nodes\"}],\"imageSelectorTerms\":"
+                               "[{\"alias\":\"AlibabaCloudLinux3@latest\"}]}");
+    drift_of(p, &r, &sg.nc, "SecurityGroupDrift");
+    nodeclass_of(&pinned, "drift", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
+                                   "\"securityGroupSelectorTerms\":[{\"id\":\"sg-demo\"}],\"imageSelectorTerms\":"
+                                   "[{\"id\":\"m-golden123\"}]}");
+    drift_of(p, &r, &pinned.nc, "ImageDrift");
+    /* ACK releases a newer image for the alias: the instance has drifted */
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/ack_images",
+                                          "{\"image_id\":\"aliyun_3_x64_20G_alibase_20251201.vhd\",\"image_name\":"
+                                          "\"Alibaba Cloud Linux 3\",\"image_type\":\"AliyunLinux3\","
+                                          "\"architecture\":\"x86_64\"}",
+                                          NULL),
+                     200);
+    drift_of(p, &r, &d.nc, "ImageDrift");
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    ns_host_json_free(d.spec);
+    ns_host_json_free(vsw.spec);
+    ns_host_json_free(sg.spec);
+    ns_host_json_free(pinned.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+typedef struct events {
+    ns_event list[32];
+    int n;
+} events;
+
+static int on_event(void *ctx, const ns_event *ev)
+{
+    events *e = ctx;
+    if (e->n < 32)
+        e->list[e->n++] = *ev;
+    return 0;
+}
+
+static const ns_event *poll_for(ns_plugin *p, events *e, const char *provider_id, ns_event_kind kind)
+{
+    for (int tries = 0; tries < 10; tries++) {
+        for (int i = 0; i < e->n; i++)
+            if (e->list[i].kind == kind && strcmp(e->list[i].provider_id, provider_id) == 0)
+                return &e->list[i];
+        ck_assert_msg(ns_plugin_poll_events(p, on_event, e) == NS_OK, "poll_events: %s", ns_error_message());
+    }
+    return NULL;
+}
+
+START_TEST(test_events_with_deadlines)
+{
+    env_static_keys();
+    const char *const extra[] = {"interruption_queue", "nodesmith-events", "operation_lock_interval", "1s", NULL};
+    ns_plugin *p = load_with(extra, NULL);
+    nodeclass_doc d;
+    nodeclass_of(&d, "events", "{" SPEC_DEMO "}");
+    ns_launch_result a, b, c;
+    launch_one(p, &d.nc, "events-a", "ecs.g7.large", NS_CAPACITY_SPOT, &a);
+    launch_one(p, &d.nc, "events-b", "ecs.g7.large", NS_CAPACITY_SPOT, &b);
+    launch_one(p, &d.nc, "events-c", "ecs.g7.large", NS_CAPACITY_ON_DEMAND, &c);
+    char body[256];
+    int64_t before = (int64_t)time(NULL) * 1000;
+    snprintf(body, sizeof(body), "{\"kind\":\"preemptible-interruption\",\"instance_id\":\"%s\"}",
+             strchr(a.provider_id, '.') + 1);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/events", body, NULL), 200);
+    events e = {.n = 0};
+    const ns_event *ev = poll_for(p, &e, a.provider_id, NS_EVENT_SPOT_INTERRUPTION);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_msg(ev->deadline_ms - ev->time_ms == 5 * 60 * 1000 && ev->time_ms >= before - 2000,
+                  "spot notice at %lld, deadline %lld", (long long)ev->time_ms, (long long)ev->deadline_ms);
+    /* the operation lock of a preemptible instance being reclaimed */
+    snprintf(body, sizeof(body), "{\"instance_id\":\"%s\",\"reason\":\"Recycling\"}", strchr(b.provider_id, '.') + 1);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/locks", body, NULL), 200);
+    sleep(1);
+    ev = poll_for(p, &e, b.provider_id, NS_EVENT_SPOT_INTERRUPTION);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_msg(ev->deadline_ms > ev->time_ms, "the lock's event has no deadline");
+    /* scheduled maintenance carries notBefore as its deadline */
+    snprintf(body, sizeof(body), "{\"kind\":\"maintenance-scheduled\",\"instance_id\":\"%s\",\"deadline_ms\":"
+             "1893456000000}", strchr(c.provider_id, '.') + 1);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/events", body, NULL), 200);
+    ev = poll_for(p, &e, c.provider_id, NS_EVENT_SCHEDULED_MAINTENANCE);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_int_eq(ev->deadline_ms, 1893456000000LL);
+    /* a message that is not an instance event is consumed and ignored */
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/raw_event", "{\"body\":\"{\\\"hello\\\":1}\"}", NULL),
+                     200);
+    int n = e.n;
+    ck_assert_int_eq(ns_plugin_poll_events(p, on_event, &e), NS_OK);
+    ck_assert_int_eq(e.n, n);
+    cJSON *st = state();
+    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(st, "queue_length")->valueint, 0);
+    cJSON_Delete(st);
+    ck_assert_int_eq(ns_plugin_terminate(p, a.provider_id, NULL), NS_OK);
+    ck_assert_int_eq(ns_plugin_terminate(p, b.provider_id, NULL), NS_OK);
+    ck_assert_int_eq(ns_plugin_terminate(p, c.provider_id, NULL), NS_OK);
+    ns_host_json_free(d.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+START_TEST(test_no_stock_marks_exactly_the_refused_offering)
+{
+    env_static_keys();
+    ns_plugin *p = load();
+    nodeclass_doc d;
+    nodeclass_of(&d, "stock", "{" SPEC_DEMO "}");
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"nostock\",\"instance_type\":"
+                                          "\"ecs.c7.large\",\"zone\":\"cn-hangzhou-h\",\"capacity_type\":\"spot\"}",
+                                          NULL),
+                     200);
+    ns_launch_option opts[] = {{sizeof(ns_launch_option), "ecs.c7.large", "cn-hangzhou-h", NS_CAPACITY_SPOT, 0.05},
+                               {sizeof(ns_launch_option), "ecs.g7.large", "cn-hangzhou-h", NS_CAPACITY_SPOT, 0.07}};
+    ns_launch_request req = {.struct_size = sizeof(req), .cluster_name = "c-demo", .nodeclaim_name = "stock-1",
+                             .nodepool_name = "stock", .client_token = "stock-1", .nodeclass = &d.nc,
+                             .options = opts, .n_options = 2};
+    ns_launch_result r = {.struct_size = sizeof(r)};
+    ck_assert_msg(ns_plugin_launch(p, &req, &r) == NS_OK, "%s", ns_error_message());
+    ck_assert_str_eq(r.instance_type, "ecs.g7.large");
+    ns_launch_result launched = r;
+    /* the refused offering is now offered as unavailable; its neighbours are not */
+    found_type f = {.want = "ecs.c7.large"};
+    ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &f), NS_OK);
+    ck_assert(f.seen && !f.spot_available && f.od_available);
+    found_type g = {.want = "ecs.g7.large"};
+    ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &g), NS_OK);
+    ck_assert(g.seen && g.spot_available);
+    /* a launch offering only the refused offering fails for capacity */
+    ns_launch_request only = req;
+    only.nodeclaim_name = only.client_token = "stock-2";
+    only.n_options = 1;
+    r = (ns_launch_result){.struct_size = sizeof(r)};
+    ck_assert_int_eq(ns_plugin_launch(p, &only, &r), NS_ERR_INSUFFICIENT_CAPACITY);
+    ck_assert_int_eq(ns_plugin_terminate(p, launched.provider_id, NULL), NS_OK);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/clear", "{}", NULL), 200);
+    ns_host_json_free(d.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
+int main(void)
+{
+    plugin_path = getenv("ALIBABA_PLUGIN");
+    if (!plugin_path || ali_emulator_start(&emu) != 0)
+        return EXIT_FAILURE;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/nodesmith-alibaba-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return EXIT_FAILURE;
+    ns_log_set_level(NS_LOG_ERROR);
+    Suite *s = suite_create("alibaba_provider");
+    TCase *creds = tcase_create("credentials");
+    tcase_set_timeout(creds, 120);
+    tcase_add_test(creds, test_credentials_environment);
+    tcase_add_test(creds, test_credentials_rrsa_refreshed_before_expiry);
+    tcase_add_test(creds, test_credentials_rrsa_rejected);
+    tcase_add_test(creds, test_credentials_cli_profile);
+    tcase_add_test(creds, test_credentials_file);
+    tcase_add_test(creds, test_credentials_ecs_ram_role);
+    tcase_add_test(creds, test_credentials_none);
+    suite_add_tcase(s, creds);
+    TCase *cloud = tcase_create("cloud");
+    tcase_set_timeout(cloud, 120);
+    tcase_add_test(cloud, test_catalog_labels_prices_allocatable);
+    tcase_add_test(cloud, test_builtin_prices_when_describe_price_fails);
+    tcase_add_test(cloud, test_launch_tags_and_ack_bootstrap);
+    tcase_add_test(cloud, test_custom_mode_user_data_alone);
+    tcase_add_test(cloud, test_list_by_cluster_tag);
+    tcase_add_test(cloud, test_drift_image_vswitch_security_group);
+    tcase_add_test(cloud, test_events_with_deadlines);
+    tcase_add_test(cloud, test_no_stock_marks_exactly_the_refused_offering);
+    suite_add_tcase(s, cloud);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    ali_emulator_stop(&emu);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
