@@ -117,7 +117,5 @@ const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
         if (strcmp(table[i].group, r->group) == 0 && strcmp(table[i].kind, r->kind) == 0)
             return table[i].dec;
     }
-    if (ns_kube_resource_by_kind(NULL, r->kind) == NULL)
-        return &NS_KUBE_DECODE_NODECLASS; /* a provider-declared node-class kind */
     return NULL;
 }

@@ -16,8 +16,9 @@
 extern const ns_kube_decoder NS_KUBE_DECODE_POD, NS_KUBE_DECODE_NODE, NS_KUBE_DECODE_NODEPOOL,
     NS_KUBE_DECODE_NODECLAIM, NS_KUBE_DECODE_PDB, NS_KUBE_DECODE_DAEMONSET, NS_KUBE_DECODE_NODECLASS;
 
-/* The decoder for a resource, or NULL for kinds the cache keeps by identity and indexes only (StorageClasses, PVs,
- * PVCs, Leases, Deployments, ReplicaSets, StatefulSets: the engine has no model type for them yet). */
+/* The decoder for a built-in resource, or NULL for kinds the cache keeps by identity and indexes only (StorageClasses,
+ * PVs, PVCs, Leases, Deployments, ReplicaSets, StatefulSets: the engine has no model type for them yet). Informers of
+ * the node-class kinds providers declare use NS_KUBE_DECODE_NODECLASS. */
 const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r);
 
 #endif

@@ -150,9 +150,24 @@ static void emit(ns_kube_informer *inf, ns_kube_event ev, const ns_kube_obj *o)
         inf->o.on_event(inf->o.ud, ev, o);
 }
 
-/* Applies ADDED/MODIFIED (put) with the write lock held. */
-static void apply_put(ns_kube_informer *inf, const cJSON *obj, bool relisting)
+/* List items come without apiVersion and kind (the list names them once); the decoders need them. */
+static void fill_type(const ns_kube_informer *inf, cJSON *obj)
 {
+    char av[128];
+    if (!cJSON_IsObject(obj))
+        return;
+    if (!cJSON_GetObjectItemCaseSensitive(obj, "apiVersion")) {
+        ns_kube_api_version(&inf->res, av, sizeof(av));
+        cJSON_AddStringToObject(obj, "apiVersion", av);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(obj, "kind"))
+        cJSON_AddStringToObject(obj, "kind", inf->res.kind);
+}
+
+/* Applies ADDED/MODIFIED (put) with the write lock held. */
+static void apply_put(ns_kube_informer *inf, cJSON *obj, bool relisting)
+{
+    fill_type(inf, obj);
     ns_kube_obj *o = entry_from(inf, obj), *old = NULL;
     if (!o)
         return;
@@ -225,7 +240,7 @@ static int list_page(ns_kube_informer *inf, const char *cont, char **next, char 
         (rc = ns_kube_path(path, sizeof(path), &inf->res, inf->namespace_, NULL, NULL, query)) < 0 ||
         (rc = ns_kube_json(inf->client, "GET", path, NULL, NULL, what, status, &root)) < 0)
         return rc;
-    const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
+    cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
     const char *list_rv = str_at(root, "metadata", "resourceVersion");
     const char *c = str_at(root, "metadata", "continue");
     if (!cJSON_IsArray(items) && !cJSON_IsNull(items) && items) {
@@ -235,7 +250,7 @@ static int list_page(ns_kube_informer *inf, const char *cont, char **next, char 
     if (list_rv)
         snprintf(rv, rv_len, "%s", list_rv);
     pthread_rwlock_wrlock(&inf->lock);
-    const cJSON *item;
+    cJSON *item;
     cJSON_ArrayForEach(item, items)
         apply_put(inf, item, true);
     pthread_rwlock_unlock(&inf->lock);
@@ -295,7 +310,7 @@ static void handle_event(ns_kube_informer *inf, const char *text, size_t len)
 {
     cJSON *ev = cJSON_ParseWithLength(text, len);
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
-    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+    cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
     if (!cJSON_IsString(type) || !cJSON_IsObject(obj)) {
         ns_log(NS_LOG_ERROR, "informer", "ignoring a malformed watch event", "kind", inf->res.kind, NULL);
         inf->watch_error = true;

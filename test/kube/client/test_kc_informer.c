@@ -1,0 +1,287 @@
+/* Informers against the real API server: a paginated list then a watch, the cache and its indexes (namespace,
+ * spec.nodeName, providerID), typed pods, a watch dropped mid-stream (resumed from the last resourceVersion, no
+ * relist), a 410 after an etcd compaction (relist), and an object that does not decode (skipped, the rest cached). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors/ns_error.h"
+#include "kc_util.h"
+#include "kube/kube_decode.h"
+#include "kube/kube_informer.h"
+#include "kube/kube_writes.h"
+#include "kube_bed.h"
+#include "model/nodepool.h"
+#include "model/pod.h"
+
+static const ns_kube_resource CONFIGMAPS = {"", "v1", "configmaps", "ConfigMap", true};
+
+static void create_pod(ns_kube_client *c, const char *ns, const char *name, const char *node)
+{
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"kc\"}},"
+             "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"nginx\","
+             "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]}}",
+             name, node);
+    cJSON *pod = kc_json(text);
+    ck_assert_msg(ns_kube_create(c, &NS_KUBE_PODS, ns, pod, NULL, NULL) == 0, "%s", ns_error_message());
+    cJSON_Delete(pod);
+}
+
+static void create_configmap(ns_kube_client *c, const char *ns, const char *name, const char *label)
+{
+    char text[512];
+    snprintf(text, sizeof(text), "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"%s%s%s}}",
+             name, label ? ",\"labels\":{\"" : "", label ? label : "", label ? "\":\"1\"}" : "");
+    cJSON *cm = kc_json(text);
+    ck_assert_msg(ns_kube_create(c, &CONFIGMAPS, ns, cm, NULL, NULL) == 0, "%s", ns_error_message());
+    cJSON_Delete(cm);
+}
+
+typedef struct lookup {
+    ns_kube_informer *inf;
+    const char *ns, *name;
+    bool want_present;
+} lookup;
+
+static bool cached(void *ud)
+{
+    lookup *l = ud;
+    ns_kube_informer_rdlock(l->inf);
+    bool present = ns_kube_store_get(ns_kube_informer_store(l->inf), l->ns, l->name) != NULL;
+    ns_kube_informer_unlock(l->inf);
+    return present == l->want_present;
+}
+
+static bool count_obj(void *ud, const ns_kube_obj *o)
+{
+    (*(int *)ud)++;
+    return true;
+}
+
+static ns_kube_informer *informer(ns_kube_client *c, const ns_kube_resource *r, const char *ns, const char *labels,
+                                  int page)
+{
+    ns_kube_informer_options o = {.resource = r, .namespace_ = ns, .label_selector = labels, .page_size = page,
+                                  .decoder = ns_kube_decoder_for(r)};
+    ns_kube_informer *inf = NULL;
+    ck_assert_int_eq(ns_kube_informer_new(c, &o, &inf), 0);
+    ck_assert_int_eq(ns_kube_informer_start(inf), 0);
+    ck_assert_msg(ns_kube_informer_wait_synced(inf, 30000), "%s", ns_error_message());
+    return inf;
+}
+
+START_TEST(pods_list_pages_watch_and_indexes)
+{
+    char ns[64], node[96];
+    ns_kube_client *c = kc_admin();
+    ck_assert_int_eq(kube_bed_namespace("kc-inf", ns, sizeof(ns)), 0);
+    snprintf(node, sizeof(node), "%s-node", ns);
+    ck_assert_int_eq(kube_bed_ready_node(node, NULL, NULL), 0);
+    for (int i = 0; i < 5; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "p%d", i);
+        create_pod(c, ns, name, node);
+    }
+    ns_kube_informer *inf = informer(c, &NS_KUBE_PODS, ns, NULL, 2);
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_uint_ge(st.pages, 3); /* 5 pods, 2 a page */
+    ns_kube_informer_rdlock(inf);
+    const ns_kube_store *s = ns_kube_informer_store(inf);
+    ck_assert_uint_eq(ns_kube_store_len(s), 5);
+    int n = 0;
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NODE_NAME, node, count_obj, &n), 5);
+    n = 0;
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NAMESPACE, ns, count_obj, &n), 5);
+    const ns_kube_obj *p0 = ns_kube_store_get(s, ns, "p0");
+    ck_assert_ptr_nonnull(p0);
+    const ns_pod *pod = p0->typed;
+    ck_assert_ptr_nonnull(pod);
+    ck_assert_str_eq(pod->node_name, node);
+    ck_assert_str_eq(pod->meta.labels.items[0].value, "kc");
+    ns_kube_informer_unlock(inf);
+    /* the watch: a new pod appears, a deleted one goes */
+    create_pod(c, ns, "late", node);
+    lookup l = {inf, ns, "late", true};
+    ck_assert(kc_wait(cached, &l, 10000));
+    ns_kube_delete_opts del = {.grace_period_s = 0};
+    ck_assert_int_eq(ns_kube_delete(c, &NS_KUBE_PODS, ns, "p1", &del, NULL), 0);
+    l = (lookup){inf, ns, "p1", false};
+    ck_assert(kc_wait(cached, &l, 10000));
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_uint_eq(st.decode_errors, 0);
+    ns_kube_informer_free(inf);
+    ns_kube_client_free(c);
+}
+END_TEST
+
+static ns_kube_client *client_via(const char *server)
+{
+    char cfg[4096], user[512];
+    snprintf(user, sizeof(user), "    token: %s", getenv("NS_TEST_KUBE_TOKEN"));
+    kc_kubeconfig(cfg, sizeof(cfg), server, user);
+    ns_kube_client *c = NULL;
+    ck_assert_msg(kc_from_kubeconfig_text(cfg, NULL, &c) == 0, "%s", ns_error_message());
+    return c;
+}
+
+START_TEST(dropped_watch_resumes_without_relist)
+{
+    char ns[64];
+    kube_bed_proxy proxy;
+    ck_assert_int_eq(kube_bed_proxy_start(&proxy), 0);
+    ns_kube_client *direct = kc_admin(), *c = client_via(proxy.url);
+    ck_assert_int_eq(kube_bed_namespace("kc-drop", ns, sizeof(ns)), 0);
+    create_configmap(direct, ns, "before", NULL);
+    ns_kube_informer *inf = informer(c, &CONFIGMAPS, ns, NULL, 0);
+    /* the watch is live once an object created after the list arrives through it */
+    create_configmap(direct, ns, "probe", NULL);
+    lookup l = {inf, ns, "probe", true};
+    ck_assert(kc_wait(cached, &l, 15000));
+    ck_assert_int_eq(kube_bed_proxy_cut(&proxy), 0);
+    usleep(300000);
+    create_configmap(direct, ns, "after-cut", NULL);
+    l = (lookup){inf, ns, "after-cut", true};
+    ck_assert(kc_wait(cached, &l, 15000));
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_uint_ge(st.watches, 2);
+    ck_assert_uint_ge(st.watch_resumes, 1);
+    ns_kube_informer_free(inf);
+    ns_kube_client_free(c);
+    ns_kube_client_free(direct);
+    kube_bed_proxy_stop(&proxy);
+}
+END_TEST
+
+START_TEST(gone_after_compaction_relists)
+{
+    char ns[64];
+    kube_bed_proxy proxy;
+    ck_assert_int_eq(kube_bed_proxy_start(&proxy), 0);
+    ns_kube_client *direct = kc_admin(), *c = client_via(proxy.url);
+    ck_assert_int_eq(kube_bed_namespace("kc-gone", ns, sizeof(ns)), 0);
+    create_configmap(direct, ns, "keep-1", "keep");
+    /* configmaps are watched from etcd (no watch cache, no bookmarks): the informer's resourceVersion stays where the
+     * list left it while other objects move the store on */
+    ns_kube_informer *inf = informer(c, &CONFIGMAPS, ns, "keep=1", 0);
+    create_configmap(direct, ns, "keep-probe", "keep");
+    lookup l = {inf, ns, "keep-probe", true};
+    ck_assert(kc_wait(cached, &l, 15000));
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "other-%d", i);
+        create_configmap(direct, ns, name, NULL);
+    }
+    const char *compact[] = {"compact", NULL};
+    ck_assert_int_eq(kube_bed_cmd(NULL, compact), 0);
+    ck_assert_int_eq(kube_bed_proxy_cut(&proxy), 0);
+    usleep(500000);
+    create_configmap(direct, ns, "keep-2", "keep");
+    l = (lookup){inf, ns, "keep-2", true};
+    ck_assert(kc_wait(cached, &l, 15000));
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_uint_ge(st.relists_gone, 1);
+    ck_assert_uint_ge(st.lists, 2);
+    ns_kube_informer_rdlock(inf);
+    ck_assert_uint_eq(ns_kube_store_len(ns_kube_informer_store(inf)), 3);
+    ns_kube_informer_unlock(inf);
+    ns_kube_informer_free(inf);
+    ns_kube_client_free(c);
+    ns_kube_client_free(direct);
+    kube_bed_proxy_stop(&proxy);
+}
+END_TEST
+
+/* A permissive stand-in for the NodePool CRD (not Karpenter's schema): the API server keeps any field, so an object
+ * the decoder must refuse can exist in the cluster. */
+static const char *const loose_nodepool_crd =
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+    "\"metadata\":{\"name\":\"nodepools.karpenter.sh\"},"
+    "\"spec\":{\"group\":\"karpenter.sh\",\"scope\":\"Cluster\",\"names\":{\"plural\":\"nodepools\","
+    "\"singular\":\"nodepool\",\"kind\":\"NodePool\",\"listKind\":\"NodePoolList\"},"
+    "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"subresources\":{\"status\":{}},"
+    "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}";
+
+static const char *nodepool(const char *name, const char *extra)
+{
+    static char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"%s\"},"
+             "\"spec\":{%s\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":\"nodesmith.io\","
+             "\"kind\":\"SimNodeClass\",\"name\":\"default\"},\"requirements\":[]}}}}",
+             name, extra);
+    return text;
+}
+
+START_TEST(bad_object_skipped_others_cached)
+{
+    ns_kube_client *c = kc_admin();
+    cJSON *crd = kc_json(loose_nodepool_crd);
+    static const ns_kube_resource CRDS = {"apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                                          "CustomResourceDefinition", false};
+    long status = 0;
+    int rc = ns_kube_create(c, &CRDS, NULL, crd, &status, NULL);
+    ck_assert_msg(rc == 0 || status == 409, "%s", ns_error_message());
+    cJSON_Delete(crd);
+    /* the new resource is served once the CRD is established */
+    for (int i = 0; i < 100 && ns_kube_json(c, "GET", "/apis/karpenter.sh/v1/nodepools", NULL, NULL, "x", NULL,
+                                            NULL) != 0; i++)
+        usleep(100000);
+    cJSON *good = kc_json(nodepool("kc-good", "\"weight\":10,"));
+    cJSON *bad = kc_json(nodepool("kc-bad", "\"weight\":\"heavy\","));
+    ck_assert_msg(ns_kube_create(c, &NS_KUBE_NODEPOOLS, NULL, good, NULL, NULL) == 0, "%s", ns_error_message());
+    ck_assert_msg(ns_kube_create(c, &NS_KUBE_NODEPOOLS, NULL, bad, NULL, NULL) == 0, "%s", ns_error_message());
+    cJSON_Delete(good);
+    cJSON_Delete(bad);
+    ns_kube_informer *inf = informer(c, &NS_KUBE_NODEPOOLS, NULL, NULL, 0);
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_uint_eq(st.decode_errors, 1);
+    ck_assert_msg(strstr(st.last_decode_error, "NodePool kc-bad: spec.weight"), "%s", st.last_decode_error);
+    ns_kube_informer_rdlock(inf);
+    const ns_kube_obj *o = ns_kube_store_get(ns_kube_informer_store(inf), NULL, "kc-good");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_ptr_nonnull(o->typed);
+    ck_assert_int_eq(((const ns_nodepool *)o->typed)->weight, 10);
+    ck_assert_ptr_null(ns_kube_store_get(ns_kube_informer_store(inf), NULL, "kc-bad"));
+    ns_kube_informer_unlock(inf);
+    /* the watch goes on after the bad object */
+    cJSON *later = kc_json(nodepool("kc-later", ""));
+    ck_assert_int_eq(ns_kube_create(c, &NS_KUBE_NODEPOOLS, NULL, later, NULL, NULL), 0);
+    cJSON_Delete(later);
+    lookup l = {inf, NULL, "kc-later", true};
+    ck_assert(kc_wait(cached, &l, 10000));
+    ns_kube_informer_free(inf);
+    ns_kube_client_free(c);
+}
+END_TEST
+
+int main(void)
+{
+    kube_bed bed;
+    if (kube_bed_start(&bed) < 0)
+        return 1;
+    Suite *s = suite_create("kube-client-informer");
+    TCase *t = tcase_create("informer");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, pods_list_pages_watch_and_indexes);
+    tcase_add_test(t, dropped_watch_resumes_without_relist);
+    tcase_add_test(t, gone_after_compaction_relists);
+    tcase_add_test(t, bad_object_skipped_others_cached);
+    suite_add_tcase(s, t);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    kube_bed_stop(&bed);
+    return failed ? 1 : 0;
+}
