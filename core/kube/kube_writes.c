@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/rand.h>
+
+#include "clock/ns_clock.h"
 #include "errors/ns_error.h"
 
 #define PATH_LEN 2048
@@ -73,6 +76,16 @@ int ns_kube_patch(ns_kube_client *c, const ns_kube_resource *r, const char *ns, 
     return rc;
 }
 
+/* client-go's retry.DefaultRetry spirit: a short jittered pause so racing writers stop colliding. */
+static void conflict_backoff(int attempt)
+{
+    uint32_t r = 0;
+    if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
+        r = (uint32_t)ns_clock_now_ms();
+    int64_t ceiling = (int64_t)10 << (attempt < 6 ? attempt : 6);
+    ns_clock_sleep_ms((int64_t)(r % (uint32_t)(ceiling + 1)));
+}
+
 int ns_kube_patch_retry(ns_kube_client *c, const ns_kube_resource *r, const char *ns, const char *name,
                         const char *sub, ns_kube_patch_fn fn, void *ud, int *conflicts, cJSON **out)
 {
@@ -101,6 +114,7 @@ int ns_kube_patch_retry(ns_kube_client *c, const ns_kube_resource *r, const char
         if (conflicts)
             (*conflicts)++;
         ns_error_clear();
+        conflict_backoff(attempt);
     }
     return NS_FAIL(NS_ERR_THROTTLED, "patching %s %s: still conflicting after %d re-reads", r->kind, name,
                    NS_KUBE_CONFLICT_RETRIES);

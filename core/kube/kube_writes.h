@@ -22,7 +22,7 @@
 #include "kube/kube_client.h"
 #include "kube/kube_resource.h"
 
-#define NS_KUBE_CONFLICT_RETRIES 5
+#define NS_KUBE_CONFLICT_RETRIES 10
 #define NS_KUBE_MERGE_PATCH "application/merge-patch+json"
 #define NS_KUBE_STRATEGIC_PATCH "application/strategic-merge-patch+json"
 
@@ -47,8 +47,8 @@ int ns_kube_patch(ns_kube_client *c, const ns_kube_resource *r, const char *ns, 
  * negative to stop with that error. */
 typedef int (*ns_kube_patch_fn)(void *ud, const cJSON *current, cJSON **patch);
 
-/* Read, build the patch, write it with the read resourceVersion as precondition; on 409 read again and retry, up to
- * NS_KUBE_CONFLICT_RETRIES times. *conflicts (may be NULL) counts the 409s seen. */
+/* Read, build the patch, write it with the read resourceVersion as precondition; on 409 read again and retry after a
+ * short jittered pause, up to NS_KUBE_CONFLICT_RETRIES times. *conflicts (may be NULL) counts the 409s seen. */
 int ns_kube_patch_retry(ns_kube_client *c, const ns_kube_resource *r, const char *ns, const char *name,
                         const char *sub, ns_kube_patch_fn fn, void *ud, int *conflicts, cJSON **out);
 
