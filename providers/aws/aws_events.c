@@ -1,6 +1,6 @@
 /* poll_events: EventBridge messages from the interruption queue (SQS, JSON protocol), as Karpenter's interruption
  * controller reads them: spot interruption warnings, rebalance recommendations, instance state changes and AWS Health
- * scheduled changes. A message is deleted once its event was delivered (or when it concerns nothing we can act on); an
+ * scheduled changes (one event per affected instance, the deadline from startTime in RFC 1123). A message is deleted once its event was delivered (or when it concerns nothing we can act on); an
  * event the core refuses is kept in the provider's state and delivered first at the next poll. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +63,41 @@ static int queue_call(aws_state *s, const char *target, const char *url, const c
     return rc;
 }
 
-/* Reads one EventBridge message into *ev (without provider_id) and the instance it concerns. False when the message
- * is not an event nodesmith acts on. */
-static bool read_event(aws_state *s, const ns_json *msg, ns_event *ev, char *instance, size_t ilen)
+/* One event of a message and the instance it concerns. */
+typedef struct message_event {
+    ns_event ev;
+    char instance[64];
+} message_event;
+
+/* The events of one EventBridge message: one, or for an AWS Health scheduled change one per affected instance. */
+typedef struct message_events {
+    message_event *items;
+    size_t n;
+} message_events;
+
+static bool add_event(message_events *out, const ns_event *ev, const char *instance)
+{
+    message_event *e = &out->items[out->n];
+    if (!instance || strncmp(instance, "i-", 2) != 0 || !aws_copy(e->instance, sizeof(e->instance), instance))
+        return false;
+    e->ev = *ev;
+    out->n++;
+    return true;
+}
+
+/* AWS Health's scheduled changes name their start in RFC 1123 ("Sat, 05 Jun 2021 08:00:00 GMT"); ISO 8601 is
+ * accepted too. */
+static int64_t health_start_ms(const char *text)
+{
+    int64_t ms = 0;
+    if (!aws_parse_rfc1123_ms(text, &ms) && !aws_parse_iso8601_ms(text, &ms))
+        return 0;
+    return ms;
+}
+
+/* Reads one EventBridge message into out->items (allocated here; the caller frees it). False when the message is not
+ * an event nodesmith acts on. */
+static bool read_events(aws_state *s, const ns_json *msg, message_events *out)
 {
     const char *type = s->host->json_string(s->host->json_get(msg, "detail-type"));
     const ns_json *detail = s->host->json_get(msg, "detail");
@@ -75,36 +107,50 @@ static bool read_event(aws_state *s, const ns_json *msg, ns_event *ev, char *ins
     const char *target = s->host->json_string(s->host->json_get(detail, "instance-id"));
     if (!type || !id)
         return false;
+    ns_event ev = {.struct_size = sizeof(ev), .time_ms = when};
+    if (!aws_copy(ev.id, sizeof(ev.id), id))
+        return false;
+    const ns_json *entities = NULL;
     if (strcmp(type, "EC2 Spot Instance Interruption Warning") == 0) {
-        ev->kind = NS_EVENT_SPOT_INTERRUPTION;
-        ev->deadline_ms = when ? when + SPOT_NOTICE_MS : 0;
+        ev.kind = NS_EVENT_SPOT_INTERRUPTION;
+        ev.deadline_ms = when ? when + SPOT_NOTICE_MS : 0;
     } else if (strcmp(type, "EC2 Instance Rebalance Recommendation") == 0) {
-        ev->kind = NS_EVENT_REBALANCE_RECOMMENDATION;
+        ev.kind = NS_EVENT_REBALANCE_RECOMMENDATION;
     } else if (strcmp(type, "EC2 Instance State-change Notification") == 0) {
         const char *state = s->host->json_string(s->host->json_get(detail, "state"));
         if (state && (strcmp(state, "stopping") == 0 || strcmp(state, "stopped") == 0))
-            ev->kind = NS_EVENT_INSTANCE_STOPPING;
+            ev.kind = NS_EVENT_INSTANCE_STOPPING;
         else if (state && (strcmp(state, "shutting-down") == 0 || strcmp(state, "terminated") == 0))
-            ev->kind = NS_EVENT_INSTANCE_TERMINATED;
+            ev.kind = NS_EVENT_INSTANCE_TERMINATED;
         else
             return false;
     } else if (strcmp(type, "AWS Health Event") == 0) {
         const char *category = s->host->json_string(s->host->json_get(detail, "eventTypeCategory"));
-        const ns_json *entities = s->host->json_get(detail, "affectedEntities");
+        entities = s->host->json_get(detail, "affectedEntities");
         if (!category || strcmp(category, "scheduledChange") != 0 || s->host->json_size(entities) == 0)
             return false;
-        ev->kind = NS_EVENT_SCHEDULED_MAINTENANCE;
-        target = s->host->json_string(s->host->json_get(s->host->json_at(entities, 0), "entityValue"));
-        aws_parse_iso8601_ms(s->host->json_string(s->host->json_get(detail, "startTime")), &ev->deadline_ms);
+        ev.kind = NS_EVENT_SCHEDULED_MAINTENANCE;
+        ev.deadline_ms = health_start_ms(s->host->json_string(s->host->json_get(detail, "startTime")));
     } else {
         return false;
     }
-    if (!target || strncmp(target, "i-", 2) != 0 || !aws_copy(instance, ilen, target) ||
-        !aws_copy(ev->id, sizeof(ev->id), id))
+    size_t cap = entities ? s->host->json_size(entities) : 1;
+    if (!(out->items = calloc(cap, sizeof(*out->items))))
         return false;
-    ev->time_ms = when;
-    snprintf(ev->detail, sizeof(ev->detail), "%s for %s", type, target);
-    return true;
+    if (!entities) {
+        snprintf(ev.detail, sizeof(ev.detail), "%s for %s", type, target ? target : "");
+        return add_event(out, &ev, target);
+    }
+    /* Every affected instance gets its own event, with an ID of its own for de-duplication. */
+    for (size_t i = 0; i < cap; i++) {
+        const char *instance = s->host->json_string(s->host->json_get(s->host->json_at(entities, i), "entityValue"));
+        ns_event one = ev;
+        int n = snprintf(one.id, sizeof(one.id), "%s/%s", id, instance ? instance : "");
+        snprintf(one.detail, sizeof(one.detail), "%s for %s", type, instance ? instance : "");
+        if (n > 0 && (size_t)n < sizeof(one.id))
+            add_event(out, &one, instance);
+    }
+    return out->n > 0;
 }
 
 /* The provider ID of an instance, which needs its zone: NS_OK, NS_ERR_NOT_FOUND when EC2 no longer knows it, or
@@ -150,6 +196,18 @@ static bool forget(aws_state *s, const char *id, char *receipt, size_t len)
     return found;
 }
 
+/* True while another kept event came from the message this receipt deletes (a Health event about several
+ * instances): the message is deleted with the last of them. */
+static bool receipt_kept(aws_state *s, const char *receipt)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_pending && !found; i++)
+        found = strcmp(s->pending[i].receipt, receipt) == 0;
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
 /* Delivers the events kept from earlier polls, oldest first. NS_OK when every one was taken. */
 static int deliver_kept(aws_state *s, const char *url, ns_event_cb cb, void *cb_ctx)
 {
@@ -166,7 +224,7 @@ static int deliver_kept(aws_state *s, const char *url, ns_event_cb cb, void *cb_
         if (verdict != 0)
             return verdict;
         char receipt[1024];
-        if (forget(s, ev.id, receipt, sizeof(receipt))) {
+        if (forget(s, ev.id, receipt, sizeof(receipt)) && !receipt_kept(s, receipt)) {
             int rc = queue_call(s, "AmazonSQS.DeleteMessage", url, "ReceiptHandle", receipt);
             if (rc != NS_OK)
                 return rc;
@@ -206,16 +264,16 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
     const ns_json *messages = s->host->json_get(doc, "Messages");
     size_t n = s->host->json_size(messages);
     bool refused = false;
-    for (size_t i = 0; i < n; i++) {
+    bool stop = false;
+    for (size_t i = 0; i < n && !stop; i++) {
         const ns_json *m = s->host->json_at(messages, i);
         const char *receipt = s->host->json_string(s->host->json_get(m, "ReceiptHandle"));
         const char *text = s->host->json_string(s->host->json_get(m, "Body"));
         if (!receipt)
             continue;
         ns_json *msg = text ? s->host->json_parse(text, strlen(text)) : NULL;
-        ns_event ev = {.struct_size = sizeof(ev)};
-        char instance[64];
-        bool relevant = msg && read_event(s, msg, &ev, instance, sizeof(instance));
+        message_events events = {0};
+        bool relevant = msg && read_events(s, msg, &events);
         if (!relevant) {
             const char *type = s->host->json_string(s->host->json_get(msg, "detail-type"));
             const char *id = s->host->json_string(s->host->json_get(m, "MessageId"));
@@ -226,27 +284,40 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
                          fields, 3);
         }
         s->host->json_free(msg);
-        if (relevant && kept(s, ev.id)) { /* its visibility ran out while kept: the newer receipt deletes it */
-            keep(s, &ev, receipt);
+        bool keep_message = false;
+        for (size_t k = 0; k < events.n; k++) {
+            ns_event *ev = &events.items[k].ev;
+            if (kept(s, ev->id)) { /* its visibility ran out while kept: the newer receipt deletes it */
+                keep(s, ev, receipt);
+                keep_message = true;
+                continue;
+            }
+            int found = provider_id_of(s, events.items[k].instance, ev->provider_id, sizeof(ev->provider_id));
+            if (found != NS_OK && found != NS_ERR_NOT_FOUND) {
+                rc = found; /* EC2 could not be asked: this message and the rest come back after their visibility */
+                stop = keep_message = true;
+                break;
+            }
+            if (found == NS_ERR_NOT_FOUND)
+                continue; /* an instance EC2 no longer knows: nothing to act on */
+            if (refused) {
+                keep(s, ev, receipt); /* polling stopped: the rest are for the next poll */
+                keep_message = true;
+                continue;
+            }
+            int verdict = cb(cb_ctx, ev);
+            if (verdict != 0) {
+                keep(s, ev, receipt);
+                keep_message = true;
+                refused = true;
+                rc = verdict;
+            }
+        }
+        free(events.items);
+        if (keep_message)
             continue;
-        }
-        int found = relevant ? provider_id_of(s, instance, ev.provider_id, sizeof(ev.provider_id)) : NS_ERR_NOT_FOUND;
-        if (found != NS_OK && found != NS_ERR_NOT_FOUND) {
-            rc = found; /* EC2 could not be asked: this message and the rest come back after their visibility timeout */
-            break;
-        }
-        if (found == NS_OK && refused) {
-            keep(s, &ev, receipt); /* polling stopped: the rest are for the next poll */
-            continue;
-        }
-        int verdict = found == NS_OK ? cb(cb_ctx, &ev) : 0;
-        if (verdict != 0) {
-            keep(s, &ev, receipt);
-            refused = true;
-            rc = verdict;
-            continue;
-        }
-        /* delivered, or about nothing nodesmith acts on (an instance EC2 no longer knows, a malformed message) */
+        /* every event delivered, or about nothing nodesmith acts on (an instance EC2 no longer knows, a malformed
+         * message) */
         int deleted = queue_call(s, "AmazonSQS.DeleteMessage", url, "ReceiptHandle", receipt);
         if (deleted != NS_OK) {
             rc = deleted;

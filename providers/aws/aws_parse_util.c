@@ -94,3 +94,32 @@ const aws_xml_node *aws_xml_nth(const aws_xml_node *node, const char *name, size
         c = aws_xml_next_same(c);
     return c;
 }
+
+bool aws_parse_rfc1123_ms(const char *text, int64_t *ms)
+{
+    static const char *const MONTHS[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                         "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    if (!text)
+        return false;
+    const char *comma = strchr(text, ',');
+    const char *p = comma ? comma + 1 : text;
+    struct tm tm = {0};
+    char month[4] = "";
+    int consumed = 0;
+    if (sscanf(p, " %2d %3s %4d %2d:%2d:%2d GMT%n", &tm.tm_mday, month, &tm.tm_year, &tm.tm_hour, &tm.tm_min,
+               &tm.tm_sec, &consumed) != 6 || p[consumed] != '\0')
+        return false;
+    tm.tm_mon = -1;
+    for (int i = 0; i < 12; i++)
+        if (strcmp(month, MONTHS[i]) == 0)
+            tm.tm_mon = i;
+    if (tm.tm_mon < 0 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 ||
+        tm.tm_year < 1970)
+        return false;
+    tm.tm_year -= 1900;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1)
+        return false;
+    *ms = (int64_t)t * 1000;
+    return true;
+}

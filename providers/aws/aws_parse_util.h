@@ -20,6 +20,9 @@ bool aws_parse_bool(const char *text, bool fallback);
 /* An ISO 8601 UTC time ("2024-05-01T12:00:00Z", "2024-05-01T12:00:00.123Z", "...+00:00") in unix milliseconds.
  * Returns false when the text is NULL or not such a time. */
 bool aws_parse_iso8601_ms(const char *text, int64_t *ms);
+/* An RFC 1123 time, as AWS Health events carry ("Sat, 05 Jun 2021 08:00:00 GMT"; the weekday is optional and not
+ * checked), in unix milliseconds. False when the text is NULL or not such a time. */
+bool aws_parse_rfc1123_ms(const char *text, int64_t *ms);
 
 /* The i-th child named `name` of node, or NULL. */
 const aws_xml_node *aws_xml_nth(const aws_xml_node *node, const char *name, size_t i);

@@ -273,6 +273,69 @@ static int collect_event(void *ctx, const ns_event *ev)
     return 0;
 }
 
+typedef struct health_seen {
+    int calls;
+    int refuse_call; /* 1-based call to refuse, 0 = none */
+    ns_event events[8];
+} health_seen;
+
+static int collect_health(void *ctx, const ns_event *ev)
+{
+    health_seen *h = ctx;
+    h->calls++;
+    if (h->calls == h->refuse_call)
+        return 9;
+    if (h->calls <= 8)
+        h->events[h->calls - 1] = *ev;
+    return 0;
+}
+
+/* An AWS Health scheduled change as AWS sends it (startTime in RFC 1123) about two of our instances and one EC2 no
+ * longer knows: one event per known instance, each with the start as its deadline and its own ID; the message is
+ * deleted once both were taken, even when one was refused first. */
+START_TEST(test_health_scheduled_change_every_entity)
+{
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    ns_launch_option options[] = {{sizeof(ns_launch_option), "m5.large", "us-east-1a", NS_CAPACITY_ON_DEMAND, 0.1}};
+    char ids[2][NS_PROVIDER_ID_MAX];
+    for (int i = 0; i < 2; i++) {
+        char token[64];
+        snprintf(token, sizeof(token), "health-%d-%d-%lld", i, getpid(), (long long)pf_host.clock_ms);
+        ns_launch_request req = request(&nc, options, 1, token);
+        ns_launch_result r = {.struct_size = sizeof(r)};
+        ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_OK);
+        snprintf(ids[i], sizeof(ids[i]), "%s", r.provider_id);
+    }
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"kind\":\"scheduled-change\",\"instance_id\":\"%s\",\"instance_ids\":[\"%s\","
+             "\"i-0e00000000000gone\",\"%s\"],\"start_epoch\":1893456000}",
+             strrchr(ids[0], '/') + 1, strrchr(ids[0], '/') + 1, strrchr(ids[1], '/') + 1);
+    pf_control("/_emulator/events", body);
+    health_seen seen = {.refuse_call = 2};
+    ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_health, &seen), 9);
+    ck_assert_int_eq(seen.calls, 2);
+    for (int i = 0; i < 3 && seen.calls < 3; i++)
+        ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_health, &seen), NS_OK);
+    ck_assert_int_eq(seen.calls, 3);
+    ns_event *a = &seen.events[0], *b = &seen.events[2]; /* the second call was the refused one, delivered again */
+    ck_assert_int_eq(a->kind, NS_EVENT_SCHEDULED_MAINTENANCE);
+    ck_assert_int_eq(b->kind, NS_EVENT_SCHEDULED_MAINTENANCE);
+    ck_assert_str_eq(a->provider_id, ids[0]);
+    ck_assert_str_eq(b->provider_id, ids[1]);
+    ck_assert_int_eq(a->deadline_ms, 1893456000000LL); /* "Tue, 01 Jan 2030 00:00:00 GMT" */
+    ck_assert_int_eq(b->deadline_ms, 1893456000000LL);
+    ck_assert_str_ne(a->id, b->id);
+    ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_health, &seen), NS_OK);
+    ck_assert_int_eq(seen.calls, 3);
+    cJSON *st = pf_control_get("/_emulator/state");
+    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(st, "queue")->valueint, 0);
+    cJSON_Delete(st);
+    cJSON_Delete(spec);
+}
+END_TEST
+
 START_TEST(test_interruption_events)
 {
     cJSON *spec;
@@ -579,6 +642,7 @@ int main(void)
     tcase_add_test(tc, test_launch_lifecycle);
     tcase_add_test(tc, test_launch_without_capacity_names_offerings);
     tcase_add_test(tc, test_interruption_events);
+    tcase_add_test(tc, test_health_scheduled_change_every_entity);
     tcase_add_test(tc, test_pricing_fallback_when_refused);
     tcase_add_test(tc, test_pricing_fallback_when_unreachable);
     tcase_add_test(tc, test_pricing_filters_like_karpenter);

@@ -406,6 +406,15 @@ START_TEST(test_iso8601_and_numbers)
     ck_assert(!aws_parse_iso8601_ms("2024-05-01T12:00:00+02:00", &ms));
     ck_assert(!aws_parse_iso8601_ms("2024-13-01T12:00:00Z", &ms));
     ck_assert(!aws_parse_iso8601_ms(NULL, &ms));
+    /* AWS Health's startTime */
+    ck_assert(aws_parse_rfc1123_ms("Sat, 05 Jun 2021 08:00:00 GMT", &ms) && ms == 1622880000000LL);
+    ck_assert(aws_parse_rfc1123_ms("Wed, 01 May 2024 12:00:00 GMT", &ms) && ms == 1714564800000LL);
+    ck_assert(aws_parse_rfc1123_ms("01 May 2024 12:00:00 GMT", &ms) && ms == 1714564800000LL);
+    ck_assert(!aws_parse_rfc1123_ms("Wed, 01 Foo 2024 12:00:00 GMT", &ms));
+    ck_assert(!aws_parse_rfc1123_ms("Wed, 01 May 2024 12:00:00 PST", &ms));
+    ck_assert(!aws_parse_rfc1123_ms("Wed, 01 May 2024 12:00:00 GMT trailing", &ms));
+    ck_assert(!aws_parse_rfc1123_ms("2024-05-01T12:00:00Z", &ms));
+    ck_assert(!aws_parse_rfc1123_ms(NULL, &ms));
     ck_assert_int_eq(aws_parse_i64("42", -1), 42);
     ck_assert_int_eq(aws_parse_i64("42x", -1), -1);
     ck_assert_int_eq(aws_parse_i64(NULL, 7), 7);

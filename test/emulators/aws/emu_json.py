@@ -1,6 +1,7 @@
 """JSON-protocol services of the emulator: SQS (AmazonSQS.*), SSM (AmazonSSM.*) and Pricing
 (AWSPriceListService.*). Each handler takes the decoded request body and returns a JSON-serialisable answer or raises
 JsonError, which the server turns into {"__type": ..., "message": ...}."""
+import email.utils
 import hashlib
 import json
 import secrets
@@ -26,9 +27,16 @@ def event_body(state, kind, instance_id, extra):
         "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation", {"instance-id": instance_id}),
         "state-change": ("aws.ec2", "EC2 Instance State-change Notification",
                          {"instance-id": instance_id, "state": extra.get("state", "stopping")}),
+        # As AWS Health sends them: startTime in RFC 1123, one entity per affected instance.
         "scheduled-change": ("aws.health", "AWS Health Event",
-                             {"service": "EC2", "eventTypeCategory": "scheduledChange",
-                              "affectedEntities": [{"entityValue": instance_id}]}),
+                             {"eventArn": f"arn:aws:health:{state.region}::event/EC2/"
+                                          f"AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/{secrets.token_hex(8)}",
+                              "service": "EC2", "eventTypeCode": "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED",
+                              "eventTypeCategory": "scheduledChange",
+                              "startTime": email.utils.formatdate(extra.get("start_epoch", time.time() + 7 * 86400),
+                                                                  usegmt=True),
+                              "affectedEntities": [{"entityValue": i}
+                                                   for i in extra.get("instance_ids", [instance_id])]}),
     }
     if kind not in detail_types:
         raise ValueError(f"unknown event kind {kind}")
