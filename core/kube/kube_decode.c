@@ -54,7 +54,7 @@ static void *take_only(ns_cluster *c, which w)
     return (*list)[0];
 }
 
-static int decode(const cJSON *obj, const char *what, which w, void **typed)
+static int decode(const cJSON *obj, const char *what, const void *ctx, which w, void **typed)
 {
     ns_jtree *tree = NULL;
     ns_cluster *scratch = ns_cluster_new();
@@ -62,11 +62,12 @@ static int decode(const cJSON *obj, const char *what, which w, void **typed)
     *typed = NULL;
     if (!scratch)
         return NS_ERR_INTERNAL;
+    if (w == W_NODECLASS)
+        ns_cluster_set_kinds(scratch, ctx);
     if ((rc = ns_jtree_new(obj, &tree)) < 0 || (rc = ns_manifest_load_tree(scratch, SOURCE, ns_jtree_root(tree))) < 0)
         goto done;
     *typed = take_only(scratch, w);
-    /* A node class of a kind no loaded provider declares is skipped by the loader: kept by identity only. */
-    if (!*typed && w != W_NODECLASS)
+    if (!*typed)
         rc = NS_FAIL(NS_ERR_INVALID_CONFIG, SOURCE ": %s: did not decode into one object", what);
 done:
     ns_cluster_free(scratch);
@@ -75,9 +76,9 @@ done:
 }
 
 #define DECODER(fn, w, type, free_fn)                                                                                \
-    static int fn(const cJSON *obj, const char *what, void **typed)                                                 \
+    static int fn(const cJSON *obj, const char *what, const void *ctx, void **typed)                                \
     {                                                                                                                \
-        return decode(obj, what, w, typed);                                                                          \
+        return decode(obj, what, ctx, w, typed);                                                                     \
     }                                                                                                                \
     static void fn##_free(void *p)                                                                                   \
     {                                                                                                                \

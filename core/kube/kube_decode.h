@@ -5,8 +5,8 @@
  * NS_ERR_INVALID_CONFIG error "API server: KIND NS/NAME: FIELD.PATH: what is wrong".
  *
  * typed objects: Pod -> ns_pod, Node -> ns_node, NodePool -> ns_nodepool, NodeClaim -> ns_nodeclaim,
- * PodDisruptionBudget -> ns_pdb, DaemonSet -> ns_daemonset, node classes -> ns_nodeclass_def (when the loader
- * knows the kind).
+ * PodDisruptionBudget -> ns_pdb, DaemonSet -> ns_daemonset, node classes -> ns_nodeclass_def (decoder_ctx: the
+ * loaded providers' ns_nodeclass_kinds; the provider's validate_nodeclass runs on each, as for manifests).
  */
 #ifndef NS_KUBE_DECODE_H
 #define NS_KUBE_DECODE_H

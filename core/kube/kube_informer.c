@@ -108,7 +108,7 @@ static ns_kube_obj *entry_from(ns_kube_informer *inf, const cJSON *obj)
     else if (inf->res.namespaced && !str_at(obj, "metadata", "namespace"))
         rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: metadata.namespace: missing", what);
     else if (inf->o.decoder)
-        rc = inf->o.decoder->decode(obj, what, &typed);
+        rc = inf->o.decoder->decode(obj, what, inf->o.decoder_ctx, &typed);
     if (rc < 0) {
         pthread_mutex_lock(&inf->state_lock);
         inf->stats.decode_errors++;

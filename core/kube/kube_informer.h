@@ -23,10 +23,12 @@
 #include "kube/kube_resource.h"
 #include "kube/kube_store.h"
 
-/* Turns one API object into the model's type. `what` names the object ("Pod ns/name") for messages. 0 with *typed
- * set (the store owns it then), or NS_ERR_INVALID_CONFIG with a message naming the object and the field. */
+/* Turns one API object into the model's type. `what` names the object ("Pod ns/name") for messages; ctx is the
+ * informer's decoder_ctx (node classes: the loaded providers' ns_nodeclass_kinds). 0 with *typed set (the store owns
+ * it then; NULL when the object is kept by identity only), or NS_ERR_INVALID_CONFIG with a message naming the object
+ * and the field. */
 typedef struct ns_kube_decoder {
-    int (*decode)(const cJSON *obj, const char *what, void **typed);
+    int (*decode)(const cJSON *obj, const char *what, const void *ctx, void **typed);
     void (*free)(void *typed);
 } ns_kube_decoder;
 
@@ -47,6 +49,7 @@ typedef struct ns_kube_informer_options {
     int page_size;                    /* list limit; 0 = 500 */
     int watch_timeout_s;              /* 0 = a random 300..600 s per watch, as client-go */
     const ns_kube_decoder *decoder;   /* NULL: entries keep identity and indexes only */
+    const void *decoder_ctx;          /* borrowed; outlives the informer */
     ns_kube_handler_fn on_event;      /* may be NULL */
     void *ud;
 } ns_kube_informer_options;

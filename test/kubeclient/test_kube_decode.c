@@ -10,6 +10,8 @@
 #include "kube/kube_decode.h"
 #include "kube/kube_resource.h"
 #include "model/node.h"
+#include "model/nodeclass.h"
+#include "model/nodeclass_kinds.h"
 #include "model/pod.h"
 
 static cJSON *load(const char *name)
@@ -31,7 +33,7 @@ START_TEST(pod_from_api_server_decodes)
 {
     cJSON *j = load("pod.json");
     void *typed = NULL;
-    ck_assert_msg(NS_KUBE_DECODE_POD.decode(j, "Pod shop/web", &typed) == 0, "%s", ns_error_message());
+    ck_assert_msg(NS_KUBE_DECODE_POD.decode(j, "Pod shop/web", NULL, &typed) == 0, "%s", ns_error_message());
     ns_pod *pod = typed;
     ck_assert_str_eq(pod->meta.name, "web-5d8f7c9b4-x2x7q");
     ck_assert_str_eq(pod->meta.namespace_, "shop");
@@ -50,7 +52,7 @@ START_TEST(node_from_api_server_decodes)
 {
     cJSON *j = load("node.json");
     void *typed = NULL;
-    ck_assert_msg(NS_KUBE_DECODE_NODE.decode(j, "Node node-a", &typed) == 0, "%s", ns_error_message());
+    ck_assert_msg(NS_KUBE_DECODE_NODE.decode(j, "Node node-a", NULL, &typed) == 0, "%s", ns_error_message());
     ns_node *node = typed;
     ck_assert_str_eq(node->provider_id, "aws:///eu-west-1a/i-0123456789abcdef0");
     ck_assert_uint_eq(node->n_taints, 1);
@@ -76,7 +78,7 @@ static void expect_error(const char *file, const ns_kube_decoder *dec, const cha
     cJSON_DeleteItemFromObjectCaseSensitive(at, seg);
     cJSON_AddItemToObject(at, seg, cJSON_Parse(value_json));
     void *typed = NULL;
-    ck_assert_int_eq(dec->decode(j, "x", &typed), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(dec->decode(j, "x", NULL, &typed), NS_ERR_INVALID_CONFIG);
     ck_assert_ptr_null(typed);
     ck_assert_msg(strstr(ns_error_message(), needle), "\"%s\" lacks \"%s\"", ns_error_message(), needle);
     cJSON_Delete(j);
@@ -92,6 +94,29 @@ START_TEST(bad_fields_name_object_and_field)
                  "spec.terminationGracePeriodSeconds: expected an integer");
     expect_error("node.json", &NS_KUBE_DECODE_NODE, "spec.taints.0.effect", "\"Sometimes\"",
                  "API server: Node node-a: spec.taints[0]: effect \"Sometimes\"");
+}
+END_TEST
+
+START_TEST(nodeclass_decoded_with_the_providers_kinds)
+{
+    ns_nodeclass_kinds *kinds = ns_nodeclass_kinds_new();
+    ns_nodeclass_kind decl = {sizeof(decl), "example.cloud.io", "v1", "ExampleNodeClass", 0};
+    ck_assert_int_eq(ns_nodeclass_kinds_add(kinds, "example", &decl, NULL, NULL), 0);
+    cJSON *j = cJSON_Parse("{\"apiVersion\":\"example.cloud.io/v1\",\"kind\":\"ExampleNodeClass\","
+                           "\"metadata\":{\"name\":\"default\",\"resourceVersion\":\"7\"},"
+                           "\"spec\":{\"image\":\"img-1\"},\"status\":{\"conditions\":[]}}");
+    void *typed = NULL;
+    ck_assert_msg(NS_KUBE_DECODE_NODECLASS.decode(j, "ExampleNodeClass default", kinds, &typed) == 0, "%s",
+                  ns_error_message());
+    ns_nodeclass_def *def = typed;
+    ck_assert_str_eq(def->kind, "ExampleNodeClass");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(def->spec, "image")->valuestring, "img-1");
+    NS_KUBE_DECODE_NODECLASS.free(def);
+    /* a kind no loaded provider declares does not decode */
+    ck_assert_int_eq(NS_KUBE_DECODE_NODECLASS.decode(j, "ExampleNodeClass default", NULL, &typed),
+                     NS_ERR_INVALID_CONFIG);
+    cJSON_Delete(j);
+    ns_nodeclass_kinds_free(kinds);
 }
 END_TEST
 
@@ -122,6 +147,7 @@ int main(void)
     tcase_add_test(t, pod_from_api_server_decodes);
     tcase_add_test(t, node_from_api_server_decodes);
     tcase_add_test(t, bad_fields_name_object_and_field);
+    tcase_add_test(t, nodeclass_decoded_with_the_providers_kinds);
     tcase_add_test(t, decoders_by_resource);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
