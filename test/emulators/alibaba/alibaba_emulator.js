@@ -63,7 +63,7 @@ function takeFault(action) {
     }
     if (f.count <= 0) continue;
     f.count -= 1;
-    return f;
+    return f.kind === 'transient_nostock' ? { ...f, kind: 'nostock' } : f;
   }
   return null;
 }
@@ -185,7 +185,7 @@ function control(req, res, path, body) {
         st.nostock.add(`${b.instance_type}|${b.zone}|${b.capacity_type}`);
       } else if (b.kind === 'sts_reject') {
         st.rejectOidc = b.count || 1;
-      } else if (['throttle', 'error5xx', 'error', 'slow', 'timeout', 'random'].includes(b.kind)) {
+      } else if (['throttle', 'error5xx', 'error', 'slow', 'timeout', 'random', 'transient_nostock'].includes(b.kind)) {
         const f = { kind: b.kind, count: b.count || 1, actions: b.actions || (b.action ? [b.action] : null), code: b.code,
           status: b.status, delay_ms: b.delay_ms, rate: b.rate || 0, kinds: b.kinds || ['throttle'] };
         if (b.kind === 'random') f.random = rng(b.seed || 1);
