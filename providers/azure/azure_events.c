@@ -96,7 +96,8 @@ static int on_vm(void *ctx, const ns_json *vm)
     if (state && strcmp(state, "Deleting") == 0 &&
         emit(p, NS_EVENT_INSTANCE_TERMINATED, id, "deleting", 0, 0, "the VM is being deleted") != 0)
         return p->stopped;
-    const ns_json *statuses = h->json_get(view, "statuses");
+    /* A VM whose creation failed (a capacity refusal being cleaned up) never ran: its power state is no event. */
+    const ns_json *statuses = state && strcmp(state, "Failed") == 0 ? NULL : h->json_get(view, "statuses");
     for (size_t i = 0; i < h->json_size(statuses); i++) {
         const char *code = h->json_string(h->json_get(h->json_at(statuses, i), "code"));
         if (code && (strcmp(code, "PowerState/deallocating") == 0 || strcmp(code, "PowerState/stopping") == 0 ||

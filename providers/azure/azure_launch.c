@@ -96,9 +96,15 @@ static void add_tags(jb *b, az_state *s, ns_json *doc, const ns_launch_request *
     ns_json *tags = jobj(b, doc, "tags");
     for (size_t i = 0; i < nc->n_tags; i++)
         jstr(b, tags, nc->tags[i][0], nc->tags[i][1]);
-    for (size_t i = 0; i < req->n_tags && i < 8; i++)
-        if (!strchr(req->tags[i].key, '/'))
-            jstr(b, tags, req->tags[i].key, req->tags[i].value);
+    for (size_t i = 0; i < req->n_tags && i < 8; i++) {
+        /* Azure tag names cannot hold '/': written with '_', as the reference port writes Karpenter's own keys */
+        char key[257];
+        snprintf(key, sizeof(key), "%s", req->tags[i].key);
+        for (char *c = key; *c; c++)
+            if (*c == '/')
+                *c = '_';
+        jstr(b, tags, key, req->tags[i].value);
+    }
     jstr(b, tags, AZ_TAG_CLUSTER, s->cluster);
     jstr(b, tags, AZ_TAG_NODEPOOL, req->nodepool_name ? req->nodepool_name : "");
     jstr(b, tags, AZ_TAG_NODECLAIM, req->nodeclaim_name ? req->nodeclaim_name : "");
