@@ -360,6 +360,41 @@ START_TEST(exec_plugin_wrong_api_version_refused)
 }
 END_TEST
 
+START_TEST(load_order_kubeconfig_env_in_cluster_home)
+{
+    make_dir();
+    const char *path = write_file("config", two_contexts, 0600);
+    char list[700];
+    snprintf(list, sizeof(list), "%s/missing:%s", dir, path);
+    setenv("KUBECONFIG", list, 1);
+    ns_kube_config *c = NULL;
+    ck_assert_int_eq(ns_kube_config_load(NULL, NULL, &c), 0);
+    ck_assert_str_eq(c->server, "https://127.0.0.1:6443");
+    ns_kube_config_free(c);
+    setenv("KUBECONFIG", "/nonexistent/a:/nonexistent/b", 1);
+    ck_assert_int_eq(ns_kube_config_load(NULL, NULL, &c), NS_ERR_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "KUBECONFIG=/nonexistent/a:/nonexistent/b"));
+    unsetenv("KUBECONFIG");
+    /* in a pod: the service account */
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    ck_assert_int_eq(ns_kube_config_load(NULL, NULL, &c), NS_ERR_NOT_FOUND); /* no token under /var/run/secrets */
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "no service-account token"));
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    /* else ~/.kube/config */
+    char kube_dir[300];
+    snprintf(kube_dir, sizeof(kube_dir), "%s/.kube", dir);
+    ck_assert_int_eq(mkdir(kube_dir, 0700), 0);
+    write_file(".kube/config", two_contexts, 0600);
+    setenv("HOME", dir, 1);
+    ck_assert_int_eq(ns_kube_config_load(NULL, "robot", &c), NS_ERR_NOT_FOUND); /* robot's ca.pem is missing */
+    ck_assert_int_eq(ns_kube_config_load(NULL, NULL, &c), 0);
+    ck_assert_ptr_nonnull(strstr(c->source, "/.kube/config context admin"));
+    ns_kube_config_free(c);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(token_bucket_allows_burst_then_paces)
 {
     ns_kube_limiter *l = ns_kube_limiter_new(20.0, 3);
@@ -401,6 +436,7 @@ int main(void)
     tcase_add_test(t, exec_plugin_rerun_after_expiry);
     tcase_add_test(t, exec_plugin_failure_names_command_status_and_stderr);
     tcase_add_test(t, exec_plugin_wrong_api_version_refused);
+    tcase_add_test(t, load_order_kubeconfig_env_in_cluster_home);
     tcase_add_test(t, token_bucket_allows_burst_then_paces);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
