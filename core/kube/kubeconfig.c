@@ -1,5 +1,6 @@
 #include "kube/kube_config.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,7 +272,11 @@ int ns_kube_config_from_kubeconfig(const char *path, const char *context, ns_kub
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory reading kubeconfig %s", path);
         goto done;
     }
-    if ((rc = ns_yreader_open_file(path, &r)) < 0 || (rc = ns_yreader_next(r, &doc)) < 0)
+    if ((rc = ns_yreader_open_file(path, &r)) < 0) {
+        rc = NS_FAIL(rc, "kubeconfig %s cannot be read: %s", path, strerror(errno));
+        goto done;
+    }
+    if ((rc = ns_yreader_next(r, &doc)) < 0)
         goto done;
     if (!doc) {
         rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "kubeconfig %s is empty", path);

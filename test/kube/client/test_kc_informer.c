@@ -116,6 +116,16 @@ START_TEST(pods_list_pages_watch_and_indexes)
     ns_kube_informer_get_stats(inf, &st);
     ck_assert_uint_eq(st.lists, 1);
     ck_assert_uint_eq(st.decode_errors, 0);
+    /* the same through the command line */
+    char cmd[512], line[256], all[4096] = "";
+    snprintf(cmd, sizeof(cmd), "%s kube get pods -n %s --kubeconfig %s", NS_TEST_NODESMITH, ns,
+             getenv("NS_TEST_KUBECONFIG"));
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    while (fgets(line, sizeof(line), p))
+        strncat(all, line, sizeof(all) - strlen(all) - 1);
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(strstr(all, "p0") && strstr(all, "late") && !strstr(all, "p1 "), "%s", all);
     ns_kube_informer_free(inf);
     ns_kube_client_free(c);
 }
