@@ -275,6 +275,86 @@ START_TEST(bad_object_skipped_others_cached)
 }
 END_TEST
 
+static void apply(const char *ns, const char *yaml)
+{
+    const char *argv[] = {"-n", ns, "apply", "-f", "-", NULL};
+    char *out = NULL;
+    ck_assert_int_eq(kube_bed_kubectl(&out, yaml, argv), 0);
+    free(out);
+}
+
+static const char *const workloads =
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+    "spec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n"
+    "  template:\n    metadata: {labels: {app: web}}\n"
+    "    spec:\n      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]\n"
+    "      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone,"
+    " whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: web}}}]\n"
+    "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\n"
+    "spec:\n  selector: {matchLabels: {app: agent}}\n"
+    "  template:\n    metadata: {labels: {app: agent}}\n"
+    "    spec: {containers: [{name: c, image: busybox, resources: {requests: {memory: 32Mi}}}]}\n"
+    "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n"
+    "spec:\n  serviceName: db\n  replicas: 1\n  selector: {matchLabels: {app: db}}\n"
+    "  template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: c, image: postgres}]}\n"
+    "  volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce],"
+    " resources: {requests: {storage: 1Gi}}}}]\n"
+    "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\n"
+    "spec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}\n"
+    "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: claim}\n"
+    "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"
+    "---\napiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: lease}\nspec: {holderIdentity: x}\n";
+
+typedef struct populated {
+    ns_kube_informer *inf;
+    size_t want;
+} populated;
+
+static bool has_objects(void *ud)
+{
+    populated *p = ud;
+    ns_kube_informer_rdlock(p->inf);
+    size_t n = ns_kube_store_len(ns_kube_informer_store(p->inf));
+    ns_kube_informer_unlock(p->inf);
+    return n >= p->want;
+}
+
+START_TEST(every_watched_kind_decodes)
+{
+    char ns[64], node[96], yaml[1024];
+    ns_kube_client *c = kc_admin();
+    ck_assert_int_eq(kube_bed_namespace("kc-kinds", ns, sizeof(ns)), 0);
+    snprintf(node, sizeof(node), "%s-node", ns);
+    ck_assert_int_eq(kube_bed_ready_node(node, NULL, NULL), 0);
+    apply(ns, workloads);
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s-sc}\n"
+             "provisioner: ebs.csi.aws.com\nvolumeBindingMode: WaitForFirstConsumer\n"
+             "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: %s-pv}\n"
+             "spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /tmp/x},"
+             " nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone,"
+             " operator: In, values: [a]}]}]}}}\n",
+             ns, ns);
+    apply(ns, yaml);
+    const ns_kube_resource *kinds[] = {&NS_KUBE_PODS,        &NS_KUBE_NODES,        &NS_KUBE_DAEMONSETS,
+                                       &NS_KUBE_PDBS,        &NS_KUBE_STORAGECLASSES, &NS_KUBE_PVS,
+                                       &NS_KUBE_PVCS,        &NS_KUBE_LEASES,       &NS_KUBE_DEPLOYMENTS,
+                                       &NS_KUBE_REPLICASETS, &NS_KUBE_STATEFULSETS};
+    size_t want[] = {3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        const ns_kube_resource *r = kinds[i];
+        ns_kube_informer *inf = informer(c, r, r->namespaced ? ns : NULL, NULL, 0);
+        populated p = {inf, want[i]};
+        ck_assert_msg(kc_wait(has_objects, &p, 20000), "%s: no objects cached", r->resource);
+        ns_kube_informer_stats st;
+        ns_kube_informer_get_stats(inf, &st);
+        ck_assert_msg(st.decode_errors == 0, "%s: %s", r->resource, st.last_decode_error);
+        ns_kube_informer_free(inf);
+    }
+    ns_kube_client_free(c);
+}
+END_TEST
+
 int main(void)
 {
     kube_bed bed;
@@ -287,6 +367,7 @@ int main(void)
     tcase_add_test(t, dropped_watch_resumes_without_relist);
     tcase_add_test(t, gone_after_compaction_relists);
     tcase_add_test(t, bad_object_skipped_others_cached);
+    tcase_add_test(t, every_watched_kind_decodes);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
