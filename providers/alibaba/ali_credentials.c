@@ -504,6 +504,13 @@ int ali_credentials_get(ali_credentials *c, ali_creds *out)
         rc = refresh_oidc(c);
     else if (stale && c->kind == SRC_IMDS)
         rc = refresh_imds(c);
+    /* an early refresh that failed leaves the current credentials in use until they really expire */
+    if (rc < 0 && c->have && c->host->now_ms(c->ctx) < c->cached.expires_ms) {
+        ns_label f[] = {{"source", c->name}};
+        c->host->log(c->ctx, NS_LOG_WARN, "refreshing alibaba credentials failed; the current ones are still valid", f,
+                     1);
+        rc = NS_OK;
+    }
     if (rc == NS_OK)
         *out = c->cached;
     pthread_mutex_unlock(&c->lock);

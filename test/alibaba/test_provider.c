@@ -196,8 +196,15 @@ START_TEST(test_credentials_rrsa_refreshed_before_expiry)
     sleep(2);
     call_api(p);
     ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 2);
+    /* an early refresh STS refuses leaves the current, still valid, credentials in use */
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"sts_reject\",\"count\":1}", NULL),
+                     200);
+    sleep(2);
+    call_api(p);
+    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 3);
     ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
     char *text = logged();
+    ck_assert(strstr(text, "refreshing alibaba credentials failed; the current ones are still valid"));
     assert_no_secret(text, "emulator-oidc-token");
     assert_no_secret(text, "token-"); /* the STS security tokens the emulator issues */
     ck_assert(strstr(text, "\"auth-via\":\"rrsa\""));

@@ -147,12 +147,13 @@ async function dispatch(req, res, body) {
     if (query.Action === 'AssumeRoleWithOIDC') {
       const form = Object.fromEntries(new URLSearchParams(body.toString()).entries());
       const q = { ...query, ...form };
+      st.count(action);
       if (st.rejectOidc > 0) { st.rejectOidc -= 1; throw new ApiError('AuthenticationFail.OIDCToken.Invalid', 'injected rejection', 400); }
       run = () => ok(svc.assumeRoleWithOidc(st, q));
     } else {
       [style, action, run] = await handleSigned(req, res, url, query, body);
+      st.count(action);
     }
-    st.count(action);
     const f = takeFault(action);
     if (f) recordFault(f.kind, action);
     if (f && f.kind === 'slow') await new Promise((r) => setTimeout(r, f.delay_ms || 1000));
