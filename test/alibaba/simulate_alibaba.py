@@ -33,8 +33,25 @@ def simulate(nodesmith, manifest):
     return json.loads(proc.stdout)
 
 
+def refused(nodesmith, manifest):
+    """A node class alibaba.so refuses: simulate fails naming the file, the line, the field; nothing launched."""
+    url = os.environ["ALIBABA_EMULATOR_URL"]
+    proc = subprocess.run([nodesmith, "simulate", "-f", manifest, "--provider", "alibaba", "--set",
+                           "cluster_id=c-demo", "--set", "endpoint_url=" + url], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0, proc.stdout
+    with open(manifest) as f:
+        line = 1 + [l.strip() for l in f].index("apiVersion: karpenter.k8s.alibabacloud/v1alpha1")
+    want = f"{manifest}:{line}: ECSNodeClass default: provider alibaba: validate_nodeclass default"
+    assert want in proc.stderr and "spec.systemDisk.volumeSize '10Gi'" in proc.stderr, proc.stderr
+    assert control("state")["instances"] == []
+    print("refused node class:", proc.stderr.strip().splitlines()[-1])
+
+
 def main():
     nodesmith, examples, example = sys.argv[1:4]
+    if example == "refused":
+        return refused(nodesmith, os.path.join(os.path.dirname(os.path.abspath(__file__)), "refused-nodeclass.yaml"))
     doc = simulate(nodesmith, os.path.join(examples, example + ".yaml"))
     state = control("state")
     assert state["signature_failures"] == 0, state["signature_failures"]
