@@ -5,6 +5,7 @@
  * group's own parameters (ECS refuses one token for different parameters, and the core retries a claim with fewer
  * options under the same token), so a repeated call returns the first answer; and before launching, an instance
  * already tagged with the claim (a launch whose answer was lost) is returned instead of starting another. */
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,34 @@ static size_t pick(ali_state *s, const ns_launch_request *req, const ali_nodecla
     return n;
 }
 
+/* vSwitchSelectionPolicy balanced (the reference port's rule): the zone is drawn at random among the choices' zones
+ * rather than taken from the cheapest choice. The choices are regrouped zone by zone from a random first zone, each
+ * zone's in price order, and launched with the prioritized strategy, so ECS keeps that order. */
+static void balance(choice *ch, size_t n)
+{
+    const char *zones[MAX_CHOICES];
+    size_t n_zones = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t z = 0; z < n_zones; z++)
+            seen |= strcmp(zones[z], ch[i].o->zone) == 0;
+        if (!seen)
+            zones[n_zones++] = ch[i].o->zone;
+    }
+    unsigned char r = 0;
+    if (n_zones < 2 || RAND_bytes(&r, 1) != 1)
+        return;
+    choice out[MAX_CHOICES];
+    size_t k = 0;
+    for (size_t z = 0; z < n_zones; z++) {
+        const char *zone = zones[(r + z) % n_zones];
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(ch[i].o->zone, zone) == 0)
+                out[k++] = ch[i];
+    }
+    memcpy(ch, out, n * sizeof(*ch));
+}
+
 static void add_tag(ali_params *p, size_t *n, const char *key, const char *value)
 {
     ++*n;
@@ -113,8 +142,9 @@ static void launch_params(ali_state *s, const ns_launch_request *req, const ali_
     ali_params_add(p, "TotalTargetCapacity", "1");
     ali_params_add(p, spot ? "SpotTargetCapacity" : "PayAsYouGoTargetCapacity", "1");
     ali_params_add(p, "DefaultTargetCapacityType", spot ? "Spot" : "PayAsYouGo");
-    ali_params_add(p, "SpotAllocationStrategy", "lowest-price");
-    ali_params_add(p, "PayAsYouGoAllocationStrategy", "lowest-price");
+    const char *strategy = sp->balanced ? "prioritized" : "lowest-price";
+    ali_params_add(p, "SpotAllocationStrategy", strategy);
+    ali_params_add(p, "PayAsYouGoAllocationStrategy", strategy);
     ali_params_add(p, "SpotInstanceInterruptionBehavior", "terminate");
     ali_params_add(p, "Tag.1.Key", "karpenter.k8s.alibabacloud/autoprovisiongroup");
     ali_params_add(p, "Tag.1.Value", "true");
@@ -283,6 +313,8 @@ static int launch_as(ali_state *s, const ns_launch_request *req, const ali_nodec
     size_t n = pick(s, req, v, c, ch, capacity_type, &image);
     if (n == 0)
         return NS_ERR_INSUFFICIENT_CAPACITY;
+    if (v->spec->balanced)
+        balance(ch, n);
     char *user_data = NULL;
     ali_params p = {0};
     ns_json *doc = NULL;

@@ -773,6 +773,43 @@ START_TEST(test_no_stock_marks_exactly_the_refused_offering)
 }
 END_TEST
 
+/* cheapest: every launch takes the cheapest zone ECS sees; balanced: the zones are drawn at random */
+static int zones_used(ns_plugin *p, const ns_nodeclass *nc, const char *prefix)
+{
+    ns_launch_option opts[] = {{sizeof(ns_launch_option), "ecs.c7.large", "cn-hangzhou-h", NS_CAPACITY_SPOT, 0.1},
+                               {sizeof(ns_launch_option), "ecs.c7.large", "cn-hangzhou-i", NS_CAPACITY_SPOT, 0.1},
+                               {sizeof(ns_launch_option), "ecs.c7.large", "cn-hangzhou-j", NS_CAPACITY_SPOT, 0.1}};
+    bool used[3] = {false, false, false};
+    for (int i = 0; i < 10; i++) {
+        char claim[64];
+        snprintf(claim, sizeof(claim), "%s-%d", prefix, i);
+        ns_launch_request req = {.struct_size = sizeof(req), .cluster_name = "c-demo", .nodeclaim_name = claim,
+                                 .nodepool_name = "zones", .client_token = claim, .nodeclass = nc, .options = opts,
+                                 .n_options = 3};
+        ns_launch_result r = {.struct_size = sizeof(r)};
+        ck_assert_msg(ns_plugin_launch(p, &req, &r) == NS_OK, "%s", ns_error_message());
+        for (int z = 0; z < 3; z++)
+            used[z] |= strcmp(r.zone, opts[z].zone) == 0;
+        ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    }
+    return used[0] + used[1] + used[2];
+}
+
+START_TEST(test_vswitch_selection_policy)
+{
+    env_static_keys();
+    ns_plugin *p = load();
+    nodeclass_doc cheapest, balanced;
+    nodeclass_of(&cheapest, "cheapest", "{" SPEC_DEMO "}");
+    nodeclass_of(&balanced, "balanced", "{" SPEC_DEMO ",\"vSwitchSelectionPolicy\":\"balanced\"}");
+    ck_assert_int_eq(zones_used(p, &cheapest.nc, "cheapest"), 1);
+    ck_assert_int_ge(zones_used(p, &balanced.nc, "balanced"), 2);
+    ns_host_json_free(cheapest.spec);
+    ns_host_json_free(balanced.spec);
+    ns_plugin_unload(p);
+}
+END_TEST
+
 int main(void)
 {
     plugin_path = getenv("ALIBABA_PLUGIN");
@@ -803,6 +840,7 @@ int main(void)
     tcase_add_test(cloud, test_drift_image_vswitch_security_group);
     tcase_add_test(cloud, test_events_with_deadlines);
     tcase_add_test(cloud, test_no_stock_marks_exactly_the_refused_offering);
+    tcase_add_test(cloud, test_vswitch_selection_policy);
     suite_add_tcase(s, cloud);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
