@@ -377,7 +377,7 @@ int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kin
                        node_or_claim);
     ns_fault f = {.struct_size = sizeof(f), .kind = NS_FAULT_INTERRUPT, .event = kind, .provider_id = pid,
                   .deadline_ms = deadline_ms};
-    return ns_plugin_test_inject_fault(e->plugin, &f);
+    return ns_plugin_inject_fault(e->plugin, &f);
 }
 
 int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
@@ -385,7 +385,7 @@ int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, con
 {
     ns_fault f = {.struct_size = sizeof(f), .kind = clear ? NS_FAULT_CLEAR : NS_FAULT_INSUFFICIENT_CAPACITY,
                   .instance_type = instance_type, .zone = zone, .capacity_type = capacity_type};
-    int rc = ns_plugin_test_inject_fault(e->plugin, &f);
+    int rc = ns_plugin_inject_fault(e->plugin, &f);
     e->types.listed_at_ms = -1;
     return rc;
 }

@@ -242,11 +242,12 @@ int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np);
 int ns_engine_delete_nodepool(ns_engine *e, const char *name);
 /* Replaces the node class of the same kind and name (or adds it); ownership passes to the cluster. */
 int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def);
-/* Queues a provider event for the Node or NodeClaim named (its instance), through ns_plugin_test_inject_fault
- * (needs a provider with test hooks). deadline_ms 0 = the provider's default. */
+/* Queues a provider event for the Node or NodeClaim named (its instance), through ns_plugin_inject_fault, which
+ * passes it to the provider's test_inject_fault (needs a provider with test hooks). deadline_ms 0 = the provider's
+ * default. */
 int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms);
-/* Makes an offering unavailable at the provider (ns_fault INSUFFICIENT_CAPACITY; NULL fields match any), or with
- * clear set removes every injected fault. */
+/* Makes an offering unavailable (ns_fault INSUFFICIENT_CAPACITY; NULL zone or capacity type match any) in the core's
+ * fault layer in front of the provider, so it works with any provider; with clear set removes every injected fault. */
 int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
                                     const char *capacity_type, bool clear);
 /* Advances the simulated clock by ms without stepping (ns_engine_run_for steps). */

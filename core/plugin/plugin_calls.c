@@ -4,6 +4,7 @@
  * that names the provider and the method.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errors/ns_error.h"
@@ -47,6 +48,8 @@ static int unsupported(const ns_plugin *p, const char *method)
         ns_error_clear();                                                                                              \
         if (!(p))                                                                                                      \
             return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "%s: no provider given", method);                                  \
+        if (ns_fault_layer_enter((p)->faults, method) < 0)                                                             \
+            return ns_error_prefix("provider %s: ", (p)->table.name);                                                  \
     } while (0)
 
 /* Copies a provider struct of possibly different size into a zeroed full-size one. */
@@ -61,6 +64,7 @@ static int unsupported(const ns_plugin *p, const char *method)
 /* Carries the caller's callback through the provider. A non-zero value the caller's callback returns is the
  * caller's to interpret (its own error, or "stop"), so it passes back untouched rather than through finish(). */
 typedef struct trampoline {
+    ns_plugin *p;
     union {
         ns_instance_type_cb instance_type;
         ns_instance_cb instance;
@@ -76,6 +80,22 @@ static int passed_back(const trampoline *t, int rc)
     return t->stopped_with != 0 && rc == t->stopped_with;
 }
 
+/* The offerings an injected insufficient-capacity fault empties read as unavailable: a full-size copy of them. */
+static ns_offering *offerings_with_faults(ns_plugin *p, const ns_instance_type *type)
+{
+    ns_offering *out = calloc(type->n_offerings ? type->n_offerings : 1, sizeof(*out));
+    if (!out) {
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory copying the offerings of %s", type->name);
+        return NULL;
+    }
+    for (size_t i = 0; i < type->n_offerings; i++) {
+        COPY_VERSIONED(out[i], NS_AT(type->offerings, i));
+        if (ns_fault_layer_no_capacity(p->faults, type->name, out[i].zone, out[i].capacity_type))
+            out[i].available = false;
+    }
+    return out;
+}
+
 static int on_instance_type(void *ctx, const ns_instance_type *src)
 {
     trampoline *t = ctx;
@@ -83,7 +103,15 @@ static int on_instance_type(void *ctx, const ns_instance_type *src)
         return NS_FAIL(NS_ERR_INTERNAL, "list_instance_types passed a NULL instance type");
     ns_instance_type copy;
     COPY_VERSIONED(copy, src);
-    return t->stopped_with = t->cb.instance_type(t->cb_ctx, &copy);
+    ns_offering *faulted = NULL;
+    if (copy.n_offerings && copy.offerings && ns_fault_layer_has_capacity_faults(t->p->faults)) {
+        if (!(faulted = offerings_with_faults(t->p, &copy)))
+            return t->stopped_with = NS_ERR_INTERNAL;
+        copy.offerings = faulted;
+    }
+    t->stopped_with = t->cb.instance_type(t->cb_ctx, &copy);
+    free(faulted);
+    return t->stopped_with;
 }
 
 int ns_plugin_list_instance_types(ns_plugin *p, const ns_nodeclass *nodeclass, ns_instance_type_cb cb, void *cb_ctx)
@@ -91,7 +119,7 @@ int ns_plugin_list_instance_types(ns_plugin *p, const ns_nodeclass *nodeclass, n
     CHECK_PLUGIN(p, "list_instance_types");
     if (!nodeclass || !cb)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_instance_types: node class and callback are required");
-    trampoline t = {.cb.instance_type = cb, .cb_ctx = cb_ctx};
+    trampoline t = {.p = p, .cb.instance_type = cb, .cb_ctx = cb_ctx};
     int rc = p->table.list_instance_types(p->state, nodeclass, on_instance_type, &t);
     return passed_back(&t, rc) ? rc : finish(p, "list_instance_types", nodeclass->name, rc);
 }
@@ -120,6 +148,35 @@ static int check_launch_limits(const ns_launch_request *req)
     return NS_OK;
 }
 
+/* Options on offerings an injected fault emptied are dropped, as a cloud would refuse them; with none left the launch
+ * fails as the cloud's would, naming each one, and the provider is not called. */
+static int drop_faulted_options(ns_plugin *p, ns_launch_request *req, ns_launch_option **open)
+{
+    *open = calloc(req->n_options, sizeof(**open));
+    if (!*open)
+        return NS_FAIL(NS_ERR_INTERNAL, "launch %s: out of memory", req->nodeclaim_name);
+    size_t n = 0;
+    for (size_t i = 0; i < req->n_options; i++) {
+        const ns_launch_option *o = NS_AT(req->options, i);
+        if (ns_fault_layer_no_capacity(p->faults, o->instance_type, o->zone, o->capacity_type))
+            continue;
+        COPY_VERSIONED((*open)[n], o);
+        n++;
+    }
+    if (n > 0) {
+        req->options = *open;
+        req->n_options = n;
+        return NS_OK;
+    }
+    NS_FAIL(NS_ERR_INSUFFICIENT_CAPACITY, "provider %s: launch %s: no capacity in any of its %zu offerings (injected "
+            "fault)", p->table.name, req->nodeclaim_name, req->n_options);
+    for (size_t i = 0; i < req->n_options; i++) {
+        const ns_launch_option *o = NS_AT(req->options, i);
+        ns_error_add_unavailable(o->instance_type, o->zone, o->capacity_type);
+    }
+    return NS_ERR_INSUFFICIENT_CAPACITY;
+}
+
 int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_result *result)
 {
     CHECK_PLUGIN(p, "launch");
@@ -132,7 +189,12 @@ int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_resul
     result->struct_size = sizeof(*result);
     if (check_launch_limits(req) < 0)
         return ns_error_prefix("provider %s: ", p->table.name);
-    int rc = finish(p, "launch", req->nodeclaim_name, p->table.launch(p->state, req, result));
+    ns_launch_request kept = *req;
+    ns_launch_option *open = NULL;
+    int rc = ns_fault_layer_has_capacity_faults(p->faults) ? drop_faulted_options(p, &kept, &open) : NS_OK;
+    if (rc == NS_OK)
+        rc = finish(p, "launch", req->nodeclaim_name, p->table.launch(p->state, &kept, result));
+    free(open);
     if (rc == NS_OK && (!result->provider_id[0] || !result->instance_type[0] || !result->zone[0] ||
                         !result->capacity_type[0]))
         return NS_FAIL(NS_ERR_INTERNAL,
@@ -278,9 +340,27 @@ int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *c
     return passed_back(&t, rc) ? rc : finish(p, "list_repair_policies", NULL, rc);
 }
 
+int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
+{
+    ns_error_clear();
+    if (!p || !fault)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "inject fault: a provider and a fault are required");
+    if (fault->kind != NS_FAULT_INTERRUPT && fault->kind != NS_FAULT_CLEAR)
+        return ns_fault_layer_add(p->faults, fault);
+    if (fault->kind == NS_FAULT_CLEAR)
+        ns_fault_layer_clear(p->faults);
+    if (!p->table.test_inject_fault)
+        return fault->kind == NS_FAULT_CLEAR ? NS_OK : unsupported(p, "test_inject_fault (interruption events)");
+    int rc = finish(p, "test_inject_fault", NULL, p->table.test_inject_fault(p->state, fault));
+    /* A provider with its hooks off has nothing of its own to clear. */
+    return fault->kind == NS_FAULT_CLEAR && rc == NS_ERR_UNSUPPORTED ? NS_OK : rc;
+}
+
 int ns_plugin_test_inject_fault(ns_plugin *p, const ns_fault *fault)
 {
-    CHECK_PLUGIN(p, "test_inject_fault");
+    ns_error_clear();
+    if (!p)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "test_inject_fault: no provider given");
     if (!fault)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "test_inject_fault: a fault is required");
     if (!p->table.test_inject_fault)

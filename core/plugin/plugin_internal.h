@@ -5,6 +5,7 @@
 #define NS_PLUGIN_INTERNAL_H
 
 #include "config/provider_options.h"
+#include "plugin/plugin_faults.h"
 #include "plugin/plugin_loader.h"
 
 struct ns_host_ctx {
@@ -20,6 +21,7 @@ struct ns_plugin {
     void *state;
     ns_option_values *options;
     ns_host_ctx ctx;
+    ns_fault_layer *faults; /* the core-side faults in front of this provider (plugin_faults.h) */
 };
 
 /* The host table handed to every provider (one, shared: the ctx tells providers apart). */

@@ -182,7 +182,8 @@ int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "plugin load: path and result are required");
     *out = NULL;
     p = calloc(1, sizeof(*p));
-    if (!p || !(p->path = strdup(so_path)) || !(p->name = name_from_path(so_path))) {
+    if (!p || !(p->path = strdup(so_path)) || !(p->name = name_from_path(so_path)) ||
+        !(p->faults = ns_fault_layer_new())) {
         rc = NS_FAIL(NS_ERR_INTERNAL, "plugin %s: out of memory", so_path);
         goto fail;
     }
@@ -223,6 +224,7 @@ int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params
     return NS_OK;
 fail:
     if (p) {
+        ns_fault_layer_free(p->faults);
         ns_option_values_free(p->options);
         free(p->path);
         free(p->name);
@@ -259,6 +261,7 @@ void ns_plugin_unload(ns_plugin *plugin)
         return;
     if (plugin->state)
         plugin->table.destroy(plugin->state);
+    ns_fault_layer_free(plugin->faults);
     ns_option_values_free(plugin->options);
     free(plugin->path);
     free(plugin->name);

@@ -91,6 +91,12 @@ int ns_plugin_check_drift(ns_plugin *plugin, const ns_instance *instance, const 
                           bool *drifted, char *reason, size_t reason_len);
 int ns_plugin_validate_nodeclass(ns_plugin *plugin, const ns_nodeclass *nodeclass);
 int ns_plugin_list_repair_policies(ns_plugin *plugin, ns_repair_policy_cb cb, void *cb_ctx);
+/* The provider's own test hook, as is (the conformance suite's fault rules: a provider with an emulator turns faults
+ * into the cloud's own answers, so its error handling is what is tested). */
 int ns_plugin_test_inject_fault(ns_plugin *plugin, const ns_fault *fault);
+/* Faults for simulation and tests, whatever the provider: insufficient capacity, throttling, failures and delays are
+ * the core's fault layer in front of the provider (plugin_faults.h); an interruption event is passed to the
+ * provider's test_inject_fault, the one thing only it can do; CLEAR clears both. */
+int ns_plugin_inject_fault(ns_plugin *plugin, const ns_fault *fault);
 
 #endif

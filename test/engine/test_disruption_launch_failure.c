@@ -38,7 +38,7 @@ static efx *replace_with_fault(const char *type, char *name, size_t len)
     ns_clock_advance(x->cfg.tick_ms);
     ck_assert_int_eq(ns_engine_refresh_types(x->engine), NS_OK);
     ns_fault f = {.struct_size = sizeof(f), .kind = NS_FAULT_INSUFFICIENT_CAPACITY, .instance_type = type};
-    ck_assert_int_eq(ns_plugin_test_inject_fault(x->plugin, &f), NS_OK);
+    ck_assert_int_eq(ns_plugin_inject_fault(x->plugin, &f), NS_OK);
     efx_step(x);
     ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTING, name), 1);
     return x;
