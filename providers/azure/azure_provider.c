@@ -121,8 +121,11 @@ static int read_settings(az_state *s)
 {
     const ns_host *h = s->host;
     int rc;
-    if ((rc = take(s, s->cluster, sizeof(s->cluster), "cluster_name", setting(s, "cluster_name", "CLUSTER_NAME",
-                                                                               NULL), true)) < 0 ||
+    const char *cluster = setting(s, "cluster_name", "CLUSTER_NAME", NULL);
+    if (!cluster || !*cluster)
+        return NS_ERROR(h, s->ctx, NS_ERR_INVALID_CONFIG,
+                        "azure option cluster_name is required: VMs and NICs are tagged and found by it");
+    if ((rc = take(s, s->cluster, sizeof(s->cluster), "cluster_name", cluster, true)) < 0 ||
         (rc = take(s, s->subscription, sizeof(s->subscription), "subscription_id",
                    setting(s, "subscription_id", "AZURE_SUBSCRIPTION_ID", "ARM_SUBSCRIPTION_ID"), true)) < 0 ||
         (rc = take(s, s->location, sizeof(s->location), "location", setting(s, "location", "LOCATION", NULL), true)) <
