@@ -119,7 +119,7 @@ static void remember_delivered(ali_state *s, const char *id)
 }
 
 /* Delivers the events the core refused before; false when it refuses again. */
-static bool deliver_pending(ali_state *s, ns_event_cb cb, void *cb_ctx, int *rc)
+static bool deliver_pending(ali_state *s, ns_event_cb cb, void *cb_ctx)
 {
     while (s->n_pending) {
         ns_event ev = s->pending[0];
@@ -131,10 +131,13 @@ static bool deliver_pending(ali_state *s, ns_event_cb cb, void *cb_ctx, int *rc)
         memmove(&s->pending[0], &s->pending[1], (s->n_pending - 1) * sizeof(s->pending[0]));
         memmove(&s->pending_receipt[0], &s->pending_receipt[1], (s->n_pending - 1) * sizeof(s->pending_receipt[0]));
         s->n_pending--;
-        if (receipt[0])
-            *rc = ali_mns_delete(s->host, s->ctx, s->credentials, s->queue_url, receipt);
-        if (*rc < 0)
-            return false;
+        /* a receipt that expired meanwhile is not fatal: the message comes back, is known as delivered and is
+         * deleted with its new receipt */
+        if (receipt[0] && ali_mns_delete(s->host, s->ctx, s->credentials, s->queue_url, receipt) < 0) {
+            ns_label f[] = {{"event", ev.id}};
+            s->host->log(s->ctx, NS_LOG_WARN, "could not delete a delivered event's message; it is dropped when seen "
+                         "again", f, 1);
+        }
     }
     return true;
 }
@@ -160,9 +163,12 @@ static int poll_queue(ali_state *s, ns_event_cb cb, void *cb_ctx, bool *stopped)
         s->host->json_free(doc);
         bool pending = false;
         for (size_t k = 0; is_event && k < s->n_pending; k++)
-            pending |= strcmp(s->pending[k].id, ev.id) == 0;
+            if (strcmp(s->pending[k].id, ev.id) == 0) {
+                pending = true; /* shown again while it waits: only its newest receipt can delete it */
+                ali_copy(s->pending_receipt[k], sizeof(s->pending_receipt[k]), m[i].receipt);
+            }
         if (pending)
-            continue; /* shown again while it waits: its first receipt deletes it */
+            continue;
         if (is_event && !delivered(s, ev.id)) {
             if (*stopped || cb(cb_ctx, &ev) != 0) {
                 *stopped = true;
@@ -255,7 +261,7 @@ int ali_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
     ali_state *s = state;
     int rc = NS_OK;
     pthread_mutex_lock(&s->poll_lock);
-    if (!deliver_pending(s, cb, cb_ctx, &rc))
+    if (!deliver_pending(s, cb, cb_ctx))
         goto out;
     bool stopped = false;
     if (s->queue_url[0] && (rc = poll_queue(s, cb, cb_ctx, &stopped)) < 0)
