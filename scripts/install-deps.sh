@@ -5,8 +5,8 @@ packages=(
   meson ninja-build pkg-config gcc
   libcurl4-openssl-dev libcjson-dev libssl-dev libyaml-dev libexpat1-dev libmicrohttpd-dev
   check libsubunit-dev
-  python3 python3-botocore
-  openssl
+  python3 python3-botocore python3-kubernetes
+  openssl curl
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# The real Kubernetes control plane the `kube` suite runs against: built from the official sources on the first run
+# (long; see docs/kubernetes.md), then reused from the cache outside the tree.
+bash test/kube/build-control-plane.sh >/dev/null
 # Plugins writable by group or others are refused by the loader, so builds must not produce them.
 umask 022
 

@@ -7,8 +7,12 @@
 # k8s.io/kubernetes's own go.mod points the k8s.io staging modules at ./staging, which a dependent module cannot
 # use, so the generated go.mod pins each of them by `replace` to the matching v0.Y.Z release.
 #
+# With --check it builds nothing: prints the bin directory when the build is complete, else says so and exits 3.
+# With --print-go it prints the Go it would build with (fetching one if needed) and exits.
+#
 # Environment: NODESMITH_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith), NS_K8S_VERSION,
-# NS_ETCD_VERSION (defaults below; etcd is the version k8s.io/kubernetes itself requires).
+# NS_ETCD_VERSION (defaults below; etcd is the version k8s.io/kubernetes itself requires), NS_GO (a go binary to
+# use, or "fetch" to ignore the installed ones and fetch the pinned toolchain).
 set -euo pipefail
 
 k8s_version=${NS_K8S_VERSION:-v1.34.4}
@@ -23,16 +27,12 @@ want="kubernetes=$k8s_version etcd=$etcd_version"
 
 say() { echo "build-control-plane: $*" >&2; }
 
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then echo "$bin"; exit 0; fi
+if [ "${1:-}" != --print-go ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then echo "$bin"; exit 0; fi
+if [ "${1:-}" = --check ]; then
+  say "the control plane ($want) is not built in $out; run test/kube/build-control-plane.sh (scripts/test.sh does)"
+  exit 3
+fi
 
-mkdir -p "$out"
-# Two test runs starting at once must not build twice into the same directory.
-exec 9>"$cache/k8s-$k8s_version.lock"
-flock 9
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then echo "$bin"; exit 0; fi
-
-log=$out/build.log
-: >"$log"
 
 go_minor() { "$1" env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p'; }
 
@@ -43,15 +43,20 @@ fetch_toolchain() {
   [ "$proxy" = direct ] || [ "$proxy" = off ] && proxy=https://proxy.golang.org
   mod=v0.0.1-$go_fallback.linux-$(uname -m | sed 's/x86_64/amd64/;s/aarch64/arm64/')
   dir=$cache/toolchain/$mod
+  mkdir -p "$cache/toolchain"
+  exec 8>"$cache/toolchain/$mod.lock"
+  flock 8
   if [ -x "$dir/bin/go" ]; then echo "$dir/bin/go"; return; fi
   zip=$cache/toolchain/$mod.zip
-  mkdir -p "$cache/toolchain"
+  rm -rf "$dir.tmp"
   say "no Go >= 1.$go_min_minor found; fetching golang.org/toolchain@$mod from $proxy"
-  curl -fsSL --retry 3 -o "$zip" "$proxy/golang.org/toolchain/@v/$mod.zip"
-  sum=$(curl -fsSL --retry 3 "https://sum.golang.org/lookup/golang.org/toolchain@$mod" |
+  curl -fsSL --retry 3 -o "$zip" "$proxy/golang.org/toolchain/@v/$mod.zip" ||
+    { say "downloading $proxy/golang.org/toolchain/@v/$mod.zip failed"; return 1; }
+  # The checksum database through the proxy, as the go command asks it (GOSUMDB sum.golang.org).
+  sum=$(curl -fsSL --retry 3 "$proxy/sumdb/sum.golang.org/lookup/golang.org/toolchain@$mod" |
         awk -v m="golang.org/toolchain $mod" '$1" "$2==m {print $3}')
   [ -n "$sum" ] || { say "sum.golang.org has no checksum for golang.org/toolchain@$mod"; return 1; }
-  python3 - "$zip" "$dir" "$sum" "golang.org/toolchain@$mod/" <<'PY'
+  python3 - "$zip" "$dir" "$sum" "golang.org/toolchain@$mod/" >&2 <<'PY' || return 1
 import base64, hashlib, os, stat, sys, zipfile
 zpath, dest, want, prefix = sys.argv[1:]
 with zipfile.ZipFile(zpath) as z:
@@ -79,11 +84,26 @@ PY
 }
 
 gobin=""
-for c in "$(command -v go || true)" /usr/local/go/bin/go /usr/lib/go/bin/go; do
+candidates=("$(command -v go || true)" /usr/local/go/bin/go /usr/lib/go/bin/go)
+case "${NS_GO:-}" in
+  "") ;;
+  fetch) candidates=() ;;
+  *) candidates=("$NS_GO") ;;
+esac
+for c in "${candidates[@]}"; do
   [ -n "$c" ] && [ -x "$c" ] || continue
   m=$(go_minor "$c"); [ -n "$m" ] && [ "$m" -ge "$go_min_minor" ] && { gobin=$c; break; }
 done
 [ -n "$gobin" ] || gobin=$(fetch_toolchain)
+if [ "${1:-}" = --print-go ]; then echo "$gobin"; exit 0; fi
+
+mkdir -p "$out"
+# Two test runs starting at once must not build twice into the same directory.
+exec 9>"$cache/k8s-$k8s_version.lock"
+flock 9
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then echo "$bin"; exit 0; fi
+log=$out/build.log
+: >"$log"
 say "using $("$gobin" env GOVERSION) ($gobin); log in $log"
 
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local GOMAXPROCS=2 CGO_ENABLED=0 GOWORK=off
