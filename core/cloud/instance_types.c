@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "plugin/plugin_loader.h"
 #include "plugin/plugin_resources.h"
 
 static char *dup_or_null(const char *s)

@@ -10,7 +10,10 @@
 
 #include "model/resources.h"
 #include "nodesmith/provider.h"
-#include "plugin/plugin_loader.h"
+
+/* The loaded plugin (plugin/plugin_loader.h); only the loader below needs it, so layers that use instance types
+ * without a provider (the scheduler) do not include the plugin layer. */
+struct ns_plugin;
 
 typedef struct ns_itype_offering {
     char *zone;
@@ -39,7 +42,7 @@ typedef struct ns_itype_set {
 } ns_itype_set;
 
 /* Fills *out (zeroed by the call) from the plugin; on error *out is empty and nothing leaks. */
-int ns_itype_set_load(ns_plugin *plugin, const ns_nodeclass *nodeclass, ns_itype_set *out);
+int ns_itype_set_load(struct ns_plugin *plugin, const ns_nodeclass *nodeclass, ns_itype_set *out);
 /* Deep-copies one provider struct into dst (used by the loader's callback and by tests). */
 int ns_itype_copy(const ns_instance_type *src, ns_itype *dst);
 void ns_itype_free(ns_itype *t);        /* frees members; accepts NULL */

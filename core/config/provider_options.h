@@ -11,7 +11,12 @@
 #include <stdint.h>
 
 #include "nodesmith/provider.h"
-#include "plugin/plugin_loader.h"
+
+/* One option value given on the command line or by a test, applied over the config file. */
+typedef struct ns_plugin_setting {
+    const char *key;
+    const char *value;
+} ns_plugin_setting;
 
 typedef struct ns_option_values ns_option_values;
 

@@ -1,6 +1,6 @@
 /*
  * The cluster-writes layer: every change the engine makes to cluster objects goes through this table, so the
- * in-memory implementation (cluster_writes_mem.c, over an ns_cluster) can later be replaced by one that calls the
+ * in-memory implementation (simulation/cluster_writes_mem.h, over an ns_cluster) can later be replaced by one that calls the
  * Kubernetes API, and a wrapper can watch every write (the invariant checker wraps it, as SQLite's test_vfs wraps a
  * VFS).
  *
@@ -64,24 +64,16 @@ typedef struct ns_cluster_writes_ops {
     int (*put_nodepool)(void *ctx, ns_nodepool *np);
     int (*delete_nodepool)(void *ctx, const char *name);
     int (*put_nodeclass)(void *ctx, ns_nodeclass_def *def);
+
+    /* Frees the store (ctx). The engine calls it for the store it was built with (ns_engine_new_with_store), in
+     * ns_engine_free. May be NULL when there is nothing to free. */
+    void (*destroy)(void *ctx);
 } ns_cluster_writes_ops;
 
 typedef struct ns_cluster_writes {
     const ns_cluster_writes_ops *ops;
     void *ctx;
 } ns_cluster_writes;
-
-/* The in-memory implementation over cluster (not owned; must outlive it). simulate_controllers turns on the
- * workload-controller stand-ins (pending copies of evicted controller pods, DaemonSet pods created with each Node
- * and deleted with it, pods of a deleted Node deleted or recreated). The writes' ctx is owned: free it with
- * ns_cluster_writes_mem_free. */
-int ns_cluster_writes_mem_new(ns_cluster *cluster, bool simulate_controllers, ns_cluster_writes *out);
-void ns_cluster_writes_mem_free(ns_cluster_writes *w); /* accepts NULL or a zeroed struct */
-
-/* The in-memory workload controllers' scale operation (see ns_engine_scale_workload). Only for the in-memory
- * implementation's writes; NS_ERR_UNSUPPORTED for any other. */
-int ns_cluster_writes_mem_scale(ns_cluster_writes *w, const char *ns, const char *kind, const char *name,
-                                size_t replicas);
 
 /* Kubernetes' eviction check, shared by the in-memory store and the engine's drain planning: NS_OK when evicting pod
  * now leaves every PodDisruptionBudget selecting it with disruptionsAllowed >= 0, else NS_ERR_THROTTLED with a

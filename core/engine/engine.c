@@ -29,14 +29,28 @@ void ns_engine_config_default(ns_engine_config *cfg)
     cfg->simulate_controllers = true;
 }
 
-int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg, ns_engine **out)
+static void store_destroy(ns_cluster_writes *store)
+{
+    if (store->ops && store->ops->destroy)
+        store->ops->destroy(store->ctx);
+    memset(store, 0, sizeof(*store));
+}
+
+int ns_engine_new_with_store(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg,
+                             ns_cluster_writes store, ns_engine **out)
 {
     *out = NULL;
-    if (!cluster || !plugin)
-        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating the engine: a cluster and a provider plugin are required");
+    if (!cluster || !plugin || !store.ops) {
+        store_destroy(&store);
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT,
+                       "creating the engine: a cluster, a provider plugin and a cluster-writes store are required");
+    }
     ns_engine *e = calloc(1, sizeof(*e));
-    if (!e)
+    if (!e) {
+        store_destroy(&store);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the engine");
+    }
+    e->store = e->writes = store;
     ns_engine_config_default(&e->cfg);
     if (cfg)
         memcpy(&e->cfg, cfg, cfg->struct_size && cfg->struct_size < sizeof(*cfg) ? cfg->struct_size : sizeof(*cfg));
@@ -49,9 +63,7 @@ int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config
     e->last_round_ms = -1;
     int rc = NS_OK;
     if (!(e->cluster_name = ns_strdup(e->cfg.cluster_name ? e->cfg.cluster_name : "nodesmith")))
-        rc = NS_ERR_INTERNAL;
-    else if ((rc = ns_cluster_writes_mem_new(cluster, e->cfg.simulate_controllers, &e->mem_writes)) == NS_OK)
-        e->writes = e->mem_writes;
+        rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the engine");
     e->cfg.cluster_name = e->cluster_name;
     if (rc != NS_OK) {
         ns_engine_free(e);
@@ -84,7 +96,7 @@ void ns_engine_free(ns_engine *e)
     ns_strv_free(e->blocked, e->n_blocked);
     ns_engine_types_free(&e->types);
     ns_unavailable_free(&e->unavailable);
-    ns_cluster_writes_mem_free(&e->mem_writes);
+    store_destroy(&e->store);
     free(e->cluster_name);
     free(e);
 }
@@ -102,6 +114,11 @@ ns_cluster *ns_engine_cluster(const ns_engine *e)
 ns_plugin *ns_engine_plugin(const ns_engine *e)
 {
     return e->plugin;
+}
+
+ns_cluster_writes *ns_engine_store(ns_engine *e)
+{
+    return &e->store;
 }
 
 void ns_engine_set_writes(ns_engine *e, const ns_cluster_writes *w)
@@ -341,11 +358,6 @@ int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name)
     return e->writes.ops->delete_pod(e->writes.ctx, p, false);
 }
 
-int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas)
-{
-    return ns_cluster_writes_mem_scale(&e->mem_writes, ns, kind, name, replicas);
-}
-
 int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np)
 {
     int rc = e->writes.ops->put_nodepool(e->writes.ctx, np);
@@ -367,25 +379,3 @@ int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def)
     return rc;
 }
 
-int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms)
-{
-    const ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, node_or_claim);
-    const ns_node *node = ns_cluster_find_node(e->cluster, node_or_claim);
-    const char *pid = claim && claim->provider_id ? claim->provider_id : node ? node->provider_id : NULL;
-    if (!pid)
-        return NS_FAIL(NS_ERR_NOT_FOUND, "injecting an event: no launched node or nodeclaim named %s",
-                       node_or_claim);
-    ns_fault f = {.struct_size = sizeof(f), .kind = NS_FAULT_INTERRUPT, .event = kind, .provider_id = pid,
-                  .deadline_ms = deadline_ms};
-    return ns_plugin_inject_fault(e->plugin, &f);
-}
-
-int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
-                                    const char *capacity_type, bool clear)
-{
-    ns_fault f = {.struct_size = sizeof(f), .kind = clear ? NS_FAULT_CLEAR : NS_FAULT_INSUFFICIENT_CAPACITY,
-                  .instance_type = instance_type, .zone = zone, .capacity_type = capacity_type};
-    int rc = ns_plugin_inject_fault(e->plugin, &f);
-    e->types.listed_at_ms = -1;
-    return rc;
-}

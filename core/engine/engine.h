@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/cluster_writes.h"
 #include "model/cluster.h"
 #include "nodesmith/provider.h"
 #include "plugin/plugin_loader.h"
@@ -96,9 +97,14 @@ typedef struct ns_engine_config {
 void ns_engine_config_default(ns_engine_config *cfg);
 
 /* Builds an engine over cluster and plugin, neither of which it takes ownership of: both must outlive the engine.
- * cfg may be NULL for the defaults; it is copied. The cluster must have been resolved (ns_cluster_resolve). Writes go
- * to the in-memory cluster-writes layer over `cluster`. *out is the caller's; free with ns_engine_free. */
-int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg, ns_engine **out);
+ * cfg may be NULL for the defaults; it is copied. The cluster must have been resolved (ns_cluster_resolve). Every
+ * write goes through `store` (a controller brings its own; simulation's ns_engine_new uses the in-memory one); the
+ * engine owns it from this call on, also on failure, and ns_engine_free calls store.ops->destroy. *out is the
+ * caller's; free with ns_engine_free. */
+int ns_engine_new_with_store(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg,
+                             ns_cluster_writes store, ns_engine **out);
+/* The store the engine was built with (not a watcher installed over it). */
+ns_cluster_writes *ns_engine_store(ns_engine *e);
 /* Frees the engine (not the cluster, not the plugin). Accepts NULL. */
 void ns_engine_free(ns_engine *e);
 
@@ -229,12 +235,6 @@ int ns_engine_add_pod(ns_engine *e, ns_pod *pod);
  * StatefulSet or Job comes back pending (its controller replaces it); scale the workload to remove it for good.
  * NS_ERR_NOT_FOUND when absent. */
 int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name);
-/* Sets the number of pods of a workload, as its controller would: kind "Deployment" matches pods owned by ReplicaSet
- * "<name>-<hash>", other kinds ("ReplicaSet", "StatefulSet", "Job") match owner kind and name. New pods copy the
- * workload's template (the first pod seen; remembered by the in-memory controller stand-in, so scaling to zero and
- * back works) and are pending; removed pods are the newest first (StatefulSet: highest ordinal). NS_ERR_NOT_FOUND
- * when the workload has never had a pod. */
-int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas);
 /* Replaces the NodePool of the same name (or adds it); ownership passes to the engine's cluster. Drift is noticed
  * through karpenter.sh/nodepool-hash by the disruption controller. */
 int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np);
@@ -242,14 +242,6 @@ int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np);
 int ns_engine_delete_nodepool(ns_engine *e, const char *name);
 /* Replaces the node class of the same kind and name (or adds it); ownership passes to the cluster. */
 int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def);
-/* Queues a provider event for the Node or NodeClaim named (its instance), through ns_plugin_inject_fault, which
- * passes it to the provider's test_inject_fault (needs a provider with test hooks). deadline_ms 0 = the provider's
- * default. */
-int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms);
-/* Makes an offering unavailable (ns_fault INSUFFICIENT_CAPACITY; NULL zone or capacity type match any) in the core's
- * fault layer in front of the provider, so it works with any provider; with clear set removes every injected fault. */
-int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
-                                    const char *capacity_type, bool clear);
 /* Advances the simulated clock by ms without stepping (ns_engine_run_for steps). */
 void ns_engine_advance_clock(ns_engine *e, int64_t ms);
 

@@ -77,8 +77,8 @@ struct ns_engine {
     char *cluster_name; /* cfg.cluster_name points here */
     ns_cluster *cluster;
     ns_plugin *plugin;
-    ns_cluster_writes mem_writes; /* the in-memory store, owned */
-    ns_cluster_writes writes;     /* what controllers call: mem_writes, or a wrapper around it */
+    ns_cluster_writes store;  /* the store the engine was built with, owned */
+    ns_cluster_writes writes; /* what controllers call: store, or a watcher wrapping it */
     ns_engine_types types;
     ns_unavailable_cache unavailable;
     int64_t launch_backoff_until_ms; /* throttled by the provider: no launch before this */

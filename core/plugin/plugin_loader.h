@@ -17,15 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/provider_options.h"
 #include "nodesmith/provider.h"
 
 typedef struct ns_plugin ns_plugin;
 
-/* One option value given on the command line or by a test, applied over the config file. */
-typedef struct ns_plugin_setting {
-    const char *key;
-    const char *value;
-} ns_plugin_setting;
 
 typedef struct ns_plugin_load_params {
     const char *config_path; /* NULL: <dir>/<name>.yaml when it exists, else defaults only */

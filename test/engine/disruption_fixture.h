@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "engine/disruption.h"
+#include "disruption/disruption.h"
 #include "engine_fixture.h"
 
 /* A SimNodeClass "default" (with `spec` as its spec) followed by a document separator. */

@@ -12,7 +12,8 @@
 
 #include "engine/engine.h"
 #include "engine/engine_internal.h"
-#include "engine/invariants.h"
+#include "simulation/engine_sim.h"
+#include "simulation/invariants.h"
 
 #define EFX_T0 INT64_C(1790000000000) /* simulated start, unix ms */
 #define EFX_S(x) ((int64_t)(x) * 1000)

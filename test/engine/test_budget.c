@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/budget.h"
-#include "engine/cron.h"
+#include "disruption/budget.h"
+#include "disruption/cron.h"
 #include "errors/ns_error.h"
 
 #define HOUR_MS INT64_C(3600000)

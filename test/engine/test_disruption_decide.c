@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/disruption_consolidate.h"
-#include "engine/disruption_cost.h"
+#include "disruption/disruption_consolidate.h"
+#include "disruption/disruption_cost.h"
 #include "errors/ns_error.h"
 #include "model/labels.h"
 

@@ -11,6 +11,7 @@
 #include "manifest/loader.h"
 #include "model/cluster.h"
 #include "model/conditions.h"
+#include "simulation/cluster_writes_mem.h"
 #include "test_kinds.h"
 
 static ns_cluster *load(const char *yaml)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/timeline.h"
+#include "simulation/timeline.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/labels.h"

@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "engine/timeline_sources.h"
+#include "simulation/timeline_sources.h"
 #include "errors/ns_error.h"
 
 /* Applies patch to target (both JSON texts) and compares the result's compact form with want. */

@@ -6,7 +6,7 @@
 #ifndef NS_TIMELINE_DECODE_H
 #define NS_TIMELINE_DECODE_H
 
-#include "engine/timeline.h"
+#include "simulation/timeline.h"
 #include "manifest/decode.h"
 #include "manifest/yaml_doc.h"
 

@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "clock/ns_clock.h"
-#include "engine/invariants.h"
-#include "engine/timeline_apply.h"
-#include "engine/timeline_run.h"
+#include "simulation/invariants.h"
+#include "simulation/timeline_apply.h"
+#include "simulation/timeline_run.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/duration.h"

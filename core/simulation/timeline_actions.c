@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/timeline_decode.h"
+#include "simulation/timeline_decode.h"
 #include "errors/ns_error.h"
 #include "manifest/decoders.h"
 #include "manifest/loader.h"

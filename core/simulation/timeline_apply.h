@@ -7,8 +7,8 @@
 #define NS_TIMELINE_APPLY_H
 
 #include "engine/engine.h"
-#include "engine/timeline.h"
-#include "engine/timeline_sources.h"
+#include "simulation/timeline.h"
+#include "simulation/timeline_sources.h"
 
 int tl_apply(ns_engine *e, const ns_timeline *t, const ns_tl_step *s, ns_tl_sources *sources);
 

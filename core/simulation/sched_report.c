@@ -1,4 +1,4 @@
-#include "sched/sched_report.h"
+#include "simulation/sched_report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -5,10 +5,11 @@
 
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
-#include "engine/timeline_apply.h"
+#include "simulation/timeline_apply.h"
 #include "errors/ns_error.h"
 #include "manifest/loader.h"
 #include "model/model_util.h"
+#include "simulation/engine_sim.h"
 
 static bool is_workload(const char *kind)
 {

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "clock/ns_clock.h"
-#include "engine/budget.h"
-#include "engine/disruption_cost.h"
-#include "engine/disruption_internal.h"
+#include "disruption/budget.h"
+#include "disruption/disruption_cost.h"
+#include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/duration.h"

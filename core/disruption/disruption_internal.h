@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/disruption.h"
-#include "engine/disruption_consolidate.h"
+#include "disruption/disruption.h"
+#include "disruption/disruption_consolidate.h"
 #include "engine/engine_internal.h"
 
 typedef enum ds_method {

@@ -1,5 +1,5 @@
 /* The invariant checker (see invariants.h). */
-#include "engine/invariants.h"
+#include "simulation/invariants.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

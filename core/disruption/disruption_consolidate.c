@@ -1,5 +1,5 @@
 /* Consolidation decisions (see disruption_consolidate.h). */
-#include "engine/disruption_consolidate.h"
+#include "disruption/disruption_consolidate.h"
 
 #include <stdarg.h>
 #include <stdio.h>

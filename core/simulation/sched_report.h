@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "sched/sched.h"
-#include "sched/sched_launch.h"
+#include "simulation/sched_launch.h"
 
 /* The JSON document; NULL with NS_ERR_INTERNAL recorded on allocation failure. Free with cJSON_Delete. */
 cJSON *ns_sched_report_json(const ns_cluster *cl, const ns_sched_result *r, const ns_sched_launch *launches);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/disruption_cost.h"
-#include "engine/disruption_internal.h"
+#include "disruption/disruption_cost.h"
+#include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
 
 void ds_command_clear(ds_command *cmd)

@@ -1,4 +1,4 @@
-#include "sched/sched_launch.h"
+#include "simulation/sched_launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

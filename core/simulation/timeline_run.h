@@ -1,5 +1,5 @@
 /*
- * Running a timeline (engine/timeline.h) over the lifecycle engine: the engine runs until each step's time, the
+ * Running a timeline (simulation/timeline.h) over the lifecycle engine: the engine runs until each step's time, the
  * step's action is applied through the engine's timeline hooks, and the state after the step is recorded. The result
  * is the report document (docs/timeline.md, "The JSON document") that --output json prints and core/report renders.
  *
@@ -12,14 +12,14 @@
 #include <cjson/cJSON.h>
 
 #include "engine/engine.h"
-#include "engine/timeline.h"
-#include "engine/timeline_sources.h"
+#include "simulation/timeline.h"
+#include "simulation/timeline_sources.h"
 
 /* Applies the timeline's `engine` settings over cfg (which holds the defaults or the caller's choices). */
 void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg);
 
 /* Runs every step. The engine is stepped tick by tick (cfg.tick_ms), and after every engine step the invariant checker
- * (engine/invariants.h, attached for the run) checks the state; each timeline step's state carries what the checks
+ * (simulation/invariants.h, attached for the run) checks the state; each timeline step's state carries what the checks
  * since the previous timeline step found. On success *doc is the report document (the caller frees it with
  * cJSON_Delete). On failure the error names the step ("FILE:LINE: timeline step N: ...") and *doc still holds the
  * steps completed so far, so a report can show how far the simulation got. `sources` holds the manifests the

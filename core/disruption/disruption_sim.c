@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/disruption_internal.h"
+#include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
 
 void ds_sim_free(ds_sim *s)

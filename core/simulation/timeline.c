@@ -1,5 +1,5 @@
 /* Timeline files: the document, its steps and their times. The actions are decoded in timeline_actions.c. */
-#include "engine/timeline.h"
+#include "simulation/timeline.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "clock/ns_clock.h"
-#include "engine/timeline_decode.h"
+#include "simulation/timeline_decode.h"
 #include "errors/ns_error.h"
 #include "model/duration.h"
 #include "model/model_util.h"

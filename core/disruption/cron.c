@@ -1,5 +1,5 @@
 /* Parsing and evaluating budget cron schedules (see cron.h for the semantics). */
-#include "engine/cron.h"
+#include "disruption/cron.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "clock/ns_clock.h"
-#include "engine/disruption_internal.h"
+#include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
 #include "model/labels.h"
 

@@ -1,4 +1,4 @@
-#include "engine/timeline_sources.h"
+#include "simulation/timeline_sources.h"
 
 #include <errno.h>
 #include <stdio.h>

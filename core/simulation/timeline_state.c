@@ -5,7 +5,7 @@
 
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
-#include "engine/timeline_run.h"
+#include "simulation/timeline_run.h"
 #include "errors/ns_error.h"
 
 /* Pending pods listed by name in a state; the count covers the rest. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "clock/ns_clock.h"
-#include "engine/cluster_writes.h"
+#include "simulation/cluster_writes_mem.h"
 #include "errors/ns_error.h"
 #include "model/model_util.h"
 
@@ -411,6 +411,20 @@ static int m_put_nodeclass(void *ctx, ns_nodeclass_def *def)
     return ns_cluster_add_nodeclass(s->c, def);
 }
 
+static void mem_destroy(void *ctx)
+{
+    mem_store *s = ctx;
+    for (size_t i = 0; s && i < s->n_templates; i++) {
+        free(s->templates[i].ns);
+        free(s->templates[i].kind);
+        free(s->templates[i].name);
+        ns_pod_free(s->templates[i].pod);
+    }
+    if (s)
+        free(s->templates);
+    free(s);
+}
+
 static const ns_cluster_writes_ops mem_ops = {
     .create_nodeclaim = m_create_nodeclaim,
     .update_nodeclaim = m_update_nodeclaim,
@@ -431,6 +445,7 @@ static const ns_cluster_writes_ops mem_ops = {
     .put_nodepool = m_put_nodepool,
     .delete_nodepool = m_delete_nodepool,
     .put_nodeclass = m_put_nodeclass,
+    .destroy = mem_destroy,
 };
 
 int ns_cluster_writes_mem_new(ns_cluster *cluster, bool simulate_controllers, ns_cluster_writes *out)
@@ -455,16 +470,7 @@ void ns_cluster_writes_mem_free(ns_cluster_writes *w)
 {
     if (!w || w->ops != &mem_ops)
         return;
-    mem_store *s = w->ctx;
-    for (size_t i = 0; s && i < s->n_templates; i++) {
-        free(s->templates[i].ns);
-        free(s->templates[i].kind);
-        free(s->templates[i].name);
-        ns_pod_free(s->templates[i].pod);
-    }
-    if (s)
-        free(s->templates);
-    free(s);
+    mem_destroy(w->ctx);
     w->ops = NULL;
     w->ctx = NULL;
 }

@@ -1,0 +1,45 @@
+#include "simulation/engine_sim.h"
+
+#include "engine/engine_internal.h"
+#include "errors/ns_error.h"
+#include "simulation/cluster_writes_mem.h"
+
+int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg, ns_engine **out)
+{
+    *out = NULL;
+    ns_cluster_writes store;
+    bool stand_ins = cfg ? cfg->simulate_controllers : true;
+    int rc = cluster ? ns_cluster_writes_mem_new(cluster, stand_ins, &store)
+                     : NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating the engine: a cluster is required");
+    if (rc != NS_OK)
+        return rc;
+    return ns_engine_new_with_store(cluster, plugin, cfg, store, out);
+}
+
+int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas)
+{
+    return ns_cluster_writes_mem_scale(ns_engine_store(e), ns, kind, name, replicas);
+}
+
+int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms)
+{
+    const ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, node_or_claim);
+    const ns_node *node = ns_cluster_find_node(e->cluster, node_or_claim);
+    const char *pid = claim && claim->provider_id ? claim->provider_id : node ? node->provider_id : NULL;
+    if (!pid)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "injecting an event: no launched node or nodeclaim named %s",
+                       node_or_claim);
+    ns_fault f = {.struct_size = sizeof(f), .kind = NS_FAULT_INTERRUPT, .event = kind, .provider_id = pid,
+                  .deadline_ms = deadline_ms};
+    return ns_plugin_inject_fault(e->plugin, &f);
+}
+
+int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
+                                    const char *capacity_type, bool clear)
+{
+    ns_fault f = {.struct_size = sizeof(f), .kind = clear ? NS_FAULT_CLEAR : NS_FAULT_INSUFFICIENT_CAPACITY,
+                  .instance_type = instance_type, .zone = zone, .capacity_type = capacity_type};
+    int rc = ns_plugin_inject_fault(e->plugin, &f);
+    e->types.listed_at_ms = -1;
+    return rc;
+}

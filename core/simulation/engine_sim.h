@@ -1,0 +1,36 @@
+/*
+ * The engine as simulation runs it: over the in-memory cluster-writes store, with the operations only a simulated
+ * cluster has (a workload controller's scale) and the fault-injection hooks behind the timeline's interrupt and
+ * launchFailure steps. A controller builds its engine with ns_engine_new_with_store (engine/engine.h) instead.
+ */
+#ifndef NS_ENGINE_SIM_H
+#define NS_ENGINE_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+/* Builds an engine over cluster and plugin, neither of which it takes ownership of: both must outlive the engine.
+ * cfg may be NULL for the defaults; it is copied. The cluster must have been resolved (ns_cluster_resolve). Writes go
+ * to the in-memory cluster-writes store over `cluster` (simulation/cluster_writes_mem.h), with the workload-controller
+ * stand-ins when cfg->simulate_controllers. *out is the caller's; free with ns_engine_free. */
+int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg, ns_engine **out);
+
+/* Sets the number of pods of a workload, as its controller would: kind "Deployment" matches pods owned by ReplicaSet
+ * "<name>-<hash>", other kinds ("ReplicaSet", "StatefulSet", "Job") match owner kind and name. New pods copy the
+ * workload's template (the first pod seen; remembered by the in-memory controller stand-in, so scaling to zero and
+ * back works) and are pending; removed pods are the newest first (StatefulSet: highest ordinal). NS_ERR_NOT_FOUND
+ * when the workload has never had a pod. */
+int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas);
+/* Queues a provider event for the Node or NodeClaim named (its instance), through ns_plugin_inject_fault, which
+ * passes it to the provider's test_inject_fault (needs a provider with test hooks). deadline_ms 0 = the provider's
+ * default. */
+int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms);
+/* Makes an offering unavailable (ns_fault INSUFFICIENT_CAPACITY; NULL zone or capacity type match any) in the core's
+ * fault layer in front of the provider, so it works with any provider; with clear set removes every injected fault. */
+int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
+                                    const char *capacity_type, bool clear);
+
+#endif
