@@ -3,7 +3,8 @@
  *   2. informer cache bytes per pod (heap in use per cached pod: entry, identity strings, indexes, the ns_pod);
  *   3. with a control plane (argument "--apiserver", under `kubebed.py run --`): time to list and cache N pods
  *      (default 50000, NS_KUBE_BENCH_PODS) created beforehand by a parallel bulk creator, and the cache's bytes per
- *      pod then.
+ *      pod then. The pods name a scheduler nobody runs, so they stay pending and unbound (a pod bound to a Node that
+ *      does not exist would be garbage-collected before the list).
  * It prints the figures; it asserts nothing. Memory is read with mallinfo2 (glibc), so it counts every allocation. */
 #include <malloc.h>
 #include <pthread.h>
@@ -103,9 +104,10 @@ static void *create_pods(void *arg)
     for (int i; (i = atomic_fetch_add(cr->next, 1)) < cr->total;) {
         snprintf(text, sizeof(text),
                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"bench-%06d\",\"labels\":"
-                 "{\"app\":\"bench-%d\"}},\"spec\":{\"nodeName\":\"bench-node-%d\",\"containers\":[{\"name\":\"c\","
-                 "\"image\":\"nginx\",\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]}}",
-                 i, i % 50, i % 500);
+                 "{\"app\":\"bench-%d\"}},\"spec\":{\"schedulerName\":\"nodesmith-bench\",\"containers\":"
+                 "[{\"name\":\"c\",\"image\":\"nginx\",\"resources\":{\"requests\":{\"cpu\":\"100m\","
+                 "\"memory\":\"64Mi\"}}}]}}",
+                 i, i % 50);
         cJSON *pod = cJSON_Parse(text);
         long status = 0;
         if (ns_kube_create(cr->c, &NS_KUBE_PODS, cr->ns, pod, &status, NULL) < 0 && status != 409)
