@@ -171,7 +171,7 @@ const char *ns_decision_kind_message(ns_decision_kind kind);
  * the next call that may record a decision (any step or mutation). */
 const ns_decision *ns_engine_decisions(const ns_engine *e, size_t *n);
 /* Records a decision (strings copied; NULL reads as "") and writes its log line. For the controllers and for
- * registered controllers (E2's disruption). NS_OK or NS_ERR_INTERNAL. */
+ * registered controllers (the disruption controller). NS_OK or NS_ERR_INTERNAL. */
 int ns_engine_record(ns_engine *e, ns_decision_kind kind, const char *method, const char *reason, const char *nodes,
                      const char *nodeclaims, const char *pods, const char *detail);
 
@@ -192,7 +192,7 @@ const ns_engine_sample *ns_engine_history(const ns_engine *e, size_t *n);
 /* The sample the next step would append, computed now (for a state dump between steps). */
 void ns_engine_sample_now(const ns_engine *e, ns_engine_sample *out);
 
-/* ---- Disruption hook (E2). A disruption controller registers a step function and, when it has decided, asks the
+/* ---- Disruption hook. A disruption controller registers a step function and, when it has decided, asks the
  * engine to carry the decision out; the termination controller does the rest across later steps. */
 
 /* A registered controller: called once per step, after provisioning and before termination. */
@@ -226,7 +226,7 @@ typedef struct ns_disruption_request {
  * frees with free()). NS_ERR_INVALID_ARGUMENT naming the candidate when validation fails (nothing changed then). */
 int ns_engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **replacement_names);
 
-/* ---- Timeline hooks (E3). Each applies one change through the cluster-writes layer and records nothing unless it
+/* ---- Timeline hooks. Each applies one change through the cluster-writes layer and records nothing unless it
  * is an engine decision (an injected interruption is the provider's event, handled at the next step). */
 
 /* Adds pod (ownership passes to the engine's cluster, even on failure); it becomes pending now. */

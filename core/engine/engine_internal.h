@@ -3,7 +3,7 @@
  * cache, the scheduling view (in-flight NodeClaims as nodes, for provisioning and for the disruption controller's
  * simulations), NodeClaim helpers, and each controller's step function.
  *
- * Internal to core/engine (E1, E2). Nothing here is an ABI; everything runs on the engine's one thread.
+ * Internal to core/engine (the engine and the disruption controller). Nothing here is an ABI; everything runs on the engine's one thread.
  */
 #ifndef NS_ENGINE_INTERNAL_H
 #define NS_ENGINE_INTERNAL_H

@@ -28,6 +28,20 @@ out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --set answer=x
 [ $rc -eq 1 ] && grep -q "option 'answer' of provider good is 'x'" <<<"$out" || fail "bad --set value: $rc $out"
 out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --output json 2>/dev/null) || fail "offerings json failed"
 python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["instance_types"][0]["name"]=="tp.small", d' <<<"$out" || fail "offerings json shape: $out"
+# offerings --nodeclass: a node class of the provider's own kind (TinNodeClass, which the core does not name), checked
+# by the provider before any listing.
+printf 'apiVersion: tin.example.com/v1\nkind: TinNodeClass\nmetadata: {name: tin}\nspec: {gauge: 4}\n' >"$dir/tin.yaml"
+out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --nodeclass "$dir/tin.yaml" 2>&1) ||
+    fail "offerings --nodeclass: $out"
+grep -q "^tp.small" <<<"$out" || fail "offerings --nodeclass lists no tp.small: $out"
+printf 'apiVersion: tin.example.com/v1\nkind: TinNodeClass\nmetadata: {name: thick}\nspec: {gauge: 99}\n' >"$dir/bad.yaml"
+out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --nodeclass "$dir/bad.yaml" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "bad.yaml:1: TinNodeClass thick: provider good: validate_nodeclass thick: TinNodeClass thick: spec.gauge must be a number from 1 to 30" <<<"$out" ||
+    fail "bad --nodeclass: $rc $out"
+printf 'apiVersion: nodesmith.io/v1\nkind: SimNodeClass\nmetadata: {name: s}\n' >"$dir/other.yaml"
+out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --nodeclass "$dir/other.yaml" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "holds 0 node classes of the provider's kinds (TinNodeClass (tin.example.com/v1), TinNodeClass (tin.example.com/v1alpha1))" <<<"$out" ||
+    fail "--nodeclass of another provider's kind: $rc $out"
 "$nodesmith" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown command must exit 2"
 "$nodesmith" offerings --help | grep -q "^Usage: nodesmith offerings" || fail "offerings --help"
 echo "1 passed, 0 failed"
