@@ -70,7 +70,7 @@ static void sim_run_free(sim_run *r)
         ns_itype_set_free(&r->sets[i]);
     free(r->sets);
     free(r->set_owner);
-    free(r->launches);
+    ns_sched_launches_free(r->launches, r->launches ? r->result.n_claims : 0);
     ns_sched_result_free(&r->result);
     ns_plugin_unload(r->plugin);
     ns_cluster_free(r->cluster);

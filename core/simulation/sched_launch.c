@@ -6,6 +6,7 @@
 
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
+#include "model/intern.h"
 #include "model/labels.h"
 #include "model/resources.h"
 #include "plugin/plugin_resources.h"
@@ -106,25 +107,36 @@ static void launch_one(ns_plugin *plugin, const ns_cluster *cl, const ns_nodecla
         .n_startup_taints = np->n_startup_taints,
     };
     out->price_per_hour = -1;
-    out->code = nc ? ns_plugin_launch(plugin, &req, &out->result)
+    ns_launch_result res = {.struct_size = sizeof(res)};
+    out->code = nc ? ns_plugin_launch(plugin, &req, &res)
                    : NS_FAIL(NS_ERR_INVALID_CONFIG, "NodePool %s has no node class", np->meta.name);
+    if (out->code == NS_OK && (!(out->provider_id = strdup(res.provider_id)) ||
+                               !(out->instance_type = ns_intern(res.instance_type)) ||
+                               !(out->zone = ns_intern(res.zone)) || !(out->capacity_type = ns_intern(res.capacity_type))))
+        out->code = NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the launch of nodeclaim %s", c->name);
+    if (out->code == NS_OK && ns_res_from_abi(&res.allocatable, &out->allocatable, "allocatable") < 0)
+        out->code = ns_error_prefix("launch of nodeclaim %s: ", c->name);
     if (out->code != NS_OK) {
-        snprintf(out->error, sizeof(out->error), "%s", ns_error_message());
+        out->error = strdup(ns_error_message());
         ns_log(NS_LOG_ERROR, "provisioner", "failed launching nodeclaim", "nodeclaim", c->name, "nodepool",
-               np->meta.name, "error", out->error, NULL);
+               np->meta.name, "error", ns_error_message(), NULL);
         return;
     }
-    out->price_per_hour = launched_price(c, &out->result);
+    out->price_per_hour = launched_price(c, &res);
     char alloc[256];
-    ns_res allocatable = {0};
-    if (ns_res_from_abi(&out->result.allocatable, &allocatable, "allocatable") < 0)
-        snprintf(alloc, sizeof(alloc), "(%s)", ns_error_message());
-    else
-        ns_res_format(&allocatable, alloc, sizeof(alloc));
-    ns_res_free(&allocatable);
     ns_log(NS_LOG_INFO, "provisioner", "launched nodeclaim", "nodeclaim", c->name, "nodepool", np->meta.name,
-           "provider-id", out->result.provider_id, "instance-type", out->result.instance_type, "zone",
-           out->result.zone, "capacity-type", out->result.capacity_type, "allocatable", alloc, NULL);
+           "provider-id", out->provider_id, "instance-type", out->instance_type, "zone", out->zone, "capacity-type",
+           out->capacity_type, "allocatable", ns_res_format(&out->allocatable, alloc, sizeof(alloc)), NULL);
+}
+
+void ns_sched_launches_free(ns_sched_launch *l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++) {
+        free(l[i].error);
+        free(l[i].provider_id);
+        ns_res_free(&l[i].allocatable);
+    }
+    free(l);
 }
 
 int ns_sched_launch_claims(ns_plugin *plugin, const ns_cluster *cl, const ns_nodeclass *const *pool_nodeclass,

@@ -38,8 +38,8 @@ static totals compute(const ns_sched_result *r, const ns_sched_launch *l)
         t.cost += l[i].price_per_hour > 0 ? l[i].price_per_hour : 0;
         t.cpu_req += claim_cpu(&r->claims[i]);
         t.mem_req += claim_mem(&r->claims[i]);
-        t.cpu_alloc += l[i].result.allocatable.cpu_milli;
-        t.mem_alloc += l[i].result.allocatable.memory_bytes;
+        t.cpu_alloc += l[i].allocatable.cpu_milli;
+        t.mem_alloc += l[i].allocatable.memory_bytes;
     }
     return t;
 }
@@ -63,7 +63,7 @@ static cJSON *unschedulable_json(const ns_cluster *cl, const ns_sched_result *r,
     for (size_t c = 0; arr && c < r->n_claims; c++) {
         if (l[c].code == NS_OK)
             continue;
-        snprintf(reason, sizeof(reason), "launching nodeclaim %s failed: %s", r->claims[c].name, l[c].error);
+        snprintf(reason, sizeof(reason), "launching nodeclaim %s failed: %s", r->claims[c].name, l[c].error ? l[c].error : "(no message)");
         for (size_t p = 0; p < r->claims[c].n_pods; p++) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddItemToArray(arr, o);
@@ -80,10 +80,10 @@ static cJSON *claim_json(const ns_cluster *cl, const ns_sched_claim *c, const ns
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", c->name);
     cJSON_AddStringToObject(o, "nodepool", cl->nodepools[c->nodepool]->meta.name);
-    cJSON_AddStringToObject(o, "instance_type", l->result.instance_type);
-    cJSON_AddStringToObject(o, "zone", l->result.zone);
-    cJSON_AddStringToObject(o, "capacity_type", l->result.capacity_type);
-    cJSON_AddStringToObject(o, "provider_id", l->result.provider_id);
+    cJSON_AddStringToObject(o, "instance_type", l->instance_type);
+    cJSON_AddStringToObject(o, "zone", l->zone);
+    cJSON_AddStringToObject(o, "capacity_type", l->capacity_type);
+    cJSON_AddStringToObject(o, "provider_id", l->provider_id);
     cJSON_AddNumberToObject(o, "price_per_hour", l->price_per_hour);
     cJSON *pods = cJSON_AddArrayToObject(o, "pods");
     char name[512];
@@ -92,15 +92,14 @@ static cJSON *claim_json(const ns_cluster *cl, const ns_sched_claim *c, const ns
         cJSON_AddItemToArray(pods, cJSON_CreateString(name));
     }
     cJSON_AddNumberToObject(o, "cpu_requested_milli", (double)claim_cpu(c));
-    cJSON_AddNumberToObject(o, "cpu_allocatable_milli", (double)l->result.allocatable.cpu_milli);
+    cJSON_AddNumberToObject(o, "cpu_allocatable_milli", (double)l->allocatable.cpu_milli);
     cJSON_AddNumberToObject(o, "memory_requested_bytes", (double)claim_mem(c));
-    cJSON_AddNumberToObject(o, "memory_allocatable_bytes", (double)l->result.allocatable.memory_bytes);
-    for (uint32_t e = 0; e < l->result.allocatable.n_extended; e++) {
+    cJSON_AddNumberToObject(o, "memory_allocatable_bytes", (double)l->allocatable.memory_bytes);
+    for (uint32_t e = 0; e < l->allocatable.n_ext; e++) {
         cJSON *ext = cJSON_GetObjectItem(o, "extended_allocatable");
         if (!ext)
             ext = cJSON_AddObjectToObject(o, "extended_allocatable");
-        cJSON_AddNumberToObject(ext, l->result.allocatable.extended[e].name,
-                                (double)l->result.allocatable.extended[e].value);
+        cJSON_AddNumberToObject(ext, l->allocatable.ext[e].name, (double)l->allocatable.ext[e].value);
     }
     cJSON *types = cJSON_AddArrayToObject(o, "instance_type_options");
     for (size_t i = 0; types && i < c->n_options; i++) {
@@ -134,7 +133,7 @@ cJSON *ns_sched_report_json(const ns_cluster *cl, const ns_sched_result *r, cons
         cJSON_AddItemToArray(failed, f);
         cJSON_AddStringToObject(f, "name", r->claims[i].name);
         cJSON_AddStringToObject(f, "nodepool", cl->nodepools[r->claims[i].nodepool]->meta.name);
-        cJSON_AddStringToObject(f, "error", l[i].error);
+        cJSON_AddStringToObject(f, "error", l[i].error ? l[i].error : "(no message)");
     }
     cJSON_AddNumberToObject(root, "cost_per_hour", t.cost);
     cJSON_AddNumberToObject(root, "cpu_utilization", ratio(t.cpu_req, t.cpu_alloc));
@@ -162,12 +161,12 @@ void ns_sched_report_text(FILE *out, const ns_cluster *cl, const ns_sched_result
         if (l[i].code != NS_OK)
             continue;
         char cpu[32], mem[32];
-        snprintf(cpu, sizeof(cpu), "%" PRId64 "/%" PRId64 "m", claim_cpu(c), l[i].result.allocatable.cpu_milli);
+        snprintf(cpu, sizeof(cpu), "%" PRId64 "/%" PRId64 "m", claim_cpu(c), l[i].allocatable.cpu_milli);
         snprintf(mem, sizeof(mem), "%" PRId64 "/%" PRId64 "Mi", claim_mem(c) >> 20,
-                 l[i].result.allocatable.memory_bytes >> 20);
+                 l[i].allocatable.memory_bytes >> 20);
         fprintf(out, "%-22s %-14s %-18s %-12s %-10s %9.4f %5zu %13s %17s\n", c->name,
-                cl->nodepools[c->nodepool]->meta.name, l[i].result.instance_type, l[i].result.zone,
-                l[i].result.capacity_type, l[i].price_per_hour, c->n_pods, cpu, mem);
+                cl->nodepools[c->nodepool]->meta.name, l[i].instance_type, l[i].zone,
+                l[i].capacity_type, l[i].price_per_hour, c->n_pods, cpu, mem);
     }
     size_t unsched = r->n_pending - t.scheduled;
     fprintf(out, "\n%zu pending pod(s): %zu scheduled (%zu on existing nodes), %zu unschedulable\n", r->n_pending,
@@ -183,6 +182,6 @@ void ns_sched_report_text(FILE *out, const ns_cluster *cl, const ns_sched_result
         for (size_t p = 0; l[c].code != NS_OK && p < r->claims[c].n_pods; p++) {
             pod_name(cl->pods[r->claims[c].pods[p]], name, sizeof(name));
             fprintf(out, "unschedulable %s: launching nodeclaim %s failed: %s\n", name, r->claims[c].name,
-                    l[c].error);
+                    l[c].error ? l[c].error : "(no message)");
         }
 }
