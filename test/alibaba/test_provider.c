@@ -184,8 +184,9 @@ START_TEST(test_credentials_rrsa_refreshed_before_expiry)
     setenv("ALIBABA_CLOUD_ROLE_ARN", "acs:ram::1234567890:role/karpenter", 1);
     setenv("ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "acs:ram::1234567890:oidc-provider/ack-rrsa-c-demo", 1);
     setenv("ALIBABA_CLOUD_OIDC_TOKEN_FILE", token_file, 1);
-    /* credentials living 181 s are fetched again 3 minutes before they expire: at the next call after a second */
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":181}", NULL), 200);
+    /* credentials living 182 s (181 to 182 once the Expiration's milliseconds are cut) are fetched again 3 minutes
+     * before they expire: not at once, but at the next call 3 seconds later */
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
     start_logging();
     int before = count("AssumeRoleWithOIDC");
     ns_plugin *p = load();
@@ -193,13 +194,13 @@ START_TEST(test_credentials_rrsa_refreshed_before_expiry)
     ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 1);
     call_api(p);
     ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 1);
-    sleep(2);
+    sleep(3);
     call_api(p);
     ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 2);
     /* an early refresh STS refuses leaves the current, still valid, credentials in use */
     ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"sts_reject\",\"count\":1}", NULL),
                      200);
-    sleep(2);
+    sleep(3);
     call_api(p);
     ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 3);
     ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
