@@ -3,7 +3,10 @@
 every node claim the round launches must come back as a real VM of the emulator (its name from the claim, its size,
 zone, priority and tags), nothing else may have been launched, and each example's own expectations hold.
 
-Usage: with_emulator.py DATA -- simulate_azure.py NODESMITH EXAMPLES_DIR EXAMPLE   (EXAMPLE: azure/nginx, ...)
+With "faults" after the example, one ARM request in five fails first (429, 5xx, lost answers, allocation failures,
+the token endpoint included): every pod must still be placed, with exactly one VM per node claim.
+
+Usage: with_emulator.py DATA -- simulate_azure.py NODESMITH EXAMPLES_DIR EXAMPLE [faults]   (EXAMPLE: azure/nginx, ...)
 """
 import json
 import os
@@ -13,19 +16,21 @@ import sys
 import urllib.request
 
 
-def control(path):
+def control(path, body=None):
     context = ssl.create_default_context(cafile=os.environ["NODESMITH_CA_BUNDLE"])
-    with urllib.request.urlopen(os.environ["AZURE_EMULATOR_URL"] + "/_emulator/" + path, context=context,
-                                timeout=10) as answer:
+    request = urllib.request.Request(os.environ["AZURE_EMULATOR_URL"] + "/_emulator/" + path,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, context=context, timeout=10) as answer:
         return json.load(answer)
 
 
-def simulate(nodesmith, manifest):
+def simulate(nodesmith, manifest, settings):
     url = os.environ["AZURE_EMULATOR_URL"]
     help_text = subprocess.run([nodesmith, "simulate", "--help"], capture_output=True, text=True).stdout
     extra = ["--allow-launch"] if "--allow-launch" in help_text else []
     command = [nodesmith, "simulate", "-f", manifest, "--provider", "azure", "--set", "cluster_name=demo",
-               "--set", "arm_endpoint=" + url, "--set", "prices_endpoint=" + url, "--output", "json"] + extra
+               "--set", "arm_endpoint=" + url, "--set", "prices_endpoint=" + url, "--output", "json"] + extra + settings
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(command)} exited {proc.returncode}:\n{proc.stderr}")
@@ -34,8 +39,19 @@ def simulate(nodesmith, manifest):
 
 def main():
     nodesmith, examples, example = sys.argv[1:4]
-    doc = simulate(nodesmith, os.path.join(examples, example + ".yaml"))
+    faults = sys.argv[4:5] == ["faults"]
+    settings = []
+    if faults:
+        control("faults", {"kind": "random", "rate": 0.2, "kinds": ["throttle", "error5xx", "lost", "allocation"],
+                           "retry_after": 0, "seed": 11})
+        settings = ["--set", "max_attempts=6", "--set", "request_timeout=3s"]
+    doc = simulate(nodesmith, os.path.join(examples, example + ".yaml"), settings)
     state = control("state")
+    if faults:
+        injected = sum(state["faults_injected"].values())
+        requests = sum(state["requests"].values())
+        assert injected * 10 >= requests, f"{injected} faults in {requests} requests"
+        print(f"{injected} faults injected in {requests} requests")
     assert doc["pods_unschedulable"] == [], doc["pods_unschedulable"]
     assert doc["launch_failures"] == [], doc["launch_failures"]
     assert doc["pods_scheduled"] == doc["pods_total"] > 0, doc
