@@ -16,7 +16,6 @@ struct aws_client {
     const ns_host *host;
     ns_host_ctx *ctx;
     aws_credentials_provider *credentials;
-    const aws_env *env;
     char *region;
     int64_t timeout_ms;
     aws_retry_quota quota;
@@ -44,7 +43,6 @@ int aws_client_new(const aws_client_config *config, aws_client **out)
     c->host = config->host;
     c->ctx = config->ctx;
     c->credentials = config->credentials;
-    c->env = config->env;
     c->timeout_ms = config->timeout_ms > 0 ? config->timeout_ms : 30000;
     aws_retry_quota_init(&c->quota, AWS_RETRY_QUOTA_CAPACITY);
     c->policy = (aws_retry_policy){config->max_attempts > 0 ? config->max_attempts : AWS_RETRY_DEFAULT_MAX_ATTEMPTS,
@@ -160,7 +158,7 @@ static int attempt(aws_client *c, const call_spec *s, int idx, ns_http_response 
         snprintf(url, sizeof(url), "%s://%s%s", u->scheme, u->host, path);
         ns_http_request req = {.struct_size = sizeof(req), .method = s->method, .url = url, .headers = headers,
                                .n_headers = n, .body = s->body, .body_len = s->body_len, .timeout_ms = c->timeout_ms,
-                               .max_retries = 0, .ca_bundle = aws_env_get(c->env, "AWS_CA_BUNDLE")};
+                               .max_retries = 0, .ca_bundle = aws_credentials_ca_bundle(c->credentials)};
         *sent = true;
         rc = c->host->http_request(c->ctx, &req, resp);
     }

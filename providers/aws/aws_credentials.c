@@ -1,7 +1,11 @@
 #include "aws_credentials.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +15,7 @@
 #include "aws_buf.h"
 #include "aws_errors.h"
 #include "aws_parse_util.h"
+#include "aws_profile.h"
 #include "aws_sigv4.h"
 #include "aws_sts_parse.h"
 
@@ -19,6 +24,10 @@
 #define IMDS_TIMEOUT_MS 1000
 #define IMDS_RETRIES 1
 #define TOKEN_FILE_MAX (64 * 1024)
+#define PROCESS_OUTPUT_MAX (64 * 1024)
+#define ECS_AGENT "http://169.254.170.2"
+
+extern char **environ;
 
 struct aws_credentials_provider {
     const ns_host *host;
@@ -35,6 +44,7 @@ struct aws_credentials_provider {
     bool imds_enabled;
     char imds_token[512]; /* a secret: never logged */
     int64_t imds_token_expires_ms;
+    aws_profile profile; /* read once at creation; profile.name NULL when neither file has it */
 };
 
 const char *aws_creds_source_name(aws_creds_source s)
@@ -46,6 +56,14 @@ const char *aws_creds_source_name(aws_creds_source s)
         return "web-identity";
     case AWS_CREDS_IMDS:
         return "imds";
+    case AWS_CREDS_PROFILE:
+        return "shared-credentials-file";
+    case AWS_CREDS_SSO:
+        return "sso";
+    case AWS_CREDS_PROCESS:
+        return "credential-process";
+    case AWS_CREDS_CONTAINER:
+        return "container";
     case AWS_CREDS_NONE:
         break;
     }
@@ -75,6 +93,15 @@ int aws_credentials_provider_new(const aws_credentials_config *config, aws_crede
                         "an http(s) URL");
     }
     p->imds_enabled = aws_imds_endpoint(p->env, p->imds_url, sizeof(p->imds_url)) != NULL;
+    char err[1200];
+    int rc = aws_profile_load(p->env, &p->profile, err, sizeof(err));
+    if (rc == NS_ERR_NOT_FOUND && !aws_env_get(p->env, "AWS_PROFILE")) {
+        aws_profile_clear(&p->profile); /* no default profile: the chain goes on without one */
+    } else if (rc != NS_OK) {
+        aws_credentials_provider_free(p);
+        return NS_ERROR(host, config->ctx, rc == NS_ERR_INTERNAL ? rc : NS_ERR_INVALID_CONFIG,
+                        "AWS shared config: %s", err);
+    }
     *out = p;
     return NS_OK;
 }
@@ -85,6 +112,7 @@ void aws_credentials_provider_free(aws_credentials_provider *p)
         return;
     aws_creds_clear(&p->cached);
     OPENSSL_cleanse(p->imds_token, sizeof(p->imds_token));
+    aws_profile_clear(&p->profile);
     pthread_mutex_destroy(&p->lock);
     free(p->region);
     free(p);
@@ -177,7 +205,7 @@ static int from_web_identity(aws_credentials_provider *p, aws_creds *fresh)
     ns_http_request req = {.struct_size = sizeof(req), .method = "POST", .url = url, .headers = headers,
                            .n_headers = 2, .body = aws_buf_str(&body), .body_len = body.len,
                            .timeout_ms = p->timeout_ms, .max_retries = -1,
-                           .ca_bundle = aws_env_get(p->env, "AWS_CA_BUNDLE")};
+                           .ca_bundle = aws_credentials_ca_bundle(p)};
     ns_http_response *resp = NULL;
     if (aws_buf_failed(&body)) {
         rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory building the STS request");
@@ -317,15 +345,283 @@ static int from_imds(aws_credentials_provider *p, aws_creds *fresh)
     return rc;
 }
 
-static aws_creds_source choose_source(aws_credentials_provider *p)
+static int from_profile_keys(aws_credentials_provider *p, aws_creds *fresh)
 {
+    const aws_profile *pr = &p->profile;
+    if (!pr->access_key_id || !pr->secret_access_key)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INVALID_CONFIG,
+                        "AWS profile %s: aws_access_key_id and aws_secret_access_key must both be set", pr->name);
+    if (aws_creds_set(fresh, pr->access_key_id, pr->secret_access_key, pr->session_token, 0) != NS_OK)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory copying the profile's AWS credentials");
+    return NS_OK;
+}
+
+/* Credentials in the SDKs' JSON shape: the key names differ between sources (Token vs SessionToken). */
+static int creds_from_json(aws_credentials_provider *p, const char *what, const ns_json *doc, const char *token_key,
+                           aws_creds *fresh)
+{
+    const char *akid = json_str(p, doc, "AccessKeyId");
+    const char *secret = json_str(p, doc, "SecretAccessKey");
+    const char *token = json_str(p, doc, token_key);
+    const char *expiration = json_str(p, doc, "Expiration");
+    int64_t expires = 0;
+    if (!akid || !secret)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "%s: the answer lacks AccessKeyId or SecretAccessKey",
+                        what);
+    if (expiration && !aws_parse_iso8601_ms(expiration, &expires))
+        return NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "%s: Expiration is not an ISO 8601 time", what);
+    if (aws_creds_set(fresh, akid, secret, token, expires) != NS_OK)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory copying AWS credentials from %s", what);
+    return NS_OK;
+}
+
+/* Runs `command` with /bin/sh -c (as the Go SDK does) and collects its standard output. */
+static int run_process(aws_credentials_provider *p, const char *command, char **output, size_t *len)
+{
+    int fds[2];
+    *output = NULL;
+    *len = 0;
+    if (pipe(fds) != 0)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "credential_process: cannot create a pipe");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    posix_spawn_file_actions_addclose(&actions, fds[1]);
+    char *argv[] = {"/bin/sh", "-c", (char *)command, NULL};
+    pid_t pid;
+    int spawned = posix_spawn(&pid, "/bin/sh", &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    if (spawned != 0) {
+        close(fds[0]);
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INVALID_CONFIG, "AWS profile %s: credential_process cannot be "
+                        "started: %s", p->profile.name, strerror(spawned));
+    }
+    char *buf = malloc(PROCESS_OUTPUT_MAX + 1);
+    size_t n = 0;
+    ssize_t got = 1;
+    while (buf && got > 0 && n <= PROCESS_OUTPUT_MAX)
+        if ((got = read(fds[0], buf + n, PROCESS_OUTPUT_MAX + 1 - n)) > 0)
+            n += (size_t)got;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int rc = NS_OK;
+    if (!buf)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory reading credential_process's output");
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
+                      "AWS profile %s: credential_process failed (exit status %d)", p->profile.name,
+                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    else if (n > PROCESS_OUTPUT_MAX)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "AWS profile %s: credential_process wrote more than "
+                      "64 KiB", p->profile.name);
+    if (rc != NS_OK) {
+        if (buf)
+            OPENSSL_cleanse(buf, n);
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *output = buf;
+    *len = n;
+    return NS_OK;
+}
+
+static int from_process(aws_credentials_provider *p, aws_creds *fresh)
+{
+    char *out = NULL;
+    size_t len = 0;
+    int rc = run_process(p, p->profile.credential_process, &out, &len);
+    if (rc != NS_OK)
+        return rc;
+    ns_json *doc = p->host->json_parse(out, len);
+    char what[300];
+    snprintf(what, sizeof(what), "AWS profile %s: credential_process", p->profile.name);
+    if (!doc)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "%s: its output is not JSON", what);
+    else if (p->host->json_number(p->host->json_get(doc, "Version")) != 1)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "%s: its output's Version is not 1", what);
+    else
+        rc = creds_from_json(p, what, doc, "SessionToken", fresh);
+    OPENSSL_cleanse(out, len);
+    free(out);
+    p->host->json_free(doc);
+    return rc;
+}
+
+/* A GET for credentials (SSO portal, container endpoint); on NS_OK *resp is a 200 answer. */
+static int credentials_get_url(aws_credentials_provider *p, const char *what, const char *url,
+                               const ns_http_header *headers, size_t n_headers, ns_http_response **resp)
+{
+    ns_http_request req = {.struct_size = sizeof(req), .method = "GET", .url = url, .headers = headers,
+                           .n_headers = n_headers, .timeout_ms = p->timeout_ms, .max_retries = -1,
+                           .ca_bundle = aws_credentials_ca_bundle(p)};
+    int rc = p->host->http_request(p->ctx, &req, resp);
+    if (rc == NS_ERR_THROTTLED)
+        return NS_ERROR(p->host, p->ctx, rc, "%s: %s unreachable", what, url);
+    if (rc != NS_OK)
+        return rc;
+    if ((*resp)->status != 200) {
+        long status = (*resp)->status;
+        p->host->http_response_free(*resp);
+        *resp = NULL;
+        return NS_ERROR(p->host, p->ctx, status >= 500 || status == 429 ? NS_ERR_THROTTLED : NS_ERR_UNAUTHORIZED,
+                        "%s failed with HTTP %ld", what, status);
+    }
+    return NS_OK;
+}
+
+static int from_sso(aws_credentials_provider *p, aws_creds *fresh)
+{
+    const aws_profile *pr = &p->profile;
+    char path[1200];
+    if (aws_profile_sso_cache_path(p->env, pr, path, sizeof(path)) != NS_OK || !pr->sso_region)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INVALID_CONFIG,
+                        "AWS profile %s: SSO needs sso_region and HOME (for ~/.aws/sso/cache)", pr->name);
+    int rc;
+    char *text = read_token_file(p, path, &rc);
+    if (!text)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "AWS profile %s: no SSO token cached in %s; run "
+                        "`aws sso login --profile %s`", pr->name, path, pr->name);
+    ns_json *cache = p->host->json_parse(text, strlen(text));
+    OPENSSL_cleanse(text, strlen(text));
+    free(text);
+    const char *token = json_str(p, cache, "accessToken");
+    int64_t expires = 0;
+    if (!token || !aws_parse_iso8601_ms(json_str(p, cache, "expiresAt"), &expires))
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "AWS profile %s: the SSO token cache %s lacks accessToken "
+                      "or expiresAt", pr->name, path);
+    else if (expires <= p->host->now_ms(p->ctx))
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "AWS profile %s: the cached SSO token expired; run "
+                      "`aws sso login --profile %s`", pr->name, pr->name);
+    char base[512], url[1400];
+    if (rc == NS_OK && aws_endpoint_resolve(p->env, "sso", pr->sso_region, base, sizeof(base)) != NS_OK)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_INVALID_CONFIG, "AWS SSO endpoint for %s is not an http(s) URL",
+                      pr->sso_region);
+    ns_http_response *resp = NULL;
+    if (rc == NS_OK) {
+        aws_buf q = AWS_BUF_INIT;
+        aws_buf_puts(&q, "account_id=");
+        aws_sigv4_uri_encode(&q, pr->sso_account_id, strlen(pr->sso_account_id), false);
+        aws_buf_puts(&q, "&role_name=");
+        aws_sigv4_uri_encode(&q, pr->sso_role_name, strlen(pr->sso_role_name), false);
+        snprintf(url, sizeof(url), "%s/federation/credentials?%s", base, aws_buf_str(&q));
+        aws_buf_free(&q);
+        ns_http_header h[] = {{"x-amz-sso_bearer_token", token}, {"Accept", "application/json"}};
+        char what[300];
+        snprintf(what, sizeof(what), "SSO GetRoleCredentials for role %s in account %s", pr->sso_role_name,
+                 pr->sso_account_id);
+        rc = credentials_get_url(p, what, url, h, 2, &resp);
+    }
+    p->host->json_free(cache);
+    if (rc != NS_OK)
+        return rc;
+    ns_json *doc = p->host->json_parse(resp->body, resp->body_len);
+    const ns_json *rc_doc = p->host->json_get(doc, "roleCredentials");
+    const char *akid = json_str(p, rc_doc, "accessKeyId");
+    const char *secret = json_str(p, rc_doc, "secretAccessKey");
+    const char *session = json_str(p, rc_doc, "sessionToken");
+    double expiration = p->host->json_number(p->host->json_get(rc_doc, "expiration")); /* unix ms */
+    if (!akid || !secret || expiration <= 0)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "SSO GetRoleCredentials: the answer lacks roleCredentials");
+    else if (aws_creds_set(fresh, akid, secret, session, (int64_t)expiration) != NS_OK)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory copying the SSO credentials");
+    OPENSSL_cleanse(resp->body, resp->body_len);
+    p->host->json_free(doc);
+    p->host->http_response_free(resp);
+    return rc;
+}
+
+/* The SDKs' rule for a full container URI: HTTPS anywhere, plain HTTP only to loopback or the ECS/EKS agents. */
+static bool container_url_allowed(const char *url)
+{
+    aws_url u;
+    if (aws_url_parse(url, &u) != NS_OK)
+        return false;
+    if (strcmp(u.scheme, "https") == 0)
+        return true;
+    char host[256];
+    snprintf(host, sizeof(host), "%s", u.host);
+    char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
+    if (colon)
+        colon[host[0] == '[' ? 1 : 0] = '\0';
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
+           strcmp(host, "169.254.170.2") == 0 || strcmp(host, "169.254.170.23") == 0 ||
+           strcmp(host, "[fd00:ec2::23]") == 0;
+}
+
+static int from_container(aws_credentials_provider *p, aws_creds *fresh)
+{
+    const char *full = aws_env_get(p->env, "AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    const char *relative = aws_env_get(p->env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    char url[1200];
+    if (relative)
+        snprintf(url, sizeof(url), "%s%s%s", ECS_AGENT, relative[0] == '/' ? "" : "/", relative);
+    else
+        snprintf(url, sizeof(url), "%s", full);
+    if (!relative && !container_url_allowed(url))
+        return NS_ERROR(p->host, p->ctx, NS_ERR_INVALID_CONFIG,
+                        "AWS_CONTAINER_CREDENTIALS_FULL_URI %s: plain HTTP is allowed only to loopback or the EKS/ECS "
+                        "agents (169.254.170.2, 169.254.170.23, fd00:ec2::23)",
+                        url);
+    const char *token_file = aws_env_get(p->env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+    const char *token_env = aws_env_get(p->env, "AWS_CONTAINER_AUTHORIZATION_TOKEN");
+    char *token = NULL;
+    int rc = NS_OK;
+    if (token_file && !(token = read_token_file(p, token_file, &rc)))
+        return rc;
+    ns_http_header h[] = {{"Authorization", token ? token : token_env}, {"Accept", "application/json"}};
+    ns_http_response *resp = NULL;
+    rc = credentials_get_url(p, "container credentials endpoint", url, token || token_env ? h : h + 1,
+                             token || token_env ? 2 : 1, &resp);
+    if (token)
+        OPENSSL_cleanse(token, strlen(token));
+    free(token);
+    if (rc != NS_OK)
+        return rc;
+    ns_json *doc = p->host->json_parse(resp->body, resp->body_len);
+    rc = doc ? creds_from_json(p, "container credentials endpoint", doc, "Token", fresh)
+             : NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "container credentials endpoint %s: not JSON", url);
+    OPENSSL_cleanse(resp->body, resp->body_len);
+    p->host->json_free(doc);
+    p->host->http_response_free(resp);
+    return rc;
+}
+
+const char *aws_credentials_ca_bundle(aws_credentials_provider *p)
+{
+    const char *env = aws_env_get(p->env, "AWS_CA_BUNDLE");
+    return env ? env : p->profile.ca_bundle;
+}
+
+/* The first configured source, in the SDKs' order; NS_OK with AWS_CREDS_NONE when there is none. */
+static int choose_source(aws_credentials_provider *p, aws_creds_source *out)
+{
+    const aws_profile *pr = &p->profile;
+    *out = AWS_CREDS_NONE;
     if (aws_env_get(p->env, "AWS_ACCESS_KEY_ID") || aws_env_get(p->env, "AWS_SECRET_ACCESS_KEY"))
-        return AWS_CREDS_ENVIRONMENT;
-    if (aws_env_get(p->env, "AWS_ROLE_ARN") && aws_env_get(p->env, "AWS_WEB_IDENTITY_TOKEN_FILE"))
-        return AWS_CREDS_WEB_IDENTITY;
-    if (p->imds_enabled)
-        return AWS_CREDS_IMDS;
-    return AWS_CREDS_NONE;
+        *out = AWS_CREDS_ENVIRONMENT;
+    else if (aws_env_get(p->env, "AWS_ROLE_ARN") && aws_env_get(p->env, "AWS_WEB_IDENTITY_TOKEN_FILE"))
+        *out = AWS_CREDS_WEB_IDENTITY;
+    else if (pr->name && (pr->access_key_id || pr->secret_access_key))
+        *out = AWS_CREDS_PROFILE;
+    else if (pr->name && aws_profile_has_sso(pr))
+        *out = AWS_CREDS_SSO;
+    else if (pr->name && pr->credential_process)
+        *out = AWS_CREDS_PROCESS;
+    else if (pr->name && pr->role_arn)
+        return NS_ERROR(p->host, p->ctx, NS_ERR_UNSUPPORTED,
+                        "AWS profile %s: assume-role profiles (role_arn) are not supported; use web identity, SSO, "
+                        "credential_process or static keys",
+                        pr->name);
+    else if (aws_env_get(p->env, "AWS_CONTAINER_CREDENTIALS_FULL_URI") ||
+             aws_env_get(p->env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"))
+        *out = AWS_CREDS_CONTAINER;
+    else if (p->imds_enabled)
+        *out = AWS_CREDS_IMDS;
+    return NS_OK;
 }
 
 static bool fresh_enough(const aws_credentials_provider *p, int64_t now)
@@ -351,9 +647,11 @@ int aws_credentials_get(aws_credentials_provider *p, aws_creds *out)
     int64_t now = p->host->now_ms(p->ctx);
     int rc = NS_OK;
     if (!fresh_enough(p, now)) {
-        aws_creds_source source = p->source ? p->source : choose_source(p);
+        aws_creds_source source = p->source;
         aws_creds fresh = {0};
-        switch (source) {
+        if (!source)
+            rc = choose_source(p, &source);
+        switch (rc == NS_OK ? source : AWS_CREDS_NONE) {
         case AWS_CREDS_ENVIRONMENT:
             rc = from_environment(p, &fresh);
             break;
@@ -363,11 +661,26 @@ int aws_credentials_get(aws_credentials_provider *p, aws_creds *out)
         case AWS_CREDS_IMDS:
             rc = from_imds(p, &fresh);
             break;
+        case AWS_CREDS_PROFILE:
+            rc = from_profile_keys(p, &fresh);
+            break;
+        case AWS_CREDS_SSO:
+            rc = from_sso(p, &fresh);
+            break;
+        case AWS_CREDS_PROCESS:
+            rc = from_process(p, &fresh);
+            break;
+        case AWS_CREDS_CONTAINER:
+            rc = from_container(p, &fresh);
+            break;
         case AWS_CREDS_NONE:
-            rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
-                          "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_ROLE_ARN and "
-                          "AWS_WEB_IDENTITY_TOKEN_FILE, or run on EC2 with an instance role (IMDS is %s)",
-                          p->imds_enabled ? "enabled" : "disabled by AWS_EC2_METADATA_DISABLED");
+            if (rc == NS_OK)
+                rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
+                              "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_ROLE_ARN "
+                              "and AWS_WEB_IDENTITY_TOKEN_FILE, or a profile in ~/.aws/config or ~/.aws/credentials "
+                              "(AWS_PROFILE), or a container credentials endpoint, or run on EC2 with an instance "
+                              "role (IMDS is %s)",
+                              p->imds_enabled ? "enabled" : "disabled by AWS_EC2_METADATA_DISABLED");
             break;
         }
         if (rc == NS_OK) {

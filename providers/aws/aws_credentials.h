@@ -3,8 +3,16 @@
  *   1. environment: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN);
  *   2. web identity: AWS_ROLE_ARN + AWS_WEB_IDENTITY_TOKEN_FILE (+ AWS_ROLE_SESSION_NAME), exchanged with STS
  *      AssumeRoleWithWebIdentity (the token file is read again at every refresh, since kubelet rotates it);
- *   3. EC2 instance metadata, IMDSv2 only: PUT /latest/api/token, then the role name and its credentials under
- *      /latest/meta-data/iam/security-credentials/.
+ *   3. the shared config and credentials files' profile (aws_profile.h: $AWS_PROFILE or "default"), as the Go SDK
+ *      resolves one: its static keys; else SSO (the token `aws sso login` cached in ~/.aws/sso/cache, exchanged with
+ *      the SSO portal's GetRoleCredentials); else credential_process (run with /bin/sh -c, its JSON read from stdout).
+ *      A profile with only role_arn (assume-role chains) is refused by name;
+ *   4. the container credentials endpoint: AWS_CONTAINER_CREDENTIALS_FULL_URI (EKS Pod Identity; http only to
+ *      loopback or the EKS/ECS link-local agents) or http://169.254.170.2 + AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
+ *      (ECS), with the Authorization header from AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (read again at every refresh)
+ *      or AWS_CONTAINER_AUTHORIZATION_TOKEN;
+ *   5. EC2 instance metadata, IMDSv2 only: PUT /latest/api/token (a 6-hour session token, reused until a minute
+ *      before it expires), then the role name and its credentials under /latest/meta-data/iam/security-credentials/.
  * The first source that is configured is chosen at the first call and kept, as the SDKs do. Temporary credentials
  * are refreshed refresh_before_ms (default 5 minutes) before they expire, on the host clock; if a refresh fails while
  * the old credentials are still valid they keep being used (with a warning). No secret, token or key ID is ever
@@ -29,6 +37,10 @@ typedef enum aws_creds_source {
     AWS_CREDS_ENVIRONMENT,
     AWS_CREDS_WEB_IDENTITY,
     AWS_CREDS_IMDS,
+    AWS_CREDS_PROFILE,
+    AWS_CREDS_SSO,
+    AWS_CREDS_PROCESS,
+    AWS_CREDS_CONTAINER,
 } aws_creds_source;
 
 typedef struct aws_credentials_config {
@@ -61,6 +73,9 @@ void aws_credentials_invalidate(aws_credentials_provider *p);
 /* The chosen source (AWS_CREDS_NONE before the first successful get), and its name for logs. */
 aws_creds_source aws_credentials_source(aws_credentials_provider *p);
 const char *aws_creds_source_name(aws_creds_source s);
+
+/* The CA bundle of AWS_CA_BUNDLE, else of the profile's ca_bundle (once the chain read the profile), else NULL. */
+const char *aws_credentials_ca_bundle(aws_credentials_provider *p);
 
 /* Reads an IMDSv2 metadata path ("placement/region" under /latest/meta-data/) into buf. NS_OK, NS_ERR_UNSUPPORTED
  * when IMDS is disabled, or another error reported with host->error. */

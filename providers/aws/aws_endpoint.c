@@ -82,6 +82,8 @@ int aws_endpoint_resolve(const aws_env *env, const char *service, const char *re
         const char *suffix = region && strncmp(region, "cn-", 3) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
         if (strcmp(service, "pricing") == 0)
             n = snprintf(url, url_len, "https://api.pricing.%s.%s", aws_pricing_region(region), suffix);
+        else if (strcmp(service, "sso") == 0) /* the SSO portal, where GetRoleCredentials lives */
+            n = snprintf(url, url_len, "https://portal.sso.%s.%s", region ? region : "us-east-1", suffix);
         else
             n = snprintf(url, url_len, "https://%s.%s.%s", service, region ? region : "us-east-1", suffix);
     }

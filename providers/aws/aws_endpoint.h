@@ -1,6 +1,6 @@
 /*
  * Where the AWS provider sends requests, following the SDKs' conventions so an emulator can stand in:
- *   AWS_ENDPOINT_URL_<SERVICE> (EC2, STS, SSM, SQS, PRICING), then AWS_ENDPOINT_URL, then the public endpoint;
+ *   AWS_ENDPOINT_URL_<SERVICE> (EC2, STS, SSM, SQS, PRICING, EKS, SSO), then AWS_ENDPOINT_URL, then the public endpoint;
  *   AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true ignores both variables;
  *   AWS_EC2_METADATA_SERVICE_ENDPOINT (default http://169.254.169.254) and AWS_EC2_METADATA_DISABLED for IMDS.
  * Pure: no host upcalls; the environment is read through aws_env so tests can supply their own.
@@ -33,7 +33,8 @@ typedef struct aws_url {
 /* Parses "scheme://host[:port][/path]". NS_OK or NS_ERR_INVALID_CONFIG (unknown scheme, empty host, too long). */
 int aws_url_parse(const char *url, aws_url *out);
 
-/* Resolves the endpoint URL of `service` ("ec2", "sts", "ssm", "sqs", "pricing") in `region` into url. NS_OK, or
+/* Resolves the endpoint URL of `service` ("ec2", "sts", "ssm", "sqs", "pricing", "eks", "sso": the SSO portal) in
+ * `region` into url. NS_OK, or
  * NS_ERR_INVALID_CONFIG when the result does not fit or does not parse. */
 int aws_endpoint_resolve(const aws_env *env, const char *service, const char *region, char *url, size_t url_len);
 

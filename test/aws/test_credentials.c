@@ -139,6 +139,17 @@ static int respond(void *ctx, const ns_http_request *req, fake_response *resp)
         }
         return NS_OK;
     }
+    if (strcmp(req->url, "http://169.254.170.2/v2/credentials/task-1234") == 0) { /* ECS's agent */
+        const char *auth = header(req, "Authorization");
+        s->serial++;
+        snprintf(s->body, sizeof(s->body),
+                 "{\"AccessKeyId\":\"ASIAECS%d\",\"SecretAccessKey\":\"ecs-secret-%d\",\"Token\":\"ecs-token-%d\","
+                 "\"Expiration\":\"%s\",\"RoleArn\":\"arn:aws:iam::111122223333:role/task\"}",
+                 s->serial, s->serial, s->serial, exp);
+        resp->status = auth && strcmp(auth, "ecs-auth") == 0 ? 200 : 403;
+        resp->body = resp->status == 200 ? s->body : "{}";
+        return NS_OK;
+    }
     resp->status = 404;
     resp->body = "not found";
     return NS_OK;
@@ -303,6 +314,25 @@ START_TEST(test_web_identity_unreadable_token_file)
 }
 END_TEST
 
+/* ECS: the relative URI is resolved against the task agent's fixed address; the container endpoint comes after the
+ * environment, web identity and the profile, and before IMDS. */
+START_TEST(test_ecs_relative_uri)
+{
+    env_set(&env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/task-1234");
+    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ecs-auth");
+    aws_credentials_provider *p = chain();
+    aws_creds c = {0};
+    ck_assert_int_eq(aws_credentials_get(p, &c), NS_OK);
+    ck_assert_int_eq(aws_credentials_source(p), AWS_CREDS_CONTAINER);
+    ck_assert_str_eq(c.access_key_id, "ASIAECS1");
+    ck_assert_str_eq(c.session_token, "ecs-token-1");
+    ck_assert_int_eq(c.expiration_ms / 1000, (host.clock_ms + sc.lifetime_ms) / 1000);
+    ck_assert_int_eq(sc.imds_token_calls, 0);
+    aws_creds_clear(&c);
+    aws_credentials_provider_free(p);
+}
+END_TEST
+
 START_TEST(test_imds_v2_and_token_reuse)
 {
     aws_credentials_provider *p = chain();
@@ -440,6 +470,7 @@ int main(void)
     tcase_add_test(tc, test_refresh_failure_keeps_valid_credentials);
     tcase_add_test(tc, test_web_identity_unreadable_token_file);
     tcase_add_test(tc, test_imds_v2_and_token_reuse);
+    tcase_add_test(tc, test_ecs_relative_uri);
     tcase_add_test(tc, test_imds_refused_session_token_is_renewed);
     tcase_add_test(tc, test_no_source);
     tcase_add_test(tc, test_invalidate_forces_refresh);

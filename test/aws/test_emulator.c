@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/sha.h>
 
 #include "aws_client.h"
 #include "aws_credentials.h"
@@ -427,6 +430,211 @@ START_TEST(test_imds_credentials_from_emulated_metadata)
 }
 END_TEST
 
+/* ---- The shared config and credentials files, credential_process, SSO and the container endpoint. */
+
+static char home[64];
+static char written[8][512];
+static int n_written;
+
+/* Writes HOME-relative `rel` (its directories created), remembered for remove_home. */
+static void write_home(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", home, rel);
+    for (char *slash = strchr(path + strlen(home) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(path, 0700);
+        *slash = '/';
+    }
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    chmod(path, 0700);
+    snprintf(written[n_written++], sizeof(written[0]), "%s", path);
+}
+
+static void make_home(void)
+{
+    snprintf(home, sizeof(home), "/tmp/nodesmith-aws-home-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(home));
+    n_written = 0;
+    env_set(&env, "AWS_ACCESS_KEY_ID", NULL);
+    env_set(&env, "AWS_SECRET_ACCESS_KEY", NULL);
+    env_set(&env, "HOME", home);
+}
+
+static void remove_home(void)
+{
+    for (int i = n_written - 1; i >= 0; i--)
+        unlink(written[i]);
+    const char *dirs[] = {"/.aws/sso/cache", "/.aws/sso", "/.aws", ""};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s%s", home, dirs[i]);
+        rmdir(path);
+    }
+}
+
+/* Makes one signed EC2 call with the chain as configured; returns its category. */
+static int call_with_chain(void)
+{
+    aws_credentials_config cc = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-east-1", 0, 0};
+    int rc = aws_credentials_provider_new(&cc, &creds);
+    if (rc != NS_OK)
+        return rc;
+    aws_client_config c = {&host.table, (ns_host_ctx *)&host, creds, &env_handle, "us-east-1", 0, 0};
+    ck_assert_int_eq(aws_client_new(&c, &client), NS_OK);
+    ns_http_response *resp = NULL;
+    rc = describe_zones(&resp, NULL);
+    host.table.http_response_free(resp);
+    return rc;
+}
+
+static void reset_chain(void)
+{
+    aws_client_free(client);
+    aws_credentials_provider_free(creds);
+    client = NULL;
+    creds = NULL;
+}
+
+START_TEST(test_shared_credentials_file_profile)
+{
+    make_home();
+    write_home(".aws/credentials", "[default]\naws_access_key_id = AKIDWRONG\naws_secret_access_key = nope\n\n"
+                                   "# the emulator's key\n[team]\naws_access_key_id = AKIDEMULATOR\n"
+                                   "aws_secret_access_key = emulator/secret/key+EXAMPLE\n");
+    write_home(".aws/config", "[profile team]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = 4\n");
+    env_set(&env, "AWS_PROFILE", "team");
+    int rc = call_with_chain();
+    ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
+    ck_assert_int_eq(aws_credentials_source(creds), AWS_CREDS_PROFILE);
+    reset_chain();
+    /* A profile asked for by name that neither file has is a configuration error naming both files. */
+    env_set(&env, "AWS_PROFILE", "missing");
+    ck_assert_int_eq(call_with_chain(), NS_ERR_INVALID_CONFIG);
+    ck_assert_msg(strstr(host.last_error_message, "profile missing is in neither") &&
+                      strstr(host.last_error_message, "/.aws/credentials") &&
+                      strstr(host.last_error_message, "/.aws/config"),
+                  "%s", host.last_error_message);
+    /* A broken line is reported with its file and line. */
+    write_home(".aws/config", "[profile team]\nthis line has no equals sign\n");
+    env_set(&env, "AWS_PROFILE", "team");
+    ck_assert_int_eq(call_with_chain(), NS_ERR_INVALID_CONFIG);
+    ck_assert_msg(strstr(host.last_error_message, "/.aws/config line 2: expected \"key = value\""), "%s",
+                  host.last_error_message);
+    remove_home();
+}
+END_TEST
+
+START_TEST(test_credential_process)
+{
+    make_home();
+    write_home("bin/creds.sh", "#!/bin/sh\nprintf '{\"Version\": 1, \"AccessKeyId\": \"AKIDEMULATOR\", "
+                               "\"SecretAccessKey\": \"emulator/secret/key+EXAMPLE\", "
+                               "\"Expiration\": \"2099-01-01T00:00:00Z\"}'\n");
+    write_home("bin/fail.sh", "#!/bin/sh\necho 'no session' >&2\nexit 3\n");
+    char config[1024];
+    snprintf(config, sizeof(config), "[default]\ncredential_process = %s/bin/creds.sh --profile x\n\n"
+                                     "[profile broken]\ncredential_process = %s/bin/fail.sh\n", home, home);
+    write_home(".aws/config", config);
+    int rc = call_with_chain();
+    ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
+    ck_assert_int_eq(aws_credentials_source(creds), AWS_CREDS_PROCESS);
+    reset_chain();
+    env_set(&env, "AWS_PROFILE", "broken");
+    ck_assert_int_eq(call_with_chain(), NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(host.last_error_message, "AWS profile broken: credential_process failed (exit status 3)"),
+                  "%s", host.last_error_message);
+    remove_home();
+}
+END_TEST
+
+static void write_sso_cache(const char *session, const char *token, const char *expires_at)
+{
+    unsigned char digest[SHA_DIGEST_LENGTH];
+    SHA1((const unsigned char *)session, strlen(session), digest);
+    char rel[128] = ".aws/sso/cache/";
+    for (int i = 0; i < SHA_DIGEST_LENGTH; i++)
+        snprintf(rel + strlen(rel), 3, "%02x", digest[i]);
+    strcat(rel, ".json");
+    char body[512];
+    snprintf(body, sizeof(body), "{\"startUrl\": \"https://corp.awsapps.com/start\", \"region\": \"us-east-1\", "
+                                 "\"accessToken\": \"%s\", \"expiresAt\": \"%s\"}", token, expires_at);
+    write_home(rel, body);
+}
+
+START_TEST(test_sso_cached_token_and_get_role_credentials)
+{
+    make_home();
+    write_home(".aws/config", "[profile dev]\nsso_session = corp\nsso_account_id = 111122223333\n"
+                              "sso_role_name = NodesmithAdmin\n\n[sso-session corp]\n"
+                              "sso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\n"
+                              "sso_registration_scopes = sso:account:access\n");
+    write_sso_cache("corp", "emulator-sso-access-token", "2099-01-01T00:00:00Z");
+    env_set(&env, "AWS_PROFILE", "dev");
+    int asked = request_count("GetRoleCredentials");
+    int rc = call_with_chain();
+    ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
+    ck_assert_int_eq(aws_credentials_source(creds), AWS_CREDS_SSO);
+    ck_assert_int_eq(request_count("GetRoleCredentials"), asked + 1);
+    ck_assert_ptr_null(strstr(host.log, "emulator-sso-access-token"));
+    reset_chain();
+    /* An expired cached token: the message says to log in again, and the portal is not asked. */
+    remove_home();
+    make_home();
+    write_home(".aws/config", "[profile dev]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\n"
+                              "sso_account_id = 111122223333\nsso_role_name = NodesmithAdmin\n");
+    write_sso_cache("https://corp.awsapps.com/start", "emulator-sso-access-token", "2020-01-01T00:00:00Z");
+    ck_assert_int_eq(call_with_chain(), NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(host.last_error_message, "the cached SSO token expired; run `aws sso login --profile dev`"),
+                  "%s", host.last_error_message);
+    reset_chain();
+    /* A token the portal does not know: refused (HTTP 401). */
+    remove_home();
+    make_home();
+    write_home(".aws/config", "[profile dev]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\n"
+                              "sso_account_id = 111122223333\nsso_role_name = NodesmithAdmin\n");
+    write_sso_cache("https://corp.awsapps.com/start", "stale-token", "2099-01-01T00:00:00Z");
+    ck_assert_int_eq(call_with_chain(), NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(host.last_error_message, "SSO GetRoleCredentials for role NodesmithAdmin in account "
+                                                  "111122223333 failed with HTTP 401"),
+                  "%s", host.last_error_message);
+    remove_home();
+}
+END_TEST
+
+START_TEST(test_container_credentials_pod_identity)
+{
+    make_home(); /* an empty HOME: no profile */
+    char url[128], token_path[512];
+    snprintf(url, sizeof(url), "%s/v1/credentials", emu.url);
+    write_home("token", "emulator-pod-identity-token\n");
+    snprintf(token_path, sizeof(token_path), "%s/token", home);
+    env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
+    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_path);
+    int rc = call_with_chain();
+    ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
+    ck_assert_int_eq(aws_credentials_source(creds), AWS_CREDS_CONTAINER);
+    reset_chain();
+    /* The token from the variable when there is no file; a wrong one is refused. */
+    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", NULL);
+    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "not-the-token");
+    ck_assert_int_eq(call_with_chain(), NS_ERR_UNAUTHORIZED);
+    ck_assert_msg(strstr(host.last_error_message, "container credentials endpoint failed with HTTP 401"), "%s",
+                  host.last_error_message);
+    reset_chain();
+    /* Plain HTTP to anything but loopback or the agents is refused before any request. */
+    env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://10.1.2.3/v1/credentials");
+    ck_assert_int_eq(call_with_chain(), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(host.last_error_message, "plain HTTP is allowed only to loopback"));
+    env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", NULL);
+    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", NULL);
+    remove_home();
+}
+END_TEST
+
 START_TEST(test_sqs_json_interruption_messages)
 {
     make_client(0);
@@ -521,6 +729,10 @@ int main(void)
     tcase_add_test(tc, test_imds_credentials_from_emulated_metadata);
     tcase_add_test(tc, test_sqs_json_interruption_messages);
     tcase_add_test(tc, test_ssm_and_pricing_json);
+    tcase_add_test(tc, test_shared_credentials_file_profile);
+    tcase_add_test(tc, test_credential_process);
+    tcase_add_test(tc, test_sso_cached_token_and_get_role_credentials);
+    tcase_add_test(tc, test_container_credentials_pod_identity);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -8,7 +8,9 @@ endpoint, so AWS_ENDPOINT_URL and AWS_EC2_METADATA_SERVICE_ENDPOINT can both poi
   - SQS, SSM and Pricing JSON protocols (X-Amz-Target AmazonSQS.*, AmazonSSM.*, AWSPriceListService.*), and SQS's
     older Query protocol too (what botocore before 1.31 speaks);
   - EKS REST-JSON: DescribeCluster (GET /clusters/NAME);
-  - IMDSv2 under /latest/ (a PUT session token is required for every GET).
+  - IMDSv2 under /latest/ (a PUT session token is required for every GET);
+  - the SSO portal's GetRoleCredentials (GET /federation/credentials) and a container credentials endpoint
+    (GET /v1/credentials, as EKS Pod Identity's agent and ECS serve them), each checking the token it was given.
 Every signed request is checked with botocore's SigV4 signer (emu_sigv4.py): a wrong signature is refused with
 SignatureDoesNotMatch, an unknown key with AuthFailure, and a request dated more than 5 minutes away with
 RequestExpired, as AWS does.
@@ -27,6 +29,8 @@ Control endpoint (unsigned JSON, for tests; README.md has the details):
   POST /_emulator/ssm     {"name": "/aws/service/...", "value": "ami-..."}  sets an SSM parameter
   POST /_emulator/clusters {"name": "prod"}  adds an EKS cluster DescribeCluster knows
   POST /_emulator/clock   {"offset_s": 43200}  runs the emulator's clock (signature expiry) ahead of the machine's
+  POST /_emulator/sso     {"token": "..."}  the SSO access token GetRoleCredentials accepts
+  POST /_emulator/container {"token": "..."}  the Authorization token the container endpoint accepts
   POST /_emulator/pricing {"token_mode": "empty"|"repeat"|""}  GetProducts' last page has NextToken "", or every page
                           repeats the token it was asked for
   GET  /_emulator/state   {"instances": [...], "requests": {action: count}, "queue": n, ...}
@@ -127,6 +131,15 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/latest/"):
             status, ctype, text = emu_identity.imds(state, method, path, headers)
             self.send(status, ctype, text)
+        elif method == "GET" and path == "/federation/credentials":
+            state.count_request("GetRoleCredentials")
+            query = dict(parse_qsl(self.path.split("?", 1)[1] if "?" in self.path else ""))
+            status, text = emu_identity.sso_role_credentials(state, query, headers)
+            self.send(status, "application/json", text)
+        elif method == "GET" and path == "/v1/credentials":
+            state.count_request("ContainerCredentials")
+            status, text = emu_identity.container_credentials(state, headers)
+            self.send(status, "application/json", text)
         elif path.startswith("/_emulator/"):
             self.control(method, path, body)
         elif method == "GET" and path.startswith("/clusters/"):
@@ -191,6 +204,14 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/_emulator/clock" and method == "POST":
             with state.lock:
                 state.clock_offset_s = int(spec["offset_s"])
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/sso" and method == "POST":
+            with state.lock:
+                state.sso_token = spec["token"]
+            self.send(200, "application/json", "{}")
+        elif path == "/_emulator/container" and method == "POST":
+            with state.lock:
+                state.container_token = spec["token"]
             self.send(200, "application/json", "{}")
         elif path == "/_emulator/pricing" and method == "POST":
             with state.lock:

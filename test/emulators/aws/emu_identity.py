@@ -88,3 +88,30 @@ def imds(state, method, path, headers):
     if leaf in simple:
         return 200, "text/plain", simple[leaf]
     return 404, "text/plain", ""
+
+
+def sso_role_credentials(state, query, headers):
+    """The SSO portal's GetRoleCredentials (GET /federation/credentials?account_id=&role_name=, bearer token in
+    x-amz-sso_bearer_token): (status, body). The token must be the one `aws sso login` would have cached, as set with
+    POST /_emulator/sso."""
+    with state.lock:
+        expected = state.sso_token
+    if headers.get("x-amz-sso_bearer_token") != expected:
+        return 401, json.dumps({"message": "Session token not found or invalid"})
+    if not query.get("account_id") or not query.get("role_name"):
+        return 400, json.dumps({"message": "account_id and role_name are required"})
+    akid, secret, session_token, expires = state.issue_credentials()
+    return 200, json.dumps({"roleCredentials": {"accessKeyId": akid, "secretAccessKey": secret,
+                                                "sessionToken": session_token, "expiration": int(expires * 1000)}})
+
+
+def container_credentials(state, headers):
+    """The container credentials endpoint (EKS Pod Identity agent, ECS): GET with the Authorization token the pod was
+    given (POST /_emulator/container sets it): (status, body)."""
+    with state.lock:
+        expected = state.container_token
+    if headers.get("authorization") != expected:
+        return 401, json.dumps({"Code": "AccessDenied", "Message": "invalid authorization token"})
+    akid, secret, session_token, expires = state.issue_credentials()
+    return 200, json.dumps({"AccessKeyId": akid, "SecretAccessKey": secret, "Token": session_token,
+                            "AccountId": "111122223333", "Expiration": iso(expires)})

@@ -118,6 +118,8 @@ class State:
         self.connections = 0        # connections accepted (keep-alive reuse shows as fewer than requests)
         self.user_agents = {}       # User-Agent -> requests (control requests excluded)
         self.imds_tokens = {}       # token -> expiry epoch
+        self.sso_token = "emulator-sso-access-token"        # what GetRoleCredentials accepts
+        self.container_token = "emulator-pod-identity-token"  # what the container endpoint accepts
         self.imds_role = "nodesmith-node-role"
         self.clock_offset_s = 0  # how far the emulator's clock runs ahead of the machine's
 
