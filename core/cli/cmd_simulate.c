@@ -1,41 +1,45 @@
-/* `nodesmith simulate`: one provisioning round of the controller's code against manifests and a provider plugin. */
+/* `nodesmith simulate`: the engine over manifests and a provider plugin, for one provisioning round (its first step)
+ * or a timeline. Every instance it launched is terminated before it exits, also on SIGINT/SIGTERM. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
 #include "clock/ns_clock.h"
-#include "cloud/instance_types.h"
 #include "disruption/disruption.h"
 #include "engine/engine.h"
-#include "simulation/engine_sim.h"
-#include "simulation/timeline_run.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "manifest/loader.h"
+#include "model/model_util.h"
 #include "report/report.h"
 #include "sched/sched.h"
-#include "simulation/sched_launch.h"
-#include "simulation/sched_report.h"
+#include "simulation/engine_sim.h"
+#include "simulation/round_report.h"
+#include "simulation/timeline_run.h"
 
 #define SIMULATE_CLUSTER "nodesmith-simulate"
 
 static const char simulate_help[] =
-    "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME] [--catalog FILE] [--output text|json]\n"
-    "                          [--timeline FILE [--report FILE.html]]\n"
+    "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME [--allow-launch]] [--catalog FILE]\n"
+    "                          [--output text|json] [--timeline FILE [--report FILE.html]]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
-    "provisioning round as the controller would, launches the node claims it decides through the provider plugin\n"
-    "and prints Karpenter-style log lines and a summary. See docs/simulate.md.\n"
+    "provisioning round of the node-lifecycle engine (its first step), launches the node claims it decides through the\n"
+    "provider plugin and prints Karpenter-style log lines and a summary. See docs/simulate.md.\n"
     "\n"
-    "With --timeline, runs the node-lifecycle engine over simulated time instead and applies the timeline's steps\n"
-    "(scale, add, delete, patch, interrupt, launchFailure, advance) as it goes. See docs/timeline.md.\n"
+    "With --timeline, runs the engine over simulated time instead and applies the timeline's steps (scale, add,\n"
+    "delete, patch, interrupt, launchFailure, advance) as it goes. See docs/timeline.md.\n"
+    "\n"
+    "Every instance simulate launched is terminated before it exits, also on SIGINT and SIGTERM. A provider other than\n"
+    "sim launches real instances: simulate refuses unless --allow-launch is given.\n"
     "\n"
     "  -f, --filename PATH      a manifest file, or a directory of *.yaml/*.yml/*.json; repeatable\n"
+    "  --allow-launch           let a provider other than sim launch (real) instances\n"
     "  --catalog FILE           instance-type catalog for the sim provider (sets its `catalog` option)\n"
     "  --output text|json       a table (default), or one JSON document on stdout with the log lines on stderr\n"
     "  --timeline FILE          run this timeline of steps over simulated time\n"
@@ -43,209 +47,244 @@ static const char simulate_help[] =
     CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
-enum { OPT_CATALOG = 2000, OPT_TIMELINE, OPT_REPORT };
+enum { OPT_CATALOG = 2000, OPT_TIMELINE, OPT_REPORT, OPT_ALLOW_LAUNCH };
+
+/* Set by SIGINT/SIGTERM: the engine stops between two steps and simulate cleans up. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+/* No SA_RESTART: a blocking wait returns, and the run notices the flag at the next step. */
+static void catch_signals(struct sigaction *old_int, struct sigaction *old_term)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
+}
 
 typedef struct sim_run {
     ns_cluster *cluster;
     ns_plugin *plugin;
-    ns_itype_set *sets;       /* one per node class in use */
-    const ns_nodeclass_def **set_owner;
-    size_t n_sets;
-    const ns_itype_set **pool_types;
-    char **pool_errors;
-    const ns_nodeclass **pool_nodeclass;
-    ns_sched_result result;
-    ns_sched_launch *launches;
+    ns_engine *engine;
+    bool json;
+    cJSON *doc;         /* the round's or the timeline's document */
+    bool launch_failed; /* a claim of the round was not launched */
 } sim_run;
 
 static void sim_run_free(sim_run *r)
 {
-    size_t pools = r->cluster ? r->cluster->n_nodepools : 0;
-    for (size_t i = 0; r->pool_errors && i < pools; i++)
-        free(r->pool_errors[i]);
-    free(r->pool_errors);
-    free(r->pool_types);
-    free(r->pool_nodeclass);
-    for (size_t i = 0; i < r->n_sets; i++)
-        ns_itype_set_free(&r->sets[i]);
-    free(r->sets);
-    free(r->set_owner);
-    ns_sched_launches_free(r->launches, r->launches ? r->result.n_claims : 0);
-    ns_sched_result_free(&r->result);
+    cJSON_Delete(r->doc);
+    ns_engine_free(r->engine);
     ns_plugin_unload(r->plugin);
     ns_cluster_free(r->cluster);
 }
 
-/* One instance-type set per node class the NodePools use; a class that fails to load disables its pools with the
- * provider's message as the reason. */
-static int load_types(sim_run *r)
+/* "namespace/name" of every pod provisioning considers now. */
+static int pending_pods(const ns_cluster *c, char ***out, size_t *n)
 {
-    size_t n = r->cluster->n_nodepools;
-    r->sets = calloc(n ? n : 1, sizeof(*r->sets));
-    r->set_owner = calloc(n ? n : 1, sizeof(*r->set_owner));
-    r->pool_types = calloc(n ? n : 1, sizeof(*r->pool_types));
-    r->pool_errors = calloc(n ? n : 1, sizeof(*r->pool_errors));
-    r->pool_nodeclass = calloc(n ? n : 1, sizeof(*r->pool_nodeclass));
-    if (!r->sets || !r->set_owner || !r->pool_types || !r->pool_errors || !r->pool_nodeclass)
-        return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory for %zu NodePools", n);
-    for (size_t p = 0; p < n; p++) {
-        const ns_nodepool *np = r->cluster->nodepools[p];
-        const ns_nodeclass_def *def = ns_cluster_nodeclass_for(r->cluster, &np->nodeclass_ref);
-        if (!def) {
-            char buf[512];
-            snprintf(buf, sizeof(buf), "its node class %s %s is not loaded", np->nodeclass_ref.kind,
-                     np->nodeclass_ref.name);
-            if (!(r->pool_errors[p] = strdup(buf)))
-                return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory");
+    *n = 0;
+    if (!(*out = calloc(c->n_pods ? c->n_pods : 1, sizeof(char *))))
+        return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory listing pending pods");
+    for (size_t i = 0; i < c->n_pods; i++) {
+        const ns_pod *p = c->pods[i];
+        if (!ns_sched_pod_is_pending(p))
             continue;
-        }
-        r->pool_nodeclass[p] = &def->abi;
-        size_t s = 0;
-        while (s < r->n_sets && r->set_owner[s] != def)
-            s++;
-        if (s == r->n_sets) {
-            r->set_owner[r->n_sets++] = def;
-            if (ns_itype_set_load(r->plugin, &def->abi, &r->sets[s]) != NS_OK) {
-                char buf[1200];
-                snprintf(buf, sizeof(buf), "listing instance types for %s %s failed: %s", def->kind,
-                         def->meta.name, ns_error_message());
-                ns_log(NS_LOG_ERROR, "provisioner", "could not list instance types", "nodeclass", def->meta.name,
-                       "error", ns_error_message(), NULL);
-                r->set_owner[s] = NULL;
-                if (!(r->pool_errors[p] = strdup(buf)))
-                    return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory");
-                continue;
-            }
-        }
-        if (r->set_owner[s])
-            r->pool_types[p] = &r->sets[s];
-        else if (!(r->pool_errors[p] = strdup("its node class's instance types could not be listed")))
-            return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory");
+        char ref[600];
+        snprintf(ref, sizeof(ref), "%s/%s", p->meta.namespace_ ? p->meta.namespace_ : "default", p->meta.name);
+        if (!((*out)[(*n)++] = ns_strdup(ref)))
+            return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory listing pending pods");
     }
     return NS_OK;
 }
 
-/* "default/a, default/b and 3 other(s)", as Karpenter lists pods in its log lines. */
-static void pod_list(const ns_cluster *cl, char *buf, size_t len)
+/* One provisioning round: the engine's first step, with the batch window closed. */
+static int simulate_round(sim_run *r)
 {
-    size_t off = 0, shown = 0, total = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < cl->n_pods; i++) {
-        if (!ns_sched_pod_is_pending(cl->pods[i]))
-            continue;
-        total++;
-        if (shown < 5 && off < len) {
-            const ns_pod *p = cl->pods[i];
-            int w = snprintf(buf + off, len - off, "%s%s/%s", shown ? ", " : "",
-                             p->meta.namespace_ ? p->meta.namespace_ : "default", p->meta.name);
-            off += w > 0 ? (size_t)w : 0;
-            shown++;
-        }
-    }
-    if (total > shown && off < len)
-        snprintf(buf + off, len - off, " and %zu other(s)", total - shown);
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static int simulate(sim_run *r, bool json)
-{
-    int rc = load_types(r);
-    if (rc != NS_OK)
-        return rc;
-    char pods[1024], num[32], dur[32];
-    pod_list(r->cluster, pods, sizeof(pods));
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    ns_sched_input in = {.cluster = r->cluster, .pool_types = r->pool_types,
-                         .pool_errors = (const char *const *)r->pool_errors};
-    if ((rc = ns_sched_run(&in, &r->result)) != NS_OK)
-        return rc;
-    snprintf(dur, sizeof(dur), "%.3fms", seconds_since(&t0) * 1e3);
-    snprintf(num, sizeof(num), "%zu", r->result.n_pending);
-    ns_log(NS_LOG_INFO, "provisioner", "found provisionable pod(s)", "Pods", pods, "count", num, "duration", dur,
-           NULL);
-    for (size_t i = 0; i < r->result.n_unschedulable; i++) {
-        const ns_pod *p = r->cluster->pods[r->result.unschedulable[i].pod];
-        ns_log(NS_LOG_ERROR, "provisioner", "could not schedule pod", "Pod", p->meta.name, "namespace",
-               p->meta.namespace_ ? p->meta.namespace_ : "default", "error", r->result.unschedulable[i].reason, NULL);
-    }
-    char nclaims[32], npods[32];
-    size_t on_claims = r->result.n_pending - r->result.n_on_existing - r->result.n_unschedulable;
-    snprintf(nclaims, sizeof(nclaims), "%zu", r->result.n_claims);
-    snprintf(npods, sizeof(npods), "%zu", on_claims);
-    if (r->result.n_claims)
-        ns_log(NS_LOG_INFO, "provisioner", "computed new nodeclaim(s) to fit pod(s)", "nodeclaims", nclaims, "pods",
-               npods, NULL);
-    r->launches = calloc(r->result.n_claims ? r->result.n_claims : 1, sizeof(*r->launches));
-    if (!r->launches)
-        return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory for %zu launches", r->result.n_claims);
-    if ((rc = ns_sched_launch_claims(r->plugin, r->cluster, r->pool_nodeclass, SIMULATE_CLUSTER, &r->result,
-                                     r->launches)) != NS_OK)
-        return rc;
-    if (!json) {
-        ns_sched_report_text(stdout, r->cluster, &r->result, r->launches);
-        return NS_OK;
-    }
-    cJSON *doc = ns_sched_report_json(r->cluster, &r->result, r->launches);
-    char *text = doc ? cJSON_Print(doc) : NULL;
-    cJSON_Delete(doc);
-    if (!text)
-        return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory printing the JSON summary");
-    puts(text);
-    free(text);
-    return NS_OK;
-}
-
-/* Prints the report document (JSON) or its summary (text), and writes the HTML page when asked. */
-static int timeline_outputs(const cJSON *doc, bool json, const char *report)
-{
-    int rc = NS_OK;
-    if (json) {
-        char *text = cJSON_Print(doc);
-        if (!text)
-            return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory printing the JSON document");
-        puts(text);
-        cJSON_free(text);
-    } else {
-        rc = ns_report_text(stdout, doc);
-    }
-    if (rc == NS_OK && report)
-        rc = ns_report_html_file(report, doc);
+    ns_engine_config cfg;
+    ns_engine_config_default(&cfg);
+    cfg.cluster_name = SIMULATE_CLUSTER;
+    cfg.batch_idle_ms = 0;
+    cfg.batch_max_ms = 0;
+    char **pending = NULL;
+    size_t n_pending = 0;
+    int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
+    if (rc == NS_OK)
+        ns_engine_set_stop_flag(r->engine, &stop_signal);
+    if (rc == NS_OK)
+        rc = pending_pods(r->cluster, &pending, &n_pending);
+    if (rc == NS_OK)
+        rc = ns_engine_step(r->engine);
+    if (rc == NS_OK)
+        rc = ns_report_round(r->engine, pending, n_pending, &r->doc);
+    ns_strv_free(pending, n_pending);
+    if (rc == NS_OK)
+        r->launch_failed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r->doc, "launch_failures")) > 0;
     return rc;
 }
 
-/* The timeline run: the engine over the loaded cluster, on a simulated clock that the plugin was loaded with. */
-static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *sources, bool json, const char *report)
+/* The timeline run: the engine over the loaded cluster, on a simulated clock that the plugin was loaded with. A
+ * failed run still keeps the steps it completed in r->doc. */
+static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *sources)
 {
     ns_engine_config cfg;
     ns_engine_config_default(&cfg);
     cfg.cluster_name = SIMULATE_CLUSTER;
     ns_timeline_engine_config(t, &cfg);
-    ns_engine *engine = NULL;
-    cJSON *doc = NULL;
     ns_disruption_config disruption = {.spot_to_spot = t->engine.spot_to_spot > 0};
-    int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &engine);
+    int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
     if (rc == NS_OK)
-        rc = ns_disruption_register(engine, &disruption);
+        ns_engine_set_stop_flag(r->engine, &stop_signal);
     if (rc == NS_OK)
-        rc = ns_timeline_run(engine, t, sources, &doc);
-    /* A failed run still reports the steps it completed, then fails with the step's error. */
-    if (doc) {
-        ns_error_record failure = *ns_error_last();
-        int out_rc = timeline_outputs(doc, json, report);
-        if (rc == NS_OK)
-            rc = out_rc;
-        else
-            ns_error_set(failure.code, failure.file, failure.line, "%s", failure.message);
+        rc = ns_disruption_register(r->engine, &disruption);
+    if (rc == NS_OK)
+        rc = ns_timeline_run(r->engine, t, sources, &r->doc);
+    return rc;
+}
+
+/* ---- Cleaning up: every instance of a node claim this run created is terminated. */
+
+typedef struct owned {
+    const ns_engine *e;
+    char **ids;     /* provider IDs to terminate */
+    char **claims;  /* their node claims */
+    size_t n, cap;
+    int rc;
+} owned;
+
+static bool created_here(const ns_engine *e, const char *claim)
+{
+    size_t nd;
+    const ns_decision *d = ns_engine_decisions(e, &nd);
+    for (size_t i = 0; claim && i < nd; i++)
+        if (d[i].kind == NS_DECISION_CREATED_NODECLAIM && strcmp(d[i].nodeclaims, claim) == 0)
+            return true;
+    return false;
+}
+
+static void owned_add(owned *o, const char *id, const char *claim)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->ids[i], id) == 0)
+            return;
+    if (o->rc == NS_OK && (ns_grow((void **)&o->ids, &o->cap, o->n + 1, sizeof(char *)) < 0 ||
+                           !(o->claims = realloc(o->claims, o->cap * sizeof(char *)))))
+        o->rc = NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory listing instances to terminate");
+    if (o->rc != NS_OK)
+        return;
+    o->ids[o->n] = ns_strdup(id);
+    o->claims[o->n] = ns_strdup(claim ? claim : "");
+    if (!o->ids[o->n] || !o->claims[o->n])
+        o->rc = NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory listing instances to terminate");
+    o->n++;
+}
+
+static int on_instance(void *ctx, const ns_instance *inst)
+{
+    owned *o = ctx;
+    if (created_here(o->e, inst->nodeclaim_name))
+        owned_add(o, inst->provider_id, inst->nodeclaim_name);
+    return o->rc;
+}
+
+/* The claims still holding an instance, and whatever the provider lists for a claim this run created (a launch
+ * whose answer was lost still left an instance). */
+static int collect_owned(const sim_run *r, owned *o, char *why, size_t len)
+{
+    const ns_cluster *c = r->cluster;
+    for (size_t i = 0; i < c->n_nodeclaims; i++)
+        if (c->nodeclaims[i]->provider_id && c->nodeclaims[i]->provider_id[0] &&
+            created_here(r->engine, c->nodeclaims[i]->meta.name))
+            owned_add(o, c->nodeclaims[i]->provider_id, c->nodeclaims[i]->meta.name);
+    if (ns_plugin_list_instances(r->plugin, on_instance, o) != NS_OK)
+        snprintf(why, len, "listing the provider's instances failed: %s", ns_error_message());
+    return o->rc;
+}
+
+static void owned_free(owned *o)
+{
+    ns_strv_free(o->ids, o->n);
+    ns_strv_free(o->claims, o->n);
+}
+
+/* Terminates what the run launched; the summary goes into the JSON document or to stdout. Every failure is an
+ * error naming the instance; the first one is returned. */
+static int terminate_launched(sim_run *r)
+{
+    if (!r->engine)
+        return NS_OK;
+    owned o = {.e = r->engine};
+    char list_failed[1200] = "";
+    int rc = collect_owned(r, &o, list_failed, sizeof(list_failed)), first = NS_OK;
+    char first_msg[1200] = "";
+    cJSON *done = cJSON_CreateArray(), *failed = cJSON_CreateArray();
+    if (!done || !failed)
+        rc = NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory summarising terminations");
+    for (size_t i = 0; rc == NS_OK && i < o.n; i++) {
+        bool gone = false;
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddStringToObject(item, "provider_id", o.ids[i]);
+        cJSON_AddStringToObject(item, "nodeclaim", o.claims[i]);
+        if (ns_plugin_terminate(r->plugin, o.ids[i], &gone) == NS_OK) {
+            cJSON_AddItemToArray(done, item);
+            if (!r->json)
+                printf("terminated instance %s (nodeclaim %s)%s\n", o.ids[i], o.claims[i],
+                       gone ? ", already gone" : "");
+            continue;
+        }
+        char msg[1200];
+        snprintf(msg, sizeof(msg), "terminating instance %s (nodeclaim %s) failed: %s", o.ids[i], o.claims[i],
+                 ns_error_message());
+        cJSON_AddStringToObject(item, "error", msg);
+        cJSON_AddItemToArray(failed, item);
+        fprintf(stderr, "nodesmith simulate: %s\n", msg);
+        if (first == NS_OK) {
+            first = NS_ERR_INTERNAL;
+            snprintf(first_msg, sizeof(first_msg), "%s", msg);
+        }
     }
-    cJSON_Delete(doc);
-    ns_engine_free(engine);
+    if (rc == NS_OK && list_failed[0]) {
+        fprintf(stderr, "nodesmith simulate: %s\n", list_failed);
+        if (first == NS_OK) {
+            first = NS_ERR_INTERNAL;
+            snprintf(first_msg, sizeof(first_msg), "%s", list_failed);
+        }
+    }
+    if (rc == NS_OK && !r->json)
+        printf("%d instance(s) terminated, %d could not be\n", cJSON_GetArraySize(done), cJSON_GetArraySize(failed));
+    if (rc == NS_OK && r->doc) {
+        cJSON_AddItemToObject(r->doc, "terminated", done);
+        cJSON_AddItemToObject(r->doc, "termination_failures", failed);
+    } else {
+        cJSON_Delete(done);
+        cJSON_Delete(failed);
+    }
+    owned_free(&o);
+    if (rc == NS_OK && first != NS_OK)
+        rc = NS_FAIL(first, "%s", first_msg);
+    return rc;
+}
+
+/* Prints the document (JSON) or its summary (text), and writes the HTML page when asked. */
+static int print_outputs(const sim_run *r, bool timeline, const char *report)
+{
+    int rc = NS_OK;
+    if (r->json) {
+        char *text = cJSON_Print(r->doc);
+        if (!text)
+            return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory printing the JSON document");
+        puts(text);
+        cJSON_free(text);
+    } else {
+        rc = timeline ? ns_report_text(stdout, r->doc) : ns_report_round_text(stdout, r->doc);
+    }
+    if (rc == NS_OK && report)
+        rc = ns_report_html_file(report, r->doc);
     return rc;
 }
 
@@ -276,6 +315,41 @@ static int enable_test_hooks(cli_provider_args *pargs)
     return NS_EXIT_OK;
 }
 
+/* The run, its outputs, then the clean-up, which happens whatever went before (an error, a signal). The exit status
+ * is non-zero when any of them failed, a launch failed, or a provider could not be reached. */
+static int run_and_clean_up(sim_run *r, const ns_timeline *t, ns_tl_sources *sources, const char *report)
+{
+    struct sigaction old_int, old_term;
+    catch_signals(&old_int, &old_term);
+    int rc = t ? simulate_timeline(r, t, sources) : simulate_round(r);
+    ns_error_record failure = *ns_error_last();
+    if (r->engine && ns_engine_listing_error(r->engine) && rc == NS_OK)
+        rc = NS_FAIL(NS_ERR_INTERNAL, "the provider could not be reached: %s", ns_engine_listing_error(r->engine));
+    else if (rc != NS_OK)
+        ns_error_set(failure.code, failure.file, failure.line, "%s", failure.message);
+    failure = *ns_error_last();
+    /* A failed run still reports what it did, then its error. */
+    int clean_rc = terminate_launched(r);
+    int out_rc = r->doc ? print_outputs(r, t != NULL, report) : NS_OK;
+    int exit_rc = NS_EXIT_OK;
+    if (rc != NS_OK) {
+        ns_error_set(failure.code, failure.file, failure.line, "%s", failure.message);
+        exit_rc = cli_fail("simulate");
+    } else if (clean_rc != NS_OK || out_rc != NS_OK) {
+        exit_rc = cli_fail("simulate");
+    } else if (r->launch_failed) {
+        fprintf(stderr, "nodesmith simulate: a node claim could not be launched (see launch_failures)\n");
+        exit_rc = NS_EXIT_FAILED;
+    }
+    if (stop_signal) {
+        fprintf(stderr, "nodesmith simulate: stopped by %s\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        exit_rc = 128 + stop_signal;
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return exit_rc;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -285,11 +359,12 @@ int cmd_simulate(int argc, char **argv)
         {"output", required_argument, NULL, CLI_OPT_OUTPUT},
         {"timeline", required_argument, NULL, OPT_TIMELINE},
         {"report", required_argument, NULL, OPT_REPORT},
+        {"allow-launch", no_argument, NULL, OPT_ALLOW_LAUNCH},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
     cli_provider_args pargs = {0};
-    bool json = false;
+    bool json = false, allow_launch = false;
     int rc = NS_EXIT_OK, opt;
     char **files = calloc((size_t)argc + 1, sizeof(char *));
     size_t n_files = 0;
@@ -320,6 +395,8 @@ int cmd_simulate(int argc, char **argv)
             timeline_path = optarg;
         } else if (opt == OPT_REPORT) {
             report = optarg;
+        } else if (opt == OPT_ALLOW_LAUNCH) {
+            allow_launch = true;
         } else if (opt == CLI_OPT_OUTPUT) {
             if ((rc = cli_parse_output("simulate", optarg, &json)) != NS_EXIT_OK)
                 goto cleanup;
@@ -343,13 +420,22 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_usage_error("simulate", "--report needs --timeline (the report shows a timeline run)");
         goto cleanup;
     }
+    bool real_cloud = pargs.name && strcmp(pargs.name, "sim") != 0;
+    if (real_cloud && !allow_launch) {
+        rc = cli_usage_error("simulate", "provider %s launches real instances; simulate launches only with "
+                             "--allow-launch (and terminates each before it exits)", pargs.name);
+        goto cleanup;
+    }
+    if (real_cloud)
+        fprintf(stderr, "nodesmith simulate: --allow-launch: instances launched through provider %s are real; each "
+                "is terminated before simulate exits\n", pargs.name);
     /* Text output shows log lines and the table together; JSON keeps stdout for the one document. */
     ns_log_set_output(json ? stderr : stdout);
     if (!(run.cluster = ns_cluster_new())) {
         rc = cli_fail("simulate");
         goto cleanup;
     }
-    /* Interruptions and launch failures are injected through the sim provider's test hooks. */
+    /* Interruptions are injected through the sim provider's test hooks. */
     if (timeline_path && (!pargs.name || strcmp(pargs.name, "sim") == 0) &&
         (rc = enable_test_hooks(&pargs)) != NS_EXIT_OK)
         goto cleanup;
@@ -375,8 +461,8 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_fail("simulate");
         goto cleanup;
     }
-    if ((timeline ? simulate_timeline(&run, timeline, sources, json, report) : simulate(&run, json)) != NS_OK)
-        rc = cli_fail("simulate");
+    run.json = json;
+    rc = run_and_clean_up(&run, timeline, sources, report);
 cleanup:
     ns_tl_sources_free(sources);
     ns_timeline_free(timeline);

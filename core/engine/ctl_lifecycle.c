@@ -11,37 +11,12 @@
 
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
+#include "engine/launch_request.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/model_util.h"
 #include "model/resources.h"
 #include "plugin/plugin_resources.h"
-
-#define MAX_LAUNCH_OPTIONS 512
-
-typedef struct launch_choice {
-    ns_launch_option opt;
-    const ns_itype *type;
-    size_t order; /* for a stable sort */
-} launch_choice;
-
-static const ns_selector_req *req_in(const ns_nodeclaim *claim, const char *key)
-{
-    for (size_t i = 0; i < claim->n_requirements; i++)
-        if (strcmp(claim->requirements[i].key, key) == 0 && claim->requirements[i].op == NS_OP_IN)
-            return &claim->requirements[i];
-    return NULL;
-}
-
-static bool allows(const ns_selector_req *r, const char *value)
-{
-    if (!r)
-        return true;
-    for (size_t i = 0; i < r->n_values; i++)
-        if (strcmp(r->values[i], value) == 0)
-            return true;
-    return false;
-}
 
 static const ns_nodeclass_def *claim_class(const ns_engine *e, const ns_nodeclaim *claim, const ns_itype_set **set)
 {
@@ -57,44 +32,7 @@ static const ns_nodeclass_def *claim_class(const ns_engine *e, const ns_nodeclai
     return ns_cluster_nodeclass_for(e->cluster, &claim->nodeclass_ref);
 }
 
-static int choice_cmp(const void *a, const void *b)
-{
-    const launch_choice *x = a, *y = b;
-    if (x->opt.price_per_hour != y->opt.price_per_hour)
-        return x->opt.price_per_hour < y->opt.price_per_hour ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* Every offering the claim's requirements allow, available and not in the unavailable cache, cheapest first. */
-static size_t claim_choices(const ns_engine *e, const ns_nodeclaim *claim, const ns_itype_set *set,
-                            launch_choice *out, size_t cap)
-{
-    const ns_selector_req *types = req_in(claim, NS_LABEL_INSTANCE_TYPE);
-    const ns_selector_req *zones = req_in(claim, NS_LABEL_ZONE);
-    const ns_selector_req *cts = req_in(claim, NS_LABEL_CAPACITY_TYPE);
-    int64_t now = ns_clock_now_ms();
-    size_t n = 0;
-    for (size_t v = 0; types && v < types->n_values; v++) {
-        const ns_itype *t = ns_itype_set_find(set, types->values[v]);
-        if (!t || !ns_res_fit(&claim->requests, &t->allocatable, NULL, 0))
-            continue;
-        for (size_t o = 0; o < t->n_offerings && n < cap; o++) {
-            const ns_itype_offering *of = &t->offerings[o];
-            if (!of->available || !allows(zones, of->zone) || !allows(cts, of->capacity_type) ||
-                ns_unavailable_has(&e->unavailable, t->name, of->zone, of->capacity_type, now))
-                continue;
-            out[n] = (launch_choice){.type = t, .order = n};
-            out[n].opt = (ns_launch_option){.struct_size = sizeof(ns_launch_option), .instance_type = t->name,
-                                            .zone = of->zone, .capacity_type = of->capacity_type,
-                                            .price_per_hour = of->price_per_hour};
-            n++;
-        }
-    }
-    qsort(out, n, sizeof(*out), choice_cmp);
-    return n;
-}
-
-static int launched(ns_engine *e, ns_nodeclaim *claim, const ns_launch_result *res, const launch_choice *choices,
+static int launched(ns_engine *e, ns_nodeclaim *claim, const ns_launch_result *res, const ns_launch_choice *choices,
                     size_t n)
 {
     double price = -1;
@@ -162,32 +100,17 @@ static int no_options_left(ns_engine *e, ns_nodeclaim *claim, const char *why)
     return rc < 0 ? rc : ns_engine_delete_claim(e, claim, "launch", "InsufficientCapacity");
 }
 
-static int launch_attempt(ns_engine *e, ns_nodeclaim *claim, const ns_nodeclass_def *def, launch_choice *choices,
-                          size_t n, bool *retry)
+static int launch_attempt(ns_engine *e, ns_nodeclaim *claim, const ns_nodeclass_def *def,
+                          const ns_launch_choice *choices, size_t n, bool *retry)
 {
     *retry = false;
-    ns_launch_option *opts = malloc(n * sizeof(*opts));
+    ns_launch_option *opts = calloc(n, sizeof(*opts));
     if (!opts)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory launching nodeclaim %s", claim->meta.name);
     for (size_t i = 0; i < n; i++)
         opts[i] = choices[i].opt;
-    const char *pool = ns_labels_get(&claim->meta.labels, NS_LABEL_NODEPOOL);
-    ns_launch_request req = {
-        .struct_size = sizeof(req),
-        .cluster_name = e->cluster_name,
-        .nodeclaim_name = claim->meta.name,
-        .nodepool_name = pool ? pool : "",
-        .client_token = claim->meta.name, /* idempotent: a rebuilt engine relaunching gets the same instance */
-        .nodeclass = &def->abi,
-        .options = opts,
-        .n_options = n,
-        .labels = claim->meta.labels.items,
-        .n_labels = claim->meta.labels.n,
-        .taints = claim->taints,
-        .n_taints = claim->n_taints,
-        .startup_taints = claim->startup_taints,
-        .n_startup_taints = claim->n_startup_taints,
-    };
+    ns_launch_request req;
+    ns_launch_request_for(claim, e->cluster_name, &def->abi, opts, n, &req);
     ns_launch_result res;
     memset(&res, 0, sizeof(res));
     res.struct_size = sizeof(res);
@@ -234,19 +157,20 @@ int ns_engine_launch_claim(ns_engine *e, ns_nodeclaim *claim)
                  claim->nodeclass_ref.name);
         return launch_failed(e, claim, "NodeClassNotReady", msg);
     }
-    launch_choice *choices = malloc(MAX_LAUNCH_OPTIONS * sizeof(*choices));
-    if (!choices)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory launching nodeclaim %s", claim->meta.name);
     /* Each insufficient-capacity answer removes at least one option, so this ends. */
     for (bool retry = true; retry && rc == NS_OK;) {
-        size_t n = claim_choices(e, claim, set, choices, MAX_LAUNCH_OPTIONS);
-        if (n == 0) {
-            rc = no_options_left(e, claim, "every offering it allows is unavailable");
+        ns_launch_choice *choices = NULL;
+        size_t n = 0;
+        if ((rc = ns_launch_options(set, claim, &e->unavailable, ns_clock_now_ms(), &choices, &n)) < 0)
             break;
-        }
-        rc = launch_attempt(e, claim, def, choices, n, &retry);
+        if (n == 0)
+            rc = no_options_left(e, claim, "every offering it allows is unavailable");
+        else
+            rc = launch_attempt(e, claim, def, choices, n, &retry);
+        free(choices);
+        if (n == 0)
+            break;
     }
-    free(choices);
     return rc;
 }
 

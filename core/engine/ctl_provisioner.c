@@ -178,7 +178,8 @@ static int round_(ns_engine *e, bool *replan)
                on, NULL);
     }
     /* Creating claims never removes objects the plan points to; launching may delete the claim just created. */
-    for (size_t i = 0; rc == NS_OK && i < plan.result.n_claims; i++) {
+    /* A stop (a signal) ends the round between two launches rather than after all of them. */
+    for (size_t i = 0; rc == NS_OK && i < plan.result.n_claims && (rc = ns_engine_check_stop(e)) == NS_OK; i++) {
         char name[NS_NAME_MAX];
         if ((rc = ns_engine_create_claim(e, &plan.result.claims[i], true, name)) == NS_OK) {
             const ns_nodeclaim *c = ns_cluster_find_nodeclaim(e->cluster, name);

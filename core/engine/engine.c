@@ -59,8 +59,11 @@ int ns_engine_new_with_store(ns_cluster *cluster, ns_plugin *plugin, const ns_en
         e->cfg.tick_ms = 1000;
     e->cluster = cluster;
     e->plugin = plugin;
-    e->types.listed_at_ms = -1;
+    e->types.listed_in_step = -1;
     e->last_round_ms = -1;
+    /* Reproducible for the same clock and cluster; a rebuilt engine over a cluster that already holds claims draws
+     * another sequence than the engine before it. */
+    ns_name_rng_seed(&e->names, (uint64_t)ns_clock_now_ms() ^ ((uint64_t)cluster->n_nodeclaims * UINT64_C(0x9e3779b97f4a7c15)));
     int rc = NS_OK;
     if (!(e->cluster_name = ns_strdup(e->cfg.cluster_name ? e->cfg.cluster_name : "nodesmith")))
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the engine");
@@ -98,7 +101,23 @@ void ns_engine_free(ns_engine *e)
     ns_unavailable_free(&e->unavailable);
     store_destroy(&e->store);
     free(e->cluster_name);
+    free(e->listing_error);
     free(e);
+}
+
+void ns_engine_set_stop_flag(ns_engine *e, const volatile sig_atomic_t *flag)
+{
+    e->stop = flag;
+}
+
+int ns_engine_check_stop(const ns_engine *e)
+{
+    return e->stop && *e->stop ? NS_FAIL(NS_ERR_INTERNAL, "stopped by a signal") : NS_OK;
+}
+
+const char *ns_engine_listing_error(const ns_engine *e)
+{
+    return e->listing_error;
 }
 
 const ns_engine_config *ns_engine_get_config(const ns_engine *e)
@@ -168,6 +187,8 @@ int ns_engine_step(ns_engine *e)
             ns_error_prefix("%s controller: ", e->controllers[i].name);
     if (rc == NS_OK)
         rc = run_controller(e, "termination", ns_ctl_termination);
+    /* A listing made before the step (or during it) serves the rest of it; the next step lists again. */
+    e->step_seq++;
     if (rc == NS_OK) {
         if (ns_grow((void **)&e->history, &e->cap_history, e->n_history + 1, sizeof(*e->history)) < 0)
             return NS_ERR_INTERNAL;
@@ -179,7 +200,8 @@ int ns_engine_step(ns_engine *e)
 int ns_engine_run_until(ns_engine *e, int64_t until_ms)
 {
     int rc = ns_engine_step(e);
-    while (rc == NS_OK && ns_clock_is_simulated() && ns_clock_now_ms() < until_ms) {
+    while (rc == NS_OK && ns_clock_is_simulated() && ns_clock_now_ms() < until_ms &&
+           (rc = ns_engine_check_stop(e)) == NS_OK) {
         int64_t left = until_ms - ns_clock_now_ms();
         ns_clock_advance(left < e->cfg.tick_ms ? left : e->cfg.tick_ms);
         rc = ns_engine_step(e);
@@ -296,8 +318,9 @@ int ns_engine_record(ns_engine *e, ns_decision_kind kind, const char *method, co
     size_t n = 0;
     const char *keys[] = {"method", "reason", "Node", "NodeClaim", "Pod", "detail"};
     const char *vals[] = {d.method, d.reason, d.nodes, d.nodeclaims, d.pods, d.detail};
+    /* A created claim's pods are the record of what it was made for; the log line counts them in its detail. */
     for (size_t i = 0; i < 6; i++)
-        if (vals[i][0])
+        if (vals[i][0] && !(i == 4 && kind == NS_DECISION_CREATED_NODECLAIM))
             fields[n++] = (ns_label){keys[i], vals[i]};
     ns_log_level level = kind == NS_DECISION_LAUNCH_FAILED || kind == NS_DECISION_UNSCHEDULABLE_POD ? NS_LOG_ERROR
                          : kind == NS_DECISION_EVICTION_BLOCKED || kind == NS_DECISION_DISRUPTION_ABORTED
@@ -361,21 +384,21 @@ int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name)
 int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np)
 {
     int rc = e->writes.ops->put_nodepool(e->writes.ctx, np);
-    e->types.listed_at_ms = -1;
+    e->types.listed_in_step = -1;
     return rc;
 }
 
 int ns_engine_delete_nodepool(ns_engine *e, const char *name)
 {
     int rc = e->writes.ops->delete_nodepool(e->writes.ctx, name);
-    e->types.listed_at_ms = -1;
+    e->types.listed_in_step = -1;
     return rc;
 }
 
 int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def)
 {
     int rc = e->writes.ops->put_nodeclass(e->writes.ctx, def);
-    e->types.listed_at_ms = -1;
+    e->types.listed_in_step = -1;
     return rc;
 }
 

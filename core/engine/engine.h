@@ -24,6 +24,7 @@
 #ifndef NS_ENGINE_H
 #define NS_ENGINE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,6 +120,16 @@ int ns_engine_step(ns_engine *e);
 int ns_engine_run_until(ns_engine *e, int64_t until_ms);
 /* ns_engine_run_until(now + ms). */
 int ns_engine_run_for(ns_engine *e, int64_t ms);
+
+/* Makes ns_engine_run_until and timeline runs stop between two steps, and a provisioning round between two launches,
+ * once *flag is non-zero (a signal handler's flag), failing with NS_ERR_INTERNAL "stopped by a signal". flag may be
+ * NULL (never stop). */
+void ns_engine_set_stop_flag(ns_engine *e, const volatile sig_atomic_t *flag);
+/* NS_OK, or the "stopped" error recorded when the stop flag is set. */
+int ns_engine_check_stop(const ns_engine *e);
+/* The first failure to list a node class's instance types since the engine was built (the provider could not be
+ * reached, or refused the node class), or NULL when every listing worked. Owned by the engine. */
+const char *ns_engine_listing_error(const ns_engine *e);
 
 const ns_engine_config *ns_engine_get_config(const ns_engine *e);
 ns_cluster *ns_engine_cluster(const ns_engine *e);

@@ -10,6 +10,7 @@
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
 #include "model/model_util.h"
+#include "model/names.h"
 #include "model/resources.h"
 
 static const char *nz(const char *s)
@@ -94,27 +95,18 @@ int ns_engine_pods_on_node(const ns_engine *e, const char *node_name, ns_pod ***
 
 /* ---- Names */
 
-void ns_engine_claim_name(ns_engine *e, const char *nodepool, char *buf, size_t len)
+static bool claim_name_taken(const char *name, void *ctx)
 {
-    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-    for (;;) {
-        /* Seeded by the clock and a counter so a rebuilt engine does not walk the same names; existing objects are
-         * checked, as the API server rejects a generateName collision. */
-        uint64_t h = UINT64_C(1469598103934665603) ^ (uint64_t)ns_clock_now_ms();
-        h = (h ^ ++e->name_seq) * UINT64_C(1099511628211);
-        for (const char *p = nodepool; *p; p++)
-            h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-        h ^= h >> 29;
-        char sfx[6];
-        for (int i = 0; i < 5; i++) {
-            sfx[i] = alphabet[h % (sizeof(alphabet) - 1)];
-            h /= sizeof(alphabet) - 1;
-        }
-        sfx[5] = '\0';
-        snprintf(buf, len, "%s-%s", nodepool, sfx);
-        if (!ns_cluster_find_nodeclaim(e->cluster, buf) && !ns_cluster_find_node(e->cluster, buf))
-            return;
-    }
+    const ns_cluster *c = ctx;
+    return ns_cluster_find_nodeclaim(c, name) || ns_cluster_find_node(c, name);
+}
+
+int ns_engine_claim_name(ns_engine *e, const char *nodepool, char *buf, size_t len)
+{
+    char prefix[NS_K8S_NAME_MAX + 2];
+    snprintf(prefix, sizeof(prefix), "%s-", nodepool);
+    /* The API server rejects a generateName collision; the in-memory cluster is checked the same way. */
+    return ns_name_generate(&e->names, prefix, claim_name_taken, e->cluster, buf, len);
 }
 
 /* ---- Hashes (drift) */
@@ -315,19 +307,43 @@ static int claim_labels(ns_nodeclaim *claim, const ns_nodepool *np, const ns_sch
     return ns_labels_set(&claim->meta.labels, NS_LABEL_NODEPOOL, np->meta.name);
 }
 
+/* "ns/a,ns/b": the pods the scheduler put on the claim (indices into the plan's pods, which match the cluster's). */
+static char *pod_refs(const ns_engine *e, const ns_sched_claim *c)
+{
+    size_t cap = 1, off = 0;
+    for (size_t i = 0; i < c->n_pods; i++)
+        if (c->pods[i] < e->cluster->n_pods)
+            cap += 2 * NS_K8S_NAME_MAX + 3;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->n_pods; i++) {
+        if (c->pods[i] >= e->cluster->n_pods)
+            continue;
+        char ref[2 * NS_K8S_NAME_MAX + 2];
+        ns_engine_pod_ref(e->cluster->pods[c->pods[i]], ref, sizeof(ref));
+        off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? "," : "", ref);
+    }
+    return buf;
+}
+
 int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_now, char *name_out)
 {
     if (c->nodepool >= e->cluster->n_nodepools || c->n_options == 0)
-        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating a nodeclaim: scheduler claim %s has no NodePool or no "
-                       "launch option", c->name);
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating a nodeclaim: a scheduler claim of %zu pod(s) has no "
+                       "NodePool or no launch option", c->n_pods);
     const ns_nodepool *np = e->cluster->nodepools[c->nodepool];
     const ns_nodeclass_def *def = ns_cluster_nodeclass_for(e->cluster, &np->nodeclass_ref);
     ns_nodeclaim *claim = ns_nodeclaim_new();
     if (!claim)
         return NS_ERR_INTERNAL;
-    char name[NS_NAME_MAX], hash[32];
-    ns_engine_claim_name(e, np->meta.name, name, sizeof(name));
-    int rc = 0;
+    char name[NS_GENERATED_NAME_MAX + 1], hash[32];
+    int rc = ns_engine_claim_name(e, np->meta.name, name, sizeof(name));
+    if (rc < 0) {
+        ns_nodeclaim_free(claim);
+        return rc;
+    }
     if (!(claim->meta.name = ns_strdup(name)) || claim_labels(claim, np, c) < 0 ||
         ns_meta_add_finalizer(&claim->meta, NS_FINALIZER_TERMINATION) < 0 ||
         ns_taints_copy(np->taints, np->n_taints, &claim->taints) < 0 ||
@@ -367,7 +383,12 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
     char detail[256];
     snprintf(detail, sizeof(detail), "nodepool %s, %zu pod(s), %zu instance type(s) cheapest %s $%.4f/h",
              np->meta.name, c->n_pods, c->n_types, c->options[0].type->name, c->options[0].price_per_hour);
-    if ((rc = ns_engine_record(e, NS_DECISION_CREATED_NODECLAIM, NULL, NULL, NULL, name, NULL, detail)) < 0)
+    char *pods = pod_refs(e, c);
+    if (!pods)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording nodeclaim %s", name);
+    rc = ns_engine_record(e, NS_DECISION_CREATED_NODECLAIM, NULL, NULL, NULL, name, pods, detail);
+    free(pods);
+    if (rc < 0)
         return rc;
     if (name_out)
         snprintf(name_out, NS_NAME_MAX, "%s", name);

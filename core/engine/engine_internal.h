@@ -15,31 +15,10 @@
 #include "cloud/instance_types.h"
 #include "engine/cluster_writes.h"
 #include "engine/engine.h"
+#include "engine/unavailable.h"
 #include "model/cluster.h"
+#include "model/names.h"
 #include "sched/sched.h"
-
-/* ---- Unavailable offerings (Karpenter's UnavailableOfferings cache): in memory only, like Karpenter's. */
-
-typedef struct ns_unavailable_entry {
-    char *instance_type;
-    char *zone;
-    char *capacity_type;
-    int64_t until_ms;
-} ns_unavailable_entry;
-
-typedef struct ns_unavailable_cache {
-    ns_unavailable_entry *items;
-    size_t n, cap;
-} ns_unavailable_cache;
-
-/* Marks (type, zone, capacity type) unavailable until now + ttl (extending an existing entry). 0 or NS_ERR_INTERNAL. */
-int ns_unavailable_add(ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
-                       int64_t until_ms);
-bool ns_unavailable_has(const ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
-                        int64_t now_ms);
-/* Drops entries that expired before now. */
-void ns_unavailable_expire(ns_unavailable_cache *c, int64_t now_ms);
-void ns_unavailable_free(ns_unavailable_cache *c);
 
 /* Marks an offering unavailable for cfg.unavailable_offering_ttl_ms (in the cache and in this step's instance-type
  * sets) and records "marked offering unavailable" with why as the reason. 0 or NS_ERR_INTERNAL. */
@@ -58,7 +37,7 @@ typedef struct ns_engine_types {
     const char **pool_errors;
     const ns_nodeclass **pool_nodeclass;
     size_t n_pools;
-    int64_t listed_at_ms; /* -1 when not listed yet */
+    int64_t listed_in_step; /* the engine's step_seq when listed; -1 when not listed yet or stale */
 } ns_engine_types;
 
 /* ---- Registered controllers (the disruption controller). */
@@ -82,7 +61,10 @@ struct ns_engine {
     ns_engine_types types;
     ns_unavailable_cache unavailable;
     int64_t launch_backoff_until_ms; /* throttled by the provider: no launch before this */
-    uint64_t name_seq;               /* salt for NodeClaim names, see ns_engine_claim_name */
+    ns_name_rng names;               /* NodeClaim name suffixes, seeded from the clock when the engine is built */
+    int64_t step_seq;                  /* steps completed, for the instance-type listing's freshness */
+    const volatile sig_atomic_t *stop; /* ns_engine_set_stop_flag */
+    char *listing_error;               /* ns_engine_listing_error */
     int64_t last_round_ms;           /* last provisioning round (-1: none yet), to report unschedulable pods once */
     char **blocked;                  /* "claim|ns/pod|reason" of blocked evictions already recorded (log dedup) */
     size_t n_blocked;
@@ -98,7 +80,7 @@ struct ns_engine {
  * restore the previous table (ns_engine_set_writes with the value it saved) before freeing it. */
 void ns_engine_set_writes(ns_engine *e, const ns_cluster_writes *w);
 
-/* Lists instance types for every node class the NodePools use (at most once per clock reading), applying the
+/* Lists instance types for every node class the NodePools use (at most once per step), applying the
  * unavailable cache. 0, or NS_ERR_INTERNAL; a provider failure for one class disables its pools with a reason. */
 int ns_engine_refresh_types(ns_engine *e);
 void ns_engine_types_free(ns_engine_types *t); /* members; accepts NULL */
@@ -144,8 +126,10 @@ void ns_engine_plan_free(ns_engine_plan *p); /* accepts NULL or a zeroed plan */
 
 /* ---- NodeClaims. */
 
-/* A fresh NodeClaim name "<nodepool>-<5 characters>" that no NodeClaim or Node in the cluster uses. */
-void ns_engine_claim_name(ns_engine *e, const char *nodepool, char *buf, size_t len);
+/* A fresh NodeClaim name that no NodeClaim or Node in the cluster uses, made as Karpenter's generateName
+ * "<nodepool>-" makes it (model/names.h: at most 63 characters, so it is also a valid client token and label value).
+ * buf needs NS_GENERATED_NAME_MAX + 1 bytes. NS_OK, or NS_ERR_INTERNAL when every candidate was taken. */
+int ns_engine_claim_name(ns_engine *e, const char *nodepool, char *buf, size_t len);
 /* Creates a NodeClaim from a scheduler claim of plan `p` (nodepool, requirements, instance-type options, requests),
  * with the termination finalizer and the NodePool's hash annotations, through the writes layer, and records "created
  * nodeclaim". The claim is launched by the lifecycle controller (at once when launch_now). *name_out (may be NULL)

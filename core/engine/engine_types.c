@@ -1,4 +1,4 @@
-/* Instance types per node class (listed at most once per clock reading) and the unavailable-offerings cache. */
+/* Instance types per node class (listed at most once per clock reading), with unavailable offerings hidden. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,78 +8,6 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/model_util.h"
-
-/* ---- Unavailable offerings */
-
-static ns_unavailable_entry *unavailable_find(const ns_unavailable_cache *c, const char *type, const char *zone,
-                                              const char *capacity_type)
-{
-    for (size_t i = 0; i < c->n; i++) {
-        ns_unavailable_entry *x = &c->items[i];
-        if (strcmp(x->instance_type, type) == 0 && strcmp(x->zone, zone) == 0 &&
-            strcmp(x->capacity_type, capacity_type) == 0)
-            return x;
-    }
-    return NULL;
-}
-
-int ns_unavailable_add(ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
-                       int64_t until_ms)
-{
-    ns_unavailable_entry *x = unavailable_find(c, type, zone, capacity_type);
-    if (x) {
-        if (until_ms > x->until_ms)
-            x->until_ms = until_ms;
-        return 0;
-    }
-    if (ns_grow((void **)&c->items, &c->cap, c->n + 1, sizeof(*c->items)) < 0)
-        return NS_ERR_INTERNAL;
-    ns_unavailable_entry e = {ns_strdup(type), ns_strdup(zone), ns_strdup(capacity_type), until_ms};
-    if (!e.instance_type || !e.zone || !e.capacity_type) {
-        free(e.instance_type);
-        free(e.zone);
-        free(e.capacity_type);
-        return NS_ERR_INTERNAL;
-    }
-    c->items[c->n++] = e;
-    return 0;
-}
-
-bool ns_unavailable_has(const ns_unavailable_cache *c, const char *type, const char *zone, const char *capacity_type,
-                        int64_t now_ms)
-{
-    const ns_unavailable_entry *x = unavailable_find(c, type, zone, capacity_type);
-    return x && x->until_ms > now_ms;
-}
-
-static void entry_free(ns_unavailable_entry *x)
-{
-    free(x->instance_type);
-    free(x->zone);
-    free(x->capacity_type);
-}
-
-void ns_unavailable_expire(ns_unavailable_cache *c, int64_t now_ms)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->items[i].until_ms > now_ms)
-            c->items[k++] = c->items[i];
-        else
-            entry_free(&c->items[i]);
-    }
-    c->n = k;
-}
-
-void ns_unavailable_free(ns_unavailable_cache *c)
-{
-    if (!c)
-        return;
-    for (size_t i = 0; i < c->n; i++)
-        entry_free(&c->items[i]);
-    free(c->items);
-    memset(c, 0, sizeof(*c));
-}
 
 /* ---- Instance types */
 
@@ -98,7 +26,7 @@ void ns_engine_types_free(ns_engine_types *t)
     free(t->pool_errors);
     free(t->pool_nodeclass);
     memset(t, 0, sizeof(*t));
-    t->listed_at_ms = -1;
+    t->listed_in_step = -1;
 }
 
 static void apply_unavailable(const ns_engine *e, ns_itype_set *set)
@@ -130,7 +58,7 @@ static long set_of(ns_engine *e, const ns_nodeclass_def *def)
                  ns_error_message());
         ns_log(NS_LOG_ERROR, "provisioner", "could not list instance types", "nodeclass", def->meta.name, "error",
                ns_error_message(), NULL);
-        if (!(t->errors[s] = ns_strdup(buf)))
+        if (!(t->errors[s] = ns_strdup(buf)) || (!e->listing_error && !(e->listing_error = ns_strdup(buf))))
             return -1;
     } else {
         apply_unavailable(e, &t->sets[s]);
@@ -140,9 +68,10 @@ static long set_of(ns_engine *e, const ns_nodeclass_def *def)
 
 int ns_engine_refresh_types(ns_engine *e)
 {
-    int64_t now = ns_clock_now_ms();
     const ns_cluster *c = e->cluster;
-    if (e->types.listed_at_ms == now && e->types.n_pools == c->n_nodepools)
+    /* Once per step, not per clock reading: a scheduling plan points into these sets until the step's claims are
+     * created, and a real clock moves during the step. */
+    if (e->types.listed_in_step == e->step_seq && e->types.n_pools == c->n_nodepools)
         return NS_OK;
     ns_engine_types_free(&e->types);
     ns_engine_types *t = &e->types;
@@ -176,7 +105,7 @@ int ns_engine_refresh_types(ns_engine *e)
         else
             t->pool_types[p] = &t->sets[s];
     }
-    t->listed_at_ms = now;
+    t->listed_in_step = e->step_seq;
     return NS_OK;
 }
 

@@ -57,7 +57,6 @@ typedef struct ns_sched_option {
 } ns_sched_option;
 
 typedef struct ns_sched_claim {
-    char name[64];                /* "<nodepool>-<5 characters>", stable for the same inputs */
     size_t nodepool;              /* index in cluster->nodepools */
     ns_requirements requirements; /* pool and pods' requirements, zone and capacity type narrowed */
     ns_res pod_requests;    /* sum of the pods' requests */

@@ -9,25 +9,6 @@
 
 static const char *const ct_names[SCHED_N_CT] = {NS_CAPACITY_SPOT, NS_CAPACITY_ON_DEMAND, NS_CAPACITY_RESERVED};
 
-/* Karpenter names claims <nodepool>-<5 random [a-z0-9]>; ours are derived from the pool and a sequence number so
- * the same inputs give the same names (and the same launch client tokens). */
-static void claim_name(const char *pool, size_t seq, char *buf, size_t len)
-{
-    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (const char *p = pool; *p; p++)
-        h = (h ^ (uint8_t)*p) * UINT64_C(1099511628211);
-    for (size_t i = 0; i < sizeof(seq); i++)
-        h = (h ^ ((seq >> (8 * i)) & 0xff)) * UINT64_C(1099511628211);
-    char suffix[6];
-    for (int i = 0; i < 5; i++) {
-        suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
-        h /= sizeof(alphabet) - 1;
-    }
-    suffix[5] = '\0';
-    snprintf(buf, len, "%.56s-%s", pool, suffix);
-}
-
 /* The claim's requirements with zone and capacity type narrowed to what its offerings allow. */
 static int claim_requirements(const sched *s, const sched_claim *c, ns_requirements *out)
 {
@@ -54,22 +35,18 @@ static int claim_requirements(const sched *s, const sched_claim *c, ns_requireme
 int sched_result_fill(sched *s, ns_sched_result *out)
 {
     const ns_cluster *cl = s->cl;
-    size_t *seq = calloc(s->n_pools ? s->n_pools : 1, sizeof(size_t));
     out->placement = s->placement;
     out->n_placement = cl->n_pods;
     s->placement = NULL;
     out->claims = calloc(s->n_claims ? s->n_claims : 1, sizeof(*out->claims));
-    if (!out->claims || !seq) {
-        free(seq);
+    if (!out->claims)
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu node claims", s->n_claims);
-    }
     out->n_claims = s->n_claims;
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < s->n_claims; i++) {
         const sched_claim *c = &s->claims[i];
         ns_sched_claim *oc = &out->claims[i];
         oc->nodepool = s->pools[c->pool].index;
-        claim_name(s->pools[c->pool].np->meta.name, seq[c->pool]++, oc->name, sizeof(oc->name));
         oc->pods = malloc((c->n_pods ? c->n_pods : 1) * sizeof(size_t));
         if (!oc->pods)
             rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing a claim's pods");
@@ -80,7 +57,6 @@ int sched_result_fill(sched *s, ns_sched_result *out)
         if (rc == NS_OK)
             rc = claim_requirements(s, c, &oc->requirements);
     }
-    free(seq);
     if (rc == NS_OK)
         rc = sched_claims_options(s, out);
     for (size_t i = 0; rc == NS_OK && i < cl->n_pods; i++) {

@@ -40,6 +40,6 @@ int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, con
     ns_fault f = {.struct_size = sizeof(f), .kind = clear ? NS_FAULT_CLEAR : NS_FAULT_INSUFFICIENT_CAPACITY,
                   .instance_type = instance_type, .zone = zone, .capacity_type = capacity_type};
     int rc = ns_plugin_inject_fault(e->plugin, &f);
-    e->types.listed_at_ms = -1;
+    e->types.listed_in_step = -1;
     return rc;
 }

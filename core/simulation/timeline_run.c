@@ -183,7 +183,7 @@ static int run_until(tl_runner *r, int64_t until_ms)
     int rc = ns_engine_step(r->e);
     if (rc == 0)
         rc = check(r);
-    while (rc == 0 && ns_clock_now_ms() < until_ms) {
+    while (rc == 0 && ns_clock_now_ms() < until_ms && (rc = ns_engine_check_stop(r->e)) == 0) {
         int64_t left = until_ms - ns_clock_now_ms();
         ns_clock_advance(left < tick ? left : tick);
         if ((rc = ns_engine_step(r->e)) == 0)

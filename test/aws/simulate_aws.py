@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""`nodesmith simulate --provider aws` on one example against a fresh AWS emulator: every node claim the round
-launches must come back with a real instance from the emulator (its ID, type, zone, capacity type and tags), nothing
-else may have been launched, and each example's own expectations hold (the AMI of each family and variant, spreads).
+"""`nodesmith simulate --provider aws --allow-launch` on one example against a fresh AWS emulator: every node claim the
+round launches must come back with a real instance from the emulator (its ID, type, zone, capacity type and tags),
+nothing else may have been launched, every one of them is terminated before simulate exits (and listed as such), and
+each example's own expectations hold (the AMI of each family and variant, spreads).
 
 Usage: simulate_aws.py NODESMITH EXAMPLES_DIR DATA_DIR EXAMPLE   (EXAMPLE: nginx, aws/zone-spread, ...)
 """
@@ -38,7 +39,7 @@ def simulate(nodesmith, manifest, url):
     for name in ("AWS_SESSION_TOKEN", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_PROFILE"):
         env.pop(name, None)
     proc = subprocess.run([nodesmith, "simulate", "-f", manifest, "--provider", "aws", "--set", "cluster_name=demo",
-                           "--output", "json"], capture_output=True, text=True, timeout=300, env=env)
+                           "--allow-launch", "--output", "json"], capture_output=True, text=True, timeout=300, env=env)
     if proc.returncode != 0:
         sys.exit(f"nodesmith simulate -f {manifest} --provider aws exited {proc.returncode}:\n{proc.stderr}")
     return json.loads(proc.stdout)
@@ -61,8 +62,11 @@ def check_launched(doc, state):
         assert inst["tags"]["karpenter.sh/nodeclaim"] == c["name"], inst["tags"]
         assert inst["tags"]["karpenter.sh/nodepool"] == c["nodepool"], inst["tags"]
         assert inst["tags"]["kubernetes.io/cluster/demo"] == "owned", inst["tags"]
-        assert inst["state"] in ("pending", "running"), inst
+        assert inst["state"] in ("shutting-down", "terminated"), f"simulate left {inst} running"
         c["instance"] = inst
+    terminated = {t["provider_id"]: t["nodeclaim"] for t in doc["terminated"]}
+    assert terminated == {c["provider_id"]: c["name"] for c in doc["nodeclaims"]}, (terminated, doc["nodeclaims"])
+    assert doc["termination_failures"] == [], doc["termination_failures"]
     return instances
 
 
