@@ -116,9 +116,15 @@ static int launch_attempt(ns_engine *e, ns_nodeclaim *claim, const ns_nodeclass_
     res.struct_size = sizeof(res);
     int code = ns_plugin_launch(e->plugin, &req, &res);
     free(opts);
-    if (code == NS_OK)
-        return launched(e, claim, &res, choices, n);
     ns_error_record err = *ns_error_last();
+    if (code == NS_OK) {
+        /* Offerings the provider found without capacity on its way to the one it launched. */
+        int rc = NS_OK;
+        for (size_t i = 0; rc == NS_OK && i < err.n_unavailable; i++)
+            rc = ns_engine_mark_unavailable(e, err.unavailable[i].instance_type, err.unavailable[i].zone,
+                                            err.unavailable[i].capacity_type, "no capacity at launch");
+        return rc == NS_OK ? launched(e, claim, &res, choices, n) : rc;
+    }
     if (code == NS_ERR_THROTTLED) {
         int64_t wait = err.retry_after_ms > 0 ? err.retry_after_ms : 1000;
         e->launch_backoff_until_ms = ns_clock_now_ms() + wait;

@@ -320,14 +320,10 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
                 continue;
             if (e->type->spot && e->spot[z] >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_SPOT, e->spot[z],
-                                               !aws_offering_unavailable(s, e->type->name, c->zones[z],
-                                                                         NS_CAPACITY_SPOT),
-                                               NULL};
+                                               true, NULL};
             if (e->type->on_demand && e->on_demand >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_ON_DEMAND, e->on_demand,
-                                               !aws_offering_unavailable(s, e->type->name, c->zones[z],
-                                                                         NS_CAPACITY_ON_DEMAND),
-                                               NULL};
+                                               true, NULL};
         }
         if (n == 0)
             continue;

@@ -1,9 +1,10 @@
 /* launch: the node class resolved, the family's user data built, one launch template per image (aws_template.c),
  * then CreateFleet type instant with one override per acceptable instance type x subnet of one capacity type:
  * spot (price-capacity-optimized) when the request allows spot, else on-demand (lowest-price). EC2's ClientToken
- * carries the request's idempotency key. Offerings EC2 refuses for capacity are remembered for
- * AWS_UNAVAILABLE_TTL_MS, as Karpenter does; when no spot offering had capacity and the request also allows
- * on-demand, the same call tries on-demand (with a client token derived from the request's). */
+ * carries the request's idempotency key. Offerings EC2 refuses for capacity are reported to the core
+ * (host->error_unavailable_offering), also when another offering launched: the core's unavailable-offerings cache
+ * keeps them, as Karpenter's does, and aws.so keeps none of its own. When no spot offering had capacity and the
+ * request also allows on-demand, the same call tries on-demand (with a client token derived from the request's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,58 +19,6 @@
 #define MAX_FAILED (2 * MAX_OVERRIDES)
 #define MAX_TAINTS 64
 
-bool aws_offering_unavailable(aws_state *s, const char *type, const char *zone, const char *capacity_type)
-{
-    int64_t now = s->host->now_ms(s->ctx);
-    bool found = false;
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n_unavailable && !found; i++) {
-        const aws_unavailable *u = &s->unavailable[i];
-        found = u->until_ms > now && strcmp(u->instance_type, type) == 0 && strcmp(u->zone, zone) == 0 &&
-                strcmp(u->capacity_type, capacity_type) == 0;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return found;
-}
-
-void aws_mark_unavailable(aws_state *s, const char *type, const char *zone, const char *capacity_type)
-{
-    int64_t now = s->host->now_ms(s->ctx);
-    pthread_mutex_lock(&s->lock);
-    /* Reuse the entry of the same offering, or an expired one, or the one expiring first. */
-    size_t slot = s->n_unavailable;
-    for (size_t i = 0; i < s->n_unavailable; i++) {
-        aws_unavailable *u = &s->unavailable[i];
-        if ((strcmp(u->instance_type, type) == 0 && strcmp(u->zone, zone) == 0 &&
-             strcmp(u->capacity_type, capacity_type) == 0) ||
-            u->until_ms <= now) {
-            slot = i;
-            break;
-        }
-    }
-    if (slot == AWS_MAX_UNAVAILABLE) {
-        slot = 0;
-        for (size_t i = 1; i < s->n_unavailable; i++)
-            if (s->unavailable[i].until_ms < s->unavailable[slot].until_ms)
-                slot = i;
-    } else if (slot == s->n_unavailable) {
-        s->n_unavailable++;
-    }
-    aws_unavailable *u = &s->unavailable[slot];
-    aws_copy(u->instance_type, sizeof(u->instance_type), type);
-    aws_copy(u->zone, sizeof(u->zone), zone);
-    aws_copy(u->capacity_type, sizeof(u->capacity_type), capacity_type);
-    u->until_ms = now + AWS_UNAVAILABLE_TTL_MS;
-    pthread_mutex_unlock(&s->lock);
-}
-
-void aws_forget_unavailable(aws_state *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->n_unavailable = 0;
-    pthread_mutex_unlock(&s->lock);
-}
-
 typedef struct override {
     const ns_launch_option *option;
     const aws_catalog_entry *entry;
@@ -79,6 +28,7 @@ typedef struct override {
 
 typedef struct failed_offering {
     const char *instance_type, *zone, *capacity_type;
+    bool no_capacity; /* EC2 refused it for capacity (not: the node class cannot run it there) */
 } failed_offering;
 
 /* What one launch call carries between its CreateFleet attempts. */
@@ -93,14 +43,15 @@ typedef struct launch_call {
     char why[200]; /* the last capacity answer, for the message */
 } launch_call;
 
-static void add_failed(launch_call *lc, const char *type, const char *zone, const char *capacity_type)
+static void add_failed(launch_call *lc, const char *type, const char *zone, const char *capacity_type,
+                       bool no_capacity)
 {
     for (size_t i = 0; i < lc->n_failed; i++)
         if (strcmp(lc->failed[i].instance_type, type) == 0 && strcmp(lc->failed[i].zone, zone) == 0 &&
             strcmp(lc->failed[i].capacity_type, capacity_type) == 0)
             return;
     if (lc->n_failed < MAX_FAILED)
-        lc->failed[lc->n_failed++] = (failed_offering){type, zone, capacity_type};
+        lc->failed[lc->n_failed++] = (failed_offering){type, zone, capacity_type, no_capacity};
 }
 
 static void add_tag(aws_query *q, int spec, int *n, const char *key, const char *value)
@@ -188,10 +139,10 @@ static void plan_overrides(launch_call *lc, const char *capacity_type, fleet_pla
         const aws_subnet_choice *sn = aws_nodeclass_subnet_in(lc->v, o->zone);
         const aws_image *image = e && aws_nodeclass_runs(&lc->v->spec, e->type) ? aws_nodeclass_image_for(lc->v, e->type)
                                                                                  : NULL;
-        /* Offerings known to be out of capacity stay in the request: the core leaves them out of new launches (they
-         * list as unavailable), and a retried launch must send EC2 the same request for its client token. */
+        /* The core leaves offerings known to be out of capacity out of new launches; a retried launch sends EC2 the
+         * same request for its client token. */
         if (!e || !sn || !image) {
-            add_failed(lc, o->instance_type, o->zone, capacity_type);
+            add_failed(lc, o->instance_type, o->zone, capacity_type, false);
             continue;
         }
         p->ov[p->n++] = (override){o, e, sn->subnet_id, image};
@@ -280,8 +231,7 @@ static int fleet_attempt(launch_call *lc, const char *capacity_type, const char 
             if (strcmp(p.ov[k].option->instance_type, fe->instance_type) == 0 && strcmp(p.ov[k].option->zone, zone) == 0)
                 o = &p.ov[k];
         if (aws_fleet_error_unfulfillable(fe->code) && o) {
-            aws_mark_unavailable(s, o->option->instance_type, o->option->zone, capacity_type);
-            add_failed(lc, o->option->instance_type, o->option->zone, capacity_type);
+            add_failed(lc, o->option->instance_type, o->option->zone, capacity_type, true);
             snprintf(lc->why, sizeof(lc->why), "EC2 answered %s", fe->code);
         } else if (!other) {
             other = fe->code;
@@ -401,6 +351,12 @@ int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
         if (rc == NS_ERR_INSUFFICIENT_CAPACITY)
             rc = report_no_capacity(lc);
     }
+    /* A launch that got an instance still names the offerings EC2 refused for capacity on the way, for the core's
+     * unavailable-offerings cache. */
+    for (size_t i = 0; rc == NS_OK && i < lc->n_failed; i++)
+        if (lc->failed[i].no_capacity)
+            s->host->error_unavailable_offering(s->ctx, lc->failed[i].instance_type, lc->failed[i].zone,
+                                                lc->failed[i].capacity_type);
     if (rc == NS_OK) {
         ns_label fields[] = {{"nodeclaim", req->nodeclaim_name ? req->nodeclaim_name : ""},
                              {"provider_id", result->provider_id},

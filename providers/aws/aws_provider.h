@@ -6,7 +6,7 @@
  *   aws_nodeclass.c   node class selectors: subnets, security groups, AMIs (SSM aliases, DescribeImages)
  *   aws_cluster.c     the cluster's endpoint, CA and service CIDR (options, else eks:DescribeCluster)
  *   aws_template.c    launch templates (user data, metadata options, block devices, tags)
- *   aws_launch.c      launch (CreateFleet instant, the unavailable-offerings cache)
+ *   aws_launch.c      launch (CreateFleet instant; refused offerings reported to the core's cache)
  *   aws_instances.c   terminate, list_instances, get_instance
  *   aws_events.c      poll_events (the SQS interruption queue)
  *   aws_drift.c       check_drift, validate_nodeclass, list_repair_policies
@@ -29,9 +29,7 @@
 
 #define AWS_EC2_VERSION "2016-11-15"
 #define AWS_MAX_ZONES 32
-#define AWS_MAX_UNAVAILABLE 256
 #define AWS_MAX_TEMPLATES 32
-#define AWS_UNAVAILABLE_TTL_MS (3 * 60 * 1000)
 
 /* The catalog as last fetched: every type with its zones and prices. Owned by the state; replaced whole. */
 typedef struct aws_catalog_entry {
@@ -53,14 +51,6 @@ typedef struct aws_catalog {
     int refs;     /* calls reading it */
     bool retired; /* replaced by a newer catalog: the last reader frees it */
 } aws_catalog;
-
-/* An offering recently refused for capacity (Karpenter keeps these for 3 minutes). */
-typedef struct aws_unavailable {
-    char instance_type[NS_NAME_MAX];
-    char zone[NS_ZONE_MAX];
-    char capacity_type[NS_CAPACITY_TYPE_MAX];
-    int64_t until_ms;
-} aws_unavailable;
 
 /* An interruption event the core refused (its callback returned non-zero): delivered again at the next poll, and its
  * SQS message deleted once the core takes it. Kept here rather than made visible again in SQS, which would need
@@ -99,8 +89,6 @@ typedef struct aws_state {
     aws_client *client;
     pthread_mutex_t lock; /* guards everything below */
     aws_catalog *catalog;
-    aws_unavailable unavailable[AWS_MAX_UNAVAILABLE];
-    size_t n_unavailable;
     char template_names[AWS_MAX_TEMPLATES][128]; /* launch templates known to exist: name -> ID */
     char template_ids[AWS_MAX_TEMPLATES][64];
     size_t n_templates;
@@ -131,11 +119,6 @@ void aws_pricing_refresh(aws_state *s);
 void aws_pricing_apply(aws_state *s, aws_catalog *c);
 void aws_price_list_free(aws_price_list *l);
 
-/* Unavailable offerings (aws_launch.c). */
-bool aws_offering_unavailable(aws_state *s, const char *type, const char *zone, const char *capacity_type);
-void aws_mark_unavailable(aws_state *s, const char *type, const char *zone, const char *capacity_type);
-/* Forgets every offering marked unavailable (test hooks: clearing injected faults). */
-void aws_forget_unavailable(aws_state *s);
 
 /* Node class resolution (aws_nodeclass.c). */
 typedef struct aws_subnet_choice {

@@ -400,7 +400,9 @@ typedef struct ns_host {
     int (*error)(ns_host_ctx *ctx, int code, const char *file, int line, const char *fmt, ...) NS_PRINTF(5, 6);
     /* Attach a retry hint (milliseconds) to the current error. */
     void (*error_retry_after)(ns_host_ctx *ctx, int64_t retry_after_ms);
-    /* Attach one offering that had no capacity to the current NS_ERR_INSUFFICIENT_CAPACITY error. */
+    /* Attach one offering that had no capacity to the current NS_ERR_INSUFFICIENT_CAPACITY error. A launch that
+     * succeeds may also name offerings it found without capacity on its way (no error recorded): the core's
+     * unavailable-offerings cache keeps both; providers keep no cache of their own. */
     void (*error_unavailable_offering)(ns_host_ctx *ctx, const char *instance_type, const char *zone,
                                        const char *capacity_type);
 
