@@ -1,55 +1,40 @@
+/* The clock of the calling thread's current context (context/ns_ctx.h). */
 #include "clock/ns_clock.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-static atomic_bool simulated;
-static atomic_int_fast64_t simulated_now_ms;
+#include "context/ns_ctx.h"
 
 int64_t ns_clock_now_ms(void)
 {
-    if (atomic_load(&simulated))
-        return atomic_load(&simulated_now_ms);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ns_ctx_now_ms(ns_ctx_current());
 }
 
 void ns_clock_sleep_ms(int64_t ms)
 {
-    if (ms <= 0)
-        return;
-    if (atomic_load(&simulated)) {
-        atomic_fetch_add(&simulated_now_ms, ms);
-        return;
-    }
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    ns_ctx_sleep_ms(ns_ctx_current(), ms);
 }
 
 void ns_clock_use_simulated(int64_t start_ms)
 {
-    atomic_store(&simulated_now_ms, start_ms);
-    atomic_store(&simulated, true);
+    ns_ctx_use_simulated_clock(ns_ctx_current(), start_ms);
 }
 
 void ns_clock_use_real(void)
 {
-    atomic_store(&simulated, false);
+    ns_ctx_use_real_clock(ns_ctx_current());
 }
 
 bool ns_clock_is_simulated(void)
 {
-    return atomic_load(&simulated);
+    return ns_ctx_clock_is_simulated(ns_ctx_current());
 }
 
 void ns_clock_advance(int64_t ms)
 {
-    if (atomic_load(&simulated) && ms > 0)
-        atomic_fetch_add(&simulated_now_ms, ms);
+    ns_ctx_advance(ns_ctx_current(), ms);
 }
 
 void ns_clock_format_rfc3339(int64_t ms, char *buf, size_t len)

@@ -1,6 +1,7 @@
 /*
- * The clock every component reads. Real time by default; simulations and tests switch it to a simulated clock that
- * only moves when told to (ns_clock_advance) or when someone sleeps on it.
+ * The clock every component reads: the clock of the calling thread's current context (context/ns_ctx.h), so each
+ * engine reads its own. Real time by default; simulations and tests switch it to a simulated clock that only moves
+ * when told to (ns_clock_advance) or when someone sleeps on it.
  */
 #ifndef NS_CLOCK_H
 #define NS_CLOCK_H

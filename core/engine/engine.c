@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock/ns_clock.h"
+#include "context/ns_ctx.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
@@ -59,11 +60,12 @@ int ns_engine_new_with_store(ns_cluster *cluster, ns_plugin *plugin, const ns_en
         e->cfg.tick_ms = 1000;
     e->cluster = cluster;
     e->plugin = plugin;
+    e->ctx = ns_plugin_ctx(plugin);
     e->types.listed_in_step = -1;
     e->last_round_ms = -1;
     /* Reproducible for the same clock and cluster; a rebuilt engine over a cluster that already holds claims draws
      * another sequence than the engine before it. */
-    ns_name_rng_seed(&e->names, (uint64_t)ns_clock_now_ms() ^ ((uint64_t)cluster->n_nodeclaims * UINT64_C(0x9e3779b97f4a7c15)));
+    ns_name_rng_seed(&e->names, (uint64_t)ns_ctx_now_ms(e->ctx) ^ ((uint64_t)cluster->n_nodeclaims * UINT64_C(0x9e3779b97f4a7c15)));
     int rc = NS_OK;
     if (!(e->cluster_name = ns_strdup(e->cfg.cluster_name ? e->cfg.cluster_name : "nodesmith")))
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the engine");
@@ -170,7 +172,7 @@ static int run_controller(ns_engine *e, const char *name, int (*fn)(ns_engine *)
     return rc;
 }
 
-int ns_engine_step(ns_engine *e)
+static int engine_step(ns_engine *e)
 {
     ns_unavailable_expire(&e->unavailable, ns_clock_now_ms());
     static const struct {
@@ -197,7 +199,7 @@ int ns_engine_step(ns_engine *e)
     return rc;
 }
 
-int ns_engine_run_until(ns_engine *e, int64_t until_ms)
+static int engine_run_until(ns_engine *e, int64_t until_ms)
 {
     int rc = ns_engine_step(e);
     while (rc == NS_OK && ns_clock_is_simulated() && ns_clock_now_ms() < until_ms &&
@@ -211,10 +213,10 @@ int ns_engine_run_until(ns_engine *e, int64_t until_ms)
 
 int ns_engine_run_for(ns_engine *e, int64_t ms)
 {
-    return ns_engine_run_until(e, ns_clock_now_ms() + ms);
+    return ns_engine_run_until(e, ns_ctx_now_ms(e->ctx) + ms);
 }
 
-void ns_engine_advance_clock(ns_engine *e, int64_t ms)
+static void engine_advance_clock(ns_engine *e, int64_t ms)
 {
     (void)e;
     ns_clock_advance(ms);
@@ -292,7 +294,7 @@ static const char *logger_of(ns_decision_kind kind)
     }
 }
 
-int ns_engine_record(ns_engine *e, ns_decision_kind kind, const char *method, const char *reason, const char *nodes,
+static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method, const char *reason, const char *nodes,
                      const char *nodeclaims, const char *pods, const char *detail)
 {
     if (ns_grow((void **)&e->decisions, &e->cap_decisions, e->n_decisions + 1, sizeof(*e->decisions)) < 0)
@@ -336,7 +338,7 @@ void ns_engine_sample_now(const ns_engine *e, ns_engine_sample *out)
 {
     const ns_cluster *c = e->cluster;
     memset(out, 0, sizeof(*out));
-    out->time_ms = ns_clock_now_ms();
+    out->time_ms = ns_ctx_now_ms(e->ctx);
     out->nodes = c->n_nodes;
     for (size_t i = 0; i < c->n_nodes; i++) {
         const ns_node *n = c->nodes[i];
@@ -368,12 +370,12 @@ const ns_engine_sample *ns_engine_history(const ns_engine *e, size_t *n)
 
 /* ---- Timeline hooks */
 
-int ns_engine_add_pod(ns_engine *e, ns_pod *pod)
+static int engine_add_pod(ns_engine *e, ns_pod *pod)
 {
     return e->writes.ops->create_pod(e->writes.ctx, pod);
 }
 
-int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name)
+static int engine_delete_pod(ns_engine *e, const char *ns, const char *name)
 {
     ns_pod *p = ns_cluster_find_pod(e->cluster, ns, name);
     if (!p)
@@ -381,24 +383,94 @@ int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name)
     return e->writes.ops->delete_pod(e->writes.ctx, p, false);
 }
 
-int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np)
+static int engine_put_nodepool(ns_engine *e, ns_nodepool *np)
 {
     int rc = e->writes.ops->put_nodepool(e->writes.ctx, np);
     e->types.listed_in_step = -1;
     return rc;
 }
 
-int ns_engine_delete_nodepool(ns_engine *e, const char *name)
+static int engine_delete_nodepool(ns_engine *e, const char *name)
 {
     int rc = e->writes.ops->delete_nodepool(e->writes.ctx, name);
     e->types.listed_in_step = -1;
     return rc;
 }
 
-int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def)
+static int engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def)
 {
     int rc = e->writes.ops->put_nodeclass(e->writes.ctx, def);
     e->types.listed_in_step = -1;
     return rc;
 }
 
+/* ---- Entry points: each runs in the engine's context (its clock, logger and error sink). */
+
+#define IN_CONTEXT(e, statement)                                                                                       \
+    do {                                                                                                               \
+        ns_ctx *previous_ = ns_ctx_enter((e)->ctx);                                                                    \
+        statement;                                                                                                     \
+        ns_ctx_leave(previous_);                                                                                       \
+    } while (0)
+
+int ns_engine_step(ns_engine *e)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_step(e));
+    return rc;
+}
+
+int ns_engine_run_until(ns_engine *e, int64_t until_ms)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_run_until(e, until_ms));
+    return rc;
+}
+
+void ns_engine_advance_clock(ns_engine *e, int64_t ms)
+{
+    IN_CONTEXT(e, engine_advance_clock(e, ms));
+}
+
+int ns_engine_record(ns_engine *e, ns_decision_kind kind, const char *method, const char *reason, const char *nodes,
+                     const char *nodeclaims, const char *pods, const char *detail)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_record(e, kind, method, reason, nodes, nodeclaims, pods, detail));
+    return rc;
+}
+
+int ns_engine_add_pod(ns_engine *e, ns_pod *pod)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_add_pod(e, pod));
+    return rc;
+}
+
+int ns_engine_delete_pod(ns_engine *e, const char *ns, const char *name)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_delete_pod(e, ns, name));
+    return rc;
+}
+
+int ns_engine_put_nodepool(ns_engine *e, ns_nodepool *np)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_put_nodepool(e, np));
+    return rc;
+}
+
+int ns_engine_delete_nodepool(ns_engine *e, const char *name)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_delete_nodepool(e, name));
+    return rc;
+}
+
+int ns_engine_put_nodeclass(ns_engine *e, ns_nodeclass_def *def)
+{
+    int rc;
+    IN_CONTEXT(e, rc = engine_put_nodeclass(e, def));
+    return rc;
+}

@@ -15,7 +15,9 @@
  * one without touching a controller.
  *
  * Threading: an engine is single-threaded. Call every function of one engine from one thread at a time; provider
- * calls happen on that thread. Different engines over different clusters may run in different threads.
+ * calls happen on that thread. Different engines over different clusters may run in different threads: each runs in
+ * its own context (context/ns_ctx.h), the one its plugin was loaded into (ns_plugin_load_params.ctx), so each has its
+ * own clock, logger and error sink. Every function below enters that context for the length of the call.
  *
  * Errors: functions return NS_OK or a negative ns_err with the error recorded (errors/ns_error.h). A controller that
  * fails on one object records a decision or log line and goes on with the others; ns_engine_step returns an error

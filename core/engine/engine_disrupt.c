@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock/ns_clock.h"
+#include "context/ns_ctx.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
 #include "model/model_util.h"
@@ -67,7 +68,7 @@ static int append(char *buf, size_t len, const char *item)
     return w < 0 || (size_t)w >= len - used ? NS_FAIL(NS_ERR_INTERNAL, "disrupting: name list too long") : 0;
 }
 
-int ns_engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **replacement_names)
+static int engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **replacement_names)
 {
     if (replacement_names)
         *replacement_names = NULL;
@@ -174,4 +175,14 @@ int ns_engine_disruption_handover(ns_engine *e, ns_nodeclaim *claim)
     snprintf(m, sizeof(m), "%s", method);
     snprintf(reason, sizeof(reason), "%s", rs ? rs : "");
     return ns_engine_delete_claim(e, claim, m, reason);
+}
+
+/* ---- Entry points: each runs in the engine's context (its clock, logger and error sink). */
+
+int ns_engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **replacement_names)
+{
+    ns_ctx *previous = ns_ctx_enter(e->ctx);
+    int rc = engine_disrupt(e, req, replacement_names);
+    ns_ctx_leave(previous);
+    return rc;
 }

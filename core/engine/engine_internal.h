@@ -56,6 +56,7 @@ struct ns_engine {
     char *cluster_name; /* cfg.cluster_name points here */
     ns_cluster *cluster;
     ns_plugin *plugin;
+    struct ns_ctx *ctx;       /* the plugin's context: every entry point of engine.h runs in it */
     ns_cluster_writes store;  /* the store the engine was built with, owned */
     ns_cluster_writes writes; /* what controllers call: store, or a watcher wrapping it */
     ns_engine_types types;

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "context/ns_ctx.h"
+
 static _Thread_local ns_error_record current;
 
 static void copy_bounded(char *dst, size_t cap, const char *src)
@@ -19,6 +21,7 @@ int ns_error_setv(int code, const char *file, int line, const char *fmt, va_list
     const char *base = file ? strrchr(file, '/') : NULL;
     copy_bounded(current.file, sizeof(current.file), base ? base + 1 : file);
     current.line = line;
+    ns_ctx_error_report(ns_ctx_current(), &current);
     return code;
 }
 

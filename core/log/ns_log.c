@@ -9,19 +9,16 @@
 #include <cjson/cJSON.h>
 
 #include "clock/ns_clock.h"
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static FILE *log_out;
-static ns_log_level log_min = NS_LOG_INFO;
+#include "context/ns_ctx.h"
 
 void ns_log_set_output(FILE *out)
 {
-    log_out = out;
+    ns_ctx_set_log_output(ns_ctx_current(), out);
 }
 
 void ns_log_set_level(ns_log_level level)
 {
-    log_min = level;
+    ns_ctx_set_log_level(ns_ctx_current(), level);
 }
 
 int ns_log_parse_level(const char *text, ns_log_level *out)
@@ -65,10 +62,11 @@ static const char *level_name(ns_log_level level)
 void ns_log_fields(ns_log_level level, const char *logger, const char *message, const ns_label *fields,
                    size_t n_fields)
 {
-    if (level < log_min)
+    ns_ctx *ctx = ns_ctx_current();
+    if (level < ns_ctx_log_level(ctx))
         return;
     char when[32];
-    ns_clock_format_rfc3339(ns_clock_now_ms(), when, sizeof(when));
+    ns_clock_format_rfc3339(ns_ctx_now_ms(ctx), when, sizeof(when));
     cJSON *line = cJSON_CreateObject();
     if (!line)
         return;
@@ -87,12 +85,7 @@ void ns_log_fields(ns_log_level level, const char *logger, const char *message, 
     cJSON_Delete(line);
     if (!text)
         return;
-    pthread_mutex_lock(&log_lock);
-    FILE *out = log_out ? log_out : stderr;
-    fputs(text, out);
-    fputc('\n', out);
-    fflush(out);
-    pthread_mutex_unlock(&log_lock);
+    ns_ctx_log_write(ctx, text);
     free(text);
 }
 

@@ -10,13 +10,15 @@
 
 #include "nodesmith/provider.h"
 
-/* Where lines go (default stderr) and the lowest level written (default INFO). Not thread-safe: call at start-up. */
+/* Where the current context's lines go (default stderr) and the lowest level written (default INFO): lines are
+ * written to the calling thread's current context (context/ns_ctx.h). Set before the context is shared. */
 void ns_log_set_output(FILE *out);
 void ns_log_set_level(ns_log_level level);
 /* Parses "debug", "info", "warn", "error"; returns 0 or NS_ERR_INVALID_ARGUMENT. */
 int ns_log_parse_level(const char *text, ns_log_level *out);
 
-/* Writes one line. fields: n_fields key/value pairs. Thread-safe; a line is written whole. */
+/* Writes one line to the current context's log, timed by its clock. fields: n_fields key/value pairs. Thread-safe; a
+ * line is written whole. */
 void ns_log_fields(ns_log_level level, const char *logger, const char *message, const ns_label *fields,
                    size_t n_fields);
 

@@ -4,28 +4,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock/ns_clock.h"
+#include "context/ns_ctx.h"
 #include "errors/ns_error.h"
 #include "http/http_client.h"
 #include "json/host_json.h"
 #include "log/ns_log.h"
 #include "plugin/plugin_internal.h"
 
+/* The core context of the plugin whose upcall this is (a provider with no ns_host_ctx gets the current one). */
+static ns_ctx *core_of(const ns_host_ctx *ctx)
+{
+    return ctx && ctx->core ? ctx->core : ns_ctx_current();
+}
+
 static void host_log(ns_host_ctx *ctx, ns_log_level level, const char *message, const ns_label *fields,
                      size_t n_fields)
 {
     if (level < NS_LOG_DEBUG || level > NS_LOG_ERROR)
         level = NS_LOG_ERROR;
+    ns_ctx *previous = ns_ctx_enter(core_of(ctx));
     ns_log_fields(level, ctx ? ctx->logger : "provider", message, fields, n_fields);
+    ns_ctx_leave(previous);
 }
 
 static int host_error(ns_host_ctx *ctx, int code, const char *file, int line, const char *fmt, ...)
 {
-    (void)ctx;
+    ns_ctx *previous = ns_ctx_enter(core_of(ctx));
     va_list ap;
     va_start(ap, fmt);
     ns_error_setv(code, file, line, fmt, ap);
     va_end(ap);
+    ns_ctx_leave(previous);
     return code;
 }
 
@@ -44,14 +53,12 @@ static void host_error_unavailable(ns_host_ctx *ctx, const char *instance_type, 
 
 static int64_t host_now_ms(ns_host_ctx *ctx)
 {
-    (void)ctx;
-    return ns_clock_now_ms();
+    return ns_ctx_now_ms(core_of(ctx));
 }
 
 static void host_sleep_ms(ns_host_ctx *ctx, int64_t ms)
 {
-    (void)ctx;
-    ns_clock_sleep_ms(ms);
+    ns_ctx_sleep_ms(core_of(ctx), ms);
 }
 
 /* A provider reading an option it never declared has a bug worth a log line, not a crash. */
@@ -98,7 +105,11 @@ static int host_http_request(ns_host_ctx *ctx, const ns_http_request *req, ns_ht
     const ns_plugin *p = ctx ? ctx->plugin : NULL;
     snprintf(user_agent, sizeof(user_agent), "%s %s/%s", NS_HTTP_USER_AGENT, p && p->name ? p->name : "provider",
              p && p->table.version ? p->table.version : "unknown");
-    return ns_http_perform_as(&copy, user_agent, resp);
+    /* Retries wait on the plugin's clock. */
+    ns_ctx *previous = ns_ctx_enter(core_of(ctx));
+    int rc = ns_http_perform_as(&copy, user_agent, resp);
+    ns_ctx_leave(previous);
+    return rc;
 }
 
 static void host_free(void *ptr)

@@ -5,11 +5,13 @@
 #define NS_PLUGIN_INTERNAL_H
 
 #include "config/provider_options.h"
+#include "context/ns_ctx.h"
 #include "plugin/plugin_faults.h"
 #include "plugin/plugin_loader.h"
 
 struct ns_host_ctx {
     ns_plugin *plugin;
+    ns_ctx *core; /* the context the upcalls use: clock, logger, error sink */
     char logger[NS_NAME_MAX + 16]; /* "provider.<name>" */
 };
 

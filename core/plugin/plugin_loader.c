@@ -172,7 +172,7 @@ static const char *default_config_path(const char *so_path, char *buf, size_t le
     return access(buf, F_OK) == 0 ? buf : NULL;
 }
 
-int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out)
+static int load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out)
 {
     int rc;
     char config_buf[4096];
@@ -202,6 +202,7 @@ int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params
     if (rc != NS_OK)
         goto fail;
     p->ctx.plugin = p;
+    p->ctx.core = params && params->ctx ? params->ctx : ns_ctx_current();
     snprintf(p->ctx.logger, sizeof(p->ctx.logger), "provider.%s", p->table.name);
     ns_error_clear();
     rc = p->table.init(ns_plugin_host_table(), &p->ctx, &p->state);
@@ -233,6 +234,17 @@ fail:
     return rc;
 }
 
+/* The load (its log lines, the provider's init) runs in the context the plugin is loaded into. */
+int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out)
+{
+    if (!params || !params->ctx)
+        return load_file(so_path, params, out);
+    ns_ctx *previous = ns_ctx_enter(params->ctx);
+    int rc = load_file(so_path, params, out);
+    ns_ctx_leave(previous);
+    return rc;
+}
+
 int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_load_params *params, ns_plugin **out)
 {
     char path[4096];
@@ -253,6 +265,11 @@ int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_lo
         *out = NULL;
     }
     return rc;
+}
+
+ns_ctx *ns_plugin_ctx(const ns_plugin *plugin)
+{
+    return plugin->ctx.core;
 }
 
 void ns_plugin_unload(ns_plugin *plugin)

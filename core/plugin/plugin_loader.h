@@ -21,12 +21,16 @@
 #include "nodesmith/provider.h"
 
 typedef struct ns_plugin ns_plugin;
+struct ns_ctx;
 
 
 typedef struct ns_plugin_load_params {
     const char *config_path; /* NULL: <dir>/<name>.yaml when it exists, else defaults only */
     const ns_plugin_setting *settings; /* applied after the config file; may be NULL */
     size_t n_settings;
+    /* The context the provider lives in (context/ns_ctx.h): the clock, logger and error sink its host upcalls use.
+     * NULL: the loading thread's current context. It must outlive the plugin. */
+    struct ns_ctx *ctx;
 } ns_plugin_load_params;
 
 /* Minimum struct_size of a provider table claiming `abi_version`; 0 for an unsupported version. The loader and the
@@ -37,6 +41,8 @@ size_t ns_plugin_min_table_size(uint32_t abi_version);
 int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_load_params *params, ns_plugin **out);
 /* Loads a plugin by path (the conformance suite's entry). */
 int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out);
+/* The context the plugin was loaded into. */
+struct ns_ctx *ns_plugin_ctx(const ns_plugin *plugin);
 /* Calls the provider's destroy and frees the handle (the module stays mapped). Accepts NULL. */
 void ns_plugin_unload(ns_plugin *plugin);
 

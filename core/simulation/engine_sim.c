@@ -1,5 +1,6 @@
 #include "simulation/engine_sim.h"
 
+#include "context/ns_ctx.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
 #include "simulation/cluster_writes_mem.h"
@@ -16,12 +17,12 @@ int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config
     return ns_engine_new_with_store(cluster, plugin, cfg, store, out);
 }
 
-int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas)
+static int sim_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas)
 {
     return ns_cluster_writes_mem_scale(ns_engine_store(e), ns, kind, name, replicas);
 }
 
-int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms)
+static int sim_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms)
 {
     const ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, node_or_claim);
     const ns_node *node = ns_cluster_find_node(e->cluster, node_or_claim);
@@ -34,12 +35,40 @@ int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kin
     return ns_plugin_inject_fault(e->plugin, &f);
 }
 
-int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
+static int sim_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
                                     const char *capacity_type, bool clear)
 {
     ns_fault f = {.struct_size = sizeof(f), .kind = clear ? NS_FAULT_CLEAR : NS_FAULT_INSUFFICIENT_CAPACITY,
                   .instance_type = instance_type, .zone = zone, .capacity_type = capacity_type};
     int rc = ns_plugin_inject_fault(e->plugin, &f);
     e->types.listed_in_step = -1;
+    return rc;
+}
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = sim_scale_workload(e, ns, kind, name, replicas);
+    ns_ctx_leave(previous);
+    return rc;
+}
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = sim_inject_event(e, node_or_claim, kind, deadline_ms);
+    ns_ctx_leave(previous);
+    return rc;
+}
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
+                                    const char *capacity_type, bool clear)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = sim_inject_capacity_fault(e, instance_type, zone, capacity_type, clear);
+    ns_ctx_leave(previous);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "simulation/invariants.h"
 #include "simulation/timeline_apply.h"
 #include "simulation/timeline_run.h"
+#include "context/ns_ctx.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/duration.h"
@@ -243,7 +244,7 @@ static int run_steps(tl_runner *r, cJSON *doc)
     return rc;
 }
 
-int ns_timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sources, cJSON **doc_out)
+static int timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sources, cJSON **doc_out)
 {
     tl_runner r = {.e = e, .t = t, .sources = sources, .violations = cJSON_CreateArray()};
     cJSON *doc = new_doc(t);
@@ -259,4 +260,12 @@ int ns_timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sources, 
     if (rc2 == 0)
         rc2 = add_decisions(doc, e, t->start_ms);
     return rc < 0 ? rc : rc2;
+}
+
+int ns_timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sources, cJSON **doc_out)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = timeline_run(e, t, sources, doc_out);
+    ns_ctx_leave(previous);
+    return rc;
 }

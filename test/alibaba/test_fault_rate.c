@@ -237,7 +237,7 @@ int main(void)
         snprintf(claims[i].token, sizeof(claims[i].token), "fault-%x-%d", run, i);
     ns_plugin_setting settings[] = {{"cluster_id", "c-demo"}, {"endpoint_url", emu.url}, {"request_timeout", "2s"},
                                     {"max_attempts", "3"}};
-    ns_plugin_load_params params = {NULL, settings, 4};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = 4};
     if (ns_plugin_load_file(plugin_path, &params, &plugin) != NS_OK) {
         fprintf(stderr, "cannot load %s: %s\n", plugin_path, ns_error_message());
         ali_emulator_stop(&emu);

@@ -72,7 +72,7 @@ static ns_plugin *load_with(const char *const *extra, int *rc_out)
     size_t n = 3;
     for (size_t i = 0; extra && extra[i] && n < 16; i += 2)
         settings[n++] = (ns_plugin_setting){extra[i], extra[i + 1]};
-    ns_plugin_load_params params = {NULL, settings, n};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = n};
     ns_plugin *p = NULL;
     int rc = ns_plugin_load_file(plugin_path, &params, &p);
     if (rc_out)

@@ -235,7 +235,7 @@ int main(void)
     for (int i = 0; i < CLAIMS; i++)
         snprintf(claims[i].token, sizeof(claims[i].token), "fault-%x-%d", run, i);
     ns_plugin_setting settings[] = {{"cluster_name", "demo"}, {"request_timeout", "2s"}, {"max_attempts", "3"}};
-    ns_plugin_load_params params = {NULL, settings, 3};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = 3};
     if (ns_plugin_load_file(plugin_path, &params, &plugin) != NS_OK) {
         fprintf(stderr, "cannot load %s: %s\n", plugin_path, ns_error_message());
         emulator_stop(&emu);

@@ -30,7 +30,7 @@ static ns_plugin *load_aws(void)
 {
     ns_plugin *plugin = NULL;
     ns_plugin_setting settings[] = {{"cluster_name", "demo"}, {"request_timeout", "5s"}, {"max_attempts", "4"}};
-    ns_plugin_load_params params = {NULL, settings, 3};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = 3};
     ck_assert_msg(ns_plugin_load_file(getenv("AWS_PLUGIN"), &params, &plugin) == NS_OK, "load: %s",
                   ns_error_message());
     return plugin;

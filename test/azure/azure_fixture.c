@@ -37,7 +37,7 @@ ns_plugin *azf_load(const char *const *extra)
     ns_plugin_setting settings[32];
     char url[128];
     size_t n = fill_settings(extra, settings, url, sizeof(url));
-    ns_plugin_load_params params = {NULL, settings, n};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = n};
     ns_plugin *p = NULL;
     int rc = ns_plugin_load_file(need_env("AZURE_PLUGIN"), &params, &p);
     ck_assert_msg(rc == NS_OK, "loading azure.so: %s", ns_error_message());
@@ -49,7 +49,7 @@ int azf_load_fails(const char *const *extra, char *msg, size_t len)
     ns_plugin_setting settings[32];
     char url[128];
     size_t n = fill_settings(extra, settings, url, sizeof(url));
-    ns_plugin_load_params params = {NULL, settings, n};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = n};
     ns_plugin *p = NULL;
     int rc = ns_plugin_load_file(need_env("AZURE_PLUGIN"), &params, &p);
     snprintf(msg, len, "%s", ns_error_message());
