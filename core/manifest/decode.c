@@ -9,6 +9,7 @@
 #include "errors/ns_error.h"
 #include "model/duration.h"
 #include "model/model_util.h"
+#include "model/names.h"
 #include "model/resources.h"
 
 int ns_dec_fail(const ns_dec *d, const ns_ynode *at, const char *path, const char *fmt, ...)
@@ -204,7 +205,8 @@ int ns_dec_bool(const ns_dec *d, const ns_ynode *map, const char *path, const ch
     return 0;
 }
 
-int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out)
+static int dec_string_map(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out,
+                          bool label_rules)
 {
     int rc;
     const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
@@ -218,13 +220,27 @@ int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const 
         const ns_ynode *k = ns_ymap_key(m, i), *v = ns_ymap_value(m, i);
         char vp[NS_PATH_MAX];
         ns_path_key(vp, sizeof(vp), p, k->str);
-        const char *s = NULL;
+        const char *s = NULL, *why = NULL;
         if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0)
             return rc;
+        if (label_rules && !ns_label_key_is_valid(k->str, &why))
+            return ns_dec_fail(d, k, p, "label key \"%s\" is invalid: %s", k->str, why);
+        if (label_rules && !ns_label_value_is_valid(s, &why))
+            return ns_dec_fail(d, v, vp, "label value \"%s\" is invalid: %s", s, why);
         if (ns_labels_set(out, k->str, s) < 0)
             return NS_ERR_INTERNAL;
     }
     return 0;
+}
+
+int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out)
+{
+    return dec_string_map(d, map, path, key, out, false);
+}
+
+int ns_dec_label_map(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out)
+{
+    return dec_string_map(d, map, path, key, out, true);
 }
 
 int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out, size_t *n)

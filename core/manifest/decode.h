@@ -53,8 +53,11 @@ int ns_dec_int(const ns_dec *d, const ns_ynode *map, const char *path, const cha
 int ns_dec_int32(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int32_t min, int32_t max,
                  int32_t *out, bool *present);
 int ns_dec_bool(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool *out, bool *present);
-/* A map of strings (labels, annotations, nodeSelector), added to *out. */
+/* A map of strings (annotations, kubelet thresholds), added to *out. */
 int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out);
+/* A label map (metadata.labels, nodeSelector, matchLabels, template labels): as ns_dec_labels, and each key must be a
+ * qualified name and each value a label value within Kubernetes' limits (model/names.h), else FILE:LINE names it. */
+int ns_dec_label_map(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out);
 /* A list of strings; *out allocated (free with ns_strv_free). */
 int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out,
                    size_t *n);

@@ -7,6 +7,7 @@
 #include "manifest/decoders.h"
 #include "model/intern.h"
 #include "model/model_util.h"
+#include "model/names.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 
@@ -96,7 +97,7 @@ int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namesp
     if ((rc = ns_dec_fields(d, meta, "metadata", meta_fields)) < 0 ||
         (rc = ns_dec_string(d, meta, "metadata", "name", &out->name)) < 0 ||
         (rc = ns_dec_string(d, meta, "metadata", "namespace", &out->namespace_)) < 0 ||
-        (rc = ns_dec_labels(d, meta, "metadata", "labels", &out->labels)) < 0 ||
+        (rc = ns_dec_label_map(d, meta, "metadata", "labels", &out->labels)) < 0 ||
         (rc = ns_dec_labels(d, meta, "metadata", "annotations", &out->annotations)) < 0 ||
         (rc = decode_owner(d, meta, out)) < 0 || (rc = decode_lifecycle(d, meta, out)) < 0)
         return rc;
@@ -115,6 +116,17 @@ int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namesp
         if (!(out->name = ns_strdup(name)))
             return NS_ERR_INTERNAL;
     }
+    const char *why;
+    if (!ns_name_is_dns_subdomain(out->name, &why))
+        return ns_dec_fail(d, ns_ymap_get(meta, "name") ? ns_ymap_get(meta, "name") : meta, "metadata.name",
+                           "name \"%s\" is invalid: %s", out->name, why);
+    /* A namespace is a DNS-1123 label: a subdomain without dots, of at most 63 characters. */
+    if (namespaced && out->namespace_ && *out->namespace_ &&
+        (!ns_name_is_dns_subdomain(out->namespace_, &why) || strchr(out->namespace_, '.') ||
+         strlen(out->namespace_) > NS_K8S_LABEL_VALUE_MAX))
+        return ns_dec_fail(d, ns_ymap_get(meta, "namespace"), "metadata.namespace",
+                           "namespace \"%s\" is invalid: must be at most 63 lower case alphanumeric characters or "
+                           "'-', starting and ending with an alphanumeric character", out->namespace_);
     if (!namespaced && out->namespace_) {
         free(out->namespace_);
         out->namespace_ = NULL;
@@ -300,7 +312,7 @@ int ns_decode_label_selector(const ns_dec *d, const ns_ynode *map, const char *p
     ns_path_key(p, sizeof(p), path, key);
     out->present = true;
     if ((rc = ns_dec_fields(d, sel, p, label_selector_fields)) < 0 ||
-        (rc = ns_dec_labels(d, sel, p, "matchLabels", &out->match_labels)) < 0)
+        (rc = ns_dec_label_map(d, sel, p, "matchLabels", &out->match_labels)) < 0)
         return rc;
     return ns_decode_selector_reqs(d, sel, p, "matchExpressions", NS_OPS_LABEL_SELECTOR, &out->exprs, &out->n_exprs);
 }

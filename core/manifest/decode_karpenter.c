@@ -278,7 +278,7 @@ static int decode_template(const ns_dec *d, const ns_ynode *spec, np_version v, 
         return rc;
     if ((meta = ns_dec_child(d, tmpl, "spec.template", "metadata", NS_Y_MAP, &rc)) != NULL &&
         ((rc = ns_dec_fields(d, meta, "spec.template.metadata", np_template_meta_fields)) < 0 ||
-         (rc = ns_dec_labels(d, meta, "spec.template.metadata", "labels", &np->labels)) < 0 ||
+         (rc = ns_dec_label_map(d, meta, "spec.template.metadata", "labels", &np->labels)) < 0 ||
          (rc = ns_dec_labels(d, meta, "spec.template.metadata", "annotations", &np->annotations)) < 0 ||
          (rc = check_labels(d, meta, "spec.template.metadata.labels", &np->labels)) < 0))
         return rc;
@@ -418,7 +418,7 @@ static int decode_provisioner(ns_dec *d, const ns_ynode *root, const ns_nodeclas
     if (!(spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc)))
         return rc < 0 ? rc : missing(d, root, "spec");
     if ((rc = ns_dec_fields(d, spec, p, prov_spec_fields)) < 0 ||
-        (rc = ns_dec_labels(d, spec, p, "labels", &np->labels)) < 0 ||
+        (rc = ns_dec_label_map(d, spec, p, "labels", &np->labels)) < 0 ||
         (rc = ns_dec_labels(d, spec, p, "annotations", &np->annotations)) < 0 ||
         (rc = check_labels(d, spec, "spec.labels", &np->labels)) < 0 ||
         (rc = ns_decode_taints(d, spec, p, "taints", &np->taints, &np->n_taints)) < 0 ||

@@ -370,7 +370,7 @@ int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, 
         (rc = decode_containers(d, spec, path, "initContainers", true, host_network, pod, &pod->init_containers,
                                 &pod->n_init_containers)) < 0 ||
         (rc = ns_dec_resources(d, spec, path, "overhead", &pod->overhead, NULL)) < 0 ||
-        (rc = ns_dec_labels(d, spec, path, "nodeSelector", &pod->node_selector)) < 0 ||
+        (rc = ns_dec_label_map(d, spec, path, "nodeSelector", &pod->node_selector)) < 0 ||
         (rc = decode_affinity(d, spec, path, &pod->affinity)) < 0 ||
         (rc = ns_decode_tolerations(d, spec, path, "tolerations", &pod->tolerations, &pod->n_tolerations)) < 0 ||
         (rc = ns_dec_string(d, spec, path, "priorityClassName", &pod->priority_class_name)) < 0 ||
@@ -441,7 +441,7 @@ int ns_decode_pod_template(const ns_dec *d, const ns_ynode *tmpl, const char *pa
     ns_path_key(p, sizeof(p), path, "metadata");
     const ns_ynode *meta = ns_dec_child(d, tmpl, path, "metadata", NS_Y_MAP, &rc);
     if (rc == 0 && meta && (rc = ns_dec_fields(d, meta, p, template_meta_fields)) == 0 &&
-        (rc = ns_dec_labels(d, meta, p, "labels", &pod->meta.labels)) == 0)
+        (rc = ns_dec_label_map(d, meta, p, "labels", &pod->meta.labels)) == 0)
         rc = ns_dec_labels(d, meta, p, "annotations", &pod->meta.annotations);
     if (rc == 0 && !(pod->meta.namespace_ = ns_strdup(ns)))
         rc = NS_ERR_INTERNAL;

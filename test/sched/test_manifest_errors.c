@@ -29,8 +29,18 @@ static const struct {
      "duplicate.yaml:7: Pod default/web is defined twice (first at " FIXTURE_DIR "/bad/duplicate.yaml:1)"},
     {"job-mode.yaml",
      "job-mode.yaml:6: Job default/report: spec.completionMode: \"Parallel\" is not NonIndexed or Indexed"},
+    {"label-key-invalid.yaml",
+     "label-key-invalid.yaml:9: NodePool general: spec.template.metadata.labels: label key \"example.com/team/web\" is invalid: must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"},
+    {"label-value-too-long.yaml",
+     "label-value-too-long.yaml:7: Pod: metadata.labels.team: label value \"tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt\" is invalid: must be no more than 63 characters"},
     {"missing-kind.yaml",
      "missing-kind.yaml:1: object: missing required field \"kind\""},
+    {"name-invalid.yaml",
+     "name-invalid.yaml:4: NodePool: metadata.name: name \"General_Pool\" is invalid: must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"},
+    {"namespace-invalid.yaml",
+     "namespace-invalid.yaml:5: Pod: metadata.namespace: namespace \"Shop.Front\" is invalid: must be at most 63 lower case alphanumeric characters or '-', starting and ending with an alphanumeric character"},
+    {"node-selector-value.yaml",
+     "node-selector-value.yaml:7: Pod default/web: spec.nodeSelector.team: label value \"web team\" is invalid: must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"},
     {"node-taint.yaml",
      "node-taint.yaml:8: Node n1: spec.taints[0]: effect \"NoRun\" is not one of NoSchedule, PreferNoSchedule, NoExecute"},
     {"nodeclaim-no-reqs.yaml",
@@ -98,6 +108,18 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* Names are checked against Kubernetes' 253 characters (the message carries the whole name). */
+START_TEST(test_name_too_long)
+{
+    ns_cluster *c = ns_cluster_new();
+    ck_assert_int_eq(ns_manifest_load_file(c, FIXTURE_DIR "/bad/name-too-long.yaml"), NS_ERR_INVALID_CONFIG);
+    const char *msg = ns_error_message();
+    ck_assert_ptr_nonnull(strstr(msg, "/bad/name-too-long.yaml:4: Pod: metadata.name: name \"www"));
+    ck_assert_ptr_nonnull(strstr(msg, "www\" is invalid: must be no more than 253 characters"));
+    ns_cluster_free(c);
+}
+END_TEST
+
 START_TEST(test_provisioner_rejection_is_not_partial)
 {
     ns_cluster *c = test_cluster_new();
@@ -123,6 +145,7 @@ int main(void)
     Suite *s = suite_create("manifest-errors");
     TCase *tc = tcase_create("errors");
     tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, test_name_too_long);
     tcase_add_test(tc, test_provisioner_rejection_is_not_partial);
     tcase_add_test(tc, test_missing_file_and_directory);
     suite_add_tcase(s, tc);
