@@ -205,8 +205,13 @@ int ns_dec_bool(const ns_dec *d, const ns_ynode *map, const char *path, const ch
     return 0;
 }
 
-static int dec_string_map(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out,
-                          bool label_rules)
+/* Called for each key of a map of strings: k and v are the key's and value's nodes, vp the value's path. */
+typedef int (*string_entry_fn)(const ns_dec *d, const ns_ynode *k, const ns_ynode *v, const char *s, const char *vp,
+                               void *ctx);
+
+/* Walks the map of strings at path.key (absent: nothing to do): no unknown-key check, each value a string. */
+static int each_string(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, string_entry_fn fn,
+                       void *ctx)
 {
     int rc;
     const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
@@ -220,27 +225,42 @@ static int dec_string_map(const ns_dec *d, const ns_ynode *map, const char *path
         const ns_ynode *k = ns_ymap_key(m, i), *v = ns_ymap_value(m, i);
         char vp[NS_PATH_MAX];
         ns_path_key(vp, sizeof(vp), p, k->str);
-        const char *s = NULL, *why = NULL;
-        if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0)
+        const char *s = NULL;
+        if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0 || (rc = fn(d, k, v, s, vp, ctx)) < 0)
             return rc;
-        if (label_rules && !ns_label_key_is_valid(k->str, &why))
-            return ns_dec_fail(d, k, p, "label key \"%s\" is invalid: %s", k->str, why);
-        if (label_rules && !ns_label_value_is_valid(s, &why))
-            return ns_dec_fail(d, v, vp, "label value \"%s\" is invalid: %s", s, why);
-        if (ns_labels_set(out, k->str, s) < 0)
-            return NS_ERR_INTERNAL;
     }
-    return 0;
+    return 1;
+}
+
+static int set_string(const ns_dec *d, const ns_ynode *k, const ns_ynode *v, const char *s, const char *vp, void *ctx)
+{
+    (void)d, (void)v, (void)vp;
+    return ns_labels_set(ctx, k->str, s) < 0 ? NS_ERR_INTERNAL : 0;
+}
+
+static int set_label(const ns_dec *d, const ns_ynode *k, const ns_ynode *v, const char *s, const char *vp, void *ctx)
+{
+    const char *why = NULL;
+    char p[NS_PATH_MAX];
+    size_t plen = strlen(vp) > strlen(k->str) ? strlen(vp) - strlen(k->str) - 1 : 0;
+    snprintf(p, sizeof(p), "%.*s", (int)plen, vp);
+    if (!ns_label_key_is_valid(k->str, &why))
+        return ns_dec_fail(d, k, p, "label key \"%s\" is invalid: %s", k->str, why);
+    if (!ns_label_value_is_valid(s, &why))
+        return ns_dec_fail(d, v, vp, "label value \"%s\" is invalid: %s", s, why);
+    return set_string(d, k, v, s, vp, ctx);
 }
 
 int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out)
 {
-    return dec_string_map(d, map, path, key, out, false);
+    int rc = each_string(d, map, path, key, set_string, out);
+    return rc < 0 ? rc : 0;
 }
 
 int ns_dec_label_map(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out)
 {
-    return dec_string_map(d, map, path, key, out, true);
+    int rc = each_string(d, map, path, key, set_label, out);
+    return rc < 0 ? rc : 0;
 }
 
 int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out, size_t *n)
@@ -269,32 +289,21 @@ int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const
     return 0;
 }
 
+static int set_resource(const ns_dec *d, const ns_ynode *k, const ns_ynode *v, const char *s, const char *vp,
+                        void *ctx)
+{
+    return ns_res_set_text(ctx, k->str, s, vp) < 0 ? ns_dec_wrap(d, v) : 0;
+}
+
 int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
                      bool *present)
 {
     if (present)
         *present = false;
-    int rc;
-    const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
-    if (!m)
-        return rc;
-    char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
-    if ((rc = ns_dec_fields(d, m, p, NULL)) < 0)
-        return rc;
-    for (size_t i = 0; i < m->n; i++) {
-        const ns_ynode *k = ns_ymap_key(m, i), *v = ns_ymap_value(m, i);
-        char vp[NS_PATH_MAX];
-        ns_path_key(vp, sizeof(vp), p, k->str);
-        const char *s = NULL;
-        if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0)
-            return rc;
-        if ((rc = ns_res_set_text(out, k->str, s, vp)) < 0)
-            return ns_dec_wrap(d, v);
-    }
+    int rc = each_string(d, map, path, key, set_resource, out);
     if (present)
-        *present = true;
-    return 0;
+        *present = rc > 0;
+    return rc < 0 ? rc : 0;
 }
 
 int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool allow_never,
