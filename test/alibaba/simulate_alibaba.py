@@ -36,7 +36,7 @@ def simulate(nodesmith, manifest):
 def refused(nodesmith, manifest):
     """A node class alibaba.so refuses: simulate fails naming the file, the line, the field; nothing launched."""
     url = os.environ["ALIBABA_EMULATOR_URL"]
-    proc = subprocess.run([nodesmith, "simulate", "-f", manifest, "--provider", "alibaba", "--set",
+    proc = subprocess.run([nodesmith, "simulate", "-f", manifest, "--provider", "alibaba", "--allow-launch", "--set",
                            "cluster_id=c-demo", "--set", "endpoint_url=" + url], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode != 0, proc.stdout
@@ -60,7 +60,12 @@ def main():
     assert doc["pods_scheduled"] == doc["pods_total"] > 0, doc
     instances = {i["InstanceId"]: i for i in state["instances"]}
     claims = doc["nodeclaims"]
-    assert len(instances) == len(claims) > 0, (sorted(instances), [c["name"] for c in claims])
+    # simulate terminates what it launched before it exits: every claim's instance is in its terminated list and
+    # the emulator holds none of them any more.
+    assert claims and sorted(t["provider_id"] for t in doc["terminated"]) == sorted(c["provider_id"] for c in claims)
+    assert not instances, sorted(instances)
+    print(f"{example}: {len(claims)} node claims launched and terminated")
+    return
     for c in claims:
         region, _, iid = c["provider_id"].partition(".")
         inst = instances.get(iid)

@@ -57,7 +57,12 @@ def main():
     assert doc["pods_scheduled"] == doc["pods_total"] > 0, doc
     vms = {vm["name"]: vm for vm in state["vms"]}
     claims = doc["nodeclaims"]
-    assert len(vms) == len(claims) > 0, (sorted(vms), [c["name"] for c in claims])
+    # simulate terminates what it launched before it exits: every claim's VM is in its terminated list and the
+    # emulator holds none of them any more.
+    assert claims and sorted(t["provider_id"] for t in doc["terminated"]) == sorted(c["provider_id"] for c in claims)
+    assert not vms, sorted(vms)
+    print(f"{example}: {len(claims)} node claims launched and terminated")
+    return
     for c in claims:
         name = "aks-" + c["name"]
         vm = vms.get(name)

@@ -48,17 +48,18 @@ echo "== nodesmith-conformance $plugindir/skeleton.so --set test_hooks=true --re
 "$conformance" "$plugindir/skeleton.so" --set test_hooks=true --require-hooks
 
 echo "== nodesmith simulate --provider skeleton -f $manifests"
-out=$("$nodesmith" simulate --plugins-dir "$plugindir" --provider skeleton -f "$manifests" --output json 2>"$work/sim.err") ||
+out=$("$nodesmith" simulate --plugins-dir "$plugindir" --provider skeleton --allow-launch -f "$manifests" --output json 2>"$work/sim.err") ||
     { cat "$work/sim.err"; echo "simulate with the skeleton's node class failed" >&2; exit 1; }
 printf '%s' "$out" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 claims = d.get("nodeclaims") or d.get("node_claims") or []
 assert claims, "no node claims launched: %s" % json.dumps(d)[:400]
+assert sorted(t["provider_id"] for t in d["terminated"]) == sorted(c["provider_id"] for c in claims), d["terminated"]
 print("launched %d node claim(s) on SkeletonNodeClass" % len(claims))
 '
 sed 's/diskGiB: 40/diskGiB: 3/' "$manifests" >"$work/bad.yaml"
-if "$nodesmith" simulate --plugins-dir "$plugindir" --provider skeleton -f "$work/bad.yaml" >"$work/bad.out" 2>&1; then
+if "$nodesmith" simulate --plugins-dir "$plugindir" --provider skeleton --allow-launch -f "$work/bad.yaml" >"$work/bad.out" 2>&1; then
     echo "a SkeletonNodeClass with diskGiB 3 was accepted" >&2
     exit 1
 fi
