@@ -1,12 +1,17 @@
 #include "test_kinds.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #include "errors/ns_error.h"
 #include "plugin/plugin_loader.h"
 
-const ns_nodeclass_kinds *test_sim_kinds(void)
+/* Engines of one test may build their clusters in parallel threads (engine-contexts): the first caller fills the
+ * shared registry under the lock, so no second copy is built and lost. */
+static pthread_mutex_t kinds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const ns_nodeclass_kinds *sim_kinds_locked(void)
 {
     static ns_plugin *sim;
     static ns_nodeclass_kinds *kinds;
@@ -19,6 +24,14 @@ const ns_nodeclass_kinds *test_sim_kinds(void)
     kinds = ns_nodeclass_kinds_new();
     ck_assert_ptr_nonnull(kinds);
     ck_assert_msg(ns_plugin_declare_kinds(sim, kinds) == NS_OK, "sim kinds: %s", ns_error_message());
+    return kinds;
+}
+
+const ns_nodeclass_kinds *test_sim_kinds(void)
+{
+    pthread_mutex_lock(&kinds_lock);
+    const ns_nodeclass_kinds *kinds = sim_kinds_locked();
+    pthread_mutex_unlock(&kinds_lock);
     return kinds;
 }
 
