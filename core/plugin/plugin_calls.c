@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "errors/ns_error.h"
 #include "plugin/plugin_internal.h"
+#include "plugin/plugin_status.h"
 
 /* Normalises a provider's return: unknown codes become NS_ERR_INTERNAL, and an error without a message gets one. */
 static int finish(const ns_plugin *p, const char *method, const char *object, int rc)
@@ -316,6 +319,33 @@ int ns_plugin_validate_nodeclass(ns_plugin *p, const ns_nodeclass *nodeclass)
     if (!p->table.validate_nodeclass)
         return unsupported(p, "validate_nodeclass");
     return finish(p, "validate_nodeclass", nodeclass->name, p->table.validate_nodeclass(p->state, nodeclass));
+}
+
+int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, struct cJSON **status)
+{
+    CHECK_PLUGIN(p, "nodeclass_status");
+    if (!nodeclass || !status)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "nodeclass_status: a node class and a result are required");
+    *status = NULL;
+    if (!p->table.nodeclass_status)
+        return unsupported(p, "nodeclass_status");
+    ns_json *out = NULL;
+    int rc = p->table.nodeclass_status(p->state, nodeclass, &out);
+    cJSON *doc = (cJSON *)out;
+    if (rc != NS_OK) {
+        cJSON_Delete(doc); /* provider.h: anything left beside an error is freed and ignored */
+        return finish(p, "nodeclass_status", nodeclass->name, rc);
+    }
+    if (!doc)
+        rc = NS_FAIL(NS_ERR_INTERNAL, "returned NS_OK without a status");
+    else
+        rc = ns_nodeclass_status_complete(doc);
+    if (rc != NS_OK) {
+        cJSON_Delete(doc);
+        return ns_error_prefix("provider %s: nodeclass_status %s: ", p->table.name, nodeclass->name);
+    }
+    *status = doc;
+    return NS_OK;
 }
 
 static int on_repair_policy(void *ctx, const ns_repair_policy *src)

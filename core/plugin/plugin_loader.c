@@ -24,6 +24,7 @@ size_t ns_plugin_min_table_size(uint32_t abi_version)
     case 1: return END_OF(poll_events);
     case 2: return END_OF(test_inject_fault);
     case 3: return END_OF(n_nodeclass_kinds);
+    case 4: return END_OF(nodeclass_status);
     default: return 0;
     }
 }

@@ -5,8 +5,8 @@
  * named explicitly). Loading checks, in order, and refuses with a message naming the file and the cause:
  *   the file or its directory writable by others than its owner; dlopen failure; a missing entry symbol; an ABI
  *   version outside [NS_PROVIDER_ABI_MIN, NS_PROVIDER_ABI_VERSION]; a struct_size too small for the version claimed;
- *   a missing required method; (ABI 3) no node-class kinds or a malformed one; a provider name that does not match the file; options that are unknown or of the
- *   wrong type; init failing.
+ *   a missing required method; (ABI 3) no node-class kinds or a malformed one; a provider name that does not match
+ *   the file; options that are unknown or of the wrong type; init failing.
  * Modules are opened with RTLD_NODELETE and never dlclosed: unloading is unsafe while threads may still run their
  * code. ns_plugin_unload only destroys the provider's state.
  */
@@ -92,6 +92,12 @@ int ns_plugin_poll_events(ns_plugin *plugin, ns_event_cb cb, void *cb_ctx);
 int ns_plugin_check_drift(ns_plugin *plugin, const ns_instance *instance, const ns_nodeclass *nodeclass,
                           bool *drifted, char *reason, size_t reason_len);
 int ns_plugin_validate_nodeclass(ns_plugin *plugin, const ns_nodeclass *nodeclass);
+/* ABI 4: the node class's status as the provider resolved it, checked against provider.h's rules and completed with
+ * the root "Ready" condition (plugin_status.h). On NS_OK *status is the caller's (cJSON_Delete). NS_ERR_UNSUPPORTED
+ * when the provider has no nodeclass_status (an older ABI, or NULL). A resolution that failed is NS_OK with a False
+ * condition; an error means the status could not be determined, or the provider broke the rules. */
+struct cJSON;
+int ns_plugin_nodeclass_status(ns_plugin *plugin, const ns_nodeclass *nodeclass, struct cJSON **status);
 int ns_plugin_list_repair_policies(ns_plugin *plugin, ns_repair_policy_cb cb, void *cb_ctx);
 /* The provider's own test hook, as is (the conformance suite's fault rules: a provider with an emulator turns faults
  * into the cloud's own answers, so its error handling is what is tested). */

@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$nodesmith" plugins --plugins-dir "$dir" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "plugins with a refused plugin exited $rc, want 1: $out"
-grep -q "^good .* ok .*abi 3 .*version 0.0.1" <<<"$out" || fail "good plugin not listed as ok: $out"
+grep -q "^good .* ok .*abi 4 .*version 0.0.1" <<<"$out" || fail "good plugin not listed as ok: $out"
 grep -q "^no_launch .* refused .*required method 'launch' (ABI 1) is NULL" <<<"$out" || fail "refusal reason missing: $out"
 
 rm "$dir/no_launch.so"
@@ -34,6 +34,30 @@ printf 'apiVersion: tin.example.com/v1\nkind: TinNodeClass\nmetadata: {name: tin
 out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --nodeclass "$dir/tin.yaml" 2>&1) ||
     fail "offerings --nodeclass: $out"
 grep -q "^tp.small" <<<"$out" || fail "offerings --nodeclass lists no tp.small: $out"
+# ... then the node class's status as the provider resolves it (ABI 4), with the Ready condition the core derives.
+grep -q "^node class TinNodeClass tin: Ready=True (Ready)$" <<<"$out" || fail "offerings: no Ready status: $out"
+grep -q "^  GaugeReady  *True  *GaugeReady" <<<"$out" || fail "offerings: no GaugeReady condition: $out"
+grep -q "^  gauge: 4$" <<<"$out" || fail "offerings: no resolved gauge: $out"
+printf 'apiVersion: tin.example.com/v1\nkind: TinNodeClass\nmetadata: {name: rare}\nspec: {gauge: 25}\n' >"$dir/rare.yaml"
+out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --nodeclass "$dir/rare.yaml" --output json 2>/dev/null) ||
+    fail "offerings --nodeclass rare.yaml: $out"
+python3 -c '
+import json, sys
+nc = json.load(sys.stdin)["nodeclass"]
+assert (nc["kind"], nc["name"], nc["apiVersion"]) == ("TinNodeClass", "rare", "tin.example.com/v1"), nc
+ready, gauge = nc["status"]["conditions"]
+assert ready == {"type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "GaugeReady=False"}, ready
+assert gauge == {"type": "GaugeReady", "status": "False", "reason": "GaugeNotFound",
+                 "message": "no wire of spec.gauge in stock (at most 20)"}, gauge
+assert "gauge" not in nc["status"], nc
+' <<<"$out" || fail "offerings json status of an unresolved node class: $out"
+# A provider of ABI 3 reports no status: offerings says so and still lists.
+install -m 0755 "$variants/abi3.so" "$dir/"
+out=$("$nodesmith" offerings --plugins-dir "$dir" --provider abi3 --nodeclass "$dir/tin.yaml" 2>&1) ||
+    fail "offerings with an ABI-3 provider: $out"
+grep -q "^node class TinNodeClass tin: no status (provider abi3 (ABI 3) does not support nodeclass_status)$" <<<"$out" ||
+    fail "offerings with an ABI-3 provider: $out"
+rm "$dir/abi3.so"
 printf 'apiVersion: tin.example.com/v1\nkind: TinNodeClass\nmetadata: {name: thick}\nspec: {gauge: 99}\n' >"$dir/bad.yaml"
 out=$("$nodesmith" offerings --plugins-dir "$dir" --provider good --nodeclass "$dir/bad.yaml" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "bad.yaml:1: TinNodeClass thick: provider good: validate_nodeclass thick: TinNodeClass thick: spec.gauge must be a number from 1 to 30" <<<"$out" ||

@@ -4,6 +4,7 @@
  * may hold (TinNodeClass, a kind the core has never heard of), each checked by the provider's validate_nodeclass.
  */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "model/cluster.h"
 #include "model/nodeclass_kinds.h"
 #include "plugin/plugin_loader.h"
+#include "plugin/plugin_status.h"
 
 #define ck_assert_error_has(needle)                                                                                    \
     ck_assert_msg(strstr(ns_error_message(), (needle)) != NULL, "error '%s' lacks '%s'", ns_error_message(), (needle))
@@ -92,20 +94,99 @@ START_TEST(released_abi_3_loads)
 }
 END_TEST
 
+/* An ABI-3 provider has no nodeclass_status: the core says so, whatever its table held beyond 152 bytes. */
+START_TEST(released_abi_3_has_no_status)
+{
+    ns_plugin *p = load("abi3");
+    ck_assert_ptr_null(ns_plugin_table(p)->nodeclass_status);
+    ns_nodeclass nc = {.struct_size = sizeof(nc), .api_version = "tin.example.com/v1", .kind = "TinNodeClass",
+                       .name = "tin"};
+    struct cJSON *status = NULL;
+    ck_assert_int_eq(ns_plugin_nodeclass_status(p, &nc, &status), NS_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(status);
+    ck_assert_error_has("provider abi3 (ABI 3) does not support nodeclass_status");
+    ns_plugin_unload(p);
+}
+END_TEST
+
 START_TEST(minimum_sizes_per_version)
 {
     ck_assert_uint_eq(ns_plugin_min_table_size(1), offsetof(ns_provider, get_instance));
     ck_assert_uint_eq(ns_plugin_min_table_size(2), offsetof(ns_provider, drift_fields));
-    ck_assert_uint_eq(ns_plugin_min_table_size(3), sizeof(ns_provider));
+    ck_assert_uint_eq(ns_plugin_min_table_size(3), offsetof(ns_provider, nodeclass_status));
+    ck_assert_uint_eq(ns_plugin_min_table_size(4), sizeof(ns_provider));
     ck_assert_uint_eq(ns_plugin_min_table_size(0), 0);
-    ck_assert_uint_eq(ns_plugin_min_table_size(4), 0);
+    ck_assert_uint_eq(ns_plugin_min_table_size(5), 0);
+}
+END_TEST
+
+/* ABI 4, through a plugin the core never heard of: its status comes back checked, with the Ready condition the core
+ * derives; each broken rule is refused naming the provider, the node class and the field. */
+static int tin_status(ns_plugin *p, const char *spec, struct cJSON **status)
+{
+    struct cJSON *spec_json = cJSON_Parse(spec);
+    ns_nodeclass nc = {.struct_size = sizeof(nc), .api_version = "tin.example.com/v1", .kind = "TinNodeClass",
+                       .name = "tin", .spec = (const ns_json *)spec_json};
+    int rc = ns_plugin_nodeclass_status(p, &nc, status);
+    cJSON_Delete(spec_json);
+    return rc;
+}
+
+START_TEST(node_class_status_is_checked_and_completed)
+{
+    ns_plugin *p = load("good");
+    cJSON *st = NULL;
+    const char *reason = NULL, *message = NULL;
+    ck_assert_msg(tin_status(p, "{\"gauge\": 12}", &st) == NS_OK, "%s", ns_error_message());
+    ck_assert_int_eq(cJSON_GetObjectItem(st, "gauge")->valueint, 12);
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "Ready", &reason, NULL), "True");
+    ck_assert_str_eq(reason, "Ready");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(st, "conditions"), 0), "type")
+                         ->valuestring, "Ready");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "GaugeReady", NULL, NULL), "True");
+    cJSON_Delete(st);
+
+    /* A resolution that fails is a status, not an error. */
+    ck_assert_int_eq(tin_status(p, "{\"gauge\": 25}", &st), NS_OK);
+    ck_assert_ptr_null(cJSON_GetObjectItem(st, "gauge"));
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "Ready", &reason, &message), "False");
+    ck_assert_str_eq(reason, "UnhealthyDependents");
+    ck_assert_str_eq(message, "GaugeReady=False");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "GaugeReady", &reason, &message), "False");
+    ck_assert_str_eq(reason, "GaugeNotFound");
+    ck_assert_str_eq(message, "no wire of spec.gauge in stock (at most 20)");
+    cJSON_Delete(st);
+
+    static const struct {
+        const char *bug;
+        int rc;
+        const char *error;
+    } bugs[] = {
+        {"throttled", NS_ERR_THROTTLED, "provider good: nodeclass_status tin: the stock service is busy"},
+        {"no-status", NS_ERR_INTERNAL, "provider good: nodeclass_status tin: returned NS_OK without a status"},
+        {"ready", NS_ERR_INTERNAL, "status.conditions[0] is \"Ready\", which the core derives"},
+        {"reason", NS_ERR_INTERNAL, "status.conditions[0] (GaugeReady): reason \"gauge not found\" must be"},
+        {"no-message", NS_ERR_INTERNAL, "status.conditions[0] (GaugeReady) is False without a message saying why"},
+        {"timestamp", NS_ERR_INTERNAL, "status.conditions[0] (GaugeReady): unexpected field \"lastTransitionTime\""},
+        {"no-conditions", NS_ERR_INTERNAL, "provider good: nodeclass_status tin: status.conditions must be a "
+                                           "non-empty array"},
+    };
+    for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++) {
+        char spec[128];
+        snprintf(spec, sizeof(spec), "{\"gauge\": 25, \"statusBug\": \"%s\"}", bugs[i].bug);
+        st = NULL;
+        ck_assert_int_eq(tin_status(p, spec, &st), bugs[i].rc);
+        ck_assert_ptr_null(st);
+        ck_assert_error_has(bugs[i].error);
+    }
+    ns_plugin_unload(p);
 }
 END_TEST
 
 START_TEST(abi_3_without_kinds_is_refused)
 {
     ck_assert_int_eq(load_refused("no_kinds"), NS_ERR_INVALID_CONFIG);
-    ck_assert_error_has("no_kinds.so: provider good claims ABI 3 but declares no node-class kinds");
+    ck_assert_error_has("no_kinds.so: provider good claims ABI 4 but declares no node-class kinds");
     ck_assert_int_eq(load_refused("bad_kind"), NS_ERR_INVALID_CONFIG);
     ck_assert_error_has("bad_kind.so: provider good: node-class kind TinNodeClass: group \"apps\" is not a custom "
                         "API group");
@@ -299,7 +380,9 @@ int main(void)
     tcase_add_test(tc, released_abi_2_loads);
     tcase_add_test(tc, released_abi_2_with_drift_fields_loads);
     tcase_add_test(tc, released_abi_3_loads);
+    tcase_add_test(tc, released_abi_3_has_no_status);
     tcase_add_test(tc, minimum_sizes_per_version);
+    tcase_add_test(tc, node_class_status_is_checked_and_completed);
     tcase_add_test(tc, abi_3_without_kinds_is_refused);
     tcase_add_test(tc, declared_kind_loads_from_manifests);
     tcase_add_test(tc, bad_node_class_is_refused_with_the_providers_message);

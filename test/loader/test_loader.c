@@ -188,7 +188,7 @@ START_TEST(unsupported_abi_versions_are_refused)
 {
     ns_plugin *p = NULL;
     ck_assert_int_eq(load("abi99", NULL, &p), NS_ERR_INVALID_CONFIG);
-    ck_assert_error_has("abi99.so: built for provider ABI 99; this nodesmith supports 1 to 3");
+    ck_assert_error_has("abi99.so: built for provider ABI 99; this nodesmith supports 1 to 4");
     ck_assert_int_eq(load("abi0", NULL, &p), NS_ERR_INVALID_CONFIG);
     ck_assert_error_has("built for provider ABI 0");
 }
@@ -198,7 +198,7 @@ START_TEST(table_too_small_is_refused)
 {
     ns_plugin *p = NULL;
     ck_assert_int_eq(load("small_table", NULL, &p), NS_ERR_INVALID_CONFIG);
-    ck_assert_error_has("small_table.so: provider table is 40 bytes, too small for ABI 3 (needs at least 152)");
+    ck_assert_error_has("small_table.so: provider table is 40 bytes, too small for ABI 4 (needs at least 160)");
 }
 END_TEST
 
@@ -381,7 +381,7 @@ START_TEST(several_providers_load_at_once)
     /* Each module has its own state and options: the option set on one does not leak into the other. */
     ck_assert_int_eq(sa.items[0].capacity.cpu_milli, 2005);
     ck_assert_int_eq(sb.items[0].capacity.cpu_milli, 2000);
-    ck_assert_uint_eq(ns_plugin_abi_version(a), 3);
+    ck_assert_uint_eq(ns_plugin_abi_version(a), NS_PROVIDER_ABI_VERSION);
     ck_assert_uint_eq(ns_plugin_abi_version(b), 1);
     ck_assert_str_eq(ns_plugin_name(c), "other");
     ns_itype_set_free(&sa);

@@ -12,7 +12,9 @@
  *   TP_DRIFT_FIELDS      sets drift_fields (only with a header that has the field)
  *   TP_NO_KINDS          (ABI 3) declares no node-class kinds
  *   TP_BAD_KIND          (ABI 3) declares a kind in Kubernetes' own API group
- * With none of them it is a well-behaved provider whose state records what the loader did.
+ * With none of them it is a well-behaved provider whose state records what the loader did. Built with a header of
+ * ABI 4 or later it reports a TinNodeClass's status (nodeclass_status); spec.statusBug makes it break one rule of
+ * that method, so each of the core's checks meets a real plugin.
  *
  * The same file is also built against every released provider.h kept in test/abi/ (the include path picks the
  * header), so the loader tests load a plugin of each released ABI. Its node-class kind is TinNodeClass
@@ -153,6 +155,45 @@ static const ns_nodeclass_kind tp_kinds[] = {
 };
 #endif
 
+#if TP_ABI >= 4
+/* TinNodeClass's status: the gauge it resolved (GaugeReady False above 20: no such wire in stock) and, when
+ * spec.statusBug names a rule, a status that breaks it. */
+static int tp_nodeclass_status(void *state, const ns_nodeclass *nc, ns_json **out)
+{
+    tp_state *s = state;
+    const ns_host *h = s->host;
+    const char *bug = h->json_string(h->json_get(nc->spec, "statusBug"));
+    double gauge = h->json_number(h->json_get(nc->spec, "gauge"));
+    bool stocked = gauge <= 20;
+    if (bug && strcmp(bug, "throttled") == 0) {
+        *out = h->json_new_object(); /* left beside an error: the core frees it */
+        return h->error(s->ctx, NS_ERR_THROTTLED, __FILE__, __LINE__, "the stock service is busy");
+    }
+    if (bug && strcmp(bug, "no-status") == 0)
+        return NS_OK;
+    ns_json *status = h->json_new_object(), *conditions = h->json_new_array(), *c = h->json_new_object();
+    if (stocked)
+        h->json_add(status, "gauge", h->json_new_number(gauge));
+    const char *type = bug && strcmp(bug, "ready") == 0 ? "Ready" : "GaugeReady";
+    h->json_add(c, "type", h->json_new_string(type));
+    h->json_add(c, "status", h->json_new_string(stocked ? "True" : "False"));
+    h->json_add(c, "reason", h->json_new_string(bug && strcmp(bug, "reason") == 0 ? "gauge not found"
+                                                : stocked                          ? "GaugeReady"
+                                                                                   : "GaugeNotFound"));
+    if (!stocked && !(bug && strcmp(bug, "no-message") == 0))
+        h->json_add(c, "message", h->json_new_string("no wire of spec.gauge in stock (at most 20)"));
+    if (bug && strcmp(bug, "timestamp") == 0)
+        h->json_add(c, "lastTransitionTime", h->json_new_string("2026-11-23T22:00:00Z"));
+    h->json_add(conditions, NULL, c);
+    if (!(bug && strcmp(bug, "no-conditions") == 0))
+        h->json_add(status, "conditions", conditions);
+    else
+        h->json_free(conditions);
+    *out = status;
+    return NS_OK;
+}
+#endif
+
 #if TP_ABI >= 2
 static int tp_get_instance(void *state, const char *provider_id, ns_instance *out)
 {
@@ -202,6 +243,9 @@ static const ns_provider tp_table = {
 #if TP_ABI >= 3 && !defined(TP_NO_KINDS)
     .nodeclass_kinds = tp_kinds,
     .n_nodeclass_kinds = sizeof(tp_kinds) / sizeof(tp_kinds[0]),
+#endif
+#if TP_ABI >= 4
+    .nodeclass_status = tp_nodeclass_status,
 #endif
 };
 

@@ -20,10 +20,12 @@
  *   ABI 2: get_instance (a version-1 provider has none; the core falls back to scanning list_instances)
  *   ABI 3: nodeclass_kinds, at least one (a provider of an older ABI takes any node-class kind no loaded provider
  *          declares; see docs/provider-abi.md)
+ *   ABI 4: nothing new is required (the table must reach nodeclass_status, which may be NULL)
  * Optional methods and data (NULL = unsupported):
  *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault;
  *          drift_fields, an optional field of ABI 2: read only when the table's struct_size covers it (it was added
  *          to ABI 2 after ABI 2 providers existed, so it never counts towards ABI 2's minimum size)
+ *   ABI 4: nodeclass_status
  *
  * A released version is frozen: a new field is a new ABI version, or an optional field read with NS_HAS_FIELD that
  * never raises a version's minimum size. test/abi/ keeps every released copy of this header; a test plugin is built
@@ -33,8 +35,11 @@
  *   - client_token: 1 to NS_CLIENT_TOKEN_MAX characters of printable ASCII (EC2's ClientToken limit; other clouds'
  *     idempotency keys are as long or longer).
  *   - nodeclaim_name, nodepool_name, nodeclass name, cluster_name: 1 to NS_NAME_MAX - 1 bytes, so each fits the
- *     fixed-size name buffers of ns_instance. Node claim and pool names are Kubernetes names (lower-case DNS labels;
- *     a NodePool name is at most 63 characters since it is the karpenter.sh/nodepool label value).
+ *     fixed-size name buffers of ns_instance. Node claim and NodePool names are at most 63 characters, DNS-1123
+ *     subdomains (a NodePool name is the karpenter.sh/nodepool label value of its NodeClaims and Nodes, so Karpenter
+ *     cannot create a NodeClaim for a longer one; the core refuses such a NodePool when it is loaded). Node class
+ *     names are DNS-1123 subdomains of at most NS_NAME_MAX - 1 characters (the core refuses longer ones when they
+ *     are loaded, although Kubernetes allows 253).
  *   - label keys and values, taint keys, values and effects: Kubernetes' own limits (a key at most 253 + 1 + 63
  *     characters, a value at most 63), never NULL except where a field's comment says so.
  *   - NULL means "any" only where a field's comment says so: ns_fault.method (every method), ns_fault.zone and
@@ -68,7 +73,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. A core supports every version from NS_PROVIDER_ABI_MIN to this one. */
-#define NS_PROVIDER_ABI_VERSION 3
+#define NS_PROVIDER_ABI_VERSION 4
 #define NS_PROVIDER_ABI_MIN 1
 
 #define NS_PROVIDER_ENTRY "nodesmith_provider_entry"
@@ -534,6 +539,40 @@ typedef struct ns_provider {
      * Static, like the rest of the table. Two loaded providers may not declare the same group, version and kind. */
     const ns_nodeclass_kind *nodeclass_kinds;
     size_t n_nodeclass_kinds;
+
+    /* ABI 4 */
+
+    /* Optional. What the provider resolved for `nodeclass`: the object's `.status` as Karpenter's provider for its
+     * kind writes it (EC2NodeClass: subnets, securityGroups, amis, instanceProfile, capacityReservations;
+     * ECSNodeClass: vSwitches, securityGroups, images; AKSNodeClass: images, kubernetesVersion; ...), built with the
+     * host's json_new_* upcalls.
+     *
+     * On NS_OK *status is a JSON object whose ownership passes to the core (it frees it with json_free). It holds
+     * the kind's resolved fields under Karpenter's names and "conditions": an array of at least one object
+     *   {"type": T, "status": "True" | "False" | "Unknown", "reason": R, "message": M}
+     * T: the provider's dependent condition types for the kind (Karpenter's: "SubnetsReady", "SecurityGroupsReady",
+     *    "AMIsReady", "InstanceProfileReady", "ValidationSucceeded", ...), CamelCase, each once, never "Ready": the
+     *    core derives the root "Ready" condition from them (True when all are True; else False when one is False,
+     *    else Unknown; reason "UnhealthyDependents", message naming them, as Karpenter's operatorpkg does).
+     * R: CamelCase, 1 to 1024 characters of [A-Za-z0-9_,:] starting with a letter (Kubernetes' condition reason),
+     *    for example "SubnetsReady" when True and "SubnetsNotFound" when False.
+     * M: at most 32768 characters; for a False or Unknown condition it says what failed and why, naming the
+     *    selector or setting involved ("no subnet matches spec.subnetSelectorTerms[0] {tags: ...}").
+     * The core owns "lastTransitionTime" and "observedGeneration" (the provider cannot know them): a condition
+     * object must not carry them. Fields of the kind with nothing resolved are left out, never filled in.
+     *
+     * A resolution that fails (no subnet, image or security group matches, the instance profile or Kubernetes
+     * version cannot be found, the node class is invalid) is NOT an error: it is NS_OK with the matching
+     * condition False and the reason and message above; other fields hold what did resolve. An error return means
+     * the status could not be determined at all (NS_ERR_THROTTLED, NS_ERR_UNAUTHORIZED for a missing permission,
+     * NS_ERR_INTERNAL ...), described with host->error; *status must then be NULL (the core frees and ignores
+     * anything left there). The core validates the object and refuses one that breaks these rules, naming the
+     * provider and the field.
+     *
+     * `nodeclass` is one of the provider's declared kinds; its pointers are the core's, valid during the call. Same
+     * threading as every method (any thread, concurrently, may block on the network); the call must not launch,
+     * tag or change anything in the cloud. */
+    int (*nodeclass_status)(void *state, const ns_nodeclass *nodeclass, ns_json **status);
 } ns_provider;
 
 /* The one exported symbol. Returns the provider's static table; must not fail or allocate. */
@@ -570,8 +609,9 @@ NS_ABI_ASSERT(offsetof(ns_provider, name) == 8 && offsetof(ns_provider, options)
               "ns_provider's header is frozen");
 NS_ABI_ASSERT(offsetof(ns_provider, get_instance) == 88, "ns_provider: ABI 1 is the 88 bytes before get_instance");
 NS_ABI_ASSERT(offsetof(ns_provider, drift_fields) == 128, "ns_provider: ABI 2 is the 128 bytes before drift_fields");
-NS_ABI_ASSERT(offsetof(ns_provider, nodeclass_kinds) == 136 && sizeof(ns_provider) == 152,
+NS_ABI_ASSERT(offsetof(ns_provider, nodeclass_kinds) == 136 && offsetof(ns_provider, nodeclass_status) == 152,
               "ns_provider: ABI 3 ends after n_nodeclass_kinds (152 bytes)");
+NS_ABI_ASSERT(sizeof(ns_provider) == 160, "ns_provider: ABI 4 ends after nodeclass_status (160 bytes)");
 NS_ABI_ASSERT(offsetof(ns_host, log) == 8 && sizeof(ns_host) == 248, "ns_host (ABI 1) is frozen at 248 bytes");
 NS_ABI_ASSERT(offsetof(ns_nodeclass_kind, group) == 8 && offsetof(ns_nodeclass_kind, flags) == 32 &&
                   sizeof(ns_nodeclass_kind) == 40,
