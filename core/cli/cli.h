@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "model/nodeclass_kinds.h"
 #include "plugin/plugin_loader.h"
@@ -56,6 +57,14 @@ int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin 
     "                           binary, else the install's)\n"                                                         \
     "  --provider-config FILE   the provider's options (default: DIR/NAME.yaml when present)\n"                       \
     "  --set KEY=VALUE          set one provider option; repeatable; applied after the config file\n"
+
+/* The node class as {"apiVersion", "kind", "name", "status"}, the status as its provider resolves it (ABI 4,
+ * checked and with its Ready condition); a provider without nodeclass_status gives "statusUnsupported" (why) instead
+ * of "status". *out is the caller's. An error when the provider could not tell, or broke the method's rules. */
+struct cJSON;
+int cli_nodeclass_json(ns_plugin *plugin, const ns_nodeclass *nc, struct cJSON **out);
+/* That object as text: "node class KIND NAME: Ready=STATUS (REASON)", one line per condition, one per resolved field. */
+void cli_nodeclass_text(FILE *f, const struct cJSON *nodeclass);
 
 /* "text" or "json". */
 int cli_parse_output(const char *cmd, const char *arg, bool *json);

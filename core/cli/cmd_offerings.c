@@ -17,7 +17,8 @@ static const char offerings_help[] =
     "Usage: nodesmith offerings [--provider NAME] [--nodeclass FILE] [--output text|json] [provider options]\n"
     "\n"
     "Lists every instance type the provider offers for a node class, with its capacity, allocatable resources\n"
-    "after kubelet reservations, and one row per zone and capacity type with the hourly price.\n"
+    "after kubelet reservations, and one row per zone and capacity type with the hourly price; then the node\n"
+    "class's status as the provider resolves it (its conditions and what it resolved: images, subnets, ...).\n"
     "\n" CLI_PROVIDER_HELP
     "  --nodeclass FILE         the node class (a manifest holding one, of a kind the provider declares);\n"
     "                           default: the provider's first declared kind with an empty spec\n"
@@ -60,10 +61,11 @@ static cJSON *resources_json(const ns_res *r)
     return o;
 }
 
-static int print_json(const ns_plugin *plugin, const ns_itype_set *set)
+static int print_json(const ns_plugin *plugin, const ns_itype_set *set, cJSON *nodeclass)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "provider", ns_plugin_name(plugin));
+    cJSON_AddItemReferenceToObject(root, "nodeclass", nodeclass);
     cJSON *types = cJSON_AddArrayToObject(root, "instance_types");
     for (size_t i = 0; i < set->n; i++) {
         const ns_itype *t = &set->items[i];
@@ -146,6 +148,7 @@ int cmd_offerings(int argc, char **argv)
     const char *nodeclass_path = NULL;
     const ns_nodeclass *nodeclass = NULL;
     ns_itype_set set = {0};
+    cJSON *status = NULL;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         int handled = cli_provider_arg("offerings", &pargs, opt, optarg);
@@ -185,9 +188,12 @@ int cmd_offerings(int argc, char **argv)
     if ((nodeclass_path ? nodeclass_from_file(nodeclass_path, cluster, &nodeclass)
                         : default_nodeclass(plugin, kinds, cluster, &nodeclass)) != NS_OK ||
         ns_itype_set_load(plugin, nodeclass, &set) != NS_OK ||
-        (json ? print_json(plugin, &set) : (print_text(&set), NS_OK)) != NS_OK)
+        cli_nodeclass_json(plugin, nodeclass, &status) != NS_OK ||
+        (json ? print_json(plugin, &set, status) : (print_text(&set), cli_nodeclass_text(stdout, status), NS_OK)) !=
+            NS_OK)
         rc = cli_fail("offerings");
 cleanup:
+    cJSON_Delete(status);
     ns_itype_set_free(&set);
     ns_cluster_free(cluster);
     ns_nodeclass_kinds_free(kinds);

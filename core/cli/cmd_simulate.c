@@ -270,11 +270,28 @@ static int terminate_launched(sim_run *r)
     return rc;
 }
 
+/* The JSON document's "nodeclasses": each node class with the status its provider resolves for it (ABI 4). */
+static int add_nodeclass_statuses(const sim_run *r)
+{
+    cJSON *list = cJSON_AddArrayToObject(r->doc, "nodeclasses");
+    if (!list)
+        return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory adding node-class statuses");
+    for (size_t i = 0; i < r->cluster->n_nodeclasses; i++) {
+        cJSON *nc = NULL;
+        if (cli_nodeclass_json(r->plugin, &r->cluster->nodeclasses[i]->abi, &nc) != NS_OK)
+            return ns_error_prefix("simulate: ");
+        cJSON_AddItemToArray(list, nc);
+    }
+    return NS_OK;
+}
+
 /* Prints the document (JSON) or its summary (text), and writes the HTML page when asked. */
 static int print_outputs(const sim_run *r, bool timeline, const char *report)
 {
     int rc = NS_OK;
     if (r->json) {
+        if ((rc = add_nodeclass_statuses(r)) != NS_OK)
+            return rc;
         char *text = cJSON_Print(r->doc);
         if (!text)
             return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory printing the JSON document");

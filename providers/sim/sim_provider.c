@@ -38,6 +38,7 @@ static const struct {
     {"repeat-events", SIM_VIOLATION_REPEAT_EVENTS},
     {"ice-without-offerings", SIM_VIOLATION_ICE_WITHOUT_OFFERINGS},
     {"wrong-capacity-type", SIM_VIOLATION_WRONG_CAPACITY_TYPE},
+    {"status-ready", SIM_VIOLATION_STATUS_READY},
 };
 
 static const ns_option sim_options[] = {
@@ -52,7 +53,7 @@ static const ns_option sim_options[] = {
     {"violation", NS_OPT_STRING, "none",
      "Break one contract rule on purpose to show the conformance suite catches it: none, double-launch, "
      "missing-label, negative-price, ignore-zone, terminate-not-idempotent, list-terminated, repeat-events, "
-     "ice-without-offerings, wrong-capacity-type"},
+     "ice-without-offerings, wrong-capacity-type, status-ready"},
     {"launch_latency", NS_OPT_DURATION, "0s", "How long each launch takes, on the host clock"},
     {NULL, 0, NULL, NULL},
 };
@@ -72,6 +73,22 @@ bool sim_copy_str(char *dst, size_t dst_len, const char *src)
         return false;
     memcpy(dst, src, len + 1);
     return true;
+}
+
+static _Thread_local char sim_last_message[NS_DETAIL_MAX];
+
+int sim_fail(const sim_state *s, int code, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sim_last_message, sizeof(sim_last_message), fmt, ap);
+    va_end(ap);
+    return s->host->error(s->ctx, code, file, line, "%s", sim_last_message);
+}
+
+const char *sim_last_error(void)
+{
+    return sim_last_message;
 }
 
 void sim_log(const sim_state *s, ns_log_level level, const char *message, ...)
@@ -217,8 +234,10 @@ static const ns_nodeclass_kind sim_kinds[] = {
 
 static const ns_provider sim_provider = {
     .abi_version = SIM_CLAIM_ABI_VERSION,
-#if SIM_CLAIM_ABI_VERSION >= 3
+#if SIM_CLAIM_ABI_VERSION >= 4
     .struct_size = sizeof(ns_provider),
+#elif SIM_CLAIM_ABI_VERSION == 3
+    .struct_size = offsetof(ns_provider, nodeclass_status),
 #elif SIM_CLAIM_ABI_VERSION == 2
     .struct_size = offsetof(ns_provider, drift_fields),
 #else
@@ -248,6 +267,10 @@ static const ns_provider sim_provider = {
     /* ABI 3 */
     .nodeclass_kinds = sim_kinds,
     .n_nodeclass_kinds = sizeof(sim_kinds) / sizeof(sim_kinds[0]),
+#endif
+#if SIM_CLAIM_ABI_VERSION >= 4
+    /* ABI 4 */
+    .nodeclass_status = sim_nodeclass_status,
 #endif
 };
 

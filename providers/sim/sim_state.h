@@ -39,6 +39,7 @@ typedef enum sim_violation {
     SIM_VIOLATION_REPEAT_EVENTS,            /* poll_events never removes an event */
     SIM_VIOLATION_ICE_WITHOUT_OFFERINGS,    /* insufficient capacity without naming the unavailable offerings */
     SIM_VIOLATION_WRONG_CAPACITY_TYPE,      /* launch reports the other capacity type than it chose */
+    SIM_VIOLATION_STATUS_READY,             /* nodeclass_status reports "Ready", which is the core's */
 } sim_violation;
 
 typedef struct sim_state {
@@ -61,7 +62,11 @@ typedef struct sim_state {
 } sim_state;
 
 /* Reports an error through the host and returns its code. */
-#define SIM_FAIL(s, code, ...) NS_ERROR((s)->host, (s)->ctx, (code), __VA_ARGS__)
+/* Reports an error through the host and returns its code; the calling thread's last message stays readable with
+ * sim_last_error (nodeclass_status turns a validation failure into a condition's message). */
+#define SIM_FAIL(s, code, ...) sim_fail((s), (code), __FILE__, __LINE__, __VA_ARGS__)
+int sim_fail(const sim_state *s, int code, const char *file, int line, const char *fmt, ...) NS_PRINTF(5, 6);
+const char *sim_last_error(void);
 
 /* Copies a struct received from the core into a zeroed local of the provider's size, so fields beyond what the core
  * sent read as zero/NULL (the ABI's growth rule). */
@@ -87,6 +92,9 @@ int sim_zone_index(const sim_state *s, const char *zone);
 
 /* One structured log line through the host; fields are key/value const char * pairs ending with NULL. */
 void sim_log(const sim_state *s, ns_log_level level, const char *message, ...);
+
+/* ABI 4 method (sim_status.c). */
+int sim_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **status);
 
 /* Copies src into a fixed buffer; false (and nothing written past dst) when it does not fit. */
 bool sim_copy_str(char *dst, size_t dst_len, const char *src);

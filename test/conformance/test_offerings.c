@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "conf.h"
+#include "errors/ns_error.h"
+#include "plugin/plugin_status.h"
 
 typedef enum rule {
     RULE_TYPE_NAMES,
@@ -262,6 +266,45 @@ START_TEST(test_catalog_copy)
 }
 END_TEST
 
+/* The condition types and statuses of a status, "Ready=True ImagesReady=True ...", for comparing two answers. */
+static void condition_summary(const cJSON *status, char *buf, size_t len)
+{
+    size_t used = 0;
+    const cJSON *c;
+    buf[0] = '\0';
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(status, "conditions"))
+    {
+        if (used >= len)
+            break;
+        used += (size_t)snprintf(buf + used, len - used, "%s=%s ",
+                                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type")),
+                                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status")));
+    }
+}
+
+/* ABI 4, when the provider has nodeclass_status: the node class under test (which its validate_nodeclass accepted)
+ * gets a status that keeps provider.h's rules (the core's checks, ns_plugin_nodeclass_status), and asking twice gives
+ * the same conditions. */
+START_TEST(test_nodeclass_status)
+{
+    if (!ns_plugin_table(conf_plugin)->nodeclass_status)
+        return; /* optional: NULL is "unsupported" */
+    cJSON *first = NULL, *second = NULL;
+    int rc = ns_plugin_nodeclass_status(conf_plugin, &conf_cfg.nodeclass, &first);
+    CONF_CHECK("nodeclass-status", rc == NS_OK, "nodeclass_status of %s %s failed (%s): %s", conf_cfg.nodeclass.kind,
+               conf_cfg.nodeclass.name, ns_err_name(rc), conf_last_error());
+    rc = ns_plugin_nodeclass_status(conf_plugin, &conf_cfg.nodeclass, &second);
+    CONF_CHECK("nodeclass-status", rc == NS_OK, "nodeclass_status failed the second time (%s): %s", ns_err_name(rc),
+               conf_last_error());
+    char a[1024], b[1024];
+    condition_summary(first, a, sizeof(a));
+    condition_summary(second, b, sizeof(b));
+    cJSON_Delete(first);
+    cJSON_Delete(second);
+    CONF_CHECK("nodeclass-status", strcmp(a, b) == 0, "two calls for one node class disagree: %s, then %s", a, b);
+}
+END_TEST
+
 Suite *conf_suite_offerings(void)
 {
     Suite *s = suite_create("offerings");
@@ -277,6 +320,7 @@ Suite *conf_suite_offerings(void)
     tcase_add_test(tc, test_offering_price);
     tcase_add_test(tc, test_offering_unique);
     tcase_add_test(tc, test_catalog_copy);
+    tcase_add_test(tc, test_nodeclass_status);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -80,6 +80,17 @@ def check_windows(doc, nodesmith):
         assert claims, prefix
         for c in claims:
             assert c["nodepool"] == pool and c["capacity_type"] == "on-demand", c
+    # Each node class with the status the sim resolves for it (provider ABI 4): the image its alias names.
+    classes = {nc["name"]: nc for nc in doc["nodeclasses"]}
+    assert sorted(classes) == ["windows2019", "windows2022"], classes
+    for name, nc in classes.items():
+        assert nc["kind"] == "EC2NodeClass" and nc["apiVersion"] == "karpenter.k8s.aws/v1", nc
+        status = nc["status"]
+        assert status["amis"] == [{"id": f"{name}@latest", "os": "windows"}], status
+        conditions = {c["type"]: c for c in status["conditions"]}
+        assert status["conditions"][0]["type"] == "Ready", status
+        assert conditions["Ready"]["status"] == "True" and conditions["Ready"]["reason"] == "Ready", conditions
+        assert set(conditions) == {"Ready", "ValidationSucceeded", "AMIsReady", "ZonesReady"}, conditions
 
 
 def check_zone_spread(doc, nodesmith):

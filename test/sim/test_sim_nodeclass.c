@@ -1,10 +1,16 @@
-/* Node classes (validation of SimNodeClass, acceptance of AWS kinds), drift, and repair policies. */
+/* Node classes (validation of SimNodeClass, acceptance of AWS kinds), their status (ABI 4), drift, and repair
+ * policies. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
 #include "errors/ns_error.h"
+#include "plugin/plugin_status.h"
 #include "sim_fixture.h"
 
 static void assert_invalid(ns_plugin *p, const char *api_version, const char *kind, const char *spec,
@@ -158,6 +164,74 @@ START_TEST(repair_policies_replace_nodes_not_ready_for_30_minutes)
 }
 END_TEST
 
+static cJSON *status_of(ns_plugin *p, const char *api_version, const char *kind, const char *spec)
+{
+    sim_fx_nodeclass *nc = sim_fx_nodeclass_new(api_version, kind, spec);
+    cJSON *st = NULL;
+    ck_assert_msg(ns_plugin_nodeclass_status(p, &nc->abi, &st) == NS_OK, "%s", ns_error_message());
+    sim_fx_nodeclass_free(nc);
+    return st;
+}
+
+static const char *first_id(const cJSON *st, const char *list)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(st, list), 0), "id"));
+}
+
+/* What the sim resolves, in Karpenter's shape: images (amis for the AWS kinds) and zones, with their conditions; a
+ * resolution that fails is a False condition naming why, and an invalid node class is ValidationSucceeded False. */
+START_TEST(node_class_status_reports_what_was_resolved)
+{
+    ns_plugin *p = sim_fx_load(NULL);
+    const char *reason = NULL, *message = NULL;
+    cJSON *st = status_of(p, "nodesmith.io/v1", "SimNodeClass",
+                          "{\"imageFamily\": \"Windows2022\", \"imageVersion\": \"v7\", \"zones\": [\"us-west-2b\"]}");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "Ready", NULL, NULL), "True");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "ImagesReady", NULL, NULL), "True");
+    ck_assert_str_eq(first_id(st, "images"), "sim-windows2022-v7");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(st, "zones")), 1);
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(st, "zones"), 0)->valuestring, "us-west-2b");
+    cJSON_Delete(st);
+
+    st = status_of(p, "karpenter.k8s.aws/v1", "EC2NodeClass", "{\"amiSelectorTerms\": [{\"id\": \"ami-0abc\"}]}");
+    ck_assert_str_eq(first_id(st, "amis"), "ami-0abc");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "AMIsReady", NULL, NULL), "True");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(st, "zones")), 3);
+    cJSON_Delete(st);
+
+    st = status_of(p, "nodesmith.io/v1", "SimNodeClass", "{\"zones\": [\"mars-1a\"]}");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "Ready", &reason, &message), "False");
+    ck_assert_str_eq(reason, "UnhealthyDependents");
+    ck_assert_str_eq(message, "ValidationSucceeded=False");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "ValidationSucceeded", &reason, &message), "False");
+    ck_assert_str_eq(reason, "ValidationFailed");
+    ck_assert_msg(strstr(message, "spec.zones[0] \"mars-1a\" is not one of the provider's zones"), "%s", message);
+    ck_assert_ptr_null(cJSON_GetObjectItem(st, "images"));
+    cJSON_Delete(st);
+    ns_plugin_unload(p);
+
+    /* A Windows image on a catalog without a Windows-capable type resolves to nothing. */
+    char *path = sim_fx_write_temp("[{\"name\": \"m6g.large\", \"vcpu\": 2, \"memory_mib\": 8192, \"arch\": \"arm64\"}]");
+    char *prices = sim_fx_write_temp("{\"m6g.large\": 0.077}");
+    p = sim_fx_load("catalog", path, "prices", prices, NULL);
+    st = status_of(p, "karpenter.k8s.aws/v1", "EC2NodeClass", "{\"amiFamily\": \"Windows2019\"}");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "Ready", NULL, &message), "False");
+    ck_assert_str_eq(message, "AMIsReady=False");
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "AMIsReady", &reason, &message), "False");
+    ck_assert_str_eq(reason, "AMINotFound");
+    ck_assert_str_eq(message, "image windows2019@latest is a windows image and no instance type of the catalog can "
+                              "run it (none is Windows-capable)");
+    ck_assert_ptr_null(cJSON_GetObjectItem(st, "amis"));
+    ck_assert_str_eq(ns_nodeclass_status_condition(st, "ZonesReady", NULL, NULL), "True");
+    cJSON_Delete(st);
+    ns_plugin_unload(p);
+    unlink(path);
+    unlink(prices);
+    free(path);
+    free(prices);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim-nodeclass");
@@ -166,6 +240,7 @@ int main(void)
     tcase_add_test(tc, sim_node_class_fields_are_validated);
     tcase_add_test(tc, aws_node_classes_run_unchanged);
     tcase_add_test(tc, changed_image_or_zone_is_drift);
+    tcase_add_test(tc, node_class_status_reports_what_was_resolved);
     tcase_add_test(tc, repair_policies_replace_nodes_not_ready_for_30_minutes);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
