@@ -20,6 +20,7 @@ int cmd_plugins(int argc, char **argv);
 int cmd_offerings(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_kube(int argc, char **argv);
+int cmd_controller(int argc, char **argv);
 
 /* Prints "nodesmith CMD: <message>" and a pointer to --help on stderr; returns NS_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) NS_PRINTF(2, 3);

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"plugins", cmd_plugins, "check and list the provider plugins in a directory"},
     {"offerings", cmd_offerings, "list a provider's instance types, zones, capacity types and prices"},
     {"simulate", cmd_simulate, "run one provisioning round on manifests and launch its node claims"},
+    {"controller", cmd_controller, "run Karpenter's controller against a cluster (nodes for pending pods)"},
     {"kube", cmd_kube, "list a Kubernetes resource through nodesmith's API client (kube get RESOURCE)"},
 };
 

@@ -128,8 +128,10 @@ static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expir
         free(pods);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory draining node %s", n->meta.name);
     }
+    /* A pod already being deleted (evicted, waiting for its kubelet) is not evicted again; the node waits for it
+     * until the grace period runs out. */
     for (size_t i = 0; i < np; i++)
-        if (!pod_terminal(pods[i]) && (grace_expired || drain_group(pods[i]) == group)) {
+        if (!pod_terminal(pods[i]) && (grace_expired || (!pods[i]->meta.deletion_ms && drain_group(pods[i]) == group))) {
             snprintf(refs[nrefs][0], 256, "%s", pods[i]->meta.namespace_ ? pods[i]->meta.namespace_ : "default");
             snprintf(refs[nrefs][1], 256, "%s", pods[i]->meta.name);
             nrefs++;

@@ -380,6 +380,8 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
     }
     if ((rc = e->writes.ops->create_nodeclaim(e->writes.ctx, claim)) < 0)
         return rc;
+    /* An API store lets the server pick the name from generateName "<nodepool>-": the claim now carries it. */
+    snprintf(name, sizeof(name), "%s", claim->meta.name);
     char detail[256];
     snprintf(detail, sizeof(detail), "nodepool %s, %zu pod(s), %zu instance type(s) cheapest %s $%.4f/h",
              np->meta.name, c->n_pods, c->n_types, c->options[0].type->name, c->options[0].price_per_hour);

@@ -60,17 +60,54 @@ int ns_decode_top_fields(const ns_dec *d, const ns_ynode *obj, const char *const
     return ns_dec_fields(d, obj, "", fields);
 }
 
+/* An RFC 3339 time at map.key (absent: *out unchanged). */
+static int decode_time_at(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int64_t *out)
+{
+    char *text = NULL;
+    int rc = ns_dec_string(d, map, path, key, &text);
+    if (rc == 0 && text && ns_clock_parse_rfc3339(text, out) < 0) {
+        char p[NS_PATH_MAX];
+        ns_path_key(p, sizeof(p), path, key);
+        rc = ns_dec_fail(d, ns_ymap_get(map, key), p, "\"%s\" is not an RFC 3339 time", text);
+    }
+    free(text);
+    return rc;
+}
+
 /* Finalizers and the creation and deletion times, as an object read back from the API server carries them. */
 static int decode_time(const ns_dec *d, const ns_ynode *meta, const char *key, int64_t *out)
 {
-    char *text = NULL;
-    int rc = ns_dec_string(d, meta, "metadata", key, &text);
-    if (rc == 0 && text && ns_clock_parse_rfc3339(text, out) < 0) {
-        char p[NS_PATH_MAX];
-        ns_path_key(p, sizeof(p), "metadata", key);
-        rc = ns_dec_fail(d, ns_ymap_get(meta, key), p, "\"%s\" is not an RFC 3339 time", text);
+    return decode_time_at(d, meta, "metadata", key, out);
+}
+
+int ns_decode_conditions(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_conditions *out)
+{
+    int rc = 0;
+    char p[NS_PATH_MAX], base[NS_PATH_MAX];
+    ns_path_key(base, sizeof(base), path, key);
+    const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
+    for (size_t i = 0; seq && rc == 0 && i < seq->n; i++) {
+        ns_path_index(p, sizeof(p), base, i);
+        const ns_ynode *item = seq->items[i];
+        char *type = NULL, *status = NULL, *reason = NULL, *message = NULL;
+        int64_t when = 0;
+        if (item->kind != NS_Y_MAP)
+            rc = ns_dec_fail(d, item, p, "expected a condition object");
+        if (rc == 0 && (rc = ns_dec_string(d, item, p, "type", &type)) == 0 &&
+            (rc = ns_dec_string(d, item, p, "status", &status)) == 0 &&
+            (rc = ns_dec_string(d, item, p, "reason", &reason)) == 0 &&
+            (rc = ns_dec_string(d, item, p, "message", &message)) == 0 &&
+            (rc = decode_time_at(d, item, p, "lastTransitionTime", &when)) == 0) {
+            if (!type || !status)
+                rc = ns_dec_fail(d, item, p, "a condition needs a type and a status");
+            else
+                rc = ns_conditions_set(out, type, status, reason, message, when);
+        }
+        free(type);
+        free(status);
+        free(reason);
+        free(message);
     }
-    free(text);
     return rc;
 }
 

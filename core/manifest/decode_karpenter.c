@@ -531,8 +531,9 @@ int ns_load_nodeclaim(ns_dec *d, const ns_ynode *root, ns_cluster *c)
         if ((rc = ns_dec_string(d, status, "status", "providerID", &claim->provider_id)) == 0 &&
             (rc = ns_dec_string(d, status, "status", "nodeName", &claim->node_name)) == 0 &&
             (rc = ns_dec_string(d, status, "status", "imageID", &claim->image_id)) == 0 &&
-            (rc = ns_dec_resources(d, status, "status", "capacity", &claim->capacity, NULL)) == 0)
-            rc = ns_dec_resources(d, status, "status", "allocatable", &claim->allocatable, NULL);
+            (rc = ns_dec_resources(d, status, "status", "capacity", &claim->capacity, NULL)) == 0 &&
+            (rc = ns_dec_resources(d, status, "status", "allocatable", &claim->allocatable, NULL)) == 0)
+            rc = ns_decode_conditions(d, status, "status", "conditions", &claim->conditions);
     }
 done:
     if (rc < 0) {

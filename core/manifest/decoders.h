@@ -12,6 +12,7 @@
 #include "manifest/decode.h"
 #include "manifest/yaml_doc.h"
 #include "model/cluster.h"
+#include "model/conditions.h"
 #include "model/kubelet.h"
 #include "model/meta.h"
 #include "model/nodeclass_kinds.h"
@@ -37,6 +38,8 @@ int ns_decode_top_fields(const ns_dec *d, const ns_ynode *obj, const char *const
 
 int ns_decode_taints(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_taint **out,
                      size_t *n);
+/* metav1.Condition list (type, status, reason, message, lastTransitionTime) at map.key into out (absent: empty). */
+int ns_decode_conditions(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_conditions *out);
 int ns_decode_tolerations(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                           ns_toleration **out, size_t *n);
 int ns_decode_selector_reqs(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,

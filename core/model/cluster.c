@@ -292,6 +292,33 @@ int ns_cluster_remove_nodeclass(ns_cluster *c, ns_nodeclass_def *def)
     return 0;
 }
 
+int ns_cluster_remove_pdb(ns_cluster *c, ns_pdb *pdb)
+{
+    if (!unlink_obj((void **)c->pdbs, &c->n_pdbs, pdb))
+        return not_in_cluster("PodDisruptionBudget", &pdb->meta);
+    ns_pdb_free(pdb);
+    return 0;
+}
+
+int ns_cluster_remove_daemonset(ns_cluster *c, ns_daemonset *ds)
+{
+    if (!unlink_obj((void **)c->daemonsets, &c->n_daemonsets, ds))
+        return not_in_cluster("DaemonSet", &ds->meta);
+    ns_daemonset_free(ds);
+    return 0;
+}
+
+int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np)
+{
+    return unlink_obj((void **)c->nodepools, &c->n_nodepools, np) ? 0 : not_in_cluster("NodePool", &np->meta);
+}
+
+int ns_cluster_take_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
+{
+    return unlink_obj((void **)c->nodeclaims, &c->n_nodeclaims, claim) ? 0
+                                                                      : not_in_cluster("NodeClaim", &claim->meta);
+}
+
 ns_pod *ns_cluster_find_pod(const ns_cluster *c, const char *ns, const char *name)
 {
     if (!c->index->n_slots || !name)

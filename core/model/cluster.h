@@ -71,6 +71,11 @@ int ns_cluster_remove_node(ns_cluster *c, ns_node *node);
 int ns_cluster_remove_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
 int ns_cluster_remove_nodepool(ns_cluster *c, ns_nodepool *np);
 int ns_cluster_remove_nodeclass(ns_cluster *c, ns_nodeclass_def *def);
+int ns_cluster_remove_pdb(ns_cluster *c, ns_pdb *pdb);
+int ns_cluster_remove_daemonset(ns_cluster *c, ns_daemonset *ds);
+/* Take an object out of the cluster without freeing it (it becomes the caller's). NS_ERR_NOT_FOUND when absent. */
+int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np);
+int ns_cluster_take_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
 
 /* Lookups; NULL when absent. A NULL namespace means "default". The results belong to the cluster. */
 ns_pod *ns_cluster_find_pod(const ns_cluster *c, const char *ns, const char *name);

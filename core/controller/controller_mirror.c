@@ -1,0 +1,605 @@
+/* The mirror: informers decode into a queue; the engine's thread moves the queue into its cluster between steps. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock/ns_clock.h"
+#include "controller/controller_mirror.h"
+#include "errors/ns_error.h"
+#include "kube/kube_decode.h"
+#include "kube/kube_informer.h"
+#include "log/ns_log.h"
+#include "model/model_util.h"
+#include "sched/sched.h"
+
+#define BUCKETS 4096
+#define MAX_INFORMERS 16
+/* The floor of an object we deleted: only its deletion is applied from then on. */
+#define FLOOR_GONE UINT64_MAX
+
+/* One queued object version, or a floor. */
+typedef struct slot {
+    char *key; /* "KIND/NS/NAME" (cluster-scoped: "KIND//NAME") */
+    char *ns;  /* NULL for cluster-scoped */
+    char *name;
+    void *obj; /* the decoded model object; NULL for a deletion (queue) */
+    uint64_t rv;
+    struct slot *next;
+} slot;
+
+typedef struct table {
+    slot *b[BUCKETS];
+    size_t n;
+} table;
+
+typedef struct mirror_informer {
+    ns_mirror *m;
+    ns_mirror_kind kind;
+    const ns_kube_decoder *inner;
+    const void *inner_ctx;
+    ns_kube_resource res;
+    char resbuf[256];
+    ns_kube_informer *inf;
+} mirror_informer;
+
+struct ns_mirror {
+    ns_kube_client *client;
+    mirror_informer infs[MAX_INFORMERS];
+    size_t n_infs;
+    pthread_mutex_t mu; /* the queue */
+    table queue;
+    table floors;       /* engine thread only */
+    ns_nodepool **held_pools;
+    size_t n_held_pools;
+    ns_nodeclaim **held_claims;
+    size_t n_held_claims;
+};
+
+static uint64_t hash(const char *s)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+    return h;
+}
+
+static uint64_t rv_number(const char *rv)
+{
+    char *end = NULL;
+    unsigned long long v = rv && *rv ? strtoull(rv, &end, 10) : 0;
+    return end && !*end ? (uint64_t)v : 0;
+}
+
+static const char *kind_name(const mirror_informer *mi)
+{
+    return mi->res.kind;
+}
+
+static void make_key(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+{
+    snprintf(buf, len, "%s/%s/%s", kind, ns ? ns : "", name);
+}
+
+/* The slot of key, with *prev_next pointing at the link to it (for unlinking). */
+static slot **find_link(table *t, const char *key)
+{
+    slot **link = &t->b[hash(key) % BUCKETS];
+    while (*link && strcmp((*link)->key, key) != 0)
+        link = &(*link)->next;
+    return link;
+}
+
+static void slot_free(slot *s, const ns_kube_decoder *dec)
+{
+    if (!s)
+        return;
+    if (s->obj && dec)
+        dec->free(s->obj);
+    free(s->key);
+    free(s->ns);
+    free(s->name);
+    free(s);
+}
+
+static const ns_kube_decoder *decoder_of(ns_mirror_kind kind)
+{
+    switch (kind) {
+    case NS_MIRROR_POD: return &NS_KUBE_DECODE_POD;
+    case NS_MIRROR_NODE: return &NS_KUBE_DECODE_NODE;
+    case NS_MIRROR_NODEPOOL: return &NS_KUBE_DECODE_NODEPOOL;
+    case NS_MIRROR_NODECLAIM: return &NS_KUBE_DECODE_NODECLAIM;
+    case NS_MIRROR_PDB: return &NS_KUBE_DECODE_PDB;
+    case NS_MIRROR_DAEMONSET: return &NS_KUBE_DECODE_DAEMONSET;
+    case NS_MIRROR_NODECLASS: return &NS_KUBE_DECODE_NODECLASS;
+    }
+    return NULL;
+}
+
+/* Queues a version (obj NULL: a deletion), replacing a queued older one. Takes obj. */
+static void enqueue(mirror_informer *mi, const char *ns, const char *name, const char *rv, void *obj)
+{
+    ns_mirror *m = mi->m;
+    char key[700];
+    make_key(key, sizeof(key), kind_name(mi), ns, name);
+    pthread_mutex_lock(&m->mu);
+    slot **link = find_link(&m->queue, key);
+    slot *s = *link;
+    if (!s) {
+        s = calloc(1, sizeof(*s));
+        if (!s || !(s->key = strdup(key)) || !(s->name = strdup(name)) || (ns && !(s->ns = strdup(ns)))) {
+            slot_free(s, NULL);
+            pthread_mutex_unlock(&m->mu);
+            ns_log(NS_LOG_ERROR, "mirror", "out of memory queueing an object, dropping it", "object", key, NULL);
+            if (obj)
+                mi->inner->free(obj);
+            return;
+        }
+        *link = s;
+        m->queue.n++;
+    } else if (s->obj) {
+        mi->inner->free(s->obj);
+    }
+    s->obj = obj;
+    s->rv = rv_number(rv);
+    pthread_mutex_unlock(&m->mu);
+}
+
+static const char *str_at(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, a), b);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The informer's decoder: decodes with the kind's own decoder, queues the result, and leaves the informer's store
+ * with identity and indexes only (one decoded copy per object, the cluster's). */
+static int mirror_decode(const cJSON *obj, const char *what, const void *ctx, void **typed)
+{
+    mirror_informer *mi = (mirror_informer *)ctx; /* the mirror's own, mutable: the informer passes it on as const */
+    void *model = NULL;
+    int rc = mi->inner->decode(obj, what, mi->inner_ctx, &model);
+    if (rc < 0)
+        return rc;
+    enqueue(mi, mi->res.namespaced ? str_at(obj, "metadata", "namespace") : NULL, str_at(obj, "metadata", "name"),
+            str_at(obj, "metadata", "resourceVersion"), model);
+    *typed = NULL;
+    return 0;
+}
+
+static void mirror_event(void *ud, ns_kube_event ev, const ns_kube_obj *o)
+{
+    if (ev == NS_KUBE_DELETED)
+        enqueue(ud, o->namespace_, o->name, o->resource_version, NULL);
+}
+
+static const ns_kube_decoder mirror_decoder = {mirror_decode, NULL};
+
+static int add_informer(ns_mirror *m, ns_mirror_kind kind, const ns_kube_resource *res, const void *inner_ctx)
+{
+    if (m->n_infs == MAX_INFORMERS)
+        return NS_FAIL(NS_ERR_INTERNAL, "controller: more than %d informers", MAX_INFORMERS);
+    mirror_informer *mi = &m->infs[m->n_infs];
+    mi->m = m;
+    mi->kind = kind;
+    mi->inner = decoder_of(kind);
+    mi->inner_ctx = inner_ctx;
+    mi->res = *res;
+    ns_kube_informer_options o = {
+        .resource = &mi->res,
+        .decoder = &mirror_decoder,
+        .decoder_ctx = mi,
+        .on_event = mirror_event,
+        .ud = mi,
+    };
+    int rc = ns_kube_informer_new(m->client, &o, &mi->inf);
+    if (rc == 0)
+        m->n_infs++;
+    return rc;
+}
+
+/* True when the API server serves the resource (its CRD is installed). */
+static int served(ns_kube_client *c, const ns_kube_resource *r, bool *out)
+{
+    char path[512];
+    long status = 0;
+    int rc = ns_kube_path(path, sizeof(path), r, NULL, NULL, NULL, "limit=1");
+    if (rc < 0)
+        return rc;
+    rc = ns_kube_json(c, "GET", path, NULL, NULL, "checking the node-class resource", &status, NULL);
+    *out = rc == 0;
+    if (rc < 0 && status == 404) {
+        ns_error_clear();
+        return 0;
+    }
+    return rc;
+}
+
+static int add_nodeclass_informers(ns_mirror *m, const ns_nodeclass_kinds *kinds)
+{
+    size_t n = ns_nodeclass_kinds_count(kinds);
+    for (size_t i = 0; i < n; i++) {
+        const ns_nodeclass_kind_info *k = ns_nodeclass_kinds_at(kinds, i);
+        if (k->any_kind)
+            continue;
+        bool dup = false; /* one informer per group and kind: the server converts between versions */
+        for (size_t j = 0; j < m->n_infs && !dup; j++)
+            dup = m->infs[j].kind == NS_MIRROR_NODECLASS && strcmp(m->infs[j].res.kind, k->kind) == 0 &&
+                  strcmp(m->infs[j].res.group, k->group) == 0;
+        if (dup)
+            continue;
+        ns_kube_resource r;
+        char buf[256];
+        bool ok = false;
+        int rc = ns_kube_resource_nodeclass(k->group, k->version, k->kind, buf, sizeof(buf), &r);
+        if (rc == 0)
+            rc = served(m->client, &r, &ok);
+        if (rc < 0)
+            return rc;
+        if (!ok) {
+            ns_log(NS_LOG_INFO, "controller", "node class kind not served by the API server, not watching it",
+                   "kind", k->kind, "apiVersion", k->api_version, NULL);
+            continue;
+        }
+        mirror_informer *mi = &m->infs[m->n_infs];
+        memcpy(mi->resbuf, buf, sizeof(buf));
+        /* the descriptor's strings point into buf: re-point them at the informer's own copy */
+        rc = ns_kube_resource_nodeclass(k->group, k->version, k->kind, mi->resbuf, sizeof(mi->resbuf), &r);
+        if (rc < 0 || (rc = add_informer(m, NS_MIRROR_NODECLASS, &r, kinds)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror **out)
+{
+    *out = NULL;
+    ns_mirror *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory building the controller's cache");
+    m->client = c;
+    pthread_mutex_init(&m->mu, NULL);
+    static const struct {
+        ns_mirror_kind kind;
+        const ns_kube_resource *res;
+    } builtin[] = {
+        {NS_MIRROR_NODECLASS, NULL}, /* first, so node classes are in the cluster before pools name them */
+        {NS_MIRROR_NODEPOOL, &NS_KUBE_NODEPOOLS},   {NS_MIRROR_NODECLAIM, &NS_KUBE_NODECLAIMS},
+        {NS_MIRROR_NODE, &NS_KUBE_NODES},           {NS_MIRROR_POD, &NS_KUBE_PODS},
+        {NS_MIRROR_PDB, &NS_KUBE_PDBS},             {NS_MIRROR_DAEMONSET, &NS_KUBE_DAEMONSETS},
+    };
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof(builtin) / sizeof(builtin[0]); i++)
+        rc = builtin[i].res ? add_informer(m, builtin[i].kind, builtin[i].res, NULL)
+                            : add_nodeclass_informers(m, kinds);
+    if (rc < 0) {
+        ns_mirror_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+static void table_clear(table *t, ns_mirror *m)
+{
+    for (size_t b = 0; b < BUCKETS; b++) {
+        while (t->b[b]) {
+            slot *s = t->b[b];
+            t->b[b] = s->next;
+            const ns_kube_decoder *dec = NULL;
+            for (size_t i = 0; s->obj && i < m->n_infs && !dec; i++)
+                if (strncmp(s->key, m->infs[i].res.kind, strlen(m->infs[i].res.kind)) == 0 &&
+                    s->key[strlen(m->infs[i].res.kind)] == '/')
+                    dec = m->infs[i].inner;
+            slot_free(s, dec);
+        }
+    }
+    t->n = 0;
+}
+
+void ns_mirror_free(ns_mirror *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_infs; i++)
+        ns_kube_informer_free(m->infs[i].inf);
+    table_clear(&m->queue, m);
+    table_clear(&m->floors, m);
+    for (size_t i = 0; i < m->n_held_pools; i++)
+        ns_nodepool_free(m->held_pools[i]);
+    for (size_t i = 0; i < m->n_held_claims; i++)
+        ns_nodeclaim_free(m->held_claims[i]);
+    free(m->held_pools);
+    free(m->held_claims);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+int ns_mirror_start(ns_mirror *m)
+{
+    for (size_t i = 0; i < m->n_infs; i++) {
+        int rc = ns_kube_informer_start(m->infs[i].inf);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+bool ns_mirror_synced(ns_mirror *m)
+{
+    for (size_t i = 0; i < m->n_infs; i++)
+        if (!ns_kube_informer_synced(m->infs[i].inf))
+            return false;
+    return true;
+}
+
+bool ns_mirror_wait_synced(ns_mirror *m, int64_t timeout_ms)
+{
+    int64_t deadline = ns_clock_now_ms() + timeout_ms;
+    for (size_t i = 0; i < m->n_infs; i++) {
+        int64_t left = deadline - ns_clock_now_ms();
+        if (!ns_kube_informer_wait_synced(m->infs[i].inf, left > 0 ? left : 0))
+            return false;
+    }
+    return true;
+}
+
+static void set_floor(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, uint64_t v);
+
+void ns_mirror_floor(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, const char *rv)
+{
+    set_floor(m, kind, ns, name, rv_number(rv));
+}
+
+void ns_mirror_gone(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name)
+{
+    set_floor(m, kind, ns, name, FLOOR_GONE);
+}
+
+static void set_floor(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, uint64_t v)
+{
+    const char *kn = NULL;
+    for (size_t i = 0; i < m->n_infs && !kn; i++)
+        if (m->infs[i].kind == kind)
+            kn = m->infs[i].res.kind;
+    if (!v || !kn || !name)
+        return;
+    char key[700];
+    make_key(key, sizeof(key), kn, ns, name);
+    slot **link = find_link(&m->floors, key);
+    if (!*link) {
+        slot *s = calloc(1, sizeof(*s));
+        if (!s || !(s->key = strdup(key))) {
+            free(s);
+            return; /* without a floor a stale event may briefly show an older version: never a wrong write */
+        }
+        *link = s;
+        m->floors.n++;
+    }
+    if ((*link)->rv < v)
+        (*link)->rv = v;
+}
+
+int ns_mirror_uid(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, char *buf, size_t len)
+{
+    for (size_t i = 0; i < m->n_infs; i++) {
+        if (m->infs[i].kind != kind)
+            continue;
+        ns_kube_informer_rdlock(m->infs[i].inf);
+        const ns_kube_obj *o = ns_kube_store_get(ns_kube_informer_store(m->infs[i].inf), ns, name);
+        bool found = o && o->uid;
+        if (found)
+            snprintf(buf, len, "%s", o->uid);
+        ns_kube_informer_unlock(m->infs[i].inf);
+        if (found)
+            return 0;
+    }
+    return NS_FAIL(NS_ERR_NOT_FOUND, "%s %s%s%s is not in the controller's cache", kind == NS_MIRROR_NODEPOOL
+                   ? "NodePool" : "object", ns ? ns : "", ns ? "/" : "", name);
+}
+
+void ns_mirror_get_stats(ns_mirror *m, ns_mirror_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->informers = m->n_infs;
+    out->held_aside = m->n_held_pools + m->n_held_claims;
+    for (size_t i = 0; i < m->n_infs; i++) {
+        ns_kube_informer_stats st;
+        ns_kube_informer_get_stats(m->infs[i].inf, &st);
+        out->decode_errors += st.decode_errors;
+    }
+}
+
+/* ---- applying the queue */
+
+static int hold(void ***list, size_t *n, void *obj)
+{
+    void **grown = realloc(*list, (*n + 1) * sizeof(*grown));
+    if (!grown)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory holding an object aside");
+    grown[(*n)++] = obj;
+    *list = grown;
+    return 0;
+}
+
+static void *unhold(void **list, size_t *n, size_t i)
+{
+    void *obj = list[i];
+    memmove(&list[i], &list[i + 1], (*n - i - 1) * sizeof(void *));
+    (*n)--;
+    return obj;
+}
+
+static ns_nodepool *take_pool(ns_mirror *m, ns_cluster *c, const char *name)
+{
+    ns_nodepool *np = ns_cluster_find_nodepool(c, name);
+    if (np && ns_cluster_take_nodepool(c, np) == 0)
+        return np;
+    for (size_t i = 0; i < m->n_held_pools; i++)
+        if (strcmp(m->held_pools[i]->meta.name, name) == 0)
+            return unhold((void **)m->held_pools, &m->n_held_pools, i);
+    return NULL;
+}
+
+static ns_nodeclaim *take_claim(ns_mirror *m, ns_cluster *c, const char *name)
+{
+    ns_nodeclaim *claim = ns_cluster_find_nodeclaim(c, name);
+    if (claim && ns_cluster_take_nodeclaim(c, claim) == 0)
+        return claim;
+    for (size_t i = 0; i < m->n_held_claims; i++)
+        if (strcmp(m->held_claims[i]->meta.name, name) == 0)
+            return unhold((void **)m->held_claims, &m->n_held_claims, i);
+    return NULL;
+}
+
+static int apply_pod(ns_cluster *c, slot *s, int64_t now)
+{
+    ns_pod *old = ns_cluster_find_pod(c, s->ns, s->name), *pod = s->obj;
+    int64_t since = old && ns_sched_pod_is_pending(old) ? old->pending_since_ms : now;
+    if (old && ns_cluster_remove_pod(c, old) < 0)
+        return NS_ERR_INTERNAL;
+    if (!pod)
+        return 0;
+    s->obj = NULL;
+    if (ns_sched_pod_is_pending(pod))
+        pod->pending_since_ms = since;
+    return ns_cluster_add_pod(c, pod);
+}
+
+/* Applies one queued version; the slot's object moves into the cluster (or is held aside). */
+static int apply_slot(ns_mirror *m, ns_cluster *c, ns_mirror_kind kind, slot *s, int64_t now)
+{
+    void *obj = s->obj;
+    switch (kind) {
+    case NS_MIRROR_POD: return apply_pod(c, s, now);
+    case NS_MIRROR_NODE: {
+        ns_node *old = ns_cluster_find_node(c, s->name);
+        if (old && ns_cluster_remove_node(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_node(c, obj) : 0;
+    }
+    case NS_MIRROR_NODEPOOL:
+        ns_nodepool_free(take_pool(m, c, s->name));
+        s->obj = NULL;
+        return obj ? hold((void ***)&m->held_pools, &m->n_held_pools, obj) : 0;
+    case NS_MIRROR_NODECLAIM:
+        ns_nodeclaim_free(take_claim(m, c, s->name));
+        s->obj = NULL;
+        return obj ? hold((void ***)&m->held_claims, &m->n_held_claims, obj) : 0;
+    case NS_MIRROR_PDB: {
+        ns_pdb *old = ns_cluster_find_pdb(c, s->ns, s->name);
+        if (old && ns_cluster_remove_pdb(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_pdb(c, obj) : 0;
+    }
+    case NS_MIRROR_DAEMONSET: {
+        ns_daemonset *old = ns_cluster_find_daemonset(c, s->ns, s->name);
+        if (old && ns_cluster_remove_daemonset(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_daemonset(c, obj) : 0;
+    }
+    case NS_MIRROR_NODECLASS: {
+        const char *kn = s->key, *slash = strchr(kn, '/');
+        char kind_buf[128];
+        snprintf(kind_buf, sizeof(kind_buf), "%.*s", (int)(slash - kn), kn);
+        ns_nodeclass_def *old = ns_cluster_find_nodeclass(c, kind_buf, s->name);
+        if (old && ns_cluster_remove_nodeclass(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_nodeclass(c, obj) : 0;
+    }
+    }
+    return NS_FAIL(NS_ERR_INTERNAL, "controller: unknown cached kind %d", (int)kind);
+}
+
+/* NodePools and NodeClaims go into the cluster when their node class is there, and aside when it is not. */
+static int sort_by_class(ns_mirror *m, ns_cluster *c)
+{
+    int rc = 0;
+    for (size_t i = c->n_nodepools; rc == 0 && i-- > 0;) {
+        ns_nodepool *np = c->nodepools[i];
+        if (ns_cluster_nodeclass_for(c, &np->nodeclass_ref))
+            continue;
+        ns_log(NS_LOG_WARN, "controller", "nodepool's node class is not in the cluster, ignoring the nodepool",
+               "NodePool", np->meta.name, "nodeClassRef", np->nodeclass_ref.name, NULL);
+        if ((rc = ns_cluster_take_nodepool(c, np)) == 0)
+            rc = hold((void ***)&m->held_pools, &m->n_held_pools, np);
+    }
+    for (size_t i = c->n_nodeclaims; rc == 0 && i-- > 0;) {
+        ns_nodeclaim *claim = c->nodeclaims[i];
+        if (ns_cluster_nodeclass_for(c, &claim->nodeclass_ref))
+            continue;
+        if ((rc = ns_cluster_take_nodeclaim(c, claim)) == 0)
+            rc = hold((void ***)&m->held_claims, &m->n_held_claims, claim);
+    }
+    for (size_t i = 0; rc == 0 && i < m->n_held_pools;) {
+        if (!ns_cluster_nodeclass_for(c, &m->held_pools[i]->nodeclass_ref)) {
+            i++;
+            continue;
+        }
+        rc = ns_cluster_add_nodepool(c, unhold((void **)m->held_pools, &m->n_held_pools, i));
+    }
+    for (size_t i = 0; rc == 0 && i < m->n_held_claims;) {
+        if (!ns_cluster_nodeclass_for(c, &m->held_claims[i]->nodeclass_ref)) {
+            i++;
+            continue;
+        }
+        rc = ns_cluster_add_nodeclaim(c, unhold((void **)m->held_claims, &m->n_held_claims, i));
+    }
+    return rc;
+}
+
+int ns_mirror_apply(ns_mirror *m, ns_cluster *c, size_t *changed)
+{
+    table taken;
+    pthread_mutex_lock(&m->mu);
+    taken = m->queue;
+    memset(&m->queue, 0, sizeof(m->queue));
+    pthread_mutex_unlock(&m->mu);
+    int64_t now = ns_clock_now_ms();
+    size_t n = 0;
+    int rc = 0;
+    /* node classes first, then the rest in informer order (pools before claims before nodes before pods) */
+    for (size_t i = 0; i < m->n_infs; i++) {
+        mirror_informer *mi = &m->infs[i];
+        size_t klen = strlen(mi->res.kind);
+        for (size_t b = 0; b < BUCKETS; b++) {
+            for (slot **link = &taken.b[b]; *link;) {
+                slot *s = *link;
+                if (strncmp(s->key, mi->res.kind, klen) != 0 || s->key[klen] != '/') {
+                    link = &s->next;
+                    continue;
+                }
+                *link = s->next;
+                slot **floor = find_link(&m->floors, s->key);
+                if (*floor && (((*floor)->rv == FLOOR_GONE && s->obj) || (s->rv && s->rv < (*floor)->rv))) {
+                    slot_free(s, mi->inner); /* older than our own write: stale */
+                    continue;
+                }
+                if (*floor) {
+                    slot *f = *floor;
+                    *floor = f->next;
+                    m->floors.n--;
+                    slot_free(f, NULL);
+                }
+                if (rc == 0) {
+                    rc = apply_slot(m, c, mi->kind, s, now);
+                    n++;
+                }
+                slot_free(s, mi->inner);
+            }
+        }
+    }
+    table_clear(&taken, m);
+    if (rc == 0)
+        rc = sort_by_class(m, c);
+    if (rc == 0)
+        rc = ns_cluster_resolve(c);
+    if (changed)
+        *changed = n;
+    return rc;
+}

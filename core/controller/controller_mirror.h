@@ -1,0 +1,79 @@
+/*
+ * The mirror: the engine's ns_cluster kept as the informers' cache (Karpenter's cluster state).
+ *
+ * One informer per kind the engine reads (Pods, Nodes, NodePools, NodeClaims, PodDisruptionBudgets, DaemonSets, and
+ * the node-class kinds the loaded provider declares whose CRD the API server serves). Each object an informer
+ * decodes is queued (the latest version of each object wins); ns_mirror_apply moves what is queued into the cluster
+ * between engine steps, on the engine's thread, so the engine never sees an object change under it.
+ *
+ * Writes the engine makes are applied to the cluster at once by the Kubernetes cluster-writes layer, which then
+ * raises the object's floor (ns_mirror_floor) to the resourceVersion the API server answered: a queued version older
+ * than that (a watch event from before the write) is dropped instead of undoing the write in the cluster.
+ *
+ * NodePools and NodeClaims whose node class is not in the cluster are held aside (Karpenter leaves a NodePool whose
+ * NodeClassReady is False alone) and come back once the class exists; the cluster handed to the engine is always
+ * resolved (ns_cluster_resolve).
+ *
+ * Threading: informers decode on their own threads; every other function is for the engine's thread.
+ */
+#ifndef NS_CONTROLLER_MIRROR_H
+#define NS_CONTROLLER_MIRROR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/kube_client.h"
+#include "kube/kube_resource.h"
+#include "model/cluster.h"
+#include "model/nodeclass_kinds.h"
+
+typedef enum ns_mirror_kind {
+    NS_MIRROR_POD = 0,
+    NS_MIRROR_NODE,
+    NS_MIRROR_NODEPOOL,
+    NS_MIRROR_NODECLAIM,
+    NS_MIRROR_PDB,
+    NS_MIRROR_DAEMONSET,
+    NS_MIRROR_NODECLASS, /* one informer per served node-class kind */
+} ns_mirror_kind;
+
+typedef struct ns_mirror ns_mirror;
+
+/* The client and the kinds (borrowed) must outlive the mirror. Node-class kinds whose resource the API server does
+ * not serve are left out (logged). *out is the caller's (ns_mirror_free). */
+int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror **out);
+/* Stops the informers and frees everything queued or held aside. Accepts NULL. */
+void ns_mirror_free(ns_mirror *m);
+
+/* Starts every informer. 0 or NS_ERR_INTERNAL. */
+int ns_mirror_start(ns_mirror *m);
+/* True once every informer has listed its resource once. */
+bool ns_mirror_synced(ns_mirror *m);
+/* Waits until synced or timeout_ms; false on timeout (the informers keep trying). */
+bool ns_mirror_wait_synced(ns_mirror *m, int64_t timeout_ms);
+
+/* Moves everything queued into c (replacing, adding, removing objects), holds aside NodePools and NodeClaims without
+ * their node class, and resolves c. Pods that became pending get pending_since_ms = now (the batch window starts when
+ * the controller first sees a pod pending). *changed (may be NULL) counts the objects applied. 0 or an error. */
+int ns_mirror_apply(ns_mirror *m, ns_cluster *c, size_t *changed);
+
+/* After a write: queued versions of that object older than rv are stale. rv NULL or not a number: no floor. */
+void ns_mirror_floor(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, const char *rv);
+
+/* After a write that removed the object (its last finalizer went while it was being deleted): queued versions of it
+ * are stale until its deletion arrives. */
+void ns_mirror_gone(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name);
+
+/* The uid of a cached object (NodePools for owner references) into buf; 0 or NS_ERR_NOT_FOUND. */
+int ns_mirror_uid(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, char *buf, size_t len);
+
+/* Stats for tests and /metrics: informers' decode errors and objects held aside. */
+typedef struct ns_mirror_stats {
+    uint64_t decode_errors;
+    size_t held_aside;
+    size_t informers;
+} ns_mirror_stats;
+void ns_mirror_get_stats(ns_mirror *m, ns_mirror_stats *out);
+
+#endif

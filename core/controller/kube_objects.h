@@ -1,0 +1,35 @@
+/*
+ * The engine's model objects as the API server's JSON, written the way Karpenter writes them: the one encoder of
+ * NodeClaims and Nodes for the controller (decoding is core/kube's, through core/manifest).
+ *
+ * Every function returns a new cJSON tree (the caller's, cJSON_Delete) or NULL with NS_ERR_INTERNAL recorded.
+ */
+#ifndef NS_KUBE_OBJECTS_H
+#define NS_KUBE_OBJECTS_H
+
+#include <cjson/cJSON.h>
+
+#include "model/conditions.h"
+#include "model/labels.h"
+#include "model/node.h"
+#include "model/resources.h"
+
+/* A NodeClaim to create: generateName "<nodepool>-", labels, annotations, finalizers, an owner reference to NodePool
+ * `nodepool` (uid `nodepool_uid`, blockOwnerDeletion), and spec (taints, startupTaints, requirements, resources,
+ * nodeClassRef, expireAfter, terminationGracePeriod when set). */
+cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const char *nodepool, const char *nodepool_uid);
+/* {"status": {providerID, nodeName, imageID, capacity, allocatable, conditions}} for a /status merge patch. */
+cJSON *ns_kube_nodeclaim_status_json(const ns_nodeclaim *claim);
+/* A Node to create: name, labels, annotations, spec.providerID, spec.taints, spec.unschedulable. */
+cJSON *ns_kube_node_json(const ns_node *node);
+/* {"status": {capacity, allocatable, conditions: [Ready]}} for a /status strategic merge patch; now_ms stamps the
+ * heartbeat. */
+cJSON *ns_kube_node_status_json(const ns_node *node, int64_t now_ms);
+
+/* Pieces, shared with the patches the writes layer builds. */
+cJSON *ns_kube_labels_json(const ns_labels *l);
+cJSON *ns_kube_taints_json(const ns_taint *t, size_t n);
+cJSON *ns_kube_resources_json(const ns_res *r);
+cJSON *ns_kube_strings_json(char *const *v, size_t n);
+
+#endif

@@ -1,0 +1,136 @@
+/* NodePool status: counts, resources and readiness, written when they change. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "controller/kube_objects.h"
+#include "controller/nodepool_status.h"
+#include "engine/engine.h"
+#include "errors/ns_error.h"
+#include "kube/kube_writes.h"
+#include "model/labels.h"
+
+typedef struct written {
+    char *pool;
+    char *body; /* the status last written, without times */
+} written;
+
+struct ns_nodepool_status {
+    written *w;
+    size_t n;
+    int64_t since_ms; /* the conditions' transition time: when this controller first judged them */
+};
+
+ns_nodepool_status *ns_nodepool_status_new(void)
+{
+    ns_nodepool_status *s = calloc(1, sizeof(*s));
+    if (!s)
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping NodePool status");
+    else
+        s->since_ms = ns_clock_now_ms();
+    return s;
+}
+
+void ns_nodepool_status_free(ns_nodepool_status *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->w[i].pool);
+        free(s->w[i].body);
+    }
+    free(s->w);
+    free(s);
+}
+
+static bool add_condition(cJSON *list, const char *type, const char *when)
+{
+    cJSON *k = cJSON_CreateObject();
+    return k && cJSON_AddItemToArray(list, k) && cJSON_AddStringToObject(k, "type", type) &&
+           cJSON_AddStringToObject(k, "status", "True") && cJSON_AddStringToObject(k, "reason", type) &&
+           cJSON_AddStringToObject(k, "message", "") && cJSON_AddStringToObject(k, "lastTransitionTime", when);
+}
+
+/* {"status": {...}} for pool np; NULL on allocation failure. */
+static cJSON *status_of(const ns_nodepool *np, const ns_cluster *c, const char *when)
+{
+    ns_res total = {0};
+    int64_t nodes = 0;
+    for (size_t i = 0; i < c->n_nodeclaims; i++) {
+        const ns_nodeclaim *claim = c->nodeclaims[i];
+        const char *pool = ns_labels_get(&claim->meta.labels, NS_LABEL_NODEPOOL);
+        if (!pool || strcmp(pool, np->meta.name) != 0 || claim->meta.deletion_ms)
+            continue;
+        nodes++;
+        if (ns_res_add(&total, &claim->capacity) < 0) {
+            ns_res_free(&total);
+            return NULL;
+        }
+    }
+    cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "status");
+    cJSON *res = st ? ns_kube_resources_json(&total) : NULL;
+    ns_res_free(&total);
+    cJSON *conds = NULL;
+    char count[32];
+    snprintf(count, sizeof(count), "%lld", (long long)nodes); /* resources.nodes is a quantity, as Karpenter writes it */
+    bool ok = res && cJSON_AddStringToObject(res, "nodes", count) && cJSON_AddItemToObject(st, "resources", res) &&
+              cJSON_AddNumberToObject(st, "nodes", (double)nodes) && (conds = cJSON_AddArrayToObject(st, "conditions")) &&
+              add_condition(conds, "ValidationSucceeded", when) && add_condition(conds, "NodeClassReady", when) &&
+              add_condition(conds, "Ready", when);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static written *find(ns_nodepool_status *s, const char *pool)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->w[i].pool, pool) == 0)
+            return &s->w[i];
+    written *grown = realloc(s->w, (s->n + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    s->w = grown;
+    written *w = &s->w[s->n];
+    memset(w, 0, sizeof(*w));
+    if (!(w->pool = strdup(pool)))
+        return NULL;
+    s->n++;
+    return w;
+}
+
+int ns_nodepool_status_sync(ns_nodepool_status *s, ns_kube_client *client, ns_mirror *mirror, const ns_cluster *c)
+{
+    char when[64];
+    ns_clock_format_rfc3339(s->since_ms, when, sizeof(when));
+    int first = 0;
+    for (size_t i = 0; i < c->n_nodepools; i++) {
+        const ns_nodepool *np = c->nodepools[i];
+        cJSON *st = status_of(np, c, when), *out = NULL;
+        char *body = st ? cJSON_PrintUnformatted(st) : NULL;
+        written *w = body ? find(s, np->meta.name) : NULL;
+        int rc = w ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory writing NodePool %s's status", np->meta.name);
+        if (rc == 0 && (!w->body || strcmp(w->body, body) != 0)) {
+            rc = ns_kube_patch(client, &NS_KUBE_NODEPOOLS, NULL, np->meta.name, "status", NS_KUBE_MERGE_PATCH, st,
+                               NULL, NULL, &out);
+            if (rc == 0) {
+                const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "metadata"),
+                                                                   "resourceVersion");
+                ns_mirror_floor(mirror, NS_MIRROR_NODEPOOL, NULL, np->meta.name,
+                                cJSON_IsString(rv) ? rv->valuestring : NULL);
+                free(w->body);
+                w->body = body;
+                body = NULL;
+            }
+        }
+        free(body);
+        cJSON_Delete(st);
+        cJSON_Delete(out);
+        if (rc < 0 && first == 0)
+            first = rc;
+    }
+    return first;
+}

@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""`nodesmith controller --provider sim --simulate-kubelet` on a real control plane (test/kube): Karpenter's own CRDs,
+a NodePool, a node class and a Deployment of 50 pods applied with kubectl; NodeClaims appear as Karpenter writes them,
+Nodes register, the real kube-scheduler binds the pods, they run; SIGTERM stops the controller cleanly and releases
+its Lease. Starts and stops its own control plane (kubebed.plane()) and every process it starts.
+
+Usage: test_controller_e2e.py NODESMITH_BINARY
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "kube"))
+import kubebed  # noqa: E402
+
+KUBECTL = os.environ.get("NS_TEST_KUBECTL", "/usr/bin/kubectl")
+NODESMITH = None
+BED = None
+PLANE = None
+CRDS = None
+
+SIM_NODECLASS_CRD = {
+    # A permissive CRD for the simulated provider's node class (nodesmith will ship its own CRDs).
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "simnodeclasses.nodesmith.io"},
+    "spec": {"group": "nodesmith.io", "scope": "Cluster",
+             "names": {"plural": "simnodeclasses", "singular": "simnodeclass", "kind": "SimNodeClass",
+                       "listKind": "SimNodeClassList"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
+}
+
+
+def kubectl(*args, stdin=None, check=True):
+    r = subprocess.run([KUBECTL, "--kubeconfig", BED.kubeconfig, *args], input=stdin, capture_output=True,
+                       text=True, timeout=120)
+    if check and r.returncode != 0:
+        raise AssertionError("kubectl %s failed (%d): %s" % (" ".join(args), r.returncode, r.stderr.strip()))
+    return r.stdout
+
+
+def kget(*args):
+    return json.loads(kubectl("get", *args, "-o", "json"))
+
+
+def eventually(what, predicate, timeout=180, interval=1.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError("timed out after %ds waiting for %s" % (timeout, what))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def setUpModule():
+    global BED, PLANE, CRDS
+    CRDS = subprocess.run(["bash", os.path.join(HERE, "fetch-karpenter-crds.sh")], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    PLANE = kubebed.plane()
+    BED = PLANE.__enter__()
+    for f in ("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml"):
+        kubectl("apply", "--server-side", "-f", os.path.join(CRDS, f))
+    kubectl("apply", "-f", "-", stdin=json.dumps(SIM_NODECLASS_CRD))
+    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "simnodeclasses.nodesmith.io"):
+        kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/" + crd)
+
+
+def tearDownModule():
+    PLANE.__exit__(None, None, None)
+
+
+class Controller:
+    """A `nodesmith controller` process with its log in a file."""
+
+    def __init__(self, identity, extra_env=None):
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="controller-", suffix=".log", delete=False)
+        env = dict(os.environ, BATCH_IDLE_DURATION="1s", BATCH_MAX_DURATION="10s", LOG_LEVEL="info",
+                   METRICS_PORT=str(free_port()), HEALTH_PROBE_PORT=str(free_port()), **(extra_env or {}))
+        self.env = env
+        self.p = subprocess.Popen([NODESMITH, "controller", "--provider", "sim", "--simulate-kubelet",
+                                   "--kubeconfig", BED.kubeconfig, "--identity", identity],
+                                  stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                  preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
+
+    def text(self):
+        with open(self.log.name) as f:
+            return f.read()
+
+    def stop(self, timeout=30):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            raise AssertionError("controller did not stop within %ds of SIGTERM:\n%s" % (timeout, self.text()[-4000:]))
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        os.unlink(self.log.name)
+
+
+NODEPOOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  template:
+    metadata:
+      labels:
+        team: e2e
+    spec:
+      nodeClassRef:
+        group: nodesmith.io
+        kind: SimNodeClass
+        name: default
+      requirements:
+      - key: karpenter.sh/capacity-type
+        operator: In
+        values: ["on-demand"]
+      - key: node.kubernetes.io/instance-type
+        operator: In
+        values: ["m5.large", "m5.xlarge", "m5.2xlarge"]
+      expireAfter: 720h
+  limits:
+    cpu: "1000"
+---
+apiVersion: nodesmith.io/v1
+kind: SimNodeClass
+metadata:
+  name: default
+spec: {}
+"""
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: inflate
+  namespace: %(ns)s
+spec:
+  replicas: 50
+  selector:
+    matchLabels: {app: inflate}
+  template:
+    metadata:
+      labels: {app: inflate}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: inflate
+        image: registry.k8s.io/pause:3.10
+        resources:
+          requests: {cpu: 500m, memory: 256Mi}
+"""
+
+
+class ProvisioningEndToEnd(unittest.TestCase):
+    def test_50_pods_get_nodes_from_nodeclaims(self):
+        ns = BED.namespace("ctl")
+        ctl = Controller("replica-a")
+        try:
+            eventually("the controller's cache to sync", lambda: "cache synced" in ctl.text(), timeout=60)
+            eventually("the controller to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=60)
+            kubectl("apply", "-f", "-", stdin=NODEPOOL)
+            kubectl("apply", "-f", "-", stdin=DEPLOYMENT % {"ns": ns})
+            t0 = time.monotonic()
+
+            def all_running():
+                pods = kget("pods", "-n", ns)["items"]
+                running = [p for p in pods if p["status"].get("phase") == "Running" and p["spec"].get("nodeName")]
+                return len(pods) == 50 and len(running) == 50 and pods
+            try:
+                pods = eventually("50 pods bound by kube-scheduler and Running", all_running, timeout=240)
+            except AssertionError:
+                print(ctl.text()[-6000:], file=sys.stderr)
+                raise
+            elapsed = time.monotonic() - t0
+            print("# 50 pods Running %.1f s after kubectl apply" % elapsed)
+
+            claims = kget("nodeclaims")["items"]
+            nodes = {n["metadata"]["name"]: n for n in kget("nodes")["items"]}
+            self.assertGreater(len(claims), 0)
+            used = {p["spec"]["nodeName"] for p in pods}
+            claim_nodes = set()
+            for c in claims:
+                m = c["metadata"]
+                self.assertEqual(m.get("generateName"), "default-")
+                self.assertTrue(m["name"].startswith("default-") and len(m["name"]) == len("default-") + 5, m["name"])
+                self.assertIn("karpenter.sh/termination", m.get("finalizers", []))
+                owner = m["ownerReferences"][0]
+                self.assertEqual((owner["kind"], owner["name"], owner.get("blockOwnerDeletion")),
+                                 ("NodePool", "default", True))
+                self.assertEqual(m["labels"]["karpenter.sh/nodepool"], "default")
+                self.assertEqual(m["labels"]["team"], "e2e")
+                self.assertIn("karpenter.sh/nodepool-hash", m["annotations"])
+                self.assertEqual(c["spec"]["nodeClassRef"], {"group": "nodesmith.io", "kind": "SimNodeClass",
+                                                             "name": "default"})
+                conds = {k["type"]: k["status"] for k in c["status"]["conditions"]}
+                for t in ("Launched", "Registered", "Initialized"):
+                    self.assertEqual(conds.get(t), "True", (m["name"], c["status"]["conditions"]))
+                node = nodes[c["status"]["nodeName"]]
+                claim_nodes.add(node["metadata"]["name"])
+                self.assertEqual(node["spec"]["providerID"], c["status"]["providerID"])
+                self.assertEqual(node["metadata"]["labels"]["karpenter.sh/nodepool"], "default")
+                self.assertEqual(node["metadata"]["labels"]["karpenter.sh/registered"], "true")
+                self.assertIn(node["metadata"]["labels"]["node.kubernetes.io/instance-type"],
+                              ("m5.large", "m5.xlarge", "m5.2xlarge"))
+                taints = [t["key"] for t in node["spec"].get("taints", [])]
+                self.assertNotIn("karpenter.sh/unregistered", taints)
+            self.assertTrue(used <= claim_nodes, (used, claim_nodes))
+            # kube-scheduler, not nodesmith, bound them
+            events = kget("events", "-n", ns, "--field-selector", "reason=Scheduled")["items"]
+            self.assertGreaterEqual(len(events), 50)
+            self.assertTrue(all(e.get("source", {}).get("component") == "default-scheduler" or
+                                e.get("reportingComponent") == "default-scheduler" for e in events))
+            # what an operator sees
+            table = kubectl("get", "nodepools,nodeclaims")
+            print("# " + table.replace("\n", "\n# "))
+            self.assertRegex(table, r"NAME\s+NODECLASS\s+NODES\s+READY\s+AGE")
+            self.assertRegex(table, r"NAME\s+TYPE\s+CAPACITY\s+ZONE\s+NODE\s+READY\s+AGE")
+            for c in claims:
+                self.assertRegex(table, r"nodeclaim.karpenter.sh/%s\s+m5\.\S+\s+on-demand\s+us-west-2[abc]\s+%s\s+True"
+                                 % (c["metadata"]["name"], c["status"]["nodeName"]))
+            # SIGTERM: clean exit, Lease released
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+            lease = kget("lease", "-n", "default", "karpenter-leader-election")
+            self.assertFalse(lease["spec"].get("holderIdentity"), lease["spec"])
+        finally:
+            ctl.close()
+
+
+if __name__ == "__main__":
+    NODESMITH = sys.argv.pop(1)
+    unittest.main(verbosity=2)
