@@ -287,23 +287,13 @@ static int one_claim(ns_engine *e, ns_nodeclaim *claim, int64_t now)
     return NS_OK;
 }
 
+static int lifecycle_claim(ns_engine *e, ns_nodeclaim *claim, void *now)
+{
+    return one_claim(e, claim, *(const int64_t *)now);
+}
+
 int ns_ctl_lifecycle(ns_engine *e)
 {
     int64_t now = ns_clock_now_ms();
-    /* By name: launching may delete a claim (no capacity anywhere), which moves the cluster's list. */
-    size_t n = e->cluster->n_nodeclaims;
-    char **names = calloc(n ? n : 1, sizeof(*names));
-    if (!names)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
-    int rc = NS_OK;
-    for (size_t i = 0; i < n && rc == NS_OK; i++)
-        if (!(names[i] = ns_strdup(e->cluster->nodeclaims[i]->meta.name)))
-            rc = NS_ERR_INTERNAL;
-    for (size_t i = 0; i < n && rc == NS_OK; i++) {
-        ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
-        if (claim)
-            rc = one_claim(e, claim, now);
-    }
-    ns_strv_free(names, n);
-    return rc;
+    return ns_engine_each_claim(e, lifecycle_claim, &now);
 }

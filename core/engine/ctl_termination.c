@@ -266,41 +266,24 @@ static int terminate_claim(ns_engine *e, ns_nodeclaim *claim)
     return finish(e, claim);
 }
 
+static int terminate_if_deleting(ns_engine *e, ns_nodeclaim *claim, void *ctx)
+{
+    if (ns_claim_deleting(claim) && ns_meta_has_finalizer(&claim->meta, NS_FINALIZER_TERMINATION))
+        return terminate_claim(e, claim);
+    return NS_OK;
+}
+
 int ns_ctl_termination(ns_engine *e)
 {
-    size_t n = e->cluster->n_nodeclaims;
-    char **names = calloc(n ? n : 1, sizeof(*names));
-    if (!names)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
-    int rc = NS_OK;
-    for (size_t i = 0; i < n && rc == NS_OK; i++)
-        if (!(names[i] = ns_strdup(e->cluster->nodeclaims[i]->meta.name)))
-            rc = NS_ERR_INTERNAL;
-    for (size_t i = 0; i < n && rc == NS_OK; i++) {
-        ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
-        if (claim && ns_claim_deleting(claim) &&
-            ns_meta_has_finalizer(&claim->meta, NS_FINALIZER_TERMINATION))
-            rc = terminate_claim(e, claim);
-    }
-    ns_strv_free(names, n);
-    return rc;
+    return ns_engine_each_claim(e, terminate_if_deleting, NULL);
+}
+
+static int handover_if_live(ns_engine *e, ns_nodeclaim *claim, void *ctx)
+{
+    return ns_claim_deleting(claim) ? NS_OK : ns_engine_disruption_handover(e, claim);
 }
 
 int ns_ctl_handover(ns_engine *e)
 {
-    size_t n = e->cluster->n_nodeclaims;
-    char **names = calloc(n ? n : 1, sizeof(*names));
-    if (!names)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
-    int rc = NS_OK;
-    for (size_t i = 0; i < n && rc == NS_OK; i++)
-        if (!(names[i] = ns_strdup(e->cluster->nodeclaims[i]->meta.name)))
-            rc = NS_ERR_INTERNAL;
-    for (size_t i = 0; i < n && rc == NS_OK; i++) {
-        ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
-        if (claim && !ns_claim_deleting(claim))
-            rc = ns_engine_disruption_handover(e, claim);
-    }
-    ns_strv_free(names, n);
-    return rc;
+    return ns_engine_each_claim(e, handover_if_live, NULL);
 }

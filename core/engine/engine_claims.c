@@ -412,3 +412,22 @@ int ns_engine_delete_claim(ns_engine *e, ns_nodeclaim *claim, const char *method
     int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
     return rc < 0 ? rc : e->writes.ops->delete_nodeclaim(e->writes.ctx, claim);
 }
+
+int ns_engine_each_claim(ns_engine *e, ns_engine_claim_fn fn, void *ctx)
+{
+    size_t n = e->cluster->n_nodeclaims;
+    char **names = calloc(n ? n : 1, sizeof(*names));
+    if (!names)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
+    int rc = NS_OK;
+    for (size_t i = 0; i < n && rc == NS_OK; i++)
+        if (!(names[i] = ns_strdup(e->cluster->nodeclaims[i]->meta.name)))
+            rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory listing nodeclaims");
+    for (size_t i = 0; i < n && rc == NS_OK; i++) {
+        ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, names[i]);
+        if (claim)
+            rc = fn(e, claim, ctx);
+    }
+    ns_strv_free(names, n);
+    return rc;
+}

@@ -141,6 +141,11 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
  * only for a write that failed. The claim may have been deleted when it had no option left (check by name). */
 int ns_engine_launch_claim(ns_engine *e, ns_nodeclaim *claim);
 
+/* Calls fn for every NodeClaim of the cluster, found again by name before each call: fn may create or delete claims
+ * (a launch deletes a claim with no capacity anywhere), which moves the cluster's list. Stops at the first error. */
+typedef int (*ns_engine_claim_fn)(ns_engine *e, ns_nodeclaim *claim, void *ctx);
+int ns_engine_each_claim(ns_engine *e, ns_engine_claim_fn fn, void *ctx);
+
 /* Lookups over the cluster. */
 ns_nodeclaim *ns_engine_claim_of_node(const ns_engine *e, const ns_node *node);
 ns_node *ns_engine_node_of_claim(const ns_engine *e, const ns_nodeclaim *claim);

@@ -8,21 +8,7 @@
 
 static size_t lower_bound(const ns_labels *l, const char *key, bool *found)
 {
-    size_t lo = 0, hi = l->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(l->items[mid].key, key);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    return ns_sorted_find(l->items, l->n, sizeof(*l->items), offsetof(ns_label, key), key, found);
 }
 
 int ns_labels_set(ns_labels *l, const char *key, const char *value)

@@ -60,3 +60,24 @@ int ns_strv_copy(char *const *v, size_t n, char ***out)
     *out = c;
     return 0;
 }
+
+size_t ns_sorted_find(const void *items, size_t n, size_t stride, size_t key_offset, const char *key, bool *found)
+{
+    size_t lo = 0, hi = n;
+    *found = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *k;
+        memcpy(&k, (const char *)items + mid * stride + key_offset, sizeof(k));
+        int c = strcmp(k, key);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

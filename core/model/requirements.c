@@ -394,21 +394,7 @@ char *ns_requirement_format(const ns_requirement *r, char *buf, size_t len)
 
 static size_t find_key(const ns_requirements *s, const char *key, bool *found)
 {
-    size_t lo = 0, hi = s->n;
-    *found = false;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->items[mid].key, key);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return ns_sorted_find(s->items, s->n, sizeof(*s->items), offsetof(ns_requirement, key), key, found);
 }
 
 int ns_requirements_add(ns_requirements *s, const ns_requirement *r)
