@@ -179,6 +179,16 @@ int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namesp
     return 0;
 }
 
+int ns_decode_name_max(const ns_dec *d, const ns_ynode *obj, const char *name, size_t max, const char *why)
+{
+    size_t n = strlen(name);
+    if (n <= max)
+        return 0;
+    const ns_ynode *meta = ns_ymap_get(obj, "metadata");
+    const ns_ynode *at = meta ? ns_ymap_get(meta, "name") : NULL;
+    return ns_dec_fail(d, at ? at : obj, "metadata.name", "name is %zu characters, more than %zu: %s", n, max, why);
+}
+
 /* ---- taints and tolerations ---- */
 
 static const char *const taint_fields[] = {"key", "value", "effect", "timeAdded", NULL};

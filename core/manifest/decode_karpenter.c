@@ -13,6 +13,7 @@
 #include "model/duration.h"
 #include "model/labels.h"
 #include "model/model_util.h"
+#include "model/names.h"
 #include "model/resources.h"
 
 typedef enum np_version { NP_V1, NP_V1BETA1 } np_version;
@@ -358,6 +359,18 @@ done:
     return rc;
 }
 
+/* Karpenter labels every NodeClaim and Node of a pool with its name (karpenter.sh/nodepool, v1alpha5
+ * karpenter.sh/provisioner-name), and the API server refuses a label value over 63 characters: Kubernetes accepts a
+ * longer pool, but it can never provision. Refused here, where the user sees why. */
+#define POOL_NAME_WHY(label)                                                                                           \
+    "the name is the " label " label value of every NodeClaim and Node the pool creates, and a label value is at "   \
+    "most 63 characters (Karpenter's NodeClaims for this pool would be refused by the API server)"
+
+/* NodeClaim names travel to providers, which tag instances with them in buffers of the provider ABI. */
+#define CLAIM_NAME_WHY                                                                                                 \
+    "nodesmith's provider ABI carries node claim names of at most 127 bytes (Karpenter's own are at most 63: "       \
+    "generateName cuts \"<nodepool>-\" to 58 characters and appends 5)"
+
 static int finish_pool(const char *api_version, ns_nodepool *np, ns_cluster *c)
 {
     if (!(np->api_version = ns_strdup(api_version))) {
@@ -376,6 +389,8 @@ int ns_load_nodepool(ns_dec *d, const ns_ynode *root, const char *api_version, n
     int rc;
     const ns_ynode *spec = NULL;
     if ((rc = ns_decode_top_fields(d, root, NULL)) == 0 && (rc = ns_decode_meta(d, root, "NodePool", false, &np->meta)) == 0 &&
+        (rc = ns_decode_name_max(d, root, np->meta.name, NS_K8S_LABEL_VALUE_MAX,
+                                 POOL_NAME_WHY("karpenter.sh/nodepool"))) == 0 &&
         !(spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc)) && rc == 0)
         rc = missing(d, root, "spec");
     if (rc == 0 && (rc = ns_dec_fields(d, spec, "spec", np_spec_fields)) == 0 &&
@@ -413,7 +428,9 @@ static int decode_provisioner(ns_dec *d, const ns_ynode *root, const ns_nodeclas
     int64_t ttl_empty = 0, ttl_expired = 0;
     bool has_empty = false, has_expired = false, enabled = false;
     if ((rc = ns_decode_top_fields(d, root, NULL)) < 0 ||
-        (rc = ns_decode_meta(d, root, "Provisioner", false, &np->meta)) < 0)
+        (rc = ns_decode_meta(d, root, "Provisioner", false, &np->meta)) < 0 ||
+        (rc = ns_decode_name_max(d, root, np->meta.name, NS_K8S_LABEL_VALUE_MAX,
+                                 POOL_NAME_WHY("karpenter.sh/provisioner-name"))) < 0)
         return rc;
     if (!(spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc)))
         return rc < 0 ? rc : missing(d, root, "spec");
@@ -503,7 +520,8 @@ int ns_load_nodeclaim(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     const char *p = "spec";
     const ns_ynode *spec = NULL, *res, *status;
     if ((rc = ns_decode_top_fields(d, root, NULL)) < 0 ||
-        (rc = ns_decode_meta(d, root, "NodeClaim", false, &claim->meta)) < 0)
+        (rc = ns_decode_meta(d, root, "NodeClaim", false, &claim->meta)) < 0 ||
+        (rc = ns_decode_name_max(d, root, claim->meta.name, NS_NAME_MAX - 1, CLAIM_NAME_WHY)) < 0)
         goto done;
     if (!(spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc))) {
         rc = rc < 0 ? rc : missing(d, root, "spec");

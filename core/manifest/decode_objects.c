@@ -145,7 +145,10 @@ int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, 
     cJSON *spec_json = NULL;
     ns_nodeclass_def *def = NULL;
     int rc;
-    if ((rc = ns_decode_top_fields(d, root, NULL)) < 0 || (rc = ns_decode_meta(d, root, kind, false, &meta)) < 0)
+    if ((rc = ns_decode_top_fields(d, root, NULL)) < 0 || (rc = ns_decode_meta(d, root, kind, false, &meta)) < 0 ||
+        (rc = ns_decode_name_max(d, root, meta.name, NS_NAME_MAX - 1,
+                                 "nodesmith's provider ABI carries node class names of at most 127 bytes "
+                                 "(Kubernetes allows 253)")) < 0)
         goto done;
     const ns_ynode *spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc);
     if (rc < 0 || (spec && (rc = ns_yaml_to_json(d, spec, "spec", &spec_json)) < 0))

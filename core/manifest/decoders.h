@@ -32,6 +32,9 @@ typedef enum ns_ops_allowed {
 /* metadata of a top-level object: validates its fields, fills out (name, namespace defaulted to "default" when
  * namespaced, labels, annotations, controller owner, source file and line) and sets d->object to "KIND [NS/]NAME". */
 int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namespaced, ns_meta *out);
+/* Refuses an object whose metadata.name (already decoded into `name`) is longer than `max` characters, a limit
+ * tighter than Kubernetes' 253 for the reason `why`, at the name's line. */
+int ns_decode_name_max(const ns_dec *d, const ns_ynode *obj, const char *name, size_t max, const char *why);
 /* Checks the top-level fields of an object: apiVersion, kind, metadata, spec, status plus `extra` (NULL-ended, may
  * be NULL). */
 int ns_decode_top_fields(const ns_dec *d, const ns_ynode *obj, const char *const *extra);

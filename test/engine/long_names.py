@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""NodePools with names of 100 and 127 characters (the provider ABI carries names of up to 127 bytes): `nodesmith
-simulate` and
-`nodesmith simulate --timeline` finish, and every node claim is named as generateName names it: the first 58
-characters of "<nodepool>-" and 5 characters of Kubernetes' alphabet, 63 at most.
+"""NodePools with names of 58 and 63 characters, the longest a NodePool can have (its name is the karpenter.sh/nodepool
+label value of its NodeClaims, at most 63 characters): `nodesmith simulate` and `nodesmith simulate --timeline`
+finish, and every node claim is named as generateName names it: the first 58 characters of "<nodepool>-" and 5
+characters of Kubernetes' alphabet, 63 at most. A NodePool of 64 characters is refused when loaded, saying why.
 
 Usage: long_names.py NODESMITH
 """
@@ -59,7 +59,7 @@ def check_names(names, pool):
 def main():
     nodesmith = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
-        for length in (100, 127):
+        for length in (58, 63):
             pool = ("p" * (length - 2)) + "-x"
             manifests = os.path.join(tmp, f"m{length}.yaml")
             timeline = os.path.join(tmp, "t.yaml")
@@ -78,6 +78,14 @@ def main():
             claims = {c["name"] for s in doc["steps"] for c in s["state"]["nodeclaims"]}
             check_names(claims, pool)
             print(f"NodePool of {length} characters: {len(claims)} node claims, e.g. {sorted(claims)[0]}")
+        manifests = os.path.join(tmp, "m64.yaml")
+        with open(manifests, "w") as f:
+            f.write(MANIFESTS.format(pool="p" * 64))
+        proc = subprocess.run([nodesmith, "simulate", "-f", manifests], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+        assert f"m64.yaml:3: NodePool {'p' * 64}: metadata.name: name is 64 characters, more than 63: the name is " \
+               "the karpenter.sh/nodepool label value" in proc.stderr, proc.stderr
+        print("NodePool of 64 characters: refused when loaded")
 
 
 if __name__ == "__main__":

@@ -120,6 +120,57 @@ START_TEST(test_name_too_long)
 }
 END_TEST
 
+/* Tighter limits than Kubernetes' 253, each refused at decode with the reason: a NodePool or Provisioner name is a
+ * label value of its NodeClaims (63, as Karpenter's NodeClaims would be refused beyond it), node claim and node class
+ * names travel through the provider ABI (127). The longest accepted names load. */
+static int load_named(const char *const kind_doc[2], size_t name_len)
+{
+    char name[300], doc[1024];
+    memset(name, 'n', name_len);
+    name[name_len] = '\0';
+    snprintf(doc, sizeof(doc), "%s%s%s", kind_doc[0], name, kind_doc[1]);
+    ns_cluster *c = test_cluster_new();
+    int rc = ns_manifest_load_string(c, "names.yaml", doc, strlen(doc));
+    ns_cluster_free(c);
+    return rc;
+}
+
+/* Each document around its metadata.name, which is on line 4. */
+static const char *const pool_doc[2] = {"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: ",
+                                        "\nspec:\n  template:\n    spec:\n"
+                                        "      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: d}\n      requirements: []\n"};
+static const char *const provisioner_doc[2] = {"apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: ",
+                                               "\nspec: {providerRef: {name: d}}\n"};
+static const char *const claim_doc[2] = {"apiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: ",
+                                         "\nspec:\n  requirements: []\n"
+                                         "  nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: d}\n"};
+static const char *const nodeclass_doc[2] = {"apiVersion: nodesmith.io/v1\nkind: SimNodeClass\nmetadata:\n  name: ", "\n"};
+
+START_TEST(test_name_limits_tighter_than_kubernetes)
+{
+    ck_assert_msg(load_named(pool_doc, 63) == NS_OK, "%s", ns_error_message());
+    ck_assert_int_eq(load_named(pool_doc, 64), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "nnn: metadata.name: name is 64 characters, more than 63: the "
+                                 "name is the karpenter.sh/nodepool label value of every NodeClaim and Node the pool "
+                                 "creates, and a label value is at most 63 characters (Karpenter's NodeClaims for "
+                                 "this pool would be refused by the API server)"));
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "names.yaml:4: NodePool nnnn"));
+    ck_assert_msg(load_named(provisioner_doc, 63) == NS_OK, "%s", ns_error_message());
+    ck_assert_int_eq(load_named(provisioner_doc, 200), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "name is 200 characters, more than 63: the name is the "
+                                 "karpenter.sh/provisioner-name label value"));
+    ck_assert_msg(load_named(claim_doc, 127) == NS_OK, "%s", ns_error_message());
+    ck_assert_int_eq(load_named(claim_doc, 128), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "name is 128 characters, more than 127: nodesmith's provider ABI "
+                                 "carries node claim names of at most 127 bytes"));
+    ck_assert_msg(load_named(nodeclass_doc, 127) == NS_OK, "%s", ns_error_message());
+    ck_assert_int_eq(load_named(nodeclass_doc, 253), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "names.yaml:4: SimNodeClass nnnn"));
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "name is 253 characters, more than 127: nodesmith's provider ABI "
+                                 "carries node class names of at most 127 bytes (Kubernetes allows 253)"));
+}
+END_TEST
+
 START_TEST(test_provisioner_rejection_is_not_partial)
 {
     ns_cluster *c = test_cluster_new();
@@ -146,6 +197,7 @@ int main(void)
     TCase *tc = tcase_create("errors");
     tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_name_too_long);
+    tcase_add_test(tc, test_name_limits_tighter_than_kubernetes);
     tcase_add_test(tc, test_provisioner_rejection_is_not_partial);
     tcase_add_test(tc, test_missing_file_and_directory);
     suite_add_tcase(s, tc);
