@@ -59,21 +59,23 @@ static int offline_figures(void)
         if (asprintf(&texts[i], pod_template, i % 50, i, 1000 + i, i, i % 100) < 0)
             return 1;
     }
-    ns_kube_store *store = ns_kube_store_new(NS_KUBE_DECODE_POD.free);
+    ns_kube_store *store = ns_kube_store_new(NS_KUBE_DECODE_POD_PACKED.free);
     size_t before = heap_in_use();
     int64_t start = ns_clock_now_ms();
     for (int i = 0; i < DECODE_PODS; i++) {
         cJSON *j = cJSON_Parse(texts[i]);
         void *typed = NULL;
-        if (!j || NS_KUBE_DECODE_POD.decode(j, "Pod", NULL, &typed) < 0) {
+        if (!j || NS_KUBE_DECODE_POD_PACKED.decode(j, "Pod", NULL, &typed) < 0) {
             fprintf(stderr, "kube_bench: decode failed: %s\n", ns_error_message());
             return 1;
         }
+        /* the entry as an informer builds it: names borrowed from the packed pod */
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(j, "metadata");
-        ns_kube_obj *o = ns_kube_obj_new("shop", cJSON_GetObjectItemCaseSensitive(meta, "name")->valuestring,
-                                         cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring,
-                                         cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion")->valuestring,
-                                         "node-1", NULL, typed);
+        const char *pns, *pname, *pnode;
+        NS_KUBE_DECODE_POD_PACKED.names(typed, &pns, &pname, &pnode);
+        ns_kube_obj *o = ns_kube_obj_new_typed(cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring,
+                                               cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion")->valuestring,
+                                               NULL, typed, pns, pname, pnode);
         ns_kube_store_put(store, o, NULL);
         cJSON_Delete(j);
     }
@@ -151,7 +153,7 @@ static int apiserver_figures(void)
     printf("kube bulk create: %d pods in %lld ms (%.0f/s, %d failures, %d writers)\n", total, (long long)created_ms,
            created_ms ? total * 1000.0 / (double)created_ms : 0.0, failures, CREATORS);
     ns_kube_informer_options o = {.resource = &NS_KUBE_PODS, .namespace_ = ns, .page_size = 500,
-                                  .decoder = &NS_KUBE_DECODE_POD};
+                                  .decoder = &NS_KUBE_DECODE_POD_PACKED};
     ns_kube_informer *inf = NULL;
     if (ns_kube_informer_new(c, &o, &inf) < 0)
         return 1;

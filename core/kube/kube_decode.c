@@ -86,6 +86,24 @@ done:
     }
 
 DECODER(decode_pod, W_POD, ns_pod, ns_pod_free)
+
+/* Pods for an informer's cache are packed (model/pod.h): a cluster's pods are most of the cache. */
+static int decode_pod_packed(const cJSON *obj, const char *what, const void *ctx, void **typed)
+{
+    int rc = decode(obj, what, ctx, W_POD, typed);
+    if (rc == 0 && !(*typed = ns_pod_pack(*typed)))
+        rc = NS_ERR_INTERNAL;
+    return rc;
+}
+
+static void pod_names(const void *typed, const char **namespace_, const char **name, const char **node_name)
+{
+    const ns_pod *pod = typed;
+    *namespace_ = pod->meta.namespace_;
+    *name = pod->meta.name;
+    *node_name = pod->node_name;
+}
+
 DECODER(decode_node, W_NODE, ns_node, ns_node_free)
 DECODER(decode_nodepool, W_NODEPOOL, ns_nodepool, ns_nodepool_free)
 DECODER(decode_nodeclaim, W_NODECLAIM, ns_nodeclaim, ns_nodeclaim_free)
@@ -93,13 +111,15 @@ DECODER(decode_pdb, W_PDB, ns_pdb, ns_pdb_free)
 DECODER(decode_daemonset, W_DAEMONSET, ns_daemonset, ns_daemonset_free)
 DECODER(decode_nodeclass, W_NODECLASS, ns_nodeclass_def, ns_nodeclass_def_free)
 
-const ns_kube_decoder NS_KUBE_DECODE_POD = {decode_pod, decode_pod_free};
-const ns_kube_decoder NS_KUBE_DECODE_NODE = {decode_node, decode_node_free};
-const ns_kube_decoder NS_KUBE_DECODE_NODEPOOL = {decode_nodepool, decode_nodepool_free};
-const ns_kube_decoder NS_KUBE_DECODE_NODECLAIM = {decode_nodeclaim, decode_nodeclaim_free};
-const ns_kube_decoder NS_KUBE_DECODE_PDB = {decode_pdb, decode_pdb_free};
-const ns_kube_decoder NS_KUBE_DECODE_DAEMONSET = {decode_daemonset, decode_daemonset_free};
-const ns_kube_decoder NS_KUBE_DECODE_NODECLASS = {decode_nodeclass, decode_nodeclass_free};
+const ns_kube_decoder NS_KUBE_DECODE_POD = {.decode = decode_pod, .free = decode_pod_free};
+const ns_kube_decoder NS_KUBE_DECODE_POD_PACKED = {.decode = decode_pod_packed, .free = decode_pod_free,
+                                                  .names = pod_names};
+const ns_kube_decoder NS_KUBE_DECODE_NODE = {.decode = decode_node, .free = decode_node_free};
+const ns_kube_decoder NS_KUBE_DECODE_NODEPOOL = {.decode = decode_nodepool, .free = decode_nodepool_free};
+const ns_kube_decoder NS_KUBE_DECODE_NODECLAIM = {.decode = decode_nodeclaim, .free = decode_nodeclaim_free};
+const ns_kube_decoder NS_KUBE_DECODE_PDB = {.decode = decode_pdb, .free = decode_pdb_free};
+const ns_kube_decoder NS_KUBE_DECODE_DAEMONSET = {.decode = decode_daemonset, .free = decode_daemonset_free};
+const ns_kube_decoder NS_KUBE_DECODE_NODECLASS = {.decode = decode_nodeclass, .free = decode_nodeclass_free};
 
 const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
 {
@@ -107,7 +127,7 @@ const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
         const char *group, *kind;
         const ns_kube_decoder *dec;
     } table[] = {
-        {"", "Pod", &NS_KUBE_DECODE_POD},
+        {"", "Pod", &NS_KUBE_DECODE_POD_PACKED},
         {"", "Node", &NS_KUBE_DECODE_NODE},
         {"karpenter.sh", "NodePool", &NS_KUBE_DECODE_NODEPOOL},
         {"karpenter.sh", "NodeClaim", &NS_KUBE_DECODE_NODECLAIM},

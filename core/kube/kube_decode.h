@@ -4,7 +4,9 @@
  * in a manifest and in the cluster and there is one decoder per kind. An object with a bad or unexpected field is an
  * NS_ERR_INVALID_CONFIG error "API server: KIND NS/NAME: FIELD.PATH: what is wrong".
  *
- * typed objects: Pod -> ns_pod, Node -> ns_node, NodePool -> ns_nodepool, NodeClaim -> ns_nodeclaim,
+ * typed objects: Pod -> ns_pod (NS_KUBE_DECODE_POD: an ordinary pod the caller may take and change;
+ * NS_KUBE_DECODE_POD_PACKED: a packed, read-only pod (ns_pod_pack) whose names the cache entry borrows, what an
+ * informer that keeps pods in its cache uses), Node -> ns_node, NodePool -> ns_nodepool, NodeClaim -> ns_nodeclaim,
  * PodDisruptionBudget -> ns_pdb, DaemonSet -> ns_daemonset, node classes -> ns_nodeclass_def (decoder_ctx: the
  * loaded providers' ns_nodeclass_kinds; the provider's validate_nodeclass runs on each, as for manifests).
  */
@@ -13,11 +15,13 @@
 
 #include "kube/kube_informer.h"
 
-extern const ns_kube_decoder NS_KUBE_DECODE_POD, NS_KUBE_DECODE_NODE, NS_KUBE_DECODE_NODEPOOL,
-    NS_KUBE_DECODE_NODECLAIM, NS_KUBE_DECODE_PDB, NS_KUBE_DECODE_DAEMONSET, NS_KUBE_DECODE_NODECLASS;
+extern const ns_kube_decoder NS_KUBE_DECODE_POD, NS_KUBE_DECODE_POD_PACKED, NS_KUBE_DECODE_NODE,
+    NS_KUBE_DECODE_NODEPOOL, NS_KUBE_DECODE_NODECLAIM, NS_KUBE_DECODE_PDB, NS_KUBE_DECODE_DAEMONSET,
+    NS_KUBE_DECODE_NODECLASS;
 
-/* The decoder for a built-in resource, or NULL for kinds the cache keeps by identity and indexes only (StorageClasses,
- * PVs, PVCs, Leases, Deployments, ReplicaSets, StatefulSets: the engine has no model type for them yet). Informers of
+/* The decoder for a built-in resource (for Pods the packed one), or NULL for kinds the cache keeps by identity and
+ * indexes only (StorageClasses, PVs, PVCs, Leases, Deployments, ReplicaSets, StatefulSets: the engine has no model
+ * type for them yet). Informers of
  * the node-class kinds providers declare use NS_KUBE_DECODE_NODECLASS. */
 const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r);
 

@@ -118,9 +118,16 @@ static ns_kube_obj *entry_from(ns_kube_informer *inf, const cJSON *obj)
                ns_error_message(), NULL);
         return NULL;
     }
-    ns_kube_obj *o = ns_kube_obj_new(inf->res.namespaced ? str_at(obj, "metadata", "namespace") : NULL, name,
-                                     str_at(obj, "metadata", "uid"), str_at(obj, "metadata", "resourceVersion"),
-                                     str_at(obj, "spec", "nodeName"), provider_id, typed);
+    const char *uid = str_at(obj, "metadata", "uid"), *rv = str_at(obj, "metadata", "resourceVersion");
+    ns_kube_obj *o;
+    if (typed && inf->o.decoder->names) {
+        const char *t_ns = NULL, *t_name = NULL, *t_node = NULL;
+        inf->o.decoder->names(typed, &t_ns, &t_name, &t_node);
+        o = ns_kube_obj_new_typed(uid, rv, provider_id, typed, inf->res.namespaced ? t_ns : NULL, t_name, t_node);
+    } else {
+        o = ns_kube_obj_new(inf->res.namespaced ? str_at(obj, "metadata", "namespace") : NULL, name, uid, rv,
+                            str_at(obj, "spec", "nodeName"), provider_id, typed);
+    }
     if (!o && typed && inf->o.decoder)
         inf->o.decoder->free(typed);
     return o;

@@ -30,6 +30,9 @@
 typedef struct ns_kube_decoder {
     int (*decode)(const cJSON *obj, const char *what, const void *ctx, void **typed);
     void (*free)(void *typed);
+    /* Optional: the typed object's namespace, name and spec.nodeName, which the cache entry then borrows instead of
+     * copying (they equal the object's metadata; NULL where absent). */
+    void (*names)(const void *typed, const char **namespace_, const char **name, const char **node_name);
 } ns_kube_decoder;
 
 typedef enum ns_kube_event {

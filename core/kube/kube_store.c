@@ -5,19 +5,18 @@
 
 #include "errors/ns_error.h"
 
-/* One chained hash table per index (the primary one by namespace/name, unique; the others may hold several entries
- * under one key). A node is 24 bytes; buckets double when the load passes 1. */
-typedef struct hnode {
-    struct hnode *next;
-    ns_kube_obj *obj;
-    uint64_t hash;
-} hnode;
-
+/* One chained hash table per index: the primary one by namespace/name (unique; chain link next[0]) and one per
+ * index (several entries may share a key; chain link next[1 + index]). The chains run through the entries, so an
+ * index costs a pointer per entry; buckets double when the load passes 2. */
 typedef struct htable {
-    hnode **buckets;
+    ns_kube_obj **buckets;
     size_t n_buckets;
     size_t n;
+    int link; /* which of an entry's next[] chains this table */
 } htable;
+
+_Static_assert(sizeof(((ns_kube_obj *)0)->next) / sizeof(ns_kube_obj *) == 1 + NS_KUBE_N_INDEXES,
+               "an entry has a chain link for the primary table and for each index");
 
 struct ns_kube_store {
     ns_kube_free_fn free_typed;
@@ -33,11 +32,6 @@ static uint64_t hash_str(uint64_t h, const char *s)
         h *= 1099511628211ull;
     }
     return h;
-}
-
-static uint64_t primary_hash(const char *ns, const char *name)
-{
-    return hash_str(hash_str(14695981039346656037ull, ns) ^ 0x2f, name);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -57,17 +51,26 @@ static const char *index_key(const ns_kube_obj *o, int which)
     }
 }
 
+/* The hash an entry is filed under in table t. */
+static uint64_t obj_hash(const htable *t, const ns_kube_obj *o)
+{
+    if (t->link == 0)
+        return hash_str(hash_str(14695981039346656037ull, o->namespace_) ^ 0x2f, o->name);
+    return hash_str(14695981039346656037ull, index_key(o, t->link - 1));
+}
+
 static int table_grow(htable *t)
 {
     size_t n = t->n_buckets ? t->n_buckets * 2 : 64;
-    hnode **b = calloc(n, sizeof(*b));
+    ns_kube_obj **b = calloc(n, sizeof(*b));
     if (!b)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory growing an informer cache");
     for (size_t i = 0; i < t->n_buckets; i++) {
-        for (hnode *h = t->buckets[i], *next; h; h = next) {
-            next = h->next;
-            h->next = b[h->hash & (n - 1)];
-            b[h->hash & (n - 1)] = h;
+        for (ns_kube_obj *o = t->buckets[i], *next; o; o = next) {
+            next = o->next[t->link];
+            size_t at = obj_hash(t, o) & (n - 1);
+            o->next[t->link] = b[at];
+            b[at] = o;
         }
     }
     free(t->buckets);
@@ -76,28 +79,24 @@ static int table_grow(htable *t)
     return 0;
 }
 
-static int table_add(htable *t, ns_kube_obj *obj, uint64_t hash)
+static int table_add(htable *t, ns_kube_obj *obj)
 {
-    if (t->n >= t->n_buckets && table_grow(t) < 0)
+    if (t->n >= 2 * t->n_buckets && table_grow(t) < 0)
         return NS_ERR_INTERNAL;
-    hnode *h = malloc(sizeof(*h));
-    if (!h)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory adding to an informer cache");
-    *h = (hnode){t->buckets[hash & (t->n_buckets - 1)], obj, hash};
-    t->buckets[hash & (t->n_buckets - 1)] = h;
+    size_t at = obj_hash(t, obj) & (t->n_buckets - 1);
+    obj->next[t->link] = t->buckets[at];
+    t->buckets[at] = obj;
     t->n++;
     return 0;
 }
 
-static void table_remove(htable *t, const ns_kube_obj *obj, uint64_t hash)
+static void table_remove(htable *t, const ns_kube_obj *obj)
 {
     if (!t->n_buckets)
         return;
-    for (hnode **p = &t->buckets[hash & (t->n_buckets - 1)]; *p; p = &(*p)->next) {
-        if ((*p)->obj == obj) {
-            hnode *h = *p;
-            *p = h->next;
-            free(h);
+    for (ns_kube_obj **p = &t->buckets[obj_hash(t, obj) & (t->n_buckets - 1)]; *p; p = &(*p)->next[t->link]) {
+        if (*p == obj) {
+            *p = obj->next[t->link];
             t->n--;
             return;
         }
@@ -106,14 +105,9 @@ static void table_remove(htable *t, const ns_kube_obj *obj, uint64_t hash)
 
 static void table_free(htable *t)
 {
-    for (size_t i = 0; i < t->n_buckets; i++) {
-        for (hnode *h = t->buckets[i], *next; h; h = next) {
-            next = h->next;
-            free(h);
-        }
-    }
     free(t->buckets);
-    memset(t, 0, sizeof(*t));
+    t->buckets = NULL;
+    t->n_buckets = t->n = 0;
 }
 
 ns_kube_store *ns_kube_store_new(ns_kube_free_fn free_typed)
@@ -124,6 +118,9 @@ ns_kube_store *ns_kube_store_new(ns_kube_free_fn free_typed)
         return NULL;
     }
     s->free_typed = free_typed;
+    s->primary.link = 0;
+    for (int i = 0; i < NS_KUBE_N_INDEXES; i++)
+        s->index[i].link = 1 + i;
     return s;
 }
 
@@ -141,8 +138,10 @@ void ns_kube_store_free(ns_kube_store *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->primary.n_buckets; i++) {
-        for (hnode *h = s->primary.buckets[i]; h; h = h->next)
-            ns_kube_obj_free(s, h->obj);
+        for (ns_kube_obj *o = s->primary.buckets[i], *next; o; o = next) {
+            next = o->next[0];
+            ns_kube_obj_free(s, o);
+        }
     }
     table_free(&s->primary);
     for (int i = 0; i < NS_KUBE_N_INDEXES; i++)
@@ -150,23 +149,22 @@ void ns_kube_store_free(ns_kube_store *s)
     free(s);
 }
 
-ns_kube_obj *ns_kube_obj_new(const char *namespace_, const char *name, const char *uid, const char *rv,
-                             const char *node_name, const char *provider_id, void *typed)
+/* Copies the strings of src[] not in `borrowed` (a bit per string, in ns_kube_obj's order) into the entry's block. */
+static ns_kube_obj *obj_new(const char *const src[6], unsigned borrowed, void *typed)
 {
-    const char *src[] = {namespace_, name, uid, rv, node_name, provider_id};
     size_t total = sizeof(ns_kube_obj);
     for (size_t i = 0; i < 6; i++)
-        total += src[i] ? strlen(src[i]) + 1 : 0;
+        total += src[i] && !(borrowed & (1u << i)) ? strlen(src[i]) + 1 : 0;
     ns_kube_obj *o = malloc(total);
     if (!o) {
-        NS_FAIL(NS_ERR_INTERNAL, "out of memory caching %s", name);
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory caching %s", src[1]);
         return NULL;
     }
     char *p = (char *)(o + 1);
     const char **dst[] = {&o->namespace_, &o->name, &o->uid, &o->resource_version, &o->node_name, &o->provider_id};
     for (size_t i = 0; i < 6; i++) {
-        *dst[i] = NULL;
-        if (src[i]) {
+        *dst[i] = src[i];
+        if (src[i] && !(borrowed & (1u << i))) {
             size_t n = strlen(src[i]) + 1;
             memcpy(p, src[i], n);
             *dst[i] = p;
@@ -175,16 +173,30 @@ ns_kube_obj *ns_kube_obj_new(const char *namespace_, const char *name, const cha
     }
     o->typed = typed;
     o->generation = 0;
+    memset(o->next, 0, sizeof(o->next));
     return o;
+}
+
+ns_kube_obj *ns_kube_obj_new(const char *namespace_, const char *name, const char *uid, const char *rv,
+                             const char *node_name, const char *provider_id, void *typed)
+{
+    const char *src[] = {namespace_, name, uid, rv, node_name, provider_id};
+    return obj_new(src, 0, typed);
+}
+
+ns_kube_obj *ns_kube_obj_new_typed(const char *uid, const char *rv, const char *provider_id, void *typed,
+                                   const char *typed_namespace, const char *typed_name, const char *typed_node_name)
+{
+    const char *src[] = {typed_namespace, typed_name, uid, rv, typed_node_name, provider_id};
+    return obj_new(src, 1u << 0 | 1u << 1 | 1u << 4, typed);
 }
 
 static void unlink_obj(ns_kube_store *s, ns_kube_obj *o)
 {
-    table_remove(&s->primary, o, primary_hash(o->namespace_, o->name));
+    table_remove(&s->primary, o);
     for (int i = 0; i < NS_KUBE_N_INDEXES; i++) {
-        const char *k = index_key(o, i);
-        if (k)
-            table_remove(&s->index[i], o, hash_str(14695981039346656037ull, k));
+        if (index_key(o, i))
+            table_remove(&s->index[i], o);
     }
 }
 
@@ -192,10 +204,11 @@ static ns_kube_obj *find(const ns_kube_store *s, const char *ns, const char *nam
 {
     if (!s->primary.n_buckets)
         return NULL;
-    uint64_t h = primary_hash(ns, name);
-    for (hnode *n = s->primary.buckets[h & (s->primary.n_buckets - 1)]; n; n = n->next) {
-        if (n->hash == h && str_eq(n->obj->name, name) && str_eq(n->obj->namespace_, ns))
-            return n->obj;
+    ns_kube_obj key = {.namespace_ = ns, .name = name};
+    for (ns_kube_obj *o = s->primary.buckets[obj_hash(&s->primary, &key) & (s->primary.n_buckets - 1)]; o;
+         o = o->next[0]) {
+        if (str_eq(o->name, name) && str_eq(o->namespace_, ns))
+            return o;
     }
     return NULL;
 }
@@ -213,14 +226,19 @@ int ns_kube_store_put(ns_kube_store *s, ns_kube_obj *obj, ns_kube_obj **old)
             ns_kube_obj_free(s, prev);
     }
     obj->generation = s->generation;
-    int rc = table_add(&s->primary, obj, primary_hash(obj->namespace_, obj->name));
-    for (int i = 0; rc == 0 && i < NS_KUBE_N_INDEXES; i++) {
-        const char *k = index_key(obj, i);
-        if (k)
-            rc = table_add(&s->index[i], obj, hash_str(14695981039346656037ull, k));
+    int rc = table_add(&s->primary, obj);
+    int added = 0;
+    for (; rc == 0 && added < NS_KUBE_N_INDEXES; added++) {
+        if (index_key(obj, added))
+            rc = table_add(&s->index[added], obj);
     }
     if (rc < 0) {
-        unlink_obj(s, obj);
+        /* out of the tables it went into (an index that failed to grow never took it) */
+        table_remove(&s->primary, obj);
+        for (int i = 0; i < added - 1; i++) {
+            if (index_key(obj, i))
+                table_remove(&s->index[i], obj);
+        }
         ns_kube_obj_free(s, obj);
     }
     return rc;
@@ -249,9 +267,9 @@ size_t ns_kube_store_each(const ns_kube_store *s, ns_kube_index index, const cha
     size_t seen = 0;
     if (index == NS_KUBE_N_INDEXES) {
         for (size_t i = 0; i < s->primary.n_buckets; i++) {
-            for (hnode *h = s->primary.buckets[i]; h; h = h->next) {
+            for (const ns_kube_obj *o = s->primary.buckets[i]; o; o = o->next[0]) {
                 seen++;
-                if (!fn(ud, h->obj))
+                if (!fn(ud, o))
                     return seen;
             }
         }
@@ -261,10 +279,10 @@ size_t ns_kube_store_each(const ns_kube_store *s, ns_kube_index index, const cha
     if (!key || !t->n_buckets)
         return 0;
     uint64_t hash = hash_str(14695981039346656037ull, key);
-    for (hnode *h = t->buckets[hash & (t->n_buckets - 1)]; h; h = h->next) {
-        if (h->hash == hash && str_eq(index_key(h->obj, index), key)) {
+    for (const ns_kube_obj *o = t->buckets[hash & (t->n_buckets - 1)]; o; o = o->next[t->link]) {
+        if (str_eq(index_key(o, index), key)) {
             seen++;
-            if (!fn(ud, h->obj))
+            if (!fn(ud, o))
                 return seen;
         }
     }
@@ -284,9 +302,8 @@ void ns_kube_store_mark_seen(ns_kube_store *s, ns_kube_obj *obj)
 ns_kube_obj *ns_kube_store_take_unseen(ns_kube_store *s)
 {
     for (size_t i = 0; i < s->primary.n_buckets; i++) {
-        for (hnode *h = s->primary.buckets[i]; h; h = h->next) {
-            if (h->obj->generation != s->generation) {
-                ns_kube_obj *o = h->obj;
+        for (ns_kube_obj *o = s->primary.buckets[i]; o; o = o->next[0]) {
+            if (o->generation != s->generation) {
                 unlink_obj(s, o);
                 return o;
             }

@@ -2,8 +2,9 @@
  * An informer's local cache: objects by namespace/name, with indexes by namespace, spec.nodeName (pods) and
  * providerID (nodes: spec.providerID; node claims: status.providerID) — the lookups Karpenter's field indexers serve.
  *
- * An entry keeps what the engine needs, not the JSON: its identity strings (one allocation with the entry) and the
- * decoded model object (`typed`, owned by the entry, freed with the store's free function).
+ * An entry keeps what the engine needs, not the JSON: its identity strings (one allocation with the entry, chained
+ * into the hash tables through the entry itself) and the decoded model object (`typed`, owned by the entry, freed
+ * with the store's free function).
  *
  * Not thread-safe by itself: the informer holds its lock around every call.
  */
@@ -23,6 +24,7 @@ typedef struct ns_kube_obj {
     const char *provider_id; /* nodes: spec.providerID; node claims: status.providerID; else NULL */
     void *typed;             /* the decoded model object, or NULL for kinds kept by identity only */
     uint32_t generation;     /* internal: the relist that last saw it */
+    struct ns_kube_obj *next[4]; /* internal: the store's hash chains (by namespace/name, then each index) */
 } ns_kube_obj;
 
 typedef enum ns_kube_index {
@@ -44,6 +46,10 @@ void ns_kube_store_free(ns_kube_store *s); /* every entry too; accepts NULL */
  * NS_ERR_INTERNAL (typed is then the caller's). */
 ns_kube_obj *ns_kube_obj_new(const char *namespace_, const char *name, const char *uid, const char *rv,
                              const char *node_name, const char *provider_id, void *typed);
+/* The same, with namespace, name and node name borrowed from `typed` (strings the typed object holds, which live as
+ * long as the entry): what informers of packed pods use, so those names are kept once. */
+ns_kube_obj *ns_kube_obj_new_typed(const char *uid, const char *rv, const char *provider_id, void *typed,
+                                   const char *typed_namespace, const char *typed_name, const char *typed_node_name);
 /* Frees an entry not (or no longer) in a store. */
 void ns_kube_obj_free(ns_kube_store *s, ns_kube_obj *o);
 

@@ -359,6 +359,27 @@ done:
 
 static const char *const pod_resources_fields[] = {"limits", "requests", "claims", NULL};
 
+/* spec.overhead and the pod-level spec.resources into pod->spec_resources, allocated only when one is present. */
+static int decode_spec_resources(const ns_dec *d, const ns_ynode *spec, const char *path, ns_pod *pod)
+{
+    int rc = 0;
+    const ns_ynode *res = ns_dec_child(d, spec, path, "resources", NS_Y_MAP, &rc);
+    if (rc < 0 || (!res && !ns_dec_child(d, spec, path, "overhead", NS_Y_MAP, &rc)))
+        return rc;
+    ns_pod_spec_resources *sr = ns_pod_spec_resources_get(pod);
+    if (!sr)
+        return NS_ERR_INTERNAL;
+    if ((rc = ns_dec_resources(d, spec, path, "overhead", &sr->overhead, NULL)) < 0 || !res)
+        return rc;
+    char p[NS_PATH_MAX];
+    ns_path_key(p, sizeof(p), path, "resources");
+    if ((rc = ns_dec_fields(d, res, p, pod_resources_fields)) < 0 ||
+        (rc = ns_dec_resources(d, res, p, "requests", &sr->requests, &sr->has_requests)) < 0 ||
+        (rc = ns_dec_resources(d, res, p, "limits", &sr->limits, &sr->has_limits)) < 0)
+        return rc;
+    return 0;
+}
+
 int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, ns_pod *pod)
 {
     int rc;
@@ -369,7 +390,6 @@ int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, 
                                 &pod->n_containers)) < 0 ||
         (rc = decode_containers(d, spec, path, "initContainers", true, host_network, pod, &pod->init_containers,
                                 &pod->n_init_containers)) < 0 ||
-        (rc = ns_dec_resources(d, spec, path, "overhead", &pod->overhead, NULL)) < 0 ||
         (rc = ns_dec_label_map(d, spec, path, "nodeSelector", &pod->node_selector)) < 0 ||
         (rc = decode_affinity(d, spec, path, &pod->affinity)) < 0 ||
         (rc = ns_decode_tolerations(d, spec, path, "tolerations", &pod->tolerations, &pod->n_tolerations)) < 0 ||
@@ -381,20 +401,12 @@ int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, 
         (rc = ns_dec_int(d, spec, path, "terminationGracePeriodSeconds", 0, INT64_MAX,
                          &pod->termination_grace_period_s, NULL)) < 0)
         return rc;
+    if ((rc = decode_spec_resources(d, spec, path, pod)) < 0)
+        return rc;
     char p[NS_PATH_MAX];
     ns_path_key(p, sizeof(p), path, "containers");
     if (pod->n_containers == 0)
         return ns_dec_fail(d, spec, NULL, "missing required field \"%s\" (a pod needs at least one container)", p);
-    const ns_ynode *res = ns_dec_child(d, spec, path, "resources", NS_Y_MAP, &rc);
-    if (res) {
-        ns_path_key(p, sizeof(p), path, "resources");
-        if ((rc = ns_dec_fields(d, res, p, pod_resources_fields)) < 0 ||
-            (rc = ns_dec_resources(d, res, p, "requests", &pod->pod_requests, &pod->has_pod_requests)) < 0 ||
-            (rc = ns_dec_resources(d, res, p, "limits", &pod->pod_limits, &pod->has_pod_limits)) < 0)
-            return rc;
-    }
-    if (rc < 0)
-        return rc;
     const ns_ynode *gates = ns_dec_child(d, spec, path, "schedulingGates", NS_Y_SEQ, &rc);
     pod->scheduling_gated = gates && gates->n > 0;
     if (rc < 0)

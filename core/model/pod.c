@@ -103,6 +103,17 @@ void ns_pod_free(ns_pod *pod)
 {
     if (!pod)
         return;
+    if (pod->packed) {
+        /* everything but these lives in the pod's own block (ns_pod_pack) */
+        ns_affinity_free(&pod->affinity);
+        for (size_t i = 0; i < pod->n_spread; i++)
+            ns_topology_spread_free(&pod->spread[i]);
+        free(pod->spread);
+        free(pod->host_ports);
+        ns_pod_spec_resources_free(pod->spec_resources);
+        free(pod);
+        return;
+    }
     ns_meta_free(&pod->meta);
     containers_free(pod->containers, pod->n_containers);
     containers_free(pod->init_containers, pod->n_init_containers);
@@ -118,12 +129,28 @@ void ns_pod_free(ns_pod *pod)
     free(pod->node_name);
     free(pod->scheduler_name);
     free(pod->phase);
-    ns_res_free(&pod->overhead);
-    ns_res_free(&pod->pod_requests);
-    ns_res_free(&pod->pod_limits);
+    ns_pod_spec_resources_free(pod->spec_resources);
     ns_res_free(&pod->requests);
     ns_res_free(&pod->limits);
     free(pod);
+}
+
+void ns_pod_spec_resources_free(ns_pod_spec_resources *r)
+{
+    if (!r)
+        return;
+    ns_res_free(&r->overhead);
+    ns_res_free(&r->requests);
+    ns_res_free(&r->limits);
+    free(r);
+}
+
+ns_pod_spec_resources *ns_pod_spec_resources_get(ns_pod *pod)
+{
+    if (!pod->spec_resources && !(pod->spec_resources = calloc(1, sizeof(*pod->spec_resources))))
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory allocating the resources of pod %s",
+                pod->meta.name ? pod->meta.name : "");
+    return pod->spec_resources;
 }
 
 /* requests or limits of the pod, by Kubernetes' rule (see the header), into *sum (empty on entry). */
@@ -152,8 +179,11 @@ static int effective(const ns_pod *pod, bool limits, ns_res *sum)
     ns_res_free(&running);
     if (rc < 0)
         return rc;
-    bool has_pod_level = limits ? pod->has_pod_limits : pod->has_pod_requests;
-    const ns_res *pod_level = limits ? &pod->pod_limits : &pod->pod_requests;
+    const ns_pod_spec_resources *sr = pod->spec_resources;
+    if (!sr)
+        return 0;
+    bool has_pod_level = limits ? sr->has_limits : sr->has_requests;
+    const ns_res *pod_level = limits ? &sr->limits : &sr->requests;
     if (has_pod_level) {
         if (pod_level->cpu_milli)
             sum->cpu_milli = pod_level->cpu_milli;
@@ -162,12 +192,12 @@ static int effective(const ns_pod *pod, bool limits, ns_res *sum)
     }
     /* Overhead counts towards limits only where a limit exists, as in Kubernetes' PodLimits. */
     if (!limits) {
-        rc = ns_res_add(sum, &pod->overhead);
+        rc = ns_res_add(sum, &sr->overhead);
     } else {
         if (sum->cpu_milli)
-            sum->cpu_milli += pod->overhead.cpu_milli;
+            sum->cpu_milli += sr->overhead.cpu_milli;
         if (sum->memory_bytes)
-            sum->memory_bytes += pod->overhead.memory_bytes;
+            sum->memory_bytes += sr->overhead.memory_bytes;
     }
     return rc;
 }

@@ -101,18 +101,24 @@ typedef struct ns_topology_spread {
     size_t n_match_label_keys;
 } ns_topology_spread;
 
+typedef struct ns_pod_spec_resources {
+    ns_res overhead; /* spec.overhead */
+    /* Pod-level spec.resources (cpu and memory only); when set they replace the containers' aggregate. */
+    bool has_requests;
+    ns_res requests;
+    bool has_limits;
+    ns_res limits;
+} ns_pod_spec_resources;
+
 typedef struct ns_pod {
     ns_meta meta;
     ns_container *containers;
     size_t n_containers;
     ns_container *init_containers; /* in start order */
     size_t n_init_containers;
-    ns_res overhead; /* spec.overhead */
-    /* Pod-level spec.resources (cpu and memory only); when set they replace the containers' aggregate. */
-    bool has_pod_requests;
-    ns_res pod_requests;
-    bool has_pod_limits;
-    ns_res pod_limits;
+    /* spec.overhead and pod-level spec.resources, which few pods set: NULL when the pod sets none (kept out of line
+     * so the informer's cache of many pods stays small). Owned. */
+    ns_pod_spec_resources *spec_resources;
     /* Effective requests and limits, from ns_pod_compute_requests: max(max over init containers (each plus the
      * sidecars started before it), sum(containers) + sum(sidecars)) + overhead, with pods = 1 in requests. */
     ns_res requests;
@@ -127,13 +133,16 @@ typedef struct ns_pod {
     size_t n_host_ports;
     char *priority_class_name;
     bool has_priority;
+    bool scheduling_gated; /* spec.schedulingGates is non-empty: not schedulable yet */
+    bool do_not_disrupt;   /* annotation karpenter.sh/do-not-disrupt: "true" */
+    /* Set by ns_pod_pack: the pod and its strings and arrays live in one block (affinity, spread and host ports
+     * excepted), its names from bounded sets are interned; read-only, freed by ns_pod_free. */
+    bool packed;
     int32_t priority;
     char *preemption_policy; /* NULL = PreemptLowerPriority */
     char *node_name;         /* spec.nodeName: bound to this node */
     char *scheduler_name;    /* NULL = default-scheduler */
     char *phase;             /* status.phase; NULL when absent */
-    bool scheduling_gated;   /* spec.schedulingGates is non-empty: not schedulable yet */
-    bool do_not_disrupt;     /* annotation karpenter.sh/do-not-disrupt: "true" */
     int64_t termination_grace_period_s; /* -1 = not set (Kubernetes default 30) */
     /* When the pod last became pending (PodScheduled=False lastTransitionTime), unix ms; 0 = before the engine ran
      * (loaded from manifests). Provisioning batches on it. */
@@ -145,6 +154,17 @@ ns_pod *ns_pod_new(void);
 void ns_pod_free(ns_pod *pod); /* the pod and everything it owns; accepts NULL */
 /* A deep copy of src (the caller's; free with ns_pod_free), or NULL with NS_ERR_INTERNAL recorded. */
 ns_pod *ns_pod_copy(const ns_pod *src);
+/* The pod's spec_resources, allocated zeroed on first use; NULL with NS_ERR_INTERNAL recorded when out of memory. */
+ns_pod_spec_resources *ns_pod_spec_resources_get(ns_pod *pod);
+
+/* A packed copy of *pod for caches holding many pods (the informer's): one allocation holds the pod, its arrays and
+ * its strings; strings from bounded sets (namespace, label and annotation keys, owner kind, container names,
+ * tolerations, nodeSelector, finalizers, scheduler and priority class names, preemption policy, phase) are interned
+ * (model/intern.h), the rest (name, label and annotation values, owner name, node name) are copied in. Affinity,
+ * spread constraints, host ports and spec_resources are moved from *pod, not copied. *pod is consumed (freed, also
+ * on failure). A packed pod is read-only: copy it with ns_pod_copy to change it; ns_pod_free frees it. NULL with
+ * NS_ERR_INTERNAL recorded when out of memory. */
+ns_pod *ns_pod_pack(ns_pod *pod);
 
 /* Computes pod->requests and pod->limits from the containers, overhead and pod-level resources (see above).
  * NS_ERR_INTERNAL when out of memory. */
@@ -177,5 +197,6 @@ void ns_pod_affinity_term_free(ns_pod_affinity_term *t);
 void ns_affinity_free(ns_affinity *a);
 void ns_topology_spread_free(ns_topology_spread *s);
 void ns_container_free(ns_container *c);
+void ns_pod_spec_resources_free(ns_pod_spec_resources *r); /* and the struct; accepts NULL */
 
 #endif

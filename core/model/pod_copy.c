@@ -178,13 +178,30 @@ ns_pod *ns_pod_copy(const ns_pod *src)
     p->host_ports = NULL;
     p->n_host_ports = 0;
     p->priority_class_name = p->preemption_policy = p->node_name = p->scheduler_name = p->phase = NULL;
-    ns_res *res[] = {&p->overhead, &p->pod_requests, &p->pod_limits, &p->requests, &p->limits};
-    const ns_res *src_res[] = {&src->overhead, &src->pod_requests, &src->pod_limits, &src->requests, &src->limits};
-    for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)
-        memset(res[i], 0, sizeof(ns_res));
+    p->packed = false;
+    p->spec_resources = NULL;
+    memset(&p->requests, 0, sizeof(p->requests));
+    memset(&p->limits, 0, sizeof(p->limits));
     int rc = ns_meta_copy(&src->meta, &p->meta);
-    for (size_t i = 0; rc == 0 && i < sizeof(res) / sizeof(res[0]); i++)
-        rc = ns_res_copy(res[i], src_res[i]);
+    if (rc == 0)
+        rc = ns_res_copy(&p->requests, &src->requests);
+    if (rc == 0)
+        rc = ns_res_copy(&p->limits, &src->limits);
+    if (rc == 0 && src->spec_resources) {
+        const ns_pod_spec_resources *s = src->spec_resources;
+        ns_pod_spec_resources *d = ns_pod_spec_resources_get(p);
+        if (!d)
+            rc = NS_ERR_INTERNAL;
+        if (rc == 0) {
+            d->has_requests = s->has_requests;
+            d->has_limits = s->has_limits;
+            rc = ns_res_copy(&d->overhead, &s->overhead);
+        }
+        if (rc == 0)
+            rc = ns_res_copy(&d->requests, &s->requests);
+        if (rc == 0)
+            rc = ns_res_copy(&d->limits, &s->limits);
+    }
     if (rc == 0)
         rc = containers_copy(src->containers, src->n_containers, &p->containers, &p->n_containers);
     if (rc == 0)

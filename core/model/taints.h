@@ -29,11 +29,11 @@
 
 typedef struct ns_toleration {
     char *key;    /* NULL or "" = any key (only with exists) */
-    bool exists;  /* operator Exists; false = Equal */
     char *value;  /* NULL = "" */
     char *effect; /* NULL or "" = every effect */
-    bool has_toleration_seconds;
     int64_t toleration_seconds;
+    bool has_toleration_seconds;
+    bool exists; /* operator Exists; false = Equal */
 } ns_toleration;
 
 /* True when the name is NoSchedule, PreferNoSchedule or NoExecute. */

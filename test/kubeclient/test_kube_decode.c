@@ -12,7 +12,9 @@
 #include "model/node.h"
 #include "model/nodeclass.h"
 #include "model/nodeclass_kinds.h"
+#include "model/intern.h"
 #include "model/pod.h"
+#include "kube/kube_store.h"
 
 static cJSON *load(const char *name)
 {
@@ -120,9 +122,205 @@ START_TEST(nodeclass_decoded_with_the_providers_kinds)
 }
 END_TEST
 
+/* Everything a scheduler or the engine reads, equal in a decoded pod and its packed form. */
+static void assert_same_pod(const ns_pod *a, const ns_pod *b)
+{
+    ck_assert_str_eq(a->meta.name, b->meta.name);
+    ck_assert_str_eq(a->meta.namespace_, b->meta.namespace_);
+    ck_assert_pstr_eq(a->meta.owner_kind, b->meta.owner_kind);
+    ck_assert_pstr_eq(a->meta.owner_name, b->meta.owner_name);
+    ck_assert_int_eq(a->meta.creation_ms, b->meta.creation_ms);
+    ck_assert_int_eq(a->meta.deletion_ms, b->meta.deletion_ms);
+    ck_assert_uint_eq(a->meta.labels.n, b->meta.labels.n);
+    for (size_t i = 0; i < a->meta.labels.n; i++) {
+        ck_assert_str_eq(a->meta.labels.items[i].key, b->meta.labels.items[i].key);
+        ck_assert_str_eq(a->meta.labels.items[i].value, b->meta.labels.items[i].value);
+    }
+    ck_assert_uint_eq(a->meta.annotations.n, b->meta.annotations.n);
+    for (size_t i = 0; i < a->meta.annotations.n; i++)
+        ck_assert_str_eq(a->meta.annotations.items[i].value, b->meta.annotations.items[i].value);
+    ck_assert_uint_eq(a->meta.n_finalizers, b->meta.n_finalizers);
+    for (size_t i = 0; i < a->meta.n_finalizers; i++)
+        ck_assert_str_eq(a->meta.finalizers[i], b->meta.finalizers[i]);
+    ck_assert_uint_eq(a->n_containers, b->n_containers);
+    ck_assert_uint_eq(a->n_init_containers, b->n_init_containers);
+    for (size_t i = 0; i < a->n_containers; i++) {
+        ck_assert_str_eq(a->containers[i].name, b->containers[i].name);
+        ck_assert(ns_res_equal(&a->containers[i].requests, &b->containers[i].requests));
+        ck_assert(ns_res_equal(&a->containers[i].limits, &b->containers[i].limits));
+    }
+    for (size_t i = 0; i < a->n_init_containers; i++)
+        ck_assert_int_eq(a->init_containers[i].sidecar, b->init_containers[i].sidecar);
+    ck_assert(ns_res_equal(&a->requests, &b->requests));
+    ck_assert(ns_res_equal(&a->limits, &b->limits));
+    ck_assert_uint_eq(a->node_selector.n, b->node_selector.n);
+    for (size_t i = 0; i < a->node_selector.n; i++)
+        ck_assert_str_eq(a->node_selector.items[i].value, b->node_selector.items[i].value);
+    ck_assert_uint_eq(a->n_tolerations, b->n_tolerations);
+    for (size_t i = 0; i < a->n_tolerations; i++) {
+        ck_assert_pstr_eq(a->tolerations[i].key, b->tolerations[i].key);
+        ck_assert_pstr_eq(a->tolerations[i].value, b->tolerations[i].value);
+        ck_assert_pstr_eq(a->tolerations[i].effect, b->tolerations[i].effect);
+        ck_assert_int_eq(a->tolerations[i].exists, b->tolerations[i].exists);
+        ck_assert_int_eq(a->tolerations[i].toleration_seconds, b->tolerations[i].toleration_seconds);
+    }
+    ck_assert_uint_eq(a->affinity.n_node_required, b->affinity.n_node_required);
+    ck_assert_uint_eq(a->affinity.n_anti_required, b->affinity.n_anti_required);
+    ck_assert_uint_eq(a->n_spread, b->n_spread);
+    ck_assert_uint_eq(a->n_host_ports, b->n_host_ports);
+    ck_assert_int_eq(a->spec_resources != NULL, b->spec_resources != NULL);
+    ck_assert_pstr_eq(a->node_name, b->node_name);
+    ck_assert_pstr_eq(a->phase, b->phase);
+    ck_assert_pstr_eq(a->scheduler_name, b->scheduler_name);
+    ck_assert_pstr_eq(a->preemption_policy, b->preemption_policy);
+    ck_assert_pstr_eq(a->priority_class_name, b->priority_class_name);
+    ck_assert_int_eq(a->priority, b->priority);
+    ck_assert_int_eq(a->termination_grace_period_s, b->termination_grace_period_s);
+    ck_assert_int_eq(a->do_not_disrupt, b->do_not_disrupt);
+}
+
+static const char *const rich_pod =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"rich\",\"namespace\":\"shop\","
+    "\"labels\":{\"app\":\"rich\"},\"annotations\":{\"karpenter.sh/do-not-disrupt\":\"true\",\"note\":\"x\"},"
+    "\"finalizers\":[\"example.com/keep\"],\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\","
+    "\"name\":\"db\",\"uid\":\"u\",\"controller\":true}]},"
+    "\"spec\":{\"nodeName\":\"node-b\",\"priority\":1000,\"overhead\":{\"cpu\":\"50m\"},"
+    "\"resources\":{\"requests\":{\"cpu\":\"2\"}},"
+    "\"initContainers\":[{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":"
+    "{\"memory\":\"64Mi\",\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],"
+    "\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}},"
+    "{\"name\":\"b\",\"ports\":[{\"containerPort\":80,\"hostPort\":8080}]}],"
+    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":"
+    "[{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\",\"values\":[\"a\"]}]}]}},"
+    "\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"topologyKey\":"
+    "\"kubernetes.io/hostname\",\"labelSelector\":{\"matchLabels\":{\"app\":\"rich\"}}}]}},"
+    "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"topology.kubernetes.io/zone\","
+    "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":\"rich\"}}}],"
+    "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]},"
+    "\"status\":{\"phase\":\"Pending\"}}";
+
+START_TEST(packed_pods_read_as_decoded_ones)
+{
+    const char *texts[] = {NULL, rich_pod};
+    for (size_t t = 0; t < 2; t++) {
+        cJSON *j = t == 0 ? load("pod.json") : cJSON_Parse(texts[t]);
+        ck_assert_ptr_nonnull(j);
+        void *plain = NULL, *packed = NULL;
+        ck_assert_msg(NS_KUBE_DECODE_POD.decode(j, "Pod", NULL, &plain) == 0, "%s", ns_error_message());
+        ck_assert_msg(NS_KUBE_DECODE_POD_PACKED.decode(j, "Pod", NULL, &packed) == 0, "%s", ns_error_message());
+        const ns_pod *a = plain, *b = packed;
+        ck_assert(!a->packed);
+        ck_assert(b->packed);
+        assert_same_pod(a, b);
+        /* names from bounded sets are the interned copies, shared by every pod */
+        ck_assert_ptr_eq(b->meta.namespace_, ns_intern("shop"));
+        ck_assert_ptr_eq(b->tolerations[0].key, ns_intern(a->tolerations[0].key));
+        const char *ns, *name, *node;
+        NS_KUBE_DECODE_POD_PACKED.names(b, &ns, &name, &node);
+        ck_assert_ptr_eq(name, b->meta.name);
+        ck_assert_ptr_eq(node, b->node_name);
+        /* a copy of a packed pod is an ordinary one: it can be changed and freed member by member */
+        ns_pod *copy = ns_pod_copy(b);
+        ck_assert_ptr_nonnull(copy);
+        ck_assert(!copy->packed);
+        assert_same_pod(a, copy);
+        ck_assert_int_eq(ns_labels_set(&copy->meta.labels, "more", "1"), 0);
+        ck_assert_int_eq(ns_pod_compute_requests(copy), 0);
+        ck_assert(ns_res_equal(&copy->requests, &a->requests));
+        if (t == 1) {
+            /* max(init: sidecar 64Mi + gpu, containers 500m + 1Gi + sidecar) with pod-level cpu 2, + 50m overhead */
+            ck_assert_int_eq(b->requests.cpu_milli, 2050);
+            ck_assert_int_eq(ns_res_get(&b->requests, "nvidia.com/gpu"), 1);
+            ck_assert(b->do_not_disrupt);
+            ck_assert_uint_eq(b->n_host_ports, 1);
+        }
+        ns_pod_free(copy);
+        NS_KUBE_DECODE_POD.free(plain);
+        NS_KUBE_DECODE_POD_PACKED.free(packed);
+        cJSON_Delete(j);
+    }
+}
+END_TEST
+
+typedef struct seen {
+    int n;
+    const char *names[8];
+} seen;
+
+static bool collect(void *ud, const ns_kube_obj *o)
+{
+    seen *s = ud;
+    if (s->n < 8)
+        s->names[s->n] = o->name;
+    s->n++;
+    return true;
+}
+
+/* The cache's tables (entries chained through themselves): replace, take, indexes, relist, many entries. */
+START_TEST(store_indexes_follow_replacements_and_relists)
+{
+    ns_kube_store *s = ns_kube_store_new(NULL);
+    ck_assert_ptr_nonnull(s);
+    char name[32], node[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "p-%d", i);
+        snprintf(node, sizeof(node), "node-%d", i % 10);
+        ck_assert_int_eq(ns_kube_store_put(s, ns_kube_obj_new(i % 2 ? "odd" : "even", name, "u", "1", node, NULL,
+                                                              NULL), NULL), 0);
+    }
+    ck_assert_uint_eq(ns_kube_store_len(s), 1000);
+    seen v = {0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NODE_NAME, "node-3", collect, &v), 100);
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NAMESPACE, "odd", collect, &v), 500);
+    /* p-3 moves from node-3 to node-x: the old entry leaves every index */
+    ns_kube_obj *old = NULL;
+    ck_assert_int_eq(ns_kube_store_put(s, ns_kube_obj_new("odd", "p-3", "u", "2", "node-x", "aws:///i-1", NULL), &old),
+                     0);
+    ck_assert_ptr_nonnull(old);
+    ck_assert_str_eq(old->resource_version, "1");
+    ns_kube_obj_free(s, old);
+    ck_assert_uint_eq(ns_kube_store_len(s), 1000);
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NODE_NAME, "node-3", collect, &v), 99);
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NODE_NAME, "node-x", collect, &v), 1);
+    ck_assert_str_eq(v.names[0], "p-3");
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_PROVIDER_ID, "aws:///i-1", collect, &v), 1);
+    ck_assert_str_eq(ns_kube_store_get(s, "odd", "p-3")->resource_version, "2");
+    ck_assert_ptr_null(ns_kube_store_get(s, "even", "p-3"));
+    /* a relist that sees only the even pods takes the odd ones out */
+    ns_kube_store_begin_relist(s);
+    for (int i = 0; i < 1000; i += 2) {
+        snprintf(name, sizeof(name), "p-%d", i);
+        ns_kube_store_mark_seen(s, (ns_kube_obj *)ns_kube_store_get(s, "even", name));
+    }
+    int taken = 0;
+    for (ns_kube_obj *o; (o = ns_kube_store_take_unseen(s)) != NULL; taken++) {
+        ck_assert_str_eq(o->namespace_, "odd");
+        ns_kube_obj_free(s, o);
+    }
+    ck_assert_int_eq(taken, 500);
+    ck_assert_uint_eq(ns_kube_store_len(s), 500);
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NAMESPACE, "odd", collect, &v), 0);
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NODE_NAME, "node-4", collect, &v), 100);
+    ns_kube_obj *t = ns_kube_store_take(s, "even", "p-4");
+    ck_assert_ptr_nonnull(t);
+    ns_kube_obj_free(s, t);
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_BY_NODE_NAME, "node-4", collect, &v), 99);
+    v = (seen){0};
+    ck_assert_uint_eq(ns_kube_store_each(s, NS_KUBE_N_INDEXES, NULL, collect, &v), 499);
+    ns_kube_store_free(s);
+}
+END_TEST
+
 START_TEST(decoders_by_resource)
 {
-    ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_PODS), &NS_KUBE_DECODE_POD);
+    ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_PODS), &NS_KUBE_DECODE_POD_PACKED);
     ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_NODECLAIMS), &NS_KUBE_DECODE_NODECLAIM);
     ck_assert_ptr_null(ns_kube_decoder_for(&NS_KUBE_LEASES));
     char buf[256];
@@ -149,6 +347,8 @@ int main(void)
     tcase_add_test(t, bad_fields_name_object_and_field);
     tcase_add_test(t, nodeclass_decoded_with_the_providers_kinds);
     tcase_add_test(t, decoders_by_resource);
+    tcase_add_test(t, packed_pods_read_as_decoded_ones);
+    tcase_add_test(t, store_indexes_follow_replacements_and_relists);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

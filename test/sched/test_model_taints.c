@@ -95,7 +95,7 @@ START_TEST(test_pod_effective_requests)
     p->n_init_containers = 1;
     p->init_containers = calloc(1, sizeof(ns_container));
     container(&p->init_containers[0], "2", "64Mi", false);
-    ck_assert_int_eq(ns_res_set_text(&p->overhead, "cpu", "100m", "o"), 0);
+    ck_assert_int_eq(ns_res_set_text(&ns_pod_spec_resources_get(p)->overhead, "cpu", "100m", "o"), 0);
     ck_assert_int_eq(ns_pod_compute_requests(p), 0);
     /* max(max(init) = 2 cpu, sum = 750m) + 100m overhead; memory max(64Mi, 384Mi). */
     ck_assert_int_eq(p->requests.cpu_milli, 2100);
