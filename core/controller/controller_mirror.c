@@ -174,7 +174,7 @@ static void mirror_event(void *ud, ns_kube_event ev, const ns_kube_obj *o)
         enqueue(ud, o->namespace_, o->name, o->resource_version, NULL);
 }
 
-static const ns_kube_decoder mirror_decoder = {mirror_decode, NULL};
+static const ns_kube_decoder mirror_decoder = {.decode = mirror_decode};
 
 static int add_informer(ns_mirror *m, ns_mirror_kind kind, const ns_kube_resource *res, const void *inner_ctx)
 {
