@@ -238,6 +238,8 @@ typedef struct offer_view {
     size_t n;
 } offer_view;
 
+/* Every offering is listed as available: the core's unavailable-offerings cache keeps the ones a launch found
+ * without capacity (providers keep none, provider.h). */
 static void offerings_of(az_state *s, const az_sku *k, offer_view *o)
 {
     double od, spot;
@@ -250,12 +252,9 @@ static void offerings_of(az_state *s, const az_sku *k, offer_view *o)
         snprintf(o->zones[nz++], NS_ZONE_MAX, "0");
     o->n = 0;
     for (size_t i = 0; i < nz; i++) {
-        o->items[o->n++] = (ns_offering){sizeof(ns_offering), o->zones[i], NS_CAPACITY_ON_DEMAND, od,
-                                         !az_offering_unavailable(s, k->name, o->zones[i], NS_CAPACITY_ON_DEMAND),
-                                         NULL};
+        o->items[o->n++] = (ns_offering){sizeof(ns_offering), o->zones[i], NS_CAPACITY_ON_DEMAND, od, true, NULL};
         if (k->spot_capable)
-            o->items[o->n++] = (ns_offering){sizeof(ns_offering), o->zones[i], NS_CAPACITY_SPOT, spot,
-                                             !az_offering_unavailable(s, k->name, o->zones[i], NS_CAPACITY_SPOT),
+            o->items[o->n++] = (ns_offering){sizeof(ns_offering), o->zones[i], NS_CAPACITY_SPOT, spot, true,
                                              NULL};
     }
 }

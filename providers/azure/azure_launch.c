@@ -1,6 +1,7 @@
 /* launch: a NIC in the node class's subnet, then a standalone VM (spot: eviction policy Delete, max price -1), both
- * named after the node claim, so a retried launch finds what the first one made. Capacity and quota refusals mark
- * exactly the refused offering unavailable (for 3 minutes, as Karpenter does) and the next option is tried. */
+ * named after the node claim, so a retried launch finds what the first one made. A capacity or quota refusal names
+ * exactly the refused offering to the core (host->error_unavailable_offering, also when a later option launched; the
+ * core's cache keeps it unavailable) and the next option is tried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,51 +12,6 @@
 #include "azure_bootstrap.h"
 #include "azure_errors.h"
 #include "azure_provider.h"
-
-/* ---- unavailable offerings ---- */
-
-bool az_offering_unavailable(az_state *s, const char *sku, const char *zone, const char *capacity_type)
-{
-    int64_t now = s->host->now_ms(s->ctx);
-    bool found = false;
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n_unavailable && !found; i++) {
-        az_unavailable *u = &s->unavailable[i];
-        found = u->until_ms > now && strcmp(u->sku, sku) == 0 && strcmp(u->capacity_type, capacity_type) == 0 &&
-                (!u->zone[0] || strcmp(u->zone, zone) == 0);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return found;
-}
-
-void az_mark_unavailable(az_state *s, const char *sku, const char *zone, const char *capacity_type)
-{
-    int64_t now = s->host->now_ms(s->ctx);
-    pthread_mutex_lock(&s->lock);
-    size_t slot = s->n_unavailable;
-    for (size_t i = 0; i < s->n_unavailable; i++)
-        if (s->unavailable[i].until_ms <= now) {
-            slot = i;
-            break;
-        }
-    if (slot == AZ_MAX_UNAVAILABLE)
-        slot = 0;
-    az_unavailable *u = &s->unavailable[slot];
-    snprintf(u->sku, sizeof(u->sku), "%s", sku);
-    snprintf(u->zone, sizeof(u->zone), "%s", zone);
-    snprintf(u->capacity_type, sizeof(u->capacity_type), "%s", capacity_type);
-    u->until_ms = now + AZ_UNAVAILABLE_TTL_MS;
-    if (slot == s->n_unavailable)
-        s->n_unavailable++;
-    pthread_mutex_unlock(&s->lock);
-}
-
-void az_forget_unavailable(az_state *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->n_unavailable = 0;
-    pthread_mutex_unlock(&s->lock);
-}
 
 /* ---- JSON building: one failure flag instead of a check per member ---- */
 
@@ -325,7 +281,6 @@ static int try_option(az_state *s, const ns_launch_request *req, const az_nodecl
         az_arm_result_clear(s, &r);
     }
     if (rc == NS_ERR_INSUFFICIENT_CAPACITY) {
-        az_mark_unavailable(s, k->name, opt->zone, opt->capacity_type);
         if (e.status == 200) /* the VM resource exists, Failed: remove it before the next option */
             delete_quietly(s, "Compute", "virtualMachines", vm_name);
     }
@@ -358,9 +313,10 @@ static int ensure_nic(az_state *s, const ns_launch_request *req, const az_nodecl
     return rc;
 }
 
+/* The offerings ARM refused for capacity or quota in this launch, and how many options could be tried at all. */
 typedef struct refused {
     const ns_launch_option *opts[64];
-    size_t n;
+    size_t n, tried;
 } refused;
 
 static int launch_options(az_state *s, const ns_launch_request *req, const az_nodeclass *nc, az_catalog *c,
@@ -374,12 +330,11 @@ static int launch_options(az_state *s, const ns_launch_request *req, const az_no
     for (size_t i = 0; i < req->n_options; i++) {
         const ns_launch_option *opt = NS_AT(req->options, i);
         const az_sku *k = az_catalog_find(c, opt->instance_type);
-        if (!k || !az_sku_runs(k, nc) || az_offering_unavailable(s, k->name, opt->zone, opt->capacity_type) ||
-            (strcmp(opt->capacity_type, NS_CAPACITY_SPOT) == 0 && !k->spot_capable)) {
-            if (ref->n < 64)
-                ref->opts[ref->n++] = opt;
+        /* Not an offering of this node class (list_instance_types never offers it): skipped, and not named, since
+         * it was refused for no lack of capacity. */
+        if (!k || !az_sku_runs(k, nc) || (strcmp(opt->capacity_type, NS_CAPACITY_SPOT) == 0 && !k->spot_capable))
             continue;
-        }
+        ref->tried++;
         if (!nic_made) {
             if ((rc = ensure_nic(s, req, nc, k, vm_name)) < 0)
                 return rc;
@@ -424,14 +379,20 @@ int az_launch(void *state, const ns_launch_request *req, ns_launch_result *resul
     rc = existing_vm(s, vm_name, &vm);
     if (rc == 1)
         rc = launch_options(s, req, nc, c, vm_name, &vm, &ref);
-    if (rc == NS_ERR_INSUFFICIENT_CAPACITY) {
-        rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "azure launch of %s: no capacity in any of the %zu "
-                      "options (each refused offering is named)", claim, req->n_options);
-        for (size_t i = 0; i < ref.n; i++)
-            h->error_unavailable_offering(s->ctx, ref.opts[i]->instance_type, ref.opts[i]->zone,
-                                          ref.opts[i]->capacity_type);
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY && ref.tried == 0)
+        rc = NS_ERROR(h, s->ctx, NS_ERR_INVALID_ARGUMENT, "azure launch of %s: none of the %zu options is a size "
+                      "node class %s can run (image architecture, spot capability or an unknown size)", claim,
+                      req->n_options, nc->name);
+    else if (rc == NS_ERR_INSUFFICIENT_CAPACITY)
+        rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "azure launch of %s: ARM refused each of the %zu "
+                      "offerings it could try for capacity or quota (each is named)", claim, ref.tried);
+    /* The refused offerings, after the error when there is one (the record belongs to it), and also when a later
+     * option launched: the core's cache keeps them unavailable. */
+    for (size_t i = 0; i < ref.n && rc != NS_ERR_INVALID_ARGUMENT; i++)
+        h->error_unavailable_offering(s->ctx, ref.opts[i]->instance_type, ref.opts[i]->zone,
+                                      ref.opts[i]->capacity_type);
+    if (rc < 0)
         goto done;
-    }
     if (rc == NS_OK)
         rc = fill_result(s, vm, nc, c, result);
     if (rc == NS_OK) {

@@ -33,8 +33,6 @@
 #define AZ_API_NETWORK "2024-05-01"
 #define AZ_API_HEALTH "2022-10-01"
 #define AZ_API_PRICES "2023-01-01-preview"
-#define AZ_MAX_UNAVAILABLE 256
-#define AZ_UNAVAILABLE_TTL_MS (3 * 60 * 1000)
 #define AZ_MAX_DELIVERED 1024
 #define AZ_MAX_PENDING 64
 
@@ -58,13 +56,6 @@ typedef struct az_price_list {
     size_t n;
     int64_t fetched_ms;
 } az_price_list;
-
-typedef struct az_unavailable {
-    char sku[NS_NAME_MAX];
-    char zone[NS_ZONE_MAX]; /* "" = every zone */
-    char capacity_type[NS_CAPACITY_TYPE_MAX];
-    int64_t until_ms;
-} az_unavailable;
 
 typedef struct az_state {
     const ns_host *host;
@@ -97,8 +88,6 @@ typedef struct az_state {
     pthread_mutex_t lock; /* guards everything below */
     az_catalog *catalog;
     az_price_list *price_list;
-    az_unavailable unavailable[AZ_MAX_UNAVAILABLE];
-    size_t n_unavailable;
     char delivered[AZ_MAX_DELIVERED][NS_NAME_MAX]; /* event IDs already taken by the core (a ring) */
     size_t n_delivered, next_delivered;
 } az_state;
@@ -119,11 +108,6 @@ void az_pricing_refresh(az_state *s);
 /* On-demand and spot price of a SKU: the API's, else the built-in table's (spot estimated); < 0 when unknown. */
 void az_price_of(az_state *s, const char *sku, double *on_demand, double *spot);
 void az_price_list_free(az_price_list *l);
-
-/* Unavailable offerings (azure_launch.c). */
-bool az_offering_unavailable(az_state *s, const char *sku, const char *zone, const char *capacity_type);
-void az_mark_unavailable(az_state *s, const char *sku, const char *zone, const char *capacity_type);
-void az_forget_unavailable(az_state *s);
 
 /* Naming: the VM and NIC of a node claim ("aks-<claim>"), ARM IDs, provider IDs. */
 int az_vm_name(const char *nodeclaim, char *out, size_t len);
