@@ -10,21 +10,43 @@
 #define UBUNTU_GALLERY "AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2"
 #define AZURELINUX_GALLERY "AKSAzureLinux-f7c7cda5-1c9a-4bdc-a222-9614c968580b"
 
-static const char *image_name(const az_nodeclass *nc, const az_sku *k)
+/* The image definition of the family for an architecture and Hyper-V generation (the reference port's names). */
+static const char *image_name(const az_nodeclass *nc, bool arm, bool gen2)
 {
-    bool arm = strcmp(k->arch, "arm64") == 0, gen2 = k->hyperv_v2;
     if (strcmp(nc->image_family, "AzureLinux") == 0)
         return arm ? "V2gen2arm64" : gen2 ? "V2gen2" : "V2";
     if (strcmp(nc->image_family, "Ubuntu2404") == 0)
         return arm ? "2404gen2arm64containerd" : gen2 ? "2404gen2containerd" : "2404containerd";
-    if (nc->fips)
-        return gen2 ? "2204gen2fipscontainerd" : "2204fipscontainerd";
     return arm ? "2204gen2arm64containerd" : gen2 ? "2204gen2containerd" : "2204containerd";
+}
+
+static const char *gallery_of(const az_nodeclass *nc)
+{
+    return strcmp(nc->image_family, "AzureLinux") == 0 ? AZURELINUX_GALLERY : UBUNTU_GALLERY;
+}
+
+size_t az_gallery_images(const az_state *s, const az_nodeclass *nc, const char **gallery, const char **version,
+                         az_gallery_image out[3])
+{
+    static const struct {
+        bool arm, gen2;
+        const char *arch, *generation;
+    } KINDS[] = {{false, true, "amd64", "2"}, {false, false, "amd64", "1"}, {true, true, "arm64", "2"}};
+    *gallery = gallery_of(nc);
+    *version = nc->image_version[0] ? nc->image_version : s->image_version;
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(out[i].definition, sizeof(out[i].definition), "%s", image_name(nc, KINDS[i].arm, KINDS[i].gen2));
+        out[i].arch = KINDS[i].arch;
+        out[i].generation = KINDS[i].generation;
+    }
+    return 3;
 }
 
 int az_image_for(az_state *s, const az_nodeclass *nc, const az_sku *k, ns_json **image, char *ref, size_t len)
 {
     const ns_host *h = s->host;
+    if (nc->fips && !nc->image_id[0])
+        return NS_ERROR(h, s->ctx, NS_ERR_INVALID_CONFIG, "AKSNodeClass %s: " AZ_FIPS_NO_IMAGE, nc->name);
     ns_json *o = h->json_new_object();
     if (!o)
         return NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "out of memory building an image reference");
@@ -46,9 +68,8 @@ int az_image_for(az_state *s, const az_nodeclass *nc, const az_sku *k, ns_json *
         snprintf(ref, len, "MicrosoftWindowsServer:WindowsServer:%s:latest", sku);
     } else {
         const char *version = nc->image_version[0] ? nc->image_version : s->image_version;
-        snprintf(ref, len, "/CommunityGalleries/%s/images/%s/versions/%s",
-                 strcmp(nc->image_family, "AzureLinux") == 0 ? AZURELINUX_GALLERY : UBUNTU_GALLERY,
-                 image_name(nc, k), version);
+        snprintf(ref, len, "/CommunityGalleries/%s/images/%s/versions/%s", gallery_of(nc),
+                 image_name(nc, strcmp(k->arch, "arm64") == 0, k->hyperv_v2), version);
         rc = h->json_add(o, "communityGalleryImageId", h->json_new_string(ref));
     }
     if (rc < 0) {

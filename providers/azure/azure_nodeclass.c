@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,20 @@ typedef struct reader {
     ns_host_ctx *ctx;
     const char *name;
     const char *version;
+    char *why; /* the refusal's words, kept for nodeclass_status's ValidationSucceeded condition */
+    size_t why_len;
 } reader;
 
-#define BAD(r, ...) NS_ERROR((r)->h, (r)->ctx, NS_ERR_INVALID_CONFIG, __VA_ARGS__)
+NS_PRINTF(4, 5) static int bad(reader *r, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why, r->why_len, fmt, ap);
+    va_end(ap);
+    return r->h->error(r->ctx, NS_ERR_INVALID_CONFIG, file, line, "%s", r->why);
+}
+
+#define BAD(r, ...) bad((r), __FILE__, __LINE__, __VA_ARGS__)
 
 static const char *const V1BETA1_FIELDS[] = {"vnetSubnetID", "osDiskSizeGB", "imageFamily", "fipsMode", "tags",
                                              "kubelet", "maxPods", "security", "localDNS", "imageID", "userData",
@@ -353,7 +365,8 @@ int az_nodeclass_parse(const ns_host *h, ns_host_ctx *ctx, const ns_nodeclass *n
                        az_nodeclass *out)
 {
     memset(out, 0, sizeof(*out));
-    reader r = {h, ctx, nc->name ? nc->name : "(unnamed)", nc->api_version ? nc->api_version : ""};
+    reader r = {h, ctx, nc->name ? nc->name : "(unnamed)", nc->api_version ? nc->api_version : "", out->why,
+                sizeof(out->why)};
     if (!nc->kind || strcmp(nc->kind, "AKSNodeClass") != 0)
         return NS_ERROR(h, ctx, NS_ERR_INVALID_ARGUMENT, "node class %s is a %s; the azure provider takes "
                         "AKSNodeClass (" GROUP "/v1beta1 or v1alpha2)", r.name, nc->kind ? nc->kind : "(no kind)");

@@ -50,11 +50,12 @@ typedef struct az_nodeclass {
     char image_id[512];      /* extension: "" = the AKS node image of the family */
     char image_version[64];  /* v1alpha2 imageVersion: "" = the provider's option */
     const char *user_data;   /* extension: borrowed from the node class's spec; NULL = the AKS bootstrap */
+    char why[NS_DETAIL_MAX]; /* when parsing refused the node class: the message it reported */
 } az_nodeclass;
 
 /* Reads and checks nc. `default_subnet` fills spec.vnetSubnetID when absent (it must then be set). NS_OK or
- * NS_ERR_INVALID_CONFIG with a message naming the field (or NS_ERR_INVALID_ARGUMENT for a kind that is not
- * AKSNodeClass). */
+ * NS_ERR_INVALID_CONFIG with a message naming the field, also kept in out->why (or NS_ERR_INVALID_ARGUMENT for a
+ * kind that is not AKSNodeClass). */
 int az_nodeclass_parse(const ns_host *h, ns_host_ctx *ctx, const ns_nodeclass *nc, const char *default_subnet,
                        az_nodeclass *out);
 

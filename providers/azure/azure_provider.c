@@ -275,6 +275,8 @@ static const ns_provider AZURE_PROVIDER = {
     /* ABI 3 */
     .nodeclass_kinds = AZ_KINDS,
     .n_nodeclass_kinds = sizeof(AZ_KINDS) / sizeof(AZ_KINDS[0]),
+    /* ABI 4 */
+    .nodeclass_status = az_nodeclass_status,
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

@@ -14,6 +14,7 @@
  *   azure_events.c      poll_events (VM instance views, Resource Health)
  *   azure_drift.c       check_drift, validate_nodeclass, list_repair_policies
  *   azure_test_hooks.c  test_inject_fault, through the emulator's control endpoint
+ *   azure_status.c      nodeclass_status (ABI 4): images, kubernetesVersion, conditions
  */
 #ifndef NS_AZURE_PROVIDER_H
 #define NS_AZURE_PROVIDER_H
@@ -33,6 +34,7 @@
 #define AZ_API_NETWORK "2024-05-01"
 #define AZ_API_HEALTH "2022-10-01"
 #define AZ_API_PRICES "2023-01-01-preview"
+#define AZ_API_GALLERY "2024-03-03"
 #define AZ_MAX_DELIVERED 1024
 #define AZ_MAX_PENDING 64
 
@@ -130,6 +132,7 @@ int az_check_drift(void *state, const ns_instance *instance, const ns_nodeclass 
 int az_validate_nodeclass(void *state, const ns_nodeclass *nodeclass);
 int az_list_repair_policies(void *state, ns_repair_policy_cb cb, void *cb_ctx);
 int az_test_inject_fault(void *state, const ns_fault *fault);
+int az_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **status);
 /* Deletes NICs of this cluster that no VM uses (a launch that failed between the NIC and the VM). */
 int az_collect_leaked_nics(az_state *s);
 

@@ -16,6 +16,7 @@
 #include "azure_fixture.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
+#include "plugin/plugin_status.h"
 
 #define SECRET "emulator~client~secret"
 #define FEDERATED "eyJhbGciOiJSUzI1NiJ9.emulator.projected"
@@ -673,6 +674,120 @@ static const ns_event *event_of(const events *e, const char *pid, ns_event_kind 
     return NULL;
 }
 
+/* ---- node class status (ABI 4) ---- */
+
+static cJSON *status_of(ns_plugin *p, const char *api_version, const char *spec)
+{
+    ns_nodeclass *nc = azf_nodeclass(api_version, "st", spec);
+    cJSON *status = NULL;
+    ck_assert_msg(ns_plugin_nodeclass_status(p, nc, &status) == NS_OK, "%s: %s", spec, ns_error_message());
+    azf_nodeclass_free(nc);
+    return status;
+}
+
+static void expect_condition(const cJSON *status, const char *type, const char *want, const char *reason,
+                             const char *words)
+{
+    const char *r = NULL, *m = NULL;
+    const char *got = ns_nodeclass_status_condition(status, type, &r, &m);
+    ck_assert_msg(got && strcmp(got, want) == 0, "%s is %s, not %s", type, got ? got : "absent", want);
+    ck_assert_msg(strcmp(r, reason) == 0, "%s: reason %s, not %s", type, r, reason);
+    ck_assert_msg(!words || strstr(m, words), "%s: message '%s' lacks '%s'", type, m, words);
+}
+
+START_TEST(test_nodeclass_status)
+{
+    ns_plugin *p = azf_load(NULL);
+    cJSON *st = azf_state();
+    int gets = azf_requests(st, "gallery.version.get"), subnet_gets = azf_requests(st, "subnet.get");
+    cJSON_Delete(st);
+    /* the default Ubuntu 22.04 class: the gallery's three definitions at the pinned version, the subnet found */
+    cJSON *status = status_of(p, V1BETA1, "{}");
+    expect_condition(status, "Ready", "True", "Ready", NULL);
+    expect_condition(status, "ValidationSucceeded", "True", "ValidationSucceeded", NULL);
+    expect_condition(status, "ImagesReady", "True", "ImagesReady", NULL);
+    expect_condition(status, "SubnetsReady", "True", "SubnetsReady", NULL);
+    expect_condition(status, "KubernetesVersionReady", "True", "KubernetesVersionReady", NULL);
+    expect_condition(status, "LocalDNSReady", "True", "LocalDNSReady", NULL);
+    ck_assert_str_eq(cJSON_GetObjectItem(status, "kubernetesVersion")->valuestring, "1.31.2");
+    ck_assert_str_eq(cJSON_GetObjectItem(status, "localDNSState")->valuestring, "Disabled");
+    const cJSON *images = cJSON_GetObjectItem(status, "images");
+    ck_assert_int_eq(cJSON_GetArraySize(images), 3);
+    const cJSON *first = cJSON_GetArrayItem(images, 0), *arm = cJSON_GetArrayItem(images, 2);
+    ck_assert_str_eq(cJSON_GetObjectItem(first, "id")->valuestring, "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-"
+                                                                     "a8d4-09b6d4220bd2/images/2204gen2containerd/"
+                                                                     "versions/202511.07.0");
+    const cJSON *req = cJSON_GetArrayItem(cJSON_GetObjectItem(arm, "requirements"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(req, "key")->valuestring, "kubernetes.io/arch");
+    ck_assert_str_eq(cJSON_GetObjectItem(req, "operator")->valuestring, "In");
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(req, "values"), 0)->valuestring, "arm64");
+    req = cJSON_GetArrayItem(cJSON_GetObjectItem(first, "requirements"), 1);
+    ck_assert_str_eq(cJSON_GetObjectItem(req, "key")->valuestring, "karpenter.azure.com/sku-hyperv-generation");
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(req, "values"), 0)->valuestring, "2");
+    cJSON_Delete(status);
+    st = azf_state();
+    ck_assert_int_eq(azf_requests(st, "gallery.version.get"), gets + 3);
+    ck_assert_int_eq(azf_requests(st, "subnet.get"), subnet_gets + 1);
+    int vm_puts = azf_requests(st, "vm.put"), nic_puts = azf_requests(st, "nic.put");
+    cJSON_Delete(st);
+    /* what ARM does not have: a subnet, an image version; FIPS (shared gallery only); a refused spec */
+    status = status_of(p, V1BETA1, "{\"vnetSubnetID\":\"/subscriptions/00000000-1111-2222-3333-444444444444/"
+                                   "resourceGroups/demo-network/providers/Microsoft.Network/virtualNetworks/demo-vnet/"
+                                   "subnets/missing\"}");
+    expect_condition(status, "SubnetsReady", "False", "SubnetNotFound", "subnets/missing");
+    expect_condition(status, "Ready", "False", "UnhealthyDependents", "SubnetsReady=False");
+    cJSON_Delete(status);
+    status = status_of(p, "karpenter.azure.com/v1alpha2", "{\"imageFamily\":\"AzureLinux\",\"imageVersion\":"
+                                                         "\"209901.01.0\"}");
+    expect_condition(status, "ImagesReady", "False", "ImagesNotFound", "209901.01.0");
+    ck_assert_ptr_null(cJSON_GetObjectItem(status, "images"));
+    ck_assert_ptr_null(ns_nodeclass_status_condition(status, "LocalDNSReady", NULL, NULL)); /* v1beta1 only */
+    cJSON_Delete(status);
+    status = status_of(p, "karpenter.azure.com/v1alpha2", "{\"imageFamily\":\"AzureLinux\",\"imageVersion\":"
+                                                         "\"202510.01.0\"}");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(status, "images"), 1), "id")
+                         ->valuestring,
+                     "/CommunityGalleries/AKSAzureLinux-f7c7cda5-1c9a-4bdc-a222-9614c968580b/images/V2/versions/"
+                     "202510.01.0");
+    cJSON_Delete(status);
+    status = status_of(p, V1BETA1, "{\"fipsMode\":\"FIPS\"}");
+    expect_condition(status, "ImagesReady", "False", "SIGRequiredForFIPS", "spec.imageID");
+    cJSON_Delete(status);
+    status = status_of(p, V1BETA1, "{\"osDiskSizeGB\":20}");
+    expect_condition(status, "ValidationSucceeded", "False", "ValidationFailed", "spec.osDiskSizeGB");
+    ck_assert_ptr_null(ns_nodeclass_status_condition(status, "ImagesReady", NULL, NULL));
+    cJSON_Delete(status);
+    /* extensions: Windows' marketplace image, an image of one's own; localDNS Required */
+    status = status_of(p, V1BETA1, "{\"imageFamily\":\"Windows2022\",\"localDNS\":{\"mode\":\"Required\"}}");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(status, "images"), 0), "id")
+                         ->valuestring,
+                     "MicrosoftWindowsServer:WindowsServer:2022-datacenter-core-smalldisk-g2:latest");
+    ck_assert_str_eq(cJSON_GetObjectItem(status, "localDNSState")->valuestring, "Enabled");
+    cJSON_Delete(status);
+    status = status_of(p, V1BETA1, "{\"imageID\":\"/SharedGalleries/mine/images/x/versions/1.0.0\"}");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(status, "images"), 0), "id")
+                         ->valuestring, "/SharedGalleries/mine/images/x/versions/1.0.0");
+    expect_condition(status, "Ready", "True", "Ready", NULL);
+    cJSON_Delete(status);
+    /* read only: nothing was created */
+    st = azf_state();
+    ck_assert_int_eq(azf_requests(st, "vm.put"), vm_puts);
+    ck_assert_int_eq(azf_requests(st, "nic.put"), nic_puts);
+    cJSON_Delete(st);
+    /* ARM throttling past every attempt: the status is unknown, the call fails and says why */
+    ck_assert_int_eq(azf_control("faults", "{\"kind\":\"throttle\",\"count\":9,\"retry_after\":0,\"ops\":"
+                                           "[\"gallery.version.get\"]}", NULL), 200);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "st", "{}");
+    status = NULL;
+    ck_assert_int_eq(ns_plugin_nodeclass_status(p, nc, &status), NS_ERR_THROTTLED);
+    ck_assert_ptr_null(status);
+    ck_assert_msg(strstr(ns_error_message(), "community gallery image"), "%s", ns_error_message());
+    ck_assert_int_eq(azf_control("clear", "{}", NULL), 200);
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
 START_TEST(test_events_with_deadlines)
 {
     ns_plugin *p = azf_load(NULL);
@@ -724,6 +839,7 @@ int main(void)
     tcase_add_test(tc, test_leaked_nic_collected);
     tcase_add_test(tc, test_drift);
     tcase_add_test(tc, test_events_with_deadlines);
+    tcase_add_test(tc, test_nodeclass_status);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -53,6 +53,10 @@ ROUTES = [  # (method, regex over the path, op, api family)
      "nic", "network"),
     ("GET", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.ResourceHealth/availabilityStatuses",
      "health.list", "health"),
+    ("GET", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Network/virtualNetworks/([^/]+)/"
+            r"subnets/([^/]+)", "subnet.get", "network"),
+    ("GET", r"/subscriptions/([^/]+)/providers/Microsoft\.Compute/locations/([^/]+)/communityGalleries/([^/]+)/"
+            r"images/([^/]+)/versions/([^/]+)", "gallery.version.get", "gallery"),
 ]
 
 
@@ -215,7 +219,9 @@ class Handler(BaseHTTPRequestHandler):
             if m.group(1).lower() != st.subscription:
                 return self.answer(*err(404, "SubscriptionNotFound", f"The subscription '{m.group(1)}' could not be "
                                         "found."))
-            if family != "skus" and m.group(2).lower() != st.resource_group.lower():
+            # subnets live in the cluster's network group, which may be any; the rest in the node resource group
+            if family not in ("skus", "gallery") and op != "subnet.get" and \
+                    m.group(2).lower() != st.resource_group.lower():
                 return self.answer(*err(404, "ResourceGroupNotFound", f"Resource group '{m.group(2)}' could not be "
                                         "found."))
         fault = st.take_fault(op)
@@ -260,6 +266,10 @@ class Handler(BaseHTTPRequestHandler):
             result = arm.delete_nic(name, base)
         elif op == "health.list":
             result = arm.list_health()
+        elif op == "subnet.get":
+            result = arm.get_subnet(m.group(2), m.group(3), m.group(4))
+        elif op == "gallery.version.get":
+            result = arm.get_gallery_version(m.group(2), m.group(3), m.group(4), m.group(5))
         else:
             result = err(405, "MethodNotAllowed", f"{self.command} is not allowed here")
         if fault is not None and fault.kind == "lost":

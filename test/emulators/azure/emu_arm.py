@@ -17,7 +17,21 @@ API_VERSIONS = {
     "skus": {"2019-04-01", "2021-07-01"},
     "network": {"2023-09-01", "2024-05-01", "2025-05-01"},
     "health": {"2022-10-01", "2025-05-01"},
+    "gallery": {"2022-03-03", "2022-08-03", "2023-07-03", "2024-03-03", "2025-03-03"},
 }
+# The AKS node images the community galleries publish, by gallery, definition and version. AKS publishes no FIPS
+# image there (the reference port: FIPS images are in AKS's shared image gallery only).
+GALLERY_IMAGES = {
+    "AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2": ["2204containerd", "2204gen2containerd",
+                                                       "2204gen2arm64containerd", "2404containerd",
+                                                       "2404gen2containerd", "2404gen2arm64containerd"],
+    "AKSAzureLinux-f7c7cda5-1c9a-4bdc-a222-9614c968580b": ["V2", "V2gen2", "V2gen2arm64"],
+}
+GALLERY_VERSIONS = ("202510.01.0", "202511.07.0")
+
+
+def gallery_image_exists(gallery, image, version):
+    return image in GALLERY_IMAGES.get(gallery, []) and version in GALLERY_VERSIONS
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}[A-Za-z0-9_]$")
 VM_PROPERTIES = {"hardwareProfile", "storageProfile", "osProfile", "networkProfile", "priority", "evictionPolicy",
                  "billingProfile", "securityProfile", "diagnosticsProfile", "userData", "additionalCapabilities",
@@ -159,6 +173,13 @@ class Arm:
         if len(kinds) + int(marketplace) != 1:
             return err(400, "InvalidParameter", "imageReference must name exactly one image (id, a gallery image ID "
                        "or publisher/offer/sku/version).")
+        cig = image.get("communityGalleryImageId")
+        if cig:
+            parts = cig.split("/")
+            if len(parts) != 7 or parts[1] != "CommunityGalleries" or parts[3] != "images" or \
+                    parts[5] != "versions" or not gallery_image_exists(parts[2], parts[4], parts[6]):
+                return err(404, "GalleryImageNotFound", f"The gallery image {cig} is not available in "
+                           f"{self.s.location} or cannot be found.")
         os_profile = props.get("osProfile") or {}
         if not os_profile.get("computerName") or len(os_profile["computerName"]) > 64 or not os_profile.get(
                 "adminUsername"):
@@ -388,6 +409,29 @@ class Arm:
         if error:
             body["error"] = error
         return 200, ({"Retry-After": "0"} if status == "InProgress" else {}), body
+
+    # ---- subnets and node images (read only) ----
+    def get_subnet(self, group, vnet, name):
+        sid = (f"/subscriptions/{self.s.subscription}/resourceGroups/{group}/providers/Microsoft.Network/"
+               f"virtualNetworks/{vnet}/subnets/{name}")
+        if name.lower() == "missing":
+            return err(404, "NotFound", f"Resource {sid} not found.")
+        return 200, {}, {"id": sid, "name": name, "type": "Microsoft.Network/virtualNetworks/subnets",
+                         "etag": f'W/"{uuid.uuid4()}"',
+                         "properties": {"addressPrefix": "10.224.0.0/16", "provisioningState": "Succeeded",
+                                        "privateEndpointNetworkPolicies": "Disabled",
+                                        "privateLinkServiceNetworkPolicies": "Enabled"}}
+
+    def get_gallery_version(self, location, gallery, image, version):
+        if location.lower() != self.s.location or not gallery_image_exists(gallery, image, version):
+            return err(404, "ResourceNotFound", f"The Resource 'Microsoft.Compute/locations/{location}/"
+                       f"communityGalleries/{gallery}/images/{image}/versions/{version}' was not found.")
+        return 200, {}, {"name": version, "location": self.s.location,
+                         "type": "Microsoft.Compute/locations/communityGalleries/images/versions",
+                         "identifier": {"uniqueId": f"/CommunityGalleries/{gallery}/Images/{image}/Versions/{version}"},
+                         "properties": {"publishedDate": "2025-11-07T00:00:00+00:00", "excludeFromLatest": False,
+                                        "storageProfile": {"osDiskImage": {"diskSizeGB": 30,
+                                                                           "hostCaching": "ReadOnly"}}}}
 
     # ---- health ----
     def list_health(self):
