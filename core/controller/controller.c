@@ -9,7 +9,9 @@
 #include "clock/ns_clock.h"
 #include "controller/cluster_writes_kube.h"
 #include "controller/controller.h"
+#include "controller/controller_metrics.h"
 #include "controller/controller_mirror.h"
+#include "controller/endpoints.h"
 #include "controller/nodepool_status.h"
 #include "controller/sim_kubelet_pods.h"
 #include "disruption/disruption.h"
@@ -90,6 +92,9 @@ typedef struct run {
     ns_cluster *cluster;
     ns_engine *engine;
     ns_nodepool_status *pool_status;
+    ns_metrics *metrics;
+    ns_controller_metrics *counts;
+    ns_endpoints *endpoints;
     election el;
     char identity[300];
 } run;
@@ -116,6 +121,21 @@ static int connect_cluster(run *r)
     return ns_kube_client_new_sibling(r->client, 0, 0, &r->lease_client);
 }
 
+/* /metrics, /healthz and /readyz answer from before the cache syncs (not ready until it has). */
+static int serve_endpoints(run *r)
+{
+    const ns_controller_settings *s = r->o->settings;
+    if (!(r->metrics = ns_metrics_new()) || !(r->counts = ns_controller_metrics_new(r->metrics)))
+        return NS_ERR_INTERNAL;
+    int rc = ns_controller_metrics_update(r->counts, NULL, NULL, false);
+    if (rc == 0)
+        rc = ns_endpoints_start(s->bind_address, s->metrics_port, s->health_port, r->metrics, &r->endpoints);
+    if (rc == 0)
+        ns_endpoints_set_ready(r->endpoints, false, "waiting for the cache to sync (NodePool and NodeClaim CRDs served, "
+                               "every informer listed)");
+    return rc;
+}
+
 static int wait_for_cache(run *r)
 {
     int rc = ns_mirror_new(r->client, r->o->kinds, &r->mirror);
@@ -129,6 +149,8 @@ static int wait_for_cache(run *r)
         if (waited % 10000 == 0)
             ns_log(NS_LOG_INFO, "controller", "waiting for the cache to sync", "error", ns_error_message(), NULL);
     }
+    if (!*r->o->stop)
+        ns_endpoints_set_ready(r->endpoints, true, NULL);
     if (*r->o->stop)
         return 0;
     ns_mirror_stats st;
@@ -187,9 +209,18 @@ static void tick(run *r, bool leader)
         ns_log(NS_LOG_ERROR, "nodepool.counter", "failed updating nodepool status", "error", ns_error_message(), NULL);
 }
 
+static void count(run *r)
+{
+    if (ns_controller_metrics_update(r->counts, r->engine, r->cluster, ns_mirror_synced(r->mirror)) < 0)
+        ns_log(NS_LOG_ERROR, "metrics", "failed updating metrics", "error", ns_error_message(), NULL);
+}
+
 static void run_free(run *r)
 {
     election_stop(&r->el);
+    ns_endpoints_stop(r->endpoints);
+    ns_controller_metrics_free(r->counts);
+    ns_metrics_free(r->metrics);
     ns_engine_free(r->engine);
     ns_nodepool_status_free(r->pool_status);
     ns_mirror_free(r->mirror);
@@ -211,7 +242,9 @@ int ns_controller_run(const ns_controller_options *o)
         gethostname(host, sizeof(host) - 1);
         snprintf(r.identity, sizeof(r.identity), "%s_%ld", host, (long)getpid());
     }
-    int rc = connect_cluster(&r);
+    int rc = serve_endpoints(&r);
+    if (rc == 0)
+        rc = connect_cluster(&r);
     if (rc == 0)
         rc = wait_for_cache(&r);
     if (rc == 0 && !*o->stop)
@@ -236,6 +269,7 @@ int ns_controller_run(const ns_controller_options *o)
             break;
         }
         tick(&r, !s->leader_election || atomic_load(&r.el.leader));
+        count(&r);
         sleep_tick(&r, tick_ms);
     }
     if (rc == 0)

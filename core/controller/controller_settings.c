@@ -53,6 +53,8 @@ static const setting settings[] = {
     {"LEADER_ELECTION_NAMESPACE", "leader-election-namespace", T_STRING, OFF(leader_election_namespace),
      "the Lease's namespace (default: the kubeconfig context's or the pod's)"},
     {"CLUSTER_NAME", "cluster-name", T_STRING, OFF(cluster_name), "cluster name tagged on instances (default nodesmith)"},
+    {NULL, "bind-address", T_STRING, OFF(bind_address),
+     "IPv4 address /metrics, /healthz and /readyz listen on (default 0.0.0.0, every interface)"},
     {NULL, "kubeconfig", T_STRING, OFF(kubeconfig), "kubeconfig file (default $KUBECONFIG, in-cluster, ~/.kube/config)"},
     {NULL, "context", T_STRING, OFF(context), "kubeconfig context (default the current one)"},
 };
@@ -84,7 +86,8 @@ int ns_controller_settings_default(ns_controller_settings *s)
     s->metrics_port = 8080;
     s->health_port = 8081;
     s->leader_election = true;
-    if (!(s->leader_election_name = strdup("karpenter-leader-election")) || !(s->cluster_name = strdup("nodesmith"))) {
+    if (!(s->leader_election_name = strdup("karpenter-leader-election")) || !(s->cluster_name = strdup("nodesmith")) ||
+        !(s->bind_address = strdup("0.0.0.0"))) {
         ns_controller_settings_free(s);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory reading the controller's settings");
     }
@@ -98,6 +101,7 @@ void ns_controller_settings_free(ns_controller_settings *s)
     free(s->leader_election_name);
     free(s->leader_election_namespace);
     free(s->cluster_name);
+    free(s->bind_address);
     free(s->kubeconfig);
     free(s->context);
     memset(s, 0, sizeof(*s));

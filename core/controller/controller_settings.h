@@ -36,6 +36,7 @@ typedef struct ns_controller_settings {
     char *leader_election_name;   /* LEADER_ELECTION_NAME, default karpenter-leader-election */
     char *leader_election_namespace; /* LEADER_ELECTION_NAMESPACE, default: the kubeconfig's (pod's) namespace */
     char *cluster_name;           /* CLUSTER_NAME: launch requests and cloud tags, default "nodesmith" */
+    char *bind_address;           /* --bind-address: where /metrics and the probes listen, default 0.0.0.0 */
     char *kubeconfig;             /* KUBECONFIG handled by the client; --kubeconfig here */
     char *context;                /* --context */
 } ns_controller_settings;

@@ -6,8 +6,10 @@ its Lease. Starts and stops its own control plane (kubebed.plane()) and every pr
 
 Usage: test_controller_e2e.py NODESMITH_BINARY
 """
+import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -68,17 +70,45 @@ def free_port():
         return s.getsockname()[1]
 
 
+def install_crds(*files, stdin=None):
+    for f in files:
+        kubectl("apply", "--server-side", "-f", os.path.join(CRDS, f))
+    if stdin:
+        kubectl("apply", "-f", "-", stdin=stdin)
+
+
 def setUpModule():
     global BED, PLANE, CRDS
     CRDS = subprocess.run(["bash", os.path.join(HERE, "fetch-karpenter-crds.sh")], capture_output=True, text=True,
                           check=True).stdout.strip()
     PLANE = kubebed.plane()
     BED = PLANE.__enter__()
-    for f in ("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml"):
-        kubectl("apply", "--server-side", "-f", os.path.join(CRDS, f))
-    kubectl("apply", "-f", "-", stdin=json.dumps(SIM_NODECLASS_CRD))
-    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "simnodeclasses.nodesmith.io"):
-        kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/" + crd)
+    # Karpenter's CRDs come later (ProvisioningEndToEnd): the controller is not ready without them.
+    install_crds(stdin=json.dumps(SIM_NODECLASS_CRD))
+    kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/simnodeclasses.nodesmith.io")
+
+
+def http_get(port, path):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        conn.close()
+
+
+def metric(text, name, **labels):
+    """The value of the sample NAME{LABELS} (labels in any order), or None."""
+    want = {k: str(v) for k, v in labels.items()}
+    for line in text.splitlines():
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$", line)
+        if not m or m.group(1) != name:
+            continue
+        got = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+        if got == want:
+            return float(m.group(3))
+    return None
 
 
 def tearDownModule():
@@ -93,8 +123,11 @@ class Controller:
         env = dict(os.environ, BATCH_IDLE_DURATION="1s", BATCH_MAX_DURATION="10s", LOG_LEVEL="info",
                    METRICS_PORT=str(free_port()), HEALTH_PROBE_PORT=str(free_port()), **(extra_env or {}))
         self.env = env
+        self.metrics_port = int(env["METRICS_PORT"])
+        self.health_port = int(env["HEALTH_PROBE_PORT"])
         self.p = subprocess.Popen([NODESMITH, "controller", "--provider", "sim", "--simulate-kubelet",
-                                   "--kubeconfig", BED.kubeconfig, "--identity", identity],
+                                   "--kubeconfig", BED.kubeconfig, "--identity", identity, "--bind-address",
+                                   "127.0.0.1"],
                                   stdout=self.log, stderr=subprocess.STDOUT, env=env,
                                   preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
 
@@ -180,7 +213,16 @@ class ProvisioningEndToEnd(unittest.TestCase):
         ns = BED.namespace("ctl")
         ctl = Controller("replica-a")
         try:
-            eventually("the controller's cache to sync", lambda: "cache synced" in ctl.text(), timeout=60)
+            # Without Karpenter's CRDs: alive, not ready, saying why.
+            eventually("/healthz", lambda: self._probe(ctl, "/healthz") == (200, "ok"), timeout=30)
+            time.sleep(2)
+            status, body = self._probe(ctl, "/readyz")
+            self.assertEqual(status, 503, body)
+            self.assertIn("NodePool and NodeClaim CRDs", body)
+            self.assertEqual(self._probe(ctl, "/nothing")[0], 404)
+            install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+            eventually("the controller's cache to sync", lambda: "cache synced" in ctl.text(), timeout=90)
+            self.assertEqual(self._probe(ctl, "/readyz"), (200, "ok"))
             eventually("the controller to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=60)
             kubectl("apply", "-f", "-", stdin=NODEPOOL)
             kubectl("apply", "-f", "-", stdin=DEPLOYMENT % {"ns": ns})
@@ -234,6 +276,22 @@ class ProvisioningEndToEnd(unittest.TestCase):
             self.assertGreaterEqual(len(events), 50)
             self.assertTrue(all(e.get("source", {}).get("component") == "default-scheduler" or
                                 e.get("reportingComponent") == "default-scheduler" for e in events))
+            # Karpenter's metrics
+            status, text = http_get(ctl.metrics_port, "/metrics")
+            self.assertEqual(status, 200)
+            print("# " + "\n# ".join(l for l in text.splitlines() if not l.startswith("#")))
+            self.assertEqual(metric(text, "karpenter_nodeclaims_created_total", nodepool="default",
+                                    reason="provisioned", min_values_relaxed="false"), len(claims))
+            zones = {nodes[c["status"]["nodeName"]]["metadata"]["labels"]["topology.kubernetes.io/zone"] for c in claims}
+            self.assertEqual(sum(metric(text, "karpenter_nodes_created_total", nodepool="default", zone=z) or 0
+                                 for z in zones), len(claims))
+            cpu = sum(float(c["status"]["capacity"]["cpu"]) for c in claims)
+            self.assertEqual(metric(text, "karpenter_nodepools_usage", nodepool="default", resource_type="cpu"), cpu)
+            self.assertEqual(metric(text, "karpenter_nodepools_limit", nodepool="default", resource_type="cpu"), 1000)
+            self.assertEqual(metric(text, "karpenter_cluster_state_node_count"), len(nodes))
+            self.assertEqual(metric(text, "karpenter_cluster_state_synced"), 1)
+            self.assertIn("# TYPE karpenter_nodeclaims_created_total counter", text)
+            self.assertRegex(text, r'karpenter_build_info\{commit="",goarch="\w+",goversion="",version="[^"]+"\} 1')
             # what an operator sees
             table = kubectl("get", "nodepools,nodeclaims")
             print("# " + table.replace("\n", "\n# "))
@@ -244,12 +302,21 @@ class ProvisioningEndToEnd(unittest.TestCase):
                                  % (c["metadata"]["name"], c["status"]["nodeName"]))
             # SIGTERM: clean exit, Lease released
             self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
-            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            # (the informers' 404s before Karpenter's CRDs were installed are expected)
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line and
+                      not ('"message":"list failed"' in line and "HTTP 404" in line)]
             self.assertEqual(errors, [], "the controller logged errors")
             lease = kget("lease", "-n", "default", "karpenter-leader-election")
             self.assertFalse(lease["spec"].get("holderIdentity"), lease["spec"])
         finally:
             ctl.close()
+
+    @staticmethod
+    def _probe(ctl, path):
+        try:
+            return http_get(ctl.health_port, path)
+        except OSError:
+            return None
 
 
 if __name__ == "__main__":
