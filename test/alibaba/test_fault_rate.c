@@ -213,11 +213,23 @@ START_TEST(test_no_leak_no_double_launch)
     }
     list_ours(&l);
     ck_assert_int_eq(l.n, 0);
+    /* the emulator's record of every instance it ever launched: exactly the claims' ones, each deleted */
     st = emulator_state();
     const cJSON *inst;
     cJSON_ArrayForEach(inst, cJSON_GetObjectItemCaseSensitive(st, "instances"))
         ck_assert_msg(strcmp(tag(inst, "karpenter.sh/nodepool"), "faults") != 0, "%s is left after terminate-all",
                       cJSON_GetObjectItemCaseSensitive(inst, "InstanceId")->valuestring);
+    int launched = 0;
+    cJSON_ArrayForEach(inst, cJSON_GetObjectItemCaseSensitive(st, "history")) {
+        if (strcmp(tag(inst, "karpenter.sh/nodepool"), "faults") != 0)
+            continue;
+        launched++;
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive(inst, "Status");
+        ck_assert_msg(cJSON_IsString(status) && strcmp(status->valuestring, "Deleted") == 0, "%s is %s after terminate-all",
+                      cJSON_GetObjectItemCaseSensitive(inst, "InstanceId")->valuestring,
+                      cJSON_IsString(status) ? status->valuestring : "?");
+    }
+    ck_assert_msg(launched == CLAIMS, "ECS launched %d instances for %d node claims", launched, CLAIMS);
     cJSON_Delete(st);
 }
 END_TEST

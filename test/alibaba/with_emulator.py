@@ -22,7 +22,7 @@ CLEARED = ("ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_ROLE_ARN", "ALIBABA_CL
 def node_modules():
     cache = os.environ.get("NODESMITH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "nodesmith")
     path = os.path.join(cache, "npm-alibaba", "node_modules")
-    if not os.path.isdir(os.path.join(path, "@alicloud", "openapi-util")):
+    if not all(os.path.isdir(os.path.join(path, "@alicloud", p)) for p in ("openapi-util", "mns")):
         sys.exit(f"the official Alibaba Cloud SDK packages are not in {path}: run scripts/install-deps.sh")
     return path
 

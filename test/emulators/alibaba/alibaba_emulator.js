@@ -141,7 +141,8 @@ async function dispatch(req, res, body) {
     return send(res, status, type, text);
   }
   let style = url.pathname.startsWith('/queues/') ? 'mns' : url.pathname === '/' ? 'rpc' : 'roa';
-  let action = query.Action || req.headers['x-acs-action'] || 'unknown';
+  let action = style === 'mns' ? (req.method === 'DELETE' ? 'DeleteMessage' : 'ReceiveMessage')
+    : query.Action || req.headers['x-acs-action'] || 'unknown';
   try {
     let run;
     if (query.Action === 'AssumeRoleWithOIDC') {
@@ -234,7 +235,7 @@ function control(req, res, path, body) {
     case 'GET /_emulator/state':
       return done({
         instances: [...st.instances.values()].map(({ seen, ...i }) => i),
-        deleted: [...st.deleted],
+        history: st.history.map(({ seen, ...i }) => i),
         counts: st.counts, signature_failures: st.signatureFailures, queue_length: st.queue.length,
         faults_injected: st.faultsInjected, faults_by_action: st.faultsByAction,
         keys_issued: [...st.keys.keys()].filter((k) => k.startsWith('STS.')).length,

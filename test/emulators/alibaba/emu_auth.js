@@ -1,9 +1,11 @@
 'use strict';
-// Signature checks. ACS3-HMAC-SHA256 and RPC V1 (HMAC-SHA1) are verified with the official SDK's own routines
-// (@alicloud/openapi-util: getAuthorization, getRPCSignature); the emulator only rebuilds the request from what it
-// received. MNS's scheme has no official npm SDK, so it is recomputed here from its published definition.
+// Signature checks, each with an official SDK's own routine: ACS3-HMAC-SHA256 and RPC V1 (HMAC-SHA1) with
+// @alicloud/openapi-util (getAuthorization, getRPCSignature), MNS's HMAC-SHA1 with the MNS SDK's signer
+// (@alicloud/mns, Client.prototype.sign, which canonicalizes the x-mns-* headers itself); the emulator only rebuilds
+// the request from what it received.
 const crypto = require('crypto');
 const OpenApiUtil = require('@alicloud/openapi-util').default;
+const MnsClient = require('@alicloud/mns');
 
 const MAX_SKEW_MS = 15 * 60 * 1000;
 
@@ -76,7 +78,8 @@ function verifyRpcV1(state, method, query) {
   return ak;
 }
 
-// MNS: "MNS AK:Base64(HMAC-SHA1(secret, VERB\nContent-MD5\nContent-Type\nDate\nx-mns-headers\nresource))".
+// MNS: "MNS AK:Base64(HMAC-SHA1(secret, VERB\nContent-MD5\nContent-Type\nDate\nx-mns-headers\nresource))", computed
+// by the MNS SDK's Client#sign over the headers as received (its only use of the client is accessKeySecret).
 function verifyMns(state, req, rawPath) {
   const m = /^MNS ([^:]+):(.+)$/.exec(req.headers['authorization'] || '');
   if (!m) throw new AuthError('AccessDenied', 'The request has no MNS signature.', 403);
@@ -84,9 +87,9 @@ function verifyMns(state, req, rawPath) {
   const date = req.headers['date'];
   if (!date || isNaN(Date.parse(date)) || Math.abs(Date.parse(date) - state.now()) > MAX_SKEW_MS)
     throw new AuthError('TimeExpired', 'The Date header is missing or too far from the server time.', 403);
-  const mns = Object.keys(req.headers).filter((h) => h.startsWith('x-mns-')).sort().map((h) => `${h}:${req.headers[h]}\n`).join('');
-  const toSign = `${req.method}\n${req.headers['content-md5'] || ''}\n${req.headers['content-type'] || ''}\n${date}\n${mns}${rawPath}`;
-  const sig = crypto.createHmac('sha1', key.secret).update(toSign).digest('base64');
+  if (req.headers['x-mns-version'] !== '2015-06-06')
+    throw new AuthError('InvalidArgument', 'x-mns-version must be 2015-06-06.', 400);
+  const sig = MnsClient.prototype.sign.call({ accessKeySecret: key.secret }, req.method, req.headers, rawPath);
   if (sig !== m[2]) throw new AuthError('SignatureDoesNotMatch', 'The request signature we calculated does not match.', 403);
   if (key.token && req.headers['security-token'] !== key.token)
     throw new AuthError('InvalidSecurityToken', 'The security token does not match the access key.', 403);

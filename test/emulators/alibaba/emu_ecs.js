@@ -149,7 +149,8 @@ function deleteInstance(st, q) {
   if (!inst) throw new ApiError('InvalidInstanceId.NotFound', `The specified InstanceId ${id} does not exist.`, 404);
   if (inst.Status === 'Running' && q.Force !== 'true') throw new ApiError('IncorrectInstanceStatus', 'The instance is running; stop it or set Force.', 403);
   st.instances.delete(id);
-  st.deleted.add(id);
+  inst.Status = 'Deleted';
+  inst.DeletedAt = new Date(st.now()).toISOString();
   return {};
 }
 
@@ -168,6 +169,7 @@ function launchInstance(st, choice, spot, cfg, token) {
     CreationTime: new Date(st.now()).toISOString().replace(/:\d{2}\.\d{3}Z$/, 'Z'), ClientToken: token,
     ip: `10.0.${st.zones.indexOf(choice.ZoneId)}.${(st.seq % 250) + 2}` };
   st.instances.set(id, inst);
+  st.history.push(inst);
   return inst;
 }
 

@@ -74,7 +74,8 @@ class State {
       { image_id: 'lifsea_3_x64_10G_containerd_1_6_28_alibase_20250101.vhd', image_name: 'ContainerOS 3.3', image_type: 'ContainerOS', architecture: 'x86_64', platform: 'ContainerOS', os_version: '3' },
     ];
     this.instances = new Map();
-    this.deleted = new Set();
+    // every instance ever launched, deleted ones included (DeletedAt set): the tests' record of what was launched
+    this.history = [];
     this.groupsByToken = new Map();
     this.seq = 0;
     this.queue = []; // {id, body, receipt, visibleAt, enqueued}

@@ -1,7 +1,8 @@
 'use strict';
 // The emulator checked with what we did not write: the official ECS client (@alicloud/ecs20140526, over
-// @alicloud/openapi-client) signs requests that the emulator must accept, and parses the emulator's answers into its
-// response models; a wrong secret must be refused. Run with node's test runner:
+// @alicloud/openapi-client) and the official MNS client (@alicloud/mns) sign requests that the emulator must accept,
+// and parse the emulator's answers into their response models; a wrong secret must be refused. Run with node's test
+// runner:
 //   NODE_PATH=<npm cache>/node_modules node --test test_emulator_sdk.js   (ALIBABA_SHARED_DATA names the data)
 const test = require('node:test');
 const assert = require('node:assert');
@@ -11,6 +12,7 @@ const http = require('node:http');
 const Ecs = require('@alicloud/ecs20140526');
 const { Config } = require('@alicloud/openapi-client');
 const { RuntimeOptions } = require('@alicloud/tea-util');
+const Mns = require('@alicloud/mns');
 
 const KEY = 'LTAIemulatorKey0001';
 const SECRET = 'emulator/Secret+Key=0001';
@@ -136,4 +138,27 @@ test('injected throttling reaches the SDK as Throttling.User', async () => {
     (e) => e.code === 'Throttling.User');
   const r = await client().describeRegionsWithOptions(new Ecs.DescribeRegionsRequest({}), runtime);
   assert.strictEqual(r.body.regions.region[0].regionId, 'cn-hangzhou');
+});
+
+function mnsClient(secret) {
+  return new Mns('1234567890', { accessKeyId: KEY, accessKeySecret: secret || SECRET, endpoint: `http://127.0.0.1:${port}` });
+}
+
+test('the MNS client receives a queued system event, deletes it, and its wrong secret is refused', async () => {
+  await control('POST', '/_emulator/events', { kind: 'preemptible-interruption', instance_id: 'i-bp1sdk' });
+  const r = await mnsClient().batchReceiveMessage('nodesmith-events', 16, 1);
+  assert.strictEqual(r.code, 200);
+  assert.strictEqual(r.body.length, 1);
+  const msg = r.body[0];
+  const event = JSON.parse(msg.MessageBody);
+  assert.strictEqual(event.name, 'Instance:PreemptibleInstanceInterruption');
+  assert.strictEqual(event.content.instanceId, 'i-bp1sdk');
+  assert.strictEqual(msg.MessageBodyMD5, require('node:crypto').createHash('md5').update(msg.MessageBody).digest('hex').toUpperCase());
+  const d = await mnsClient().deleteMessage('nodesmith-events', msg.ReceiptHandle);
+  assert.strictEqual(d.code, 204);
+  await assert.rejects(mnsClient().deleteMessage('nodesmith-events', msg.ReceiptHandle), (e) => e.name.startsWith('MNSReceiptHandleError'));
+  await assert.rejects(mnsClient().batchReceiveMessage('nodesmith-events', 16, 1), (e) => e.name.startsWith('MNSMessageNotExist'));
+  const before = (await control('GET', '/_emulator/state')).signature_failures;
+  await assert.rejects(mnsClient('not-the-secret').batchReceiveMessage('nodesmith-events', 16), (e) => e.name.startsWith('MNSSignatureDoesNotMatch'));
+  assert.strictEqual((await control('GET', '/_emulator/state')).signature_failures, before + 1);
 });
