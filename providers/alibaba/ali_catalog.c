@@ -113,7 +113,8 @@ static int fetch_types(ali_state *s, ali_catalog *c)
     return rc;
 }
 
-/* DescribeAvailableResource: which zones sell which types with stock, pay-as-you-go or spot. */
+/* DescribeAvailableResource: which zones sell which types, pay-as-you-go or spot, and which of those are sold out
+ * now (offered, but not available). */
 static int fetch_availability(ali_state *s, ali_catalog *c, bool spot)
 {
     const ns_host *h = s->host;
@@ -149,12 +150,12 @@ static int fetch_availability(ali_state *s, ali_catalog *c, bool spot)
                 const ns_json *sr = h->json_at(sup, k);
                 const char *value = ali_json_str(h, sr, "Value"), *st = ali_json_str(h, sr, "Status");
                 ali_entry *e = value ? (ali_entry *)ali_catalog_find(c, value) : NULL;
-                if (!e || (st && strcmp(st, "Available") != 0))
+                bool sold_out = st && strcmp(st, "SoldOut") == 0;
+                if (!e || (st && strcmp(st, "Available") != 0 && !sold_out))
                     continue;
-                if (spot)
-                    e->spot_zones |= 1u << zi;
-                else
-                    e->od_zones |= 1u << zi;
+                *(spot ? &e->spot_zones : &e->od_zones) |= 1u << zi;
+                if (sold_out)
+                    *(spot ? &e->spot_sold_out : &e->od_sold_out) |= 1u << zi;
             }
         }
     }
@@ -459,15 +460,13 @@ int ali_list_instance_types(void *state, const ns_nodeclass *nc, ns_instance_typ
             if (!ali_view_vswitch_in(&view, c->zones[z]))
                 continue;
             double od = e->on_demand, spot = e->spot[z] >= 0 ? e->spot[z] : od;
-            if ((e->spot_zones & (1u << z)) && spot >= 0)
+            uint32_t bit = 1u << z;
+            if ((e->spot_zones & bit) && spot >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_SPOT, spot,
-                                               !ali_offering_unavailable(s, e->t.name, c->zones[z], NS_CAPACITY_SPOT),
-                                               NULL};
-            if ((e->od_zones & (1u << z)) && od >= 0)
+                                               !(e->spot_sold_out & bit), NULL};
+            if ((e->od_zones & bit) && od >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_ON_DEMAND, od,
-                                               !ali_offering_unavailable(s, e->t.name, c->zones[z],
-                                                                         NS_CAPACITY_ON_DEMAND),
-                                               NULL};
+                                               !(e->od_sold_out & bit), NULL};
         }
         if (n == 0)
             continue;

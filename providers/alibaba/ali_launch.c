@@ -1,6 +1,7 @@
 /* launch: CreateAutoProvisioningGroup of type instant with up to 20 (type, vSwitch) choices of one capacity type
  * (spot first when the request allows it, as Karpenter prefers spot; then on-demand), ECS taking the cheapest with
- * stock (lowest-price). Choices ECS refused for stock are marked unavailable for 3 minutes and named in the error.
+ * stock (lowest-price). Exactly the choices ECS refused for stock are named to the host (error_unavailable_offering),
+ * also when another choice launched: the core's unavailable-offerings cache keeps them; the provider keeps none.
  * One instance per node claim, twice over: each group carries a ClientToken derived from the request's token and the
  * group's own parameters (ECS refuses one token for different parameters, and the core retries a claim with fewer
  * options under the same token), so a repeated call returns the first answer; and before launching, an instance
@@ -15,52 +16,7 @@
 
 #define MAX_CHOICES 20
 
-bool ali_offering_unavailable(ali_state *s, const char *type, const char *zone, const char *capacity_type)
-{
-    int64_t now = s->host->now_ms(s->ctx);
-    bool found = false;
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n_unavailable && !found; i++) {
-        const ali_unavailable *u = &s->unavailable[i];
-        found = u->until_ms > now && strcmp(u->type, type) == 0 && strcmp(u->zone, zone) == 0 &&
-                strcmp(u->capacity_type, capacity_type) == 0;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return found;
-}
-
-void ali_mark_unavailable(ali_state *s, const char *type, const char *zone, const char *capacity_type)
-{
-    int64_t now = s->host->now_ms(s->ctx);
-    pthread_mutex_lock(&s->lock);
-    size_t slot = s->n_unavailable;
-    for (size_t i = 0; i < s->n_unavailable; i++)
-        if (s->unavailable[i].until_ms <= now ||
-            (strcmp(s->unavailable[i].type, type) == 0 && strcmp(s->unavailable[i].zone, zone) == 0 &&
-             strcmp(s->unavailable[i].capacity_type, capacity_type) == 0)) {
-            slot = i;
-            break;
-        }
-    if (slot == ALI_MAX_UNAVAILABLE)
-        slot = 0; /* full of live entries: the oldest slot is reused */
-    else if (slot == s->n_unavailable)
-        s->n_unavailable++;
-    ali_unavailable *u = &s->unavailable[slot];
-    ali_copy(u->type, sizeof(u->type), type);
-    ali_copy(u->zone, sizeof(u->zone), zone);
-    ali_copy(u->capacity_type, sizeof(u->capacity_type), capacity_type);
-    u->until_ms = now + ALI_UNAVAILABLE_TTL_MS;
-    pthread_mutex_unlock(&s->lock);
-}
-
-void ali_forget_unavailable(ali_state *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->n_unavailable = 0;
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* Offerings ECS refused for stock during one launch, named in its error. */
+/* Offerings ECS refused for stock during one launch, named to the host. */
 typedef struct refused {
     char type[MAX_CHOICES * 2][64];
     char zone[MAX_CHOICES * 2][NS_ZONE_MAX];
@@ -82,8 +38,7 @@ static size_t pick(ali_state *s, const ns_launch_request *req, const ali_nodecla
     size_t n = 0;
     for (size_t i = 0; i < req->n_options && n < MAX_CHOICES; i++) {
         const ns_launch_option *o = NS_AT(req->options, i);
-        if (!o->capacity_type || !o->instance_type || !o->zone || strcmp(o->capacity_type, capacity_type) != 0 ||
-            ali_offering_unavailable(s, o->instance_type, o->zone, o->capacity_type))
+        if (!o->capacity_type || !o->instance_type || !o->zone || strcmp(o->capacity_type, capacity_type) != 0)
             continue;
         const ali_entry *e = ali_catalog_find(c, o->instance_type);
         const ali_vswitch *w = ali_view_vswitch_in(v, o->zone);
@@ -221,13 +176,30 @@ static void allocatable(const ns_resources *cap, const ns_resources *k, const ns
         out->ephemeral_storage_bytes = 0;
 }
 
-/* Reads LaunchResults: the instance, or the choices refused for stock (marked and named). */
+/* Reads LaunchResults: the choices ECS refused for stock on its way (into ref, whatever the outcome), then the
+ * instance it launched; NS_ERR_INSUFFICIENT_CAPACITY when it launched none for want of stock. */
 static int read_results(ali_state *s, const ns_json *doc, const choice *ch, size_t n, const char *capacity_type,
                         const ali_nodeclass_view *v, const ali_image *image, ns_launch_result *r, refused *ref)
 {
     const ns_host *h = s->host;
     const ns_json *results = ali_json_list(h, doc, "LaunchResults", "LaunchResult");
     const char *first_code = NULL, *first_msg = NULL;
+    bool stock = false;
+    for (size_t i = 0; i < h->json_size(results); i++) {
+        const ns_json *lr = h->json_at(results, i);
+        const char *code = ali_json_str(h, lr, "ErrorCode"), *type = ali_json_str(h, lr, "InstanceType"),
+                   *zone = ali_json_str(h, lr, "ZoneId");
+        if (!first_code && code) {
+            first_code = code;
+            first_msg = ali_json_str(h, lr, "ErrorMsg");
+        }
+        if (!no_stock(code) || !type || !zone)
+            continue;
+        stock = true;
+        if (ref->n < MAX_CHOICES * 2 && ali_copy(ref->type[ref->n], sizeof(ref->type[0]), type) &&
+            ali_copy(ref->zone[ref->n], sizeof(ref->zone[0]), zone))
+            ref->capacity_type[ref->n++] = capacity_type;
+    }
     for (size_t i = 0; i < h->json_size(results); i++) {
         const ns_json *lr = h->json_at(results, i);
         const ns_json *ids = ali_json_list(h, lr, "InstanceIds", "InstanceId");
@@ -256,33 +228,10 @@ static int read_results(ali_state *s, const ns_json *doc, const choice *ch, size
         r->launch_time_ms = h->now_ms(s->ctx);
         return NS_OK;
     }
-    bool stock = false;
-    for (size_t i = 0; i < h->json_size(results); i++) {
-        const ns_json *lr = h->json_at(results, i);
-        const char *code = ali_json_str(h, lr, "ErrorCode"), *type = ali_json_str(h, lr, "InstanceType"),
-                   *zone = ali_json_str(h, lr, "ZoneId");
-        if (!first_code && code) {
-            first_code = code;
-            first_msg = ali_json_str(h, lr, "ErrorMsg");
-        }
-        if (no_stock(code) && type && zone)
-            stock = true;
-    }
     if (!stock && first_code) {
         ns_err cat = ali_api_category(first_code, 400);
         return NS_ERROR(h, s->ctx, cat == NS_ERR_INSUFFICIENT_CAPACITY ? NS_ERR_INTERNAL : (int)cat,
                         "ecs CreateAutoProvisioningGroup launched nothing: %s: %s", first_code, first_msg ? first_msg : "");
-    }
-    for (size_t i = 0; i < h->json_size(results); i++) {
-        const ns_json *lr = h->json_at(results, i);
-        const char *code = ali_json_str(h, lr, "ErrorCode"), *type = ali_json_str(h, lr, "InstanceType"),
-                   *zone = ali_json_str(h, lr, "ZoneId");
-        if (no_stock(code) && type && zone && ref->n < MAX_CHOICES * 2) {
-            ali_mark_unavailable(s, type, zone, capacity_type);
-            ali_copy(ref->type[ref->n], sizeof(ref->type[0]), type);
-            ali_copy(ref->zone[ref->n], sizeof(ref->zone[0]), zone);
-            ref->capacity_type[ref->n++] = capacity_type;
-        }
     }
     return NS_ERR_INSUFFICIENT_CAPACITY;
 }
@@ -411,13 +360,13 @@ int ali_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
         rc = launch_as(s, req, &v, c, NS_CAPACITY_SPOT, result, &ref);
     if (rc == NS_ERR_INSUFFICIENT_CAPACITY && offers(req, NS_CAPACITY_ON_DEMAND))
         rc = launch_as(s, req, &v, c, NS_CAPACITY_ON_DEMAND, result, &ref);
-    if (rc == NS_ERR_INSUFFICIENT_CAPACITY) {
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY)
         rc = NS_ERROR(h, s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, "alibaba launch of %s: no capacity: ECS had no stock "
                       "for %zu offering(s) and %zu option(s) had none known or no vSwitch or image",
                       req->nodeclaim_name ? req->nodeclaim_name : "", ref.n, req->n_options);
-        for (size_t i = 0; i < ref.n; i++)
-            h->error_unavailable_offering(s->ctx, ref.type[i], ref.zone[i], ref.capacity_type[i]);
-    }
+    /* after the error, if any, is recorded: the offerings attach to it, or stand alone after a launch */
+    for (size_t i = 0; i < ref.n; i++)
+        h->error_unavailable_offering(s->ctx, ref.type[i], ref.zone[i], ref.capacity_type[i]);
     if (rc == NS_OK) {
         ns_label f[] = {{"NodeClaim", req->nodeclaim_name ? req->nodeclaim_name : ""},
                         {"provider-id", result->provider_id},

@@ -25,8 +25,6 @@
 #include "ali_nodeclass_spec.h"
 
 #define ALI_MAX_ZONES 32
-#define ALI_MAX_UNAVAILABLE 256
-#define ALI_UNAVAILABLE_TTL_MS (3 * 60 * 1000)
 #define ALI_MAX_SEEN_LOCKS 256
 #define ALI_MAX_PENDING 32
 #define ALI_MAX_DELIVERED 256
@@ -48,8 +46,10 @@ typedef struct ali_type {
 
 typedef struct ali_entry {
     ali_type t;
-    uint32_t od_zones;   /* bit i: the catalog's zone i sells it pay-as-you-go with stock */
-    uint32_t spot_zones; /* bit i: ... as spot */
+    uint32_t od_zones;    /* bit i: the catalog's zone i sells it pay-as-you-go */
+    uint32_t spot_zones;  /* bit i: ... as spot */
+    uint32_t od_sold_out; /* bit i: ... but has no stock now (DescribeAvailableResource SoldOut) */
+    uint32_t spot_sold_out;
     double on_demand;    /* < 0 unknown */
     bool estimated;      /* from the built-in table, not DescribePrice */
     double spot[ALI_MAX_ZONES]; /* < 0 unknown: the on-demand price stands in */
@@ -65,12 +65,6 @@ typedef struct ali_catalog {
     bool retired;
 } ali_catalog;
 
-typedef struct ali_unavailable {
-    char type[NS_NAME_MAX];
-    char zone[NS_ZONE_MAX];
-    char capacity_type[NS_CAPACITY_TYPE_MAX];
-    int64_t until_ms;
-} ali_unavailable;
 
 /* On-demand prices from DescribePrice, kept across catalog refreshes. */
 typedef struct ali_price {
@@ -97,8 +91,6 @@ typedef struct ali_state {
     ali_client *client;
     pthread_mutex_t lock; /* guards everything below down to poll_lock */
     ali_catalog *catalog;
-    ali_unavailable unavailable[ALI_MAX_UNAVAILABLE];
-    size_t n_unavailable;
     ali_price *prices;
     size_t n_prices;
     char *attach_script; /* cached DescribeClusterAttachScripts answer */
@@ -132,9 +124,6 @@ void ali_pricing_apply(ali_state *s, ali_catalog *c);
 double ali_pricing_builtin(const char *family, int64_t vcpu, double memory_gib, int64_t gpus);
 
 /* Unavailable offerings (ali_launch.c). */
-bool ali_offering_unavailable(ali_state *s, const char *type, const char *zone, const char *capacity_type);
-void ali_mark_unavailable(ali_state *s, const char *type, const char *zone, const char *capacity_type);
-void ali_forget_unavailable(ali_state *s);
 
 /* Node class resolution (ali_nodeclass.c). */
 #define ALI_MAX_VSWITCHES 64

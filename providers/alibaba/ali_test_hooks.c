@@ -138,7 +138,6 @@ int ali_test_inject_fault(void *state, const ns_fault *f)
     case NS_FAULT_INTERRUPT:
         return interrupt(s, f);
     case NS_FAULT_CLEAR:
-        ali_forget_unavailable(s);
         return post(s, "/clear", "{}");
     }
     return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: unknown fault kind %d", (int)f->kind);

@@ -753,20 +753,45 @@ START_TEST(test_no_stock_marks_exactly_the_refused_offering)
     ns_launch_result r = {.struct_size = sizeof(r)};
     ck_assert_msg(ns_plugin_launch(p, &req, &r) == NS_OK, "%s", ns_error_message());
     ck_assert_str_eq(r.instance_type, "ecs.g7.large");
+    /* the launch succeeded on the neighbour and still named exactly the refused offering, for the core's cache */
+    const ns_error_record *e = ns_error_last();
+    ck_assert_int_eq(e->code, NS_OK);
+    ck_assert_int_eq(e->n_unavailable, 1);
+    ck_assert_str_eq(e->unavailable[0].instance_type, "ecs.c7.large");
+    ck_assert_str_eq(e->unavailable[0].zone, "cn-hangzhou-h");
+    ck_assert_str_eq(e->unavailable[0].capacity_type, "spot");
     ns_launch_result launched = r;
-    /* the refused offering is now offered as unavailable; its neighbours are not */
+    /* the provider keeps no cache of its own (the core's owns them); its listing follows ECS's stock
+     * (DescribeAvailableResource SoldOut): the sold-out offering is offered but unavailable, its neighbours not */
     found_type f = {.want = "ecs.c7.large"};
     ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &f), NS_OK);
-    ck_assert(f.seen && !f.spot_available && f.od_available);
+    ck_assert(f.seen && f.spot >= 0 && !f.spot_available && f.od_available);
     found_type g = {.want = "ecs.g7.large"};
     ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &g), NS_OK);
     ck_assert(g.seen && g.spot_available);
-    /* a launch offering only the refused offering fails for capacity */
+    /* a launch offering the refused offering and an on-demand one: on-demand launches, the spot one is named */
+    ns_launch_option fallback[] = {opts[0], {sizeof(ns_launch_option), "ecs.c7.large", "cn-hangzhou-h",
+                                             NS_CAPACITY_ON_DEMAND, 0.2}};
+    ns_launch_request od = req;
+    od.nodeclaim_name = od.client_token = "stock-3";
+    od.options = fallback;
+    r = (ns_launch_result){.struct_size = sizeof(r)};
+    ck_assert_msg(ns_plugin_launch(p, &od, &r) == NS_OK, "%s", ns_error_message());
+    ck_assert_str_eq(r.capacity_type, "on-demand");
+    ck_assert_int_eq(ns_error_last()->n_unavailable, 1);
+    ck_assert_str_eq(ns_error_last()->unavailable[0].capacity_type, "spot");
+    ns_launch_result on_demand = r;
+    /* a launch offering only the refused offering fails for capacity, naming it and nothing else */
     ns_launch_request only = req;
     only.nodeclaim_name = only.client_token = "stock-2";
     only.n_options = 1;
     r = (ns_launch_result){.struct_size = sizeof(r)};
     ck_assert_int_eq(ns_plugin_launch(p, &only, &r), NS_ERR_INSUFFICIENT_CAPACITY);
+    e = ns_error_last();
+    ck_assert_int_eq(e->n_unavailable, 1);
+    ck_assert_str_eq(e->unavailable[0].instance_type, "ecs.c7.large");
+    ck_assert_str_eq(e->unavailable[0].capacity_type, "spot");
+    ck_assert_int_eq(ns_plugin_terminate(p, on_demand.provider_id, NULL), NS_OK);
     ck_assert_int_eq(ns_plugin_terminate(p, launched.provider_id, NULL), NS_OK);
     ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/clear", "{}", NULL), 200);
     ns_host_json_free(d.spec);
