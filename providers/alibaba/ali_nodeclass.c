@@ -50,7 +50,7 @@ static void add_vswitch(ali_nodeclass_view *v, const char *id, const char *zone,
     }
 }
 
-static int resolve_vswitches(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_view *v)
+int ali_resolve_vswitches(ali_state *s, ali_nodeclass_view *v, char *why, size_t len)
 {
     const ns_host *h = s->host;
     for (size_t t = 0; t < v->spec->n_vswitch_terms; t++) {
@@ -85,12 +85,11 @@ static int resolve_vswitches(ali_state *s, const ns_nodeclass *nc, ali_nodeclass
         }
     }
     if (v->n_vswitches == 0)
-        return NS_ERROR(h, s->ctx, NS_ERR_INVALID_CONFIG,
-                        "ECSNodeClass %s: spec.vSwitchSelectorTerms select no available vSwitch", nc->name);
+        snprintf(why, len, "spec.vSwitchSelectorTerms select no available vSwitch");
     return NS_OK;
 }
 
-static int resolve_groups(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_view *v)
+int ali_resolve_groups(ali_state *s, ali_nodeclass_view *v, char *why, size_t len)
 {
     const ns_host *h = s->host;
     for (size_t t = 0; t < v->spec->n_sg_terms; t++) {
@@ -116,12 +115,16 @@ static int resolve_groups(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_vi
                 return rc;
             const ns_json *list = ali_json_list(h, doc, "SecurityGroups", "SecurityGroup");
             for (size_t i = 0; i < h->json_size(list); i++) {
-                const char *id = ali_json_str(h, h->json_at(list, i), "SecurityGroupId");
+                const ns_json *g = h->json_at(list, i);
+                const char *id = ali_json_str(h, g, "SecurityGroupId"), *name = ali_json_str(h, g, "SecurityGroupName");
                 bool dup = false;
                 for (size_t k = 0; id && k < v->n_groups; k++)
                     dup |= strcmp(v->groups[k], id) == 0;
-                if (id && !dup && v->n_groups < ALI_MAX_GROUPS)
-                    ali_copy(v->groups[v->n_groups++], sizeof(v->groups[0]), id);
+                if (id && !dup && v->n_groups < ALI_MAX_GROUPS &&
+                    ali_copy(v->groups[v->n_groups], sizeof(v->groups[0]), id)) {
+                    ali_copy(v->group_names[v->n_groups], sizeof(v->group_names[0]), name ? name : "");
+                    v->n_groups++;
+                }
             }
             const char *next = ali_json_str(h, doc, "NextToken");
             ali_copy(token, sizeof(token), next ? next : "");
@@ -129,12 +132,11 @@ static int resolve_groups(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_vi
         } while (token[0]);
     }
     if (v->n_groups == 0)
-        return NS_ERROR(h, s->ctx, NS_ERR_INVALID_CONFIG,
-                        "ECSNodeClass %s: spec.securityGroupSelectorTerms select no security group", nc->name);
+        snprintf(why, len, "spec.securityGroupSelectorTerms select no security group");
     return NS_OK;
 }
 
-static void add_image(ali_nodeclass_view *v, const char *id, const char *arch)
+static void add_image(ali_nodeclass_view *v, const char *id, const char *name, const char *arch)
 {
     const char *a = arch && (strcmp(arch, "arm64") == 0 || strcmp(arch, "aarch64") == 0) ? "arm64" : "amd64";
     for (size_t i = 0; i < v->n_images; i++)
@@ -142,6 +144,7 @@ static void add_image(ali_nodeclass_view *v, const char *id, const char *arch)
             return; /* the first (newest) image of an architecture wins */
     if (v->n_images < ALI_MAX_IMAGES && ali_copy(v->images[v->n_images].id, sizeof(v->images[0].id), id)) {
         ali_copy(v->images[v->n_images].arch, sizeof(v->images[0].arch), a);
+        ali_copy(v->images[v->n_images].name, sizeof(v->images[0].name), name ? name : "");
         v->n_images++;
     }
 }
@@ -164,7 +167,7 @@ static int images_by_id(ali_state *s, ali_nodeclass_view *v, const ali_params *e
         const ns_json *im = h->json_at(list, i);
         const char *id = ali_json_str(h, im, "ImageId"), *status = ali_json_str(h, im, "Status");
         if (id && (!status || strcmp(status, "Available") == 0))
-            add_image(v, id, ali_json_str(h, im, "Architecture"));
+            add_image(v, id, ali_json_str(h, im, "ImageName"), ali_json_str(h, im, "Architecture"));
     }
     h->json_free(doc);
     return NS_OK;
@@ -195,17 +198,18 @@ static int images_from_ack(ali_state *s, ali_nodeclass_view *v, const ali_image_
             bool family = cos ? strncmp(type, "ContainerOS", 11) == 0 : strncmp(type, "AliyunLinux3", 12) == 0;
             bool version = latest || (name && strstr(name, t->version)) || strstr(id, t->version);
             if (family && version)
-                add_image(v, id, ali_json_str(h, im, "architecture"));
+                add_image(v, id, name, ali_json_str(h, im, "architecture"));
         }
     }
     h->json_free(doc);
     return NS_OK;
 }
 
-static int resolve_images(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_view *v)
+int ali_resolve_images(ali_state *s, ali_nodeclass_view *v, char *why, size_t len)
 {
     const ali_nodeclass_spec *sp = v->spec;
     int rc = NS_OK;
+    bool refused = false;
     for (size_t i = 0; i < sp->n_image_terms && rc == NS_OK; i++) {
         const ali_image_term *t = &sp->image_terms[i];
         ali_params p = {0};
@@ -223,24 +227,33 @@ static int resolve_images(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_vi
             ali_params_add(&p, "ImageFamily", "acs:alibaba_cloud_linux_3_2104_lts_arm64");
             if (rc == NS_OK)
                 rc = images_by_id(s, v, &p);
-        } else {
-            rc = NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG, "ECSNodeClass %s: spec.imageSelectorTerms[%zu]: "
-                          "the ContainerOS alias needs cluster_mode ack (its images come from ACK)", nc->name, i);
+        } else if (!refused) {
+            refused = true;
+            snprintf(why, len, "spec.imageSelectorTerms[%zu]: the ContainerOS alias needs cluster_mode ack (its "
+                     "images come from ACK)", i);
         }
         ali_params_free(&p);
     }
-    if (rc == NS_OK && v->n_images == 0)
-        rc = NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG,
-                      "ECSNodeClass %s: spec.imageSelectorTerms select no available image", nc->name);
+    if (rc == NS_OK && v->n_images == 0 && !refused)
+        snprintf(why, len, "spec.imageSelectorTerms select no available image");
+    return rc;
+}
+
+/* One part resolved: NS_ERR_INVALID_CONFIG naming the node class when it resolved nothing. */
+static int resolved(ali_state *s, const ns_nodeclass *nc, int rc, const char *why)
+{
+    if (rc == NS_OK && why[0])
+        return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG, "ECSNodeClass %s: %s", nc->name, why);
     return rc;
 }
 
 int ali_nodeclass_vswitches(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_view *out)
 {
     memset(out, 0, sizeof(*out));
+    char why[256] = "";
     int rc = ali_nodeclass_parse(s, nc, &out->spec);
     if (rc == NS_OK)
-        rc = resolve_vswitches(s, nc, out);
+        rc = resolved(s, nc, ali_resolve_vswitches(s, out, why, sizeof(why)), why);
     if (rc < 0)
         ali_view_free(out);
     return rc;
@@ -251,7 +264,9 @@ int ali_nodeclass_resolve(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_vi
     int rc = ali_nodeclass_vswitches(s, nc, out);
     if (rc < 0)
         return rc;
-    if ((rc = resolve_groups(s, nc, out)) < 0 || (rc = resolve_images(s, nc, out)) < 0)
+    char why[256] = "";
+    if ((rc = resolved(s, nc, ali_resolve_groups(s, out, why, sizeof(why)), why)) < 0 ||
+        (rc = resolved(s, nc, ali_resolve_images(s, out, why, sizeof(why)), why)) < 0)
         ali_view_free(out);
     return rc;
 }

@@ -11,6 +11,7 @@ typedef struct reader {
     const ns_host *h;
     ns_host_ctx *ctx;
     const char *name;
+    char *refusal; /* the spec's, sizeof(ali_nodeclass_spec.refusal) */
 } reader;
 
 NS_PRINTF(2, 3) static int bad(const reader *r, const char *fmt, ...)
@@ -20,7 +21,8 @@ NS_PRINTF(2, 3) static int bad(const reader *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return r->h->error(r->ctx, NS_ERR_INVALID_CONFIG, __FILE__, __LINE__, "ECSNodeClass %s: %s", r->name, msg);
+    snprintf(r->refusal, sizeof(((ali_nodeclass_spec *)0)->refusal), "ECSNodeClass %s: %s", r->name, msg);
+    return r->h->error(r->ctx, NS_ERR_INVALID_CONFIG, __FILE__, __LINE__, "%s", r->refusal);
 }
 
 int64_t ali_quantity(const char *s, bool milli)
@@ -523,13 +525,14 @@ static int check_fields(const reader *r, const ns_json *spec)
 
 int ali_nodeclass_spec_parse(const ns_host *host, ns_host_ctx *ctx, const ns_nodeclass *nc, ali_nodeclass_spec *out)
 {
-    reader r = {host, ctx, nc && nc->name ? nc->name : "(unnamed)"};
+    reader r = {host, ctx, nc && nc->name ? nc->name : "(unnamed)", out->refusal};
     if (!nc || !nc->kind || strcmp(nc->kind, ALI_KIND) != 0 || !nc->api_version ||
-        strcmp(nc->api_version, ALI_API_VERSION) != 0)
-        return host->error(ctx, NS_ERR_INVALID_CONFIG, __FILE__, __LINE__,
-                           "node class %s: the alibaba provider takes %s %s, not %s %s", r.name, ALI_API_VERSION,
-                           ALI_KIND, nc && nc->api_version ? nc->api_version : "(none)",
-                           nc && nc->kind ? nc->kind : "(none)");
+        strcmp(nc->api_version, ALI_API_VERSION) != 0) {
+        snprintf(out->refusal, sizeof(out->refusal), "node class %s: the alibaba provider takes %s %s, not %s %s",
+                 r.name, ALI_API_VERSION, ALI_KIND, nc && nc->api_version ? nc->api_version : "(none)",
+                 nc && nc->kind ? nc->kind : "(none)");
+        return host->error(ctx, NS_ERR_INVALID_CONFIG, __FILE__, __LINE__, "%s", out->refusal);
+    }
     const ns_json *spec = nc->spec;
     if (host->json_type(spec) != NS_JSON_OBJECT)
         return bad(&r, "spec must be an object");

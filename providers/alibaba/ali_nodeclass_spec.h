@@ -79,10 +79,11 @@ typedef struct ali_nodeclass_spec {
     const char *password;  /* idem */
     char key_pair_name[130];
     bool password_inherit;
+    char refusal[640]; /* when parse refused the node class: the message it recorded (for nodeclass_status) */
 } ali_nodeclass_spec;
 
 /* Reads and checks nc (apiVersion, kind and spec) into *out (calloc'd by the caller: it is large). NS_OK or
- * NS_ERR_INVALID_CONFIG via host->error. */
+ * NS_ERR_INVALID_CONFIG via host->error, the message also in out->refusal. */
 int ali_nodeclass_spec_parse(const ns_host *host, ns_host_ctx *ctx, const ns_nodeclass *nc, ali_nodeclass_spec *out);
 
 /* A Kubernetes quantity ("100m", "1.5Gi", "20G") in base units, times 1000 when `milli`. -1 when malformed or

@@ -225,6 +225,8 @@ static const ns_provider ALI_PROVIDER = {
     /* ABI 3 */
     .nodeclass_kinds = ALI_KINDS,
     .n_nodeclass_kinds = sizeof(ALI_KINDS) / sizeof(ALI_KINDS[0]),
+    /* ABI 4 */
+    .nodeclass_status = ali_nodeclass_status,
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

@@ -5,10 +5,11 @@
  *   ali_pricing.c     DescribePrice and DescribeSpotPriceHistory, cached; the built-in table (ali_pricing_builtin.c)
  *   ali_nodeclass.c   node class resolution: vSwitches (VPC), security groups and images (ECS, ACK versions)
  *   ali_userdata.c    bootstrap: ACK's attach script with labels, taints and kubelet settings, merged user data
- *   ali_launch.c      launch (CreateAutoProvisioningGroup instant, one ClientToken), unavailable offerings
+ *   ali_launch.c      launch (CreateAutoProvisioningGroup instant, one ClientToken), refused offerings named
  *   ali_instances.c   terminate, list_instances, get_instance
  *   ali_events.c      poll_events (the MNS queue of ECS system events; DescribeInstances operation locks)
  *   ali_drift.c       check_drift, validate_nodeclass, list_repair_policies
+ *   ali_status.c      nodeclass_status (the ECSNodeClass's resolved vSwitches, security groups, images, conditions)
  *   ali_test_hooks.c  test_inject_fault, through the emulator's control endpoint
  */
 #ifndef NS_ALI_PROVIDER_H
@@ -123,8 +124,6 @@ void ali_pricing_apply(ali_state *s, ali_catalog *c);
 /* The built-in on-demand price (CNY per hour) of a type: the family's per-vCPU and per-GiB rates. Pure. */
 double ali_pricing_builtin(const char *family, int64_t vcpu, double memory_gib, int64_t gpus);
 
-/* Unavailable offerings (ali_launch.c). */
-
 /* Node class resolution (ali_nodeclass.c). */
 #define ALI_MAX_VSWITCHES 64
 #define ALI_MAX_GROUPS 16
@@ -136,6 +135,7 @@ typedef struct ali_vswitch {
 } ali_vswitch;
 typedef struct ali_image {
     char id[128];
+    char name[128]; /* may be empty */
     char arch[8];
 } ali_image;
 typedef struct ali_nodeclass_view {
@@ -143,14 +143,21 @@ typedef struct ali_nodeclass_view {
     ali_vswitch vswitches[ALI_MAX_VSWITCHES];
     size_t n_vswitches;
     char groups[ALI_MAX_GROUPS][64];
+    char group_names[ALI_MAX_GROUPS][128];
     size_t n_groups;
     ali_image images[ALI_MAX_IMAGES];
     size_t n_images;
 } ali_nodeclass_view;
 int ali_nodeclass_parse(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_spec **out);
-/* Resolves vSwitches only (list_instance_types), or everything (launch, drift). Release with ali_view_free. */
+/* Resolves vSwitches only (list_instance_types), or everything (launch, drift): NS_ERR_INVALID_CONFIG when a
+ * selector selects nothing. Release with ali_view_free. */
 int ali_nodeclass_vswitches(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_view *out);
 int ali_nodeclass_resolve(ali_state *s, const ns_nodeclass *nc, ali_nodeclass_view *out);
+/* The three resolutions one by one, for nodeclass_status (v->spec parsed): an error only when the cloud could not
+ * be asked; when nothing resolved, NS_OK with the part empty and *why saying which selector and why. */
+int ali_resolve_vswitches(ali_state *s, ali_nodeclass_view *v, char *why, size_t len);
+int ali_resolve_groups(ali_state *s, ali_nodeclass_view *v, char *why, size_t len);
+int ali_resolve_images(ali_state *s, ali_nodeclass_view *v, char *why, size_t len);
 void ali_view_free(ali_nodeclass_view *v);
 /* The vSwitch of a zone with the most free addresses, or NULL. */
 const ali_vswitch *ali_view_vswitch_in(const ali_nodeclass_view *v, const char *zone);
@@ -173,6 +180,7 @@ int ali_poll_events(void *state, ns_event_cb cb, void *cb_ctx);
 int ali_check_drift(void *state, const ns_instance *instance, const ns_nodeclass *nc, bool *drifted, char *reason,
                     size_t reason_len);
 int ali_validate_nodeclass(void *state, const ns_nodeclass *nc);
+int ali_nodeclass_status(void *state, const ns_nodeclass *nc, ns_json **status);
 int ali_list_repair_policies(void *state, ns_repair_policy_cb cb, void *cb_ctx);
 int ali_test_inject_fault(void *state, const ns_fault *fault);
 

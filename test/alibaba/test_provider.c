@@ -19,6 +19,7 @@
 #include "json/host_json.h"
 #include "log/ns_log.h"
 #include "plugin/plugin_loader.h"
+#include "plugin/plugin_status.h"
 
 #define REGION "cn-hangzhou"
 #define SPEC_DEMO "\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}]," \
@@ -799,6 +800,139 @@ START_TEST(test_no_stock_marks_exactly_the_refused_offering)
 }
 END_TEST
 
+/* nodeclass_status: the reference port's ECSNodeClass status, each part resolved on its own, conditions checked by
+ * the core (which adds Ready); nothing launched or changed. */
+static const cJSON *field(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = field(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void assert_condition(const cJSON *status, const char *type, const char *want_status, const char *want_reason,
+                             const char *message_part)
+{
+    const char *reason = NULL, *message = NULL;
+    const char *got = ns_nodeclass_status_condition(status, type, &reason, &message);
+    ck_assert_msg(got && strcmp(got, want_status) == 0, "%s is %s, not %s", type, got ? got : "absent", want_status);
+    ck_assert_str_eq(reason, want_reason);
+    ck_assert_msg(strstr(message, message_part), "%s's message '%s' does not say '%s'", type, message, message_part);
+}
+
+START_TEST(test_nodeclass_status)
+{
+    env_static_keys();
+    ns_plugin *p = load();
+    cJSON *st = state();
+    int launched_before = cJSON_GetArraySize(field(st, "history"));
+    cJSON_Delete(st);
+
+    nodeclass_doc d;
+    nodeclass_of(&d, "default", "{" SPEC_DEMO "}");
+    cJSON *status = NULL;
+    ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
+    /* vSwitches: most free addresses first (vsw-demo2 300, vsw-demo1 250, vsw-demo0 200), with their zones */
+    const cJSON *vsw = field(status, "vSwitches");
+    ck_assert_int_eq(cJSON_GetArraySize(vsw), 3);
+    ck_assert_str_eq(str(cJSON_GetArrayItem(vsw, 0), "id"), "vsw-demo2");
+    ck_assert_str_eq(str(cJSON_GetArrayItem(vsw, 0), "zoneID"), REGION "-j");
+    ck_assert_str_eq(str(cJSON_GetArrayItem(vsw, 2), "id"), "vsw-demo0");
+    ck_assert_str_eq(str(cJSON_GetArrayItem(vsw, 2), "zoneID"), REGION "-h");
+    const cJSON *sg = field(status, "securityGroups");
+    ck_assert_int_eq(cJSON_GetArraySize(sg), 1);
+    ck_assert_str_eq(str(cJSON_GetArrayItem(sg, 0), "id"), "sg-demo");
+    ck_assert_str_eq(str(cJSON_GetArrayItem(sg, 0), "name"), "demo-nodes");
+    /* images: ACK's for the alias, one per architecture, with the arch requirement */
+    const cJSON *images = field(status, "images");
+    ck_assert_int_eq(cJSON_GetArraySize(images), 2);
+    bool amd64 = false, arm64 = false;
+    const cJSON *im;
+    cJSON_ArrayForEach(im, images) {
+        const cJSON *req = cJSON_GetArrayItem(field(im, "requirements"), 0);
+        ck_assert_str_eq(str(req, "key"), "kubernetes.io/arch");
+        ck_assert_str_eq(str(req, "operator"), "In");
+        const char *arch = cJSON_GetArrayItem(field(req, "values"), 0)->valuestring;
+        if (strcmp(arch, "amd64") == 0) {
+            /* the newest ACK release (the drift test may have published one) */
+            amd64 = true;
+            ck_assert_msg(strncmp(str(im, "id"), "aliyun_3_x64_20G_alibase_", 25) == 0, "%s", str(im, "id"));
+            ck_assert_msg(strncmp(str(im, "name"), "Alibaba Cloud Linux 3", 21) == 0, "%s", str(im, "name"));
+        } else {
+            arm64 = strcmp(arch, "arm64") == 0;
+            ck_assert_str_eq(str(im, "id"), "aliyun_3_arm64_20G_alibase_20250117.vhd");
+            ck_assert_str_eq(str(im, "name"), "Alibaba Cloud Linux 3.2104 LTS 64 bit ARM");
+        }
+    }
+    ck_assert(amd64 && arm64);
+    assert_condition(status, "VSwitchesReady", "True", "VSwitchesReady", "");
+    assert_condition(status, "SecurityGroupsReady", "True", "SecurityGroupsReady", "");
+    assert_condition(status, "ImagesReady", "True", "ImagesReady", "");
+    assert_condition(status, "Ready", "True", "Ready", "");
+    cJSON_Delete(status);
+    ns_host_json_free(d.spec);
+
+    /* a vSwitch selector that selects nothing: that condition False naming the selector, the other parts resolved */
+    nodeclass_of(&d, "novsw", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"nowhere\"}}],"
+                              "\"securityGroupSelectorTerms\":[{\"id\":\"sg-other\"}],"
+                              "\"imageSelectorTerms\":[{\"id\":\"m-golden123\"}]}");
+    ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
+    ck_assert_ptr_null(field(status, "vSwitches"));
+    ck_assert_str_eq(str(cJSON_GetArrayItem(field(status, "securityGroups"), 0), "name"), "other-nodes");
+    ck_assert_str_eq(str(cJSON_GetArrayItem(field(status, "images"), 0), "id"), "m-golden123");
+    ck_assert_str_eq(str(cJSON_GetArrayItem(field(status, "images"), 0), "name"), "golden");
+    assert_condition(status, "VSwitchesReady", "False", "vSwitchesNotFound",
+                     "spec.vSwitchSelectorTerms select no available vSwitch");
+    assert_condition(status, "SecurityGroupsReady", "True", "SecurityGroupsReady", "");
+    assert_condition(status, "ImagesReady", "True", "ImagesReady", "");
+    assert_condition(status, "Ready", "False", "UnhealthyDependents", "VSwitchesReady=False");
+    cJSON_Delete(status);
+    ns_host_json_free(d.spec);
+
+    /* an image that does not exist and a security group name nobody has */
+    nodeclass_of(&d, "noimage", "{\"vSwitchSelectorTerms\":[{\"id\":\"vsw-demo1\"}],"
+                                "\"securityGroupSelectorTerms\":[{\"name\":\"nobody\"}],"
+                                "\"imageSelectorTerms\":[{\"id\":\"m-missing\"}]}");
+    ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
+    ck_assert_int_eq(cJSON_GetArraySize(field(status, "vSwitches")), 1);
+    ck_assert_ptr_null(field(status, "securityGroups"));
+    ck_assert_ptr_null(field(status, "images"));
+    assert_condition(status, "SecurityGroupsReady", "False", "SecurityGroupsNotFound",
+                     "spec.securityGroupSelectorTerms select no security group");
+    assert_condition(status, "ImagesReady", "False", "ImagesNotFound", "spec.imageSelectorTerms select no available image");
+    cJSON_Delete(status);
+    ns_host_json_free(d.spec);
+
+    /* an invalid node class: every condition False with the refusal, which names the field */
+    nodeclass_of(&d, "invalid", "{" SPEC_DEMO ",\"systemDisk\":{\"volumeSize\":\"10Gi\"}}");
+    ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
+    assert_condition(status, "VSwitchesReady", "False", "NodeClassInvalid", "spec.systemDisk.volumeSize '10Gi'");
+    assert_condition(status, "ImagesReady", "False", "NodeClassInvalid", "ECSNodeClass invalid:");
+    ck_assert_ptr_null(field(status, "vSwitches"));
+    cJSON_Delete(status);
+    ns_host_json_free(d.spec);
+
+    /* when the cloud cannot be asked, an error and no status */
+    nodeclass_of(&d, "default", "{" SPEC_DEMO "}");
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"throttle\",\"count\":10,"
+                                          "\"actions\":[\"DescribeVSwitches\"]}", NULL),
+                     200);
+    status = NULL;
+    ck_assert_int_eq(ns_plugin_nodeclass_status(p, &d.nc, &status), NS_ERR_THROTTLED);
+    ck_assert_ptr_null(status);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/clear", "{}", NULL), 200);
+    ns_host_json_free(d.spec);
+
+    st = state();
+    ck_assert_int_eq(cJSON_GetArraySize(field(st, "history")), launched_before);
+    cJSON_Delete(st);
+    ns_plugin_unload(p);
+}
+END_TEST
+
 /* cheapest: every launch takes the cheapest zone ECS sees; balanced: the zones are drawn at random */
 static int zones_used(ns_plugin *p, const ns_nodeclass *nc, const char *prefix)
 {
@@ -867,6 +1001,7 @@ int main(void)
     tcase_add_test(cloud, test_events_with_deadlines);
     tcase_add_test(cloud, test_no_stock_marks_exactly_the_refused_offering);
     tcase_add_test(cloud, test_vswitch_selection_policy);
+    tcase_add_test(cloud, test_nodeclass_status);
     suite_add_tcase(s, cloud);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

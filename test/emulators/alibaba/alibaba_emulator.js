@@ -227,7 +227,7 @@ function control(req, res, path, body) {
       return done();
     case 'POST /_emulator/ack_images': // a new ACK image release, which ECS knows too
       st.ackImages.unshift(b);
-      st.images.push({ ImageId: b.image_id, Architecture: b.architecture, ImageFamily: '', ImageOwnerAlias: 'system', created: 9 });
+      st.images.push({ ImageId: b.image_id, ImageName: b.image_name, Architecture: b.architecture, ImageFamily: '', ImageOwnerAlias: 'system', created: 9 });
       return done();
     case 'POST /_emulator/oidc':
       st.oidcTokens.add(b.token);

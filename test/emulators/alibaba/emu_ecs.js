@@ -110,7 +110,7 @@ function describeImages(st, q) {
   if (q.ImageId) images = images.filter((i) => q.ImageId.split(',').includes(i.ImageId));
   if (q.ImageFamily) images = images.filter((i) => i.ImageFamily === q.ImageFamily);
   if (q.ImageOwnerAlias) images = images.filter((i) => i.ImageOwnerAlias === q.ImageOwnerAlias);
-  const items = images.map((i) => ({ ImageId: i.ImageId, Architecture: i.Architecture, ImageFamily: i.ImageFamily,
+  const items = images.map((i) => ({ ImageId: i.ImageId, ImageName: i.ImageName || i.ImageId, Architecture: i.Architecture, ImageFamily: i.ImageFamily,
     ImageOwnerAlias: i.ImageOwnerAlias, Status: 'Available', OSType: 'linux' }));
   return { Images: { Image: items }, TotalCount: items.length, PageNumber: 1, PageSize: items.length };
 }

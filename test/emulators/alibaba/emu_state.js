@@ -63,10 +63,10 @@ class State {
       { SecurityGroupId: 'sg-other', SecurityGroupName: 'other-nodes', VpcId: 'vpc-demo', Tags: { 'karpenter.sh/discovery': 'other' } },
     ];
     this.images = [
-      { ImageId: 'aliyun_3_x64_20G_alibase_20250117.vhd', Architecture: 'x86_64', ImageFamily: 'acs:alibaba_cloud_linux_3_2104_lts_x64', ImageOwnerAlias: 'system', created: 2 },
-      { ImageId: 'aliyun_3_arm64_20G_alibase_20250117.vhd', Architecture: 'arm64', ImageFamily: 'acs:alibaba_cloud_linux_3_2104_lts_arm64', ImageOwnerAlias: 'system', created: 2 },
-      { ImageId: 'aliyun_3_x64_20G_alibase_20240819.vhd', Architecture: 'x86_64', ImageFamily: 'acs:alibaba_cloud_linux_3_2104_lts_x64', ImageOwnerAlias: 'system', created: 1 },
-      { ImageId: 'm-golden123', Architecture: 'x86_64', ImageFamily: '', ImageOwnerAlias: 'self', created: 3 },
+      { ImageId: 'aliyun_3_x64_20G_alibase_20250117.vhd', ImageName: 'Alibaba Cloud Linux 3.2104 LTS 64 bit', Architecture: 'x86_64', ImageFamily: 'acs:alibaba_cloud_linux_3_2104_lts_x64', ImageOwnerAlias: 'system', created: 2 },
+      { ImageId: 'aliyun_3_arm64_20G_alibase_20250117.vhd', ImageName: 'Alibaba Cloud Linux 3.2104 LTS 64 bit ARM', Architecture: 'arm64', ImageFamily: 'acs:alibaba_cloud_linux_3_2104_lts_arm64', ImageOwnerAlias: 'system', created: 2 },
+      { ImageId: 'aliyun_3_x64_20G_alibase_20240819.vhd', ImageName: 'Alibaba Cloud Linux 3.2104 LTS 64 bit (20240819)', Architecture: 'x86_64', ImageFamily: 'acs:alibaba_cloud_linux_3_2104_lts_x64', ImageOwnerAlias: 'system', created: 1 },
+      { ImageId: 'm-golden123', ImageName: 'golden', Architecture: 'x86_64', ImageFamily: '', ImageOwnerAlias: 'self', created: 3 },
     ];
     this.ackImages = [
       { image_id: 'aliyun_3_x64_20G_alibase_20250117.vhd', image_name: 'Alibaba Cloud Linux 3.2104 LTS 64 bit', image_type: 'AliyunLinux3', architecture: 'x86_64', platform: 'AliyunLinux', os_version: '3' },
