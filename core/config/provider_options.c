@@ -121,16 +121,23 @@ static int apply(ns_option_values *values, const char *provider, const ns_option
     if (!v) {
         char known[1024];
         known_keys(table, known, sizeof(known));
+        char quoted[NS_EXCERPT_BUF];
         return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: unknown option '%s' for provider %s (known options: %s)", where,
-                       key, provider, known);
+                       ns_error_excerpt(key, quoted, sizeof(quoted)), provider, known);
     }
     int rc = parse_value(v, text);
     if (rc == NS_ERR_INTERNAL)
         return NS_FAIL(rc, "%s: out of memory", where);
-    if (rc != NS_OK)
-        return NS_FAIL(rc, "%s: option '%s' of provider %s is '%s', which is not %s", where, key, provider, text,
-                       type_hint(v->decl->type));
-    return NS_OK;
+    if (rc == NS_OK)
+        return NS_OK;
+    char quoted[NS_EXCERPT_BUF];
+    ns_error_excerpt(text, quoted, sizeof(quoted));
+    if (v->decl->type == NS_OPT_DURATION) { /* the duration parser recorded why */
+        ns_error_prefix("%s: option '%s' of provider %s: ", where, key, provider);
+        return NS_ERR_INVALID_CONFIG;
+    }
+    return NS_FAIL(rc, "%s: option '%s' of provider %s is '%s', which is not %s", where, key, provider, quoted,
+                   type_hint(v->decl->type));
 }
 
 int ns_option_values_build(const char *provider, const ns_option *table, const char *config_path,

@@ -6,6 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "errors/ns_error.h"
+#include "model/checked.h"
+#include "model/duration.h"
 #include "nodesmith/provider.h"
 
 int ns_parse_int64(const char *text, int64_t *out)
@@ -40,49 +43,24 @@ int ns_parse_bool(const char *text, bool *out)
 
 int ns_parse_duration_ms(const char *text, int64_t *out)
 {
-    static const struct {
-        const char *unit;
-        double ms;
-    } units[] = {{"ms", 1}, {"us", 0.001}, {"µs", 0.001}, {"ns", 0.000001}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
-    if (!text || !*text)
-        return NS_ERR_INVALID_ARGUMENT;
-    int64_t whole;
-    if (ns_parse_int64(text, &whole) == NS_OK) {
-        if (whole < 0)
+    int64_t seconds, ms;
+    if (ns_parse_int64(text, &seconds) == NS_OK) {
+        if (seconds < 0) {
+            NS_FAIL(NS_ERR_INVALID_CONFIG, "invalid duration \"%s\": negative durations are not allowed", text);
             return NS_ERR_INVALID_ARGUMENT;
-        *out = whole * 1000;
-        return NS_OK;
-    }
-    const char *p = text;
-    double total = 0;
-    if (strcmp(p, "0") == 0) {
-        *out = 0;
-        return NS_OK;
-    }
-    while (*p) {
-        if (!isdigit((unsigned char)*p) && *p != '.')
-            return NS_ERR_INVALID_ARGUMENT;
-        char *end = NULL;
-        double v = strtod(p, &end);
-        if (end == p)
-            return NS_ERR_INVALID_ARGUMENT;
-        p = end;
-        size_t matched = 0;
-        double scale = 0;
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-            size_t len = strlen(units[i].unit);
-            if (len > matched && strncmp(p, units[i].unit, len) == 0) {
-                matched = len;
-                scale = units[i].ms;
-            }
         }
-        if (!matched)
+        if (!ns_checked_mul(seconds, 1000, &ms) || ms > NS_DURATION_MAX_MS) {
+            NS_FAIL(NS_ERR_INVALID_CONFIG,
+                    "invalid duration \"%s\": %s seconds is longer than Go's largest duration, "
+                    "2562047h47m16.854775807s",
+                    text, text);
             return NS_ERR_INVALID_ARGUMENT;
-        total += v * scale;
-        p += matched;
+        }
+        *out = ms;
+        return NS_OK;
     }
-    if (total > 9.2e18)
+    if (ns_duration_parse(text, false, NULL, &ms) < 0)
         return NS_ERR_INVALID_ARGUMENT;
-    *out = (int64_t)(total + 0.5);
+    *out = ms;
     return NS_OK;
 }

@@ -7,8 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Go-style durations as Karpenter writes them: "300ms", "30s", "5m", "1h30m", "720h"; a bare integer is seconds.
- * Returns 0 or NS_ERR_INVALID_ARGUMENT (nothing recorded: the caller names the field). */
+/* Go-style durations as Karpenter writes them: "300ms", "30s", "5m", "1h30m", "720h" (model/duration.h's parser);
+ * a bare integer is seconds. At most Go's largest duration. Returns 0 or NS_ERR_INVALID_ARGUMENT with the reason
+ * recorded ("invalid duration ...: why"), which the caller wraps with the option's name. */
 int ns_parse_duration_ms(const char *text, int64_t *out);
 /* "true"/"false" (also YAML's yes/no/on/off, any case). */
 int ns_parse_bool(const char *text, bool *out);

@@ -17,6 +17,7 @@
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
+#include "model/checked.h"
 #include "model/model_util.h"
 
 /* An interrupted node is drained at the latest this long before the cloud takes it, even without a replacement. */
@@ -238,8 +239,8 @@ static int terminate_claim(ns_engine *e, ns_nodeclaim *claim)
     ns_node *n = ns_engine_node_of_claim(e, claim);
     bool launched = ns_claim_launched(claim);
     bool gone = launched && instance_gone(e, claim);
-    bool grace_expired =
-        claim->termination_grace_period_ms >= 0 && now >= claim->meta.deletion_ms + claim->termination_grace_period_ms;
+    bool grace_expired = claim->termination_grace_period_ms >= 0 &&
+                         now >= ns_saturating_add(claim->meta.deletion_ms, claim->termination_grace_period_ms);
     int rc = NS_OK;
     if (n) {
         if ((rc = ns_engine_taint_disrupted(e, n, method_of(claim))) < 0)

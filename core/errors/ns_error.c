@@ -13,6 +13,26 @@ static void copy_bounded(char *dst, size_t cap, const char *src)
     snprintf(dst, cap, "%s", src ? src : "");
 }
 
+char *ns_error_excerpt(const char *text, char *buf, size_t len)
+{
+    if (!len)
+        return buf;
+    text = text ? text : "";
+    size_t n = strlen(text), shown = n > NS_EXCERPT_MAX ? NS_EXCERPT_MAX - 16 : n, off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < shown && off + 5 < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch < 0x20 || ch == 0x7f)
+            off += (size_t)snprintf(buf + off, len - off, "\\x%02x", ch);
+        else
+            buf[off++] = (char)ch;
+    }
+    buf[off < len ? off : len - 1] = '\0';
+    if (shown < n && off < len)
+        snprintf(buf + off, len - off, "... (%zu bytes)", n);
+    return buf;
+}
+
 int ns_error_setv(int code, const char *file, int line, const char *fmt, va_list ap)
 {
     memset(&current, 0, sizeof(current));

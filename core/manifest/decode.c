@@ -289,21 +289,50 @@ int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const
     return 0;
 }
 
+typedef struct resource_sink {
+    ns_res *res;
+    bool nonnegative;
+} resource_sink;
+
 static int set_resource(const ns_dec *d, const ns_ynode *k, const ns_ynode *v, const char *s, const char *vp,
                         void *ctx)
 {
-    return ns_res_set_text(ctx, k->str, s, vp) < 0 ? ns_dec_wrap(d, v) : 0;
+    resource_sink *sink = ctx;
+    /* An out-of-range float ("1e400") reads as +Inf: quote what the user wrote instead. */
+    if (v->kind == NS_Y_SCALAR && v->type == NS_YS_FLOAT && !isfinite(v->f))
+        s = v->text;
+    if (ns_res_set_text(sink->res, k->str, s, vp) < 0)
+        return ns_dec_wrap(d, v);
+    if (sink->nonnegative && ns_res_get(sink->res, k->str) < 0) {
+        char quoted[NS_EXCERPT_BUF];
+        return ns_dec_fail(d, v, vp, "\"%s\" is negative; it must be greater than or equal to 0",
+                           ns_error_excerpt(v->text ? v->text : s, quoted, sizeof(quoted)));
+    }
+    return 0;
+}
+
+static int decode_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
+                            bool *present, bool nonnegative)
+{
+    if (present)
+        *present = false;
+    resource_sink sink = {out, nonnegative};
+    int rc = each_string(d, map, path, key, set_resource, &sink);
+    if (present)
+        *present = rc > 0;
+    return rc < 0 ? rc : 0;
 }
 
 int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
                      bool *present)
 {
-    if (present)
-        *present = false;
-    int rc = each_string(d, map, path, key, set_resource, out);
-    if (present)
-        *present = rc > 0;
-    return rc < 0 ? rc : 0;
+    return decode_resources(d, map, path, key, out, present, true);
+}
+
+int ns_dec_resources_signed(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
+                            bool *present)
+{
+    return decode_resources(d, map, path, key, out, present, false);
 }
 
 int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool allow_never,

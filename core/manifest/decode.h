@@ -61,9 +61,13 @@ int ns_dec_label_map(const ns_dec *d, const ns_ynode *map, const char *path, con
 /* A list of strings; *out allocated (free with ns_strv_free). */
 int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out,
                    size_t *n);
-/* A resource list (requests, limits, capacity, ...): name -> quantity. */
+/* A resource list (requests, limits, capacity, reserved, ...): name -> quantity, each at least zero, as Kubernetes'
+ * validation requires of pod requests, limits and overhead, node capacity and the kubelet's reservations. */
 int ns_dec_resources(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
                      bool *present);
+/* The same where Kubernetes takes any sign (a NodePool's limits). */
+int ns_dec_resources_signed(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_res *out,
+                            bool *present);
 /* A Go duration ("30s", "720h"; "Never" when allow_never) in milliseconds. */
 int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool allow_never,
                     int64_t *out_ms, bool *present);

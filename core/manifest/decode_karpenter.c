@@ -78,7 +78,7 @@ static int decode_limits(const ns_dec *d, const ns_ynode *map, const char *path,
                          ns_resource_limits *out)
 {
     bool present = false;
-    int rc = ns_dec_resources(d, map, path, key, &out->max, &present);
+    int rc = ns_dec_resources_signed(d, map, path, key, &out->max, &present);
     const ns_ynode *m = ns_ymap_get(map, key);
     if (rc < 0 || !present)
         return rc;

@@ -8,7 +8,9 @@
 
 static int bad(const char *field, const char *text, const char *why)
 {
-    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: invalid duration \"%s\": %s", field ? field : "duration", text, why);
+    char quoted[NS_EXCERPT_BUF];
+    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s%sinvalid duration \"%s\": %s", field ? field : "", field ? ": " : "",
+                   ns_error_excerpt(text, quoted, sizeof(quoted)), why);
 }
 
 /* Unit -> nanoseconds; 0 when unknown. `len` receives the unit's length. */
@@ -50,15 +52,15 @@ int ns_duration_parse(const char *text, bool allow_never, const char *field, int
         *out_ms = 0;
         return 0;
     }
-    /* 128-bit nanoseconds so a sum of large terms cannot wrap before the range check. */
+    /* 128-bit nanoseconds so a sum of large terms cannot wrap before the range check against Go's maximum. */
     unsigned __int128 total_ns = 0;
-    const unsigned __int128 max_ns = (unsigned __int128)INT64_MAX * 1000000;
+    const unsigned __int128 max_ns = (unsigned __int128)INT64_MAX;
     while (*p) {
         uint64_t whole = 0, frac = 0, frac_scale = 1;
         int nd = 0;
         for (; *p >= '0' && *p <= '9'; p++, nd++) {
             if (whole > (UINT64_MAX - 9) / 10)
-                return bad(field, text, "value is too large");
+                return bad(field, text, "longer than Go's largest duration, 2562047h47m16.854775807s");
             whole = whole * 10 + (uint64_t)(*p - '0');
         }
         if (*p == '.') {
@@ -81,7 +83,7 @@ int ns_duration_parse(const char *text, bool allow_never, const char *field, int
         p += ulen;
         total_ns += (unsigned __int128)whole * (uint64_t)ns + (unsigned __int128)frac * (uint64_t)ns / frac_scale;
         if (total_ns > max_ns)
-            return bad(field, text, "value is too large");
+            return bad(field, text, "longer than Go's largest duration, 2562047h47m16.854775807s");
     }
     *out_ms = (int64_t)(total_ns / 1000000);
     return 0;

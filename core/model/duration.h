@@ -13,7 +13,7 @@
 
 /* Parses time.ParseDuration syntax (units ns us ms s m h, fractions allowed, "0" alone allowed) into milliseconds,
  * truncating below a millisecond. "Never" is accepted only when allow_never, giving NS_DURATION_NEVER. Negative
- * durations are rejected. Returns 0 or NS_ERR_INVALID_CONFIG with a message starting with `field`. */
+ * durations are rejected. Returns 0 or NS_ERR_INVALID_CONFIG with a message starting with `field` (when not NULL). */
 int ns_duration_parse(const char *text, bool allow_never, const char *field, int64_t *out_ms);
 
 /* "1h30m", "45s", "250ms", "0s" or "Never". Always NUL-terminates; returns buf. */

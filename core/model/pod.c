@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/checked.h"
 #include "model/model_util.h"
 #include "model/resources.h"
 
@@ -194,10 +195,9 @@ static int effective(const ns_pod *pod, bool limits, ns_res *sum)
     if (!limits) {
         rc = ns_res_add(sum, &sr->overhead);
     } else {
-        if (sum->cpu_milli)
-            sum->cpu_milli += sr->overhead.cpu_milli;
-        if (sum->memory_bytes)
-            sum->memory_bytes += sr->overhead.memory_bytes;
+        if ((sum->cpu_milli && !ns_checked_add(sum->cpu_milli, sr->overhead.cpu_milli, &sum->cpu_milli)) ||
+            (sum->memory_bytes && !ns_checked_add(sum->memory_bytes, sr->overhead.memory_bytes, &sum->memory_bytes)))
+            rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "limits plus overhead do not fit in 64 bits");
     }
     return rc;
 }
@@ -211,8 +211,7 @@ int ns_pod_compute_requests(ns_pod *pod)
     if (rc < 0) {
         ns_res_free(&req);
         ns_res_free(&lim);
-        return ns_error_prefix("pod %s/%s: ", pod->meta.namespace_ ? pod->meta.namespace_ : "",
-                               pod->meta.name ? pod->meta.name : "");
+        return ns_error_last()->code; /* the caller names the pod */
     }
     req.pods = 1;
     ns_res_free(&pod->requests);

@@ -167,7 +167,8 @@ ns_pod_spec_resources *ns_pod_spec_resources_get(ns_pod *pod);
 ns_pod *ns_pod_pack(ns_pod *pod);
 
 /* Computes pod->requests and pod->limits from the containers, overhead and pod-level resources (see above).
- * NS_ERR_INTERNAL when out of memory. */
+ * NS_ERR_INTERNAL when out of memory; NS_ERR_INVALID_CONFIG naming the resource when a sum does not fit in 64 bits
+ * (the message does not name the pod: the caller does). */
 int ns_pod_compute_requests(ns_pod *pod);
 
 /* Scheduling requirements of the pod for provisioning, as Karpenter builds them: nodeSelector, plus required node

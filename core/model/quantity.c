@@ -12,7 +12,9 @@ typedef unsigned __int128 u128;
 
 static int bad(const char *field, const char *text, const char *why)
 {
-    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: invalid quantity \"%s\": %s", field ? field : "quantity", text, why);
+    char quoted[NS_EXCERPT_BUF];
+    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s%sinvalid quantity \"%s\": %s", field ? field : "", field ? ": " : "",
+                   ns_error_excerpt(text, quoted, sizeof(quoted)), why);
 }
 
 /* Suffix -> power of ten and power of two. Returns false for an unknown suffix. */

@@ -19,8 +19,8 @@
 #define NS_QTY_MILLI 3 /* millicores */
 
 /* Parses `text`, stores ceil(value * 10^scale) in *out and sets *exact (may be NULL) to false when rounding
- * happened. Returns 0, or NS_ERR_INVALID_CONFIG with a message starting with `field` (the caller's field path, for
- * example "spec.containers[0].resources.requests.cpu") that quotes the text and says what is wrong. Values that do
+ * happened. Returns 0, or NS_ERR_INVALID_CONFIG with a message starting with `field` when not NULL (the caller's
+ * field path, for example "spec.containers[0].resources.requests.cpu") that quotes the text and says what is wrong. Values that do
  * not fit in an int64 are errors, as are more than 36 significant digits. */
 int ns_quantity_parse(const char *text, int scale, const char *field, int64_t *out, bool *exact);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/checked.h"
 #include "model/intern.h"
 #include "model/quantity.h"
 
@@ -94,33 +95,42 @@ int64_t ns_res_get(const ns_res *r, const char *name)
 
 typedef enum { OP_ADD, OP_SUB, OP_MAX } combine_op;
 
-static int64_t combine(int64_t a, int64_t b, combine_op op)
+/* *a op b, refusing a sum or difference that does not fit: three containers of 4Ei memory must not wrap to a
+ * negative request that fits anywhere. */
+static int combine(const char *name, int64_t *a, int64_t b, combine_op op)
 {
-    switch (op) {
-    case OP_ADD:
-        return a + b;
-    case OP_SUB:
-        return a - b;
-    default:
-        return a > b ? a : b;
+    int64_t r = *a > b ? *a : b;
+    if ((op == OP_ADD && !ns_checked_add(*a, b, &r)) || (op == OP_SUB && !ns_checked_sub(*a, b, &r))) {
+        bool cpu = strcmp(name, NS_RES_CPU) == 0;
+        bool bytes = strcmp(name, NS_RES_MEMORY) == 0 || strcmp(name, NS_RES_EPHEMERAL_STORAGE) == 0;
+        char x[48], y[48];
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "resource %s: %s %s %s does not fit in 64 bits", name,
+                       ns_quantity_format(*a, cpu ? NS_QTY_MILLI : NS_QTY_UNITS, bytes, x, sizeof(x)),
+                       op == OP_ADD ? "+" : "-",
+                       ns_quantity_format(b, cpu ? NS_QTY_MILLI : NS_QTY_UNITS, bytes, y, sizeof(y)));
     }
+    *a = r;
+    return 0;
 }
 
 static int combine_all(ns_res *dst, const ns_res *src, combine_op op)
 {
-    dst->cpu_milli = combine(dst->cpu_milli, src->cpu_milli, op);
-    dst->memory_bytes = combine(dst->memory_bytes, src->memory_bytes, op);
-    dst->pods = combine(dst->pods, src->pods, op);
-    dst->ephemeral_storage_bytes = combine(dst->ephemeral_storage_bytes, src->ephemeral_storage_bytes, op);
+    int rc;
+    if ((rc = combine(NS_RES_CPU, &dst->cpu_milli, src->cpu_milli, op)) < 0 ||
+        (rc = combine(NS_RES_MEMORY, &dst->memory_bytes, src->memory_bytes, op)) < 0 ||
+        (rc = combine(NS_RES_PODS, &dst->pods, src->pods, op)) < 0 ||
+        (rc = combine(NS_RES_EPHEMERAL_STORAGE, &dst->ephemeral_storage_bytes, src->ephemeral_storage_bytes, op)) < 0)
+        return rc;
     for (uint32_t i = 0; i < src->n_ext; i++) {
         const ns_res_ext *s = &src->ext[i];
         ns_res_ext *d = find_ext(dst, s->name);
         if (d) {
-            d->value = combine(d->value, s->value, op);
+            if ((rc = combine(s->name, &d->value, s->value, op)) < 0)
+                return rc;
             continue;
         }
-        int rc = append_ext(dst, s->name, combine(0, s->value, op));
-        if (rc < 0)
+        int64_t v = 0;
+        if ((rc = combine(s->name, &v, s->value, op)) < 0 || (rc = append_ext(dst, s->name, v)) < 0)
             return rc;
     }
     return 0;

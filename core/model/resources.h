@@ -46,9 +46,10 @@ int ns_res_set(ns_res *r, const char *name, int64_t value);
 /* The value for name; 0 when absent. */
 int64_t ns_res_get(const ns_res *r, const char *name);
 
-/* dst += src. NS_ERR_INTERNAL when out of memory. */
+/* dst += src. NS_ERR_INTERNAL when out of memory; NS_ERR_INVALID_CONFIG naming the resource when a sum does not fit
+ * in 64 bits (dst is then partly updated: callers drop it). */
 int ns_res_add(ns_res *dst, const ns_res *src);
-/* dst -= src, per resource (may go negative). Same error as add. */
+/* dst -= src, per resource (may go negative). Same errors as add. */
 int ns_res_sub(ns_res *dst, const ns_res *src);
 /* dst = max(dst, src), per resource. Same error as add. */
 int ns_res_max(ns_res *dst, const ns_res *src);

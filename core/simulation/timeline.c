@@ -11,6 +11,7 @@
 #include "clock/ns_clock.h"
 #include "simulation/timeline_decode.h"
 #include "errors/ns_error.h"
+#include "model/checked.h"
 #include "model/duration.h"
 #include "model/model_util.h"
 
@@ -106,9 +107,11 @@ static int decode_time(tl_ctx *c, const ns_ynode *step, const char *path, int64_
                            "at %s is before the end of the previous step (%s); steps run in order",
                            ns_duration_format(at, a, sizeof(a)), ns_duration_format(prev_end, p, sizeof(p)));
     }
-    if (!has_at && after > INT64_MAX / 2 - prev_end)
-        return ns_dec_fail(&c->dec, ns_ymap_get(step, "after"), path, "the step's time overflows");
-    s->at_ms = has_at ? at : prev_end + after;
+    s->at_ms = at;
+    if (!has_at && (!ns_checked_add(prev_end, after, &s->at_ms) || s->at_ms > NS_DURATION_MAX_MS))
+        return ns_dec_fail(&c->dec, ns_ymap_get(step, "after"), path,
+                           "the step's time is later than Go's largest duration (2562047h47m16.854775807s) "
+                           "from the start");
     s->end_ms = s->at_ms;
     return 0;
 }

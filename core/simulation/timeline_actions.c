@@ -9,6 +9,7 @@
 #include "manifest/loader.h"
 #include "manifest/yaml_json.h"
 #include "model/cluster.h"
+#include "model/checked.h"
 #include "model/duration.h"
 #include "model/model_util.h"
 #include "model/nodeclass_kinds.h"
@@ -309,6 +310,15 @@ int tl_decode_launch_failure(tl_ctx *c, const ns_ynode *v, const char *path, ns_
 
 static const char *const advance_fields[] = {"for", "until", NULL};
 
+/* The advance's end, at most Go's largest duration from the start, so start + end cannot wrap. */
+static int advance_end(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s, int64_t ms)
+{
+    if (!ns_checked_add(s->at_ms, ms, &s->end_ms) || s->end_ms > NS_DURATION_MAX_MS)
+        return ns_dec_fail(&c->dec, v, path,
+                           "ends later than Go's largest duration (2562047h47m16.854775807s) from the start");
+    return 0;
+}
+
 int tl_decode_advance(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
 {
     int rc;
@@ -319,8 +329,7 @@ int tl_decode_advance(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step
             return rc;
         if (ns_duration_parse(text, false, path, &ms) < 0)
             return ns_dec_wrap(&c->dec, v);
-        s->end_ms = s->at_ms + ms;
-        return 0;
+        return advance_end(c, v, path, s, ms);
     }
     bool has_for = false, has_until = false;
     if ((rc = ns_dec_fields(&c->dec, v, path, advance_fields)) < 0 ||
@@ -337,6 +346,9 @@ int tl_decode_advance(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step
         return ns_dec_fail(&c->dec, ns_ymap_get(v, "until"), p, "%s is before the step's time %s",
                            ns_duration_format(until, u, sizeof(u)), ns_duration_format(s->at_ms, a, sizeof(a)));
     }
-    s->end_ms = has_until ? until : s->at_ms + ms;
-    return 0;
+    if (has_until) {
+        s->end_ms = until;
+        return 0;
+    }
+    return advance_end(c, v, path, s, ms);
 }

@@ -19,6 +19,8 @@ typedef struct tl_runner {
     ns_invariants *inv;
     cJSON *violations; /* strings, "at 2m31s: ..." */
     size_t checks;     /* engine steps checked since the last timeline step */
+    int64_t steps;          /* engine steps run so far */
+    int64_t progress_every; /* a progress line every this many engine steps; 0 on short runs */
 } tl_runner;
 
 void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
@@ -177,20 +179,57 @@ static int check(tl_runner *r)
     return 0;
 }
 
+/* One engine step and its checks; on long runs, a progress line every tenth of the way. */
+static int step_checked(tl_runner *r)
+{
+    int rc = ns_engine_step(r->e);
+    if (rc == 0)
+        rc = check(r);
+    if (++r->steps % (r->progress_every ? r->progress_every : INT64_MAX) == 0) {
+        char at[32], end[32], done[24];
+        snprintf(done, sizeof(done), "%d%%", (int)(r->steps / r->progress_every * 10));
+        ns_log(NS_LOG_INFO, "timeline", "simulated time progress", "simulated",
+               ns_duration_format(ns_clock_now_ms() - r->t->start_ms, at, sizeof(at)), "end",
+               ns_duration_format(r->t->end_ms, end, sizeof(end)), "done", done, NULL);
+    }
+    return rc;
+}
+
 /* ns_engine_run_until, checking after every engine step. */
 static int run_until(tl_runner *r, int64_t until_ms)
 {
     int64_t tick = ns_engine_get_config(r->e)->tick_ms;
-    int rc = ns_engine_step(r->e);
-    if (rc == 0)
-        rc = check(r);
+    int rc = step_checked(r);
     while (rc == 0 && ns_clock_now_ms() < until_ms && (rc = ns_engine_check_stop(r->e)) == 0) {
         int64_t left = until_ms - ns_clock_now_ms();
         ns_clock_advance(left < tick ? left : tick);
-        if ((rc = ns_engine_step(r->e)) == 0)
-            rc = check(r);
+        rc = step_checked(r);
     }
     return rc;
+}
+
+/* Simulated time costs an engine step per tick: a timeline of 876000h, or of an hour in ticks of 1ms, would run for
+ * days without a word. Refuse what cannot finish in reasonable time; warn about long runs and report progress. */
+static int check_length(tl_runner *r)
+{
+    const ns_timeline *t = r->t;
+    int64_t tick = ns_engine_get_config(r->e)->tick_ms;
+    int64_t steps = t->end_ms / (tick > 0 ? tick : 1) + (int64_t)t->n_steps;
+    char len[32], tk[32], n[24];
+    ns_duration_format(t->end_ms, len, sizeof(len));
+    ns_duration_format(tick, tk, sizeof(tk));
+    if (steps > NS_TIMELINE_MAX_ENGINE_STEPS)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                       "%s: the timeline lasts %s in ticks of %s, %lld engine steps; at most %lld are allowed "
+                       "(make engine.tick longer or the timeline shorter)",
+                       t->path, len, tk, (long long)steps, (long long)NS_TIMELINE_MAX_ENGINE_STEPS);
+    if (steps > NS_TIMELINE_LONG_RUN_STEPS) {
+        snprintf(n, sizeof(n), "%lld", (long long)steps);
+        ns_log(NS_LOG_WARN, "timeline", "long simulated run: progress is logged every tenth", "timeline", t->path,
+               "duration", len, "tick", tk, "engine-steps", n, NULL);
+        r->progress_every = steps / 10;
+    }
+    return 0;
 }
 
 /* The state after a step, with the invariants checked since the previous one (and once more now, so a step that
@@ -249,7 +288,9 @@ static int timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sourc
     tl_runner r = {.e = e, .t = t, .sources = sources, .violations = cJSON_CreateArray()};
     cJSON *doc = new_doc(t);
     *doc_out = doc;
-    int rc = doc && r.violations ? ns_invariants_attach(e, &r.inv) : NS_ERR_INTERNAL;
+    int rc = doc && r.violations ? check_length(&r) : NS_ERR_INTERNAL;
+    if (rc == 0)
+        rc = ns_invariants_attach(e, &r.inv);
     if (rc == 0)
         rc = run_steps(&r, doc);
     ns_invariants_free(r.inv);

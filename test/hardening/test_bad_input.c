@@ -1,0 +1,194 @@
+/* Hostile input (issue 16, "bad input gets a clear error and changes nothing"): quantities and durations at
+ * Kubernetes' and Go's limits, checked sums, negative amounts, messages that quote what the user wrote. Each manifest
+ * and timeline fixture in bad/ must fail with NS_ERR_INVALID_CONFIG and a message containing the expected text. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/provider_options.h"
+#include "config/scalar_parse.h"
+#include "errors/ns_error.h"
+#include "log/ns_log.h"
+#include "manifest/loader.h"
+#include "model/checked.h"
+#include "model/duration.h"
+#include "model/quantity.h"
+#include "model/resources.h"
+#include "simulation/timeline.h"
+#include "test_kinds.h"
+
+static const struct {
+    const char *file;
+    const char *message; /* a part of the message, after FIXTURE_DIR "/bad/" */
+} manifests[] = {
+    {"sum-overflow.yaml", "sum-overflow.yaml:6: Pod default/huge: resource memory: 4Ei + 4Ei does not fit in 64 bits"},
+    {"negative-request.yaml",
+     "negative-request.yaml:14: Pod default/minus: spec.containers[1].resources.requests.cpu: \"-64\" is negative; it "
+     "must be greater than or equal to 0"},
+    {"negative-kube-reserved.yaml",
+     "negative-kube-reserved.yaml:10: Provisioner old: spec.kubeletConfiguration.kubeReserved.memory: \"-1Gi\" is "
+     "negative"},
+    {"cpu-1e400.yaml",
+     "cpu-1e400.yaml:11: Pod default/inf: spec.containers[0].resources.requests.cpu: invalid quantity \"1e400\": value "
+     "does not fit in 64 bits at this unit"},
+    {"expire-after-too-long.yaml",
+     "expire-after-too-long.yaml:8: NodePool general: spec.template.spec.expireAfter: invalid duration \"2562048h\": "
+     "longer than Go's largest duration, 2562047h47m16.854775807s"},
+    {"grace-too-long.yaml", "grace-too-long.yaml:8: NodePool general: spec.template.spec.terminationGracePeriod: "
+                            "invalid duration \"2562047788015h\": longer than Go's largest duration"},
+};
+
+START_TEST(test_bad_manifest)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/bad/%s", FIXTURE_DIR, manifests[_i].file);
+    ns_cluster *c = test_cluster_new();
+    int rc = ns_manifest_load_file(c, path);
+    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
+    const char *msg = ns_error_message();
+    ck_assert_msg(strstr(msg, manifests[_i].message), "%s: got \"%s\"", manifests[_i].file, msg);
+    ck_assert_msg(strncmp(msg, FIXTURE_DIR "/bad/", strlen(FIXTURE_DIR "/bad/")) == 0, "%s", msg);
+    ns_cluster_free(c);
+}
+END_TEST
+
+static const struct {
+    const char *file;
+    const char *message;
+} timelines[] = {
+    {"timeline-after-wraps.yaml",
+     "timeline-after-wraps.yaml:3: timeline step 2: steps[1]: the step's time is later than Go's largest duration"},
+    {"timeline-advance-too-long.yaml",
+     "timeline-advance-too-long.yaml:2: timeline step 1: steps[0].advance: invalid duration \"2562047788015h\": longer "
+     "than Go's largest duration"},
+};
+
+START_TEST(test_bad_timeline)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/bad/%s", FIXTURE_DIR, timelines[_i].file);
+    ns_timeline *t = NULL;
+    ck_assert_int_eq(ns_timeline_load_file(path, test_sim_kinds(), &t), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_null(t);
+    const char *msg = ns_error_message();
+    ck_assert_msg(strstr(msg, timelines[_i].message), "%s: got \"%s\"", timelines[_i].file, msg);
+}
+END_TEST
+
+/* Go's time.Duration stops at INT64_MAX nanoseconds; so do durations here, to the millisecond. */
+START_TEST(test_duration_bounds)
+{
+    int64_t ms = 0;
+    ck_assert_int_eq(ns_duration_parse("2562047h47m16.854s", false, "d", &ms), 0);
+    ck_assert_int_eq(ms, NS_DURATION_MAX_MS);
+    ck_assert_int_eq(ns_duration_parse("2562047h47m16.854775807s", false, "d", &ms), 0);
+    ck_assert_int_eq(ns_duration_parse("2562047h47m16.854775808s", false, "d", &ms), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(ns_duration_parse("2562048h", false, "d", &ms), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(ns_duration_parse("99999999999999999999999h", false, "d", &ms), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "longer than Go's largest duration"));
+    /* Option durations go through the same parser; a bare number is seconds, multiplied without wrapping. */
+    ck_assert_int_eq(ns_parse_duration_ms("18446744073709553", &ms), NS_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ns_parse_duration_ms("9223372036854775", &ms), NS_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ns_parse_duration_ms("9223372037", &ms), NS_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ns_parse_duration_ms("9223372036", &ms), NS_OK);
+    ck_assert_int_eq(ms, 9223372036000);
+    ck_assert_int_eq(ns_parse_duration_ms("2562048h", &ms), NS_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ns_parse_duration_ms("1.5s", &ms), NS_OK);
+    ck_assert_int_eq(ms, 1500);
+}
+END_TEST
+
+/* The one checked-arithmetic helper: exact or refused, and deadlines saturate. */
+START_TEST(test_checked_arithmetic)
+{
+    int64_t r = 7;
+    ck_assert(!ns_checked_add(INT64_MAX, 1, &r));
+    ck_assert_int_eq(r, 7);
+    ck_assert(!ns_checked_sub(INT64_MIN, 1, &r));
+    ck_assert(!ns_checked_mul(INT64_C(18446744073709553) / 2, 1000, &r));
+    ck_assert(ns_checked_add(-5, 3, &r));
+    ck_assert_int_eq(r, -2);
+    ck_assert_int_eq(ns_saturating_add(INT64_MAX - 1, 10), INT64_MAX);
+    ck_assert_int_eq(ns_saturating_add(INT64_MIN + 1, -10), INT64_MIN);
+    /* Resource sums: three containers of 4Ei memory do not wrap into a request that fits anywhere. */
+    ns_res a = {0}, b = {0};
+    ck_assert_int_eq(ns_res_set_text(&a, "memory", "3Ei", "a"), 0);
+    ck_assert_int_eq(ns_res_set_text(&b, "memory", "4Ei", "b"), 0);
+    ck_assert_int_eq(ns_res_add(&a, &b), 0);
+    ck_assert_int_eq(ns_res_add(&a, &b), NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(), "resource memory: 7Ei + 4Ei does not fit in 64 bits");
+    ns_res c = {0};
+    ck_assert_int_eq(ns_res_set_text(&c, "example.com/dongle", "9223372036854775807", "c"), 0);
+    ck_assert_int_eq(ns_res_add(&c, &c), NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(),
+                     "resource example.com/dongle: 9223372036854775807 + 9223372036854775807 does not fit in 64 bits");
+    ns_res_free(&a);
+    ns_res_free(&b);
+    ns_res_free(&c);
+}
+END_TEST
+
+/* Quantities beyond an int64 at their unit are refused, quoting the text; 1Ei of millicores does not fit. */
+START_TEST(test_quantity_bounds)
+{
+    int64_t v = 0;
+    ck_assert_int_eq(ns_quantity_parse("8Ei", NS_QTY_UNITS, "q", &v, NULL), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(ns_quantity_parse("7Ei", NS_QTY_UNITS, "q", &v, NULL), 0);
+    ck_assert_int_eq(ns_quantity_parse("9223372036854775807", NS_QTY_UNITS, "q", &v, NULL), 0);
+    ck_assert_int_eq(ns_quantity_parse("9223372036854775808", NS_QTY_UNITS, "q", &v, NULL), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(ns_quantity_parse("9223372036854776", NS_QTY_MILLI, "q", &v, NULL), NS_ERR_INVALID_CONFIG);
+    ck_assert_int_eq(ns_quantity_parse("1e400", NS_QTY_UNITS, "q", &v, NULL), NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(), "q: invalid quantity \"1e400\": value does not fit in 64 bits at this unit");
+    ck_assert_int_eq(ns_quantity_parse("1e-400", NS_QTY_UNITS, "q", &v, NULL), 0);
+    ck_assert_int_eq(v, 1);
+}
+END_TEST
+
+/* A 10 KB option value is quoted in part, so the reason stays in the message; a wrapping duration is refused. */
+START_TEST(test_option_messages)
+{
+    static const ns_option table[] = {{"launch_latency", NS_OPT_DURATION, "0s", "d"},
+                                      {"count", NS_OPT_INT, "1", "n"},
+                                      {NULL, 0, NULL, NULL}};
+    ns_option_values *v = NULL;
+    ns_plugin_setting wrap = {"launch_latency", "18446744073709553"};
+    ck_assert_int_eq(ns_option_values_build("sim", table, NULL, &wrap, 1, &v), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_null(v);
+    ck_assert_str_eq(ns_error_message(), "setting: option 'launch_latency' of provider sim: invalid duration "
+                                         "\"18446744073709553\": 18446744073709553 seconds is longer than Go's largest "
+                                         "duration, 2562047h47m16.854775807s");
+    char *big = malloc(10241);
+    memset(big, '7', 10240);
+    big[10240] = '\0';
+    big[5000] = 'x';
+    ns_plugin_setting longv[] = {{"count", big}, {"launch_latency", big}};
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(ns_option_values_build("sim", table, NULL, &longv[i], 1, &v), NS_ERR_INVALID_CONFIG);
+        const char *msg = ns_error_message();
+        ck_assert_msg(strstr(msg, "... (10240 bytes)"), "%s", msg);
+        ck_assert_msg(strstr(msg, i == 0 ? "which is not a whole number" : "longer than Go's largest duration"), "%s",
+                      msg);
+    }
+    free(big);
+}
+END_TEST
+
+int main(void)
+{
+    ns_log_set_level(NS_LOG_ERROR);
+    Suite *s = suite_create("bad-input");
+    TCase *tc = tcase_create("bad-input");
+    tcase_add_loop_test(tc, test_bad_manifest, 0, (int)(sizeof(manifests) / sizeof(manifests[0])));
+    tcase_add_loop_test(tc, test_bad_timeline, 0, (int)(sizeof(timelines) / sizeof(timelines[0])));
+    tcase_add_test(tc, test_duration_bounds);
+    tcase_add_test(tc, test_checked_arithmetic);
+    tcase_add_test(tc, test_quantity_bounds);
+    tcase_add_test(tc, test_option_messages);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
