@@ -138,7 +138,7 @@ START_TEST(option_of_wrong_type_is_refused)
                                       "answer:\n  nested: 1\n"};
     static const char *const expect[] = {"option 'answer' of provider good is 'many', which is not a whole number",
                                          "'perhaps', which is not true or false",
-                                         "'5 minutes', which is not a duration",
+                                         "option 'interval' of provider good: invalid duration \"5 minutes\": unknown unit",
                                          ":1: option 'answer' must be a single value"};
     for (size_t i = 0; i < 4; i++) {
         char *cfg = write_temp(bad[i]);
