@@ -23,6 +23,7 @@ struct ns_kube_store {
     htable primary;
     htable index[NS_KUBE_N_INDEXES];
     uint32_t generation;
+    size_t unseen_from; /* relist: primary buckets before this one hold no unseen entry */
 };
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -226,6 +227,7 @@ int ns_kube_store_put(ns_kube_store *s, ns_kube_obj *obj, ns_kube_obj **old)
             ns_kube_obj_free(s, prev);
     }
     obj->generation = s->generation;
+    s->unseen_from = 0;
     int rc = table_add(&s->primary, obj);
     int added = 0;
     for (; rc == 0 && added < NS_KUBE_N_INDEXES; added++) {
@@ -292,6 +294,7 @@ size_t ns_kube_store_each(const ns_kube_store *s, ns_kube_index index, const cha
 void ns_kube_store_begin_relist(ns_kube_store *s)
 {
     s->generation++;
+    s->unseen_from = 0;
 }
 
 void ns_kube_store_mark_seen(ns_kube_store *s, ns_kube_obj *obj)
@@ -301,13 +304,17 @@ void ns_kube_store_mark_seen(ns_kube_store *s, ns_kube_obj *obj)
 
 ns_kube_obj *ns_kube_store_take_unseen(ns_kube_store *s)
 {
-    for (size_t i = 0; i < s->primary.n_buckets; i++) {
+    /* Resumes where the last call stopped, so taking k of n entries is O(n), not O(k n); a put (which may grow the
+     * table) starts the scan over. */
+    for (size_t i = s->unseen_from; i < s->primary.n_buckets; i++) {
         for (ns_kube_obj *o = s->primary.buckets[i]; o; o = o->next[0]) {
             if (o->generation != s->generation) {
+                s->unseen_from = i;
                 unlink_obj(s, o);
                 return o;
             }
         }
     }
+    s->unseen_from = s->primary.n_buckets;
     return NULL;
 }

@@ -158,6 +158,16 @@ int kube_bed_proxy_cut(const kube_bed_proxy *proxy)
     return proxy->harness > 0 ? kill(proxy->harness, SIGUSR1) : -1;
 }
 
+int kube_bed_proxy_hold(const kube_bed_proxy *proxy)
+{
+    return proxy->harness > 0 ? kill(proxy->harness, SIGUSR2) : -1;
+}
+
+int kube_bed_proxy_release(const kube_bed_proxy *proxy)
+{
+    return proxy->harness > 0 ? kill(proxy->harness, SIGHUP) : -1;
+}
+
 void kube_bed_proxy_stop(kube_bed_proxy *proxy)
 {
     stop_harness(&proxy->harness, &proxy->to_harness);

@@ -47,6 +47,10 @@ int kube_bed_proxy_start(kube_bed_proxy *proxy);
 /* Cuts every connection open through the proxy now; new ones are accepted. The cut happens asynchronously, a few
  * milliseconds later. Returns 0, or -1 if the proxy is not running. */
 int kube_bed_proxy_cut(const kube_bed_proxy *proxy);
+/* Cuts every connection and closes each new one until kube_bed_proxy_release: the server is unreachable through the
+ * proxy meanwhile (a client that reconnects fails and backs off). Asynchronous like the cut. 0, or -1. */
+int kube_bed_proxy_hold(const kube_bed_proxy *proxy);
+int kube_bed_proxy_release(const kube_bed_proxy *proxy);
 void kube_bed_proxy_stop(kube_bed_proxy *proxy);
 
 /* Runs `kubebed.py ARGV...` (namespace, node, user, compact; see kubebed.py) with the bed's environment. Returns its

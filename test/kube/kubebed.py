@@ -17,7 +17,8 @@ Commands (the plane's coordinates are read from the NS_TEST_KUBE* environment wh
                    the watch: configmaps, whose watch cache is off)
   proxy            a TCP forwarder to the API server, for tests of dropped connections: prints "PORT n", forwards
                    until stdin closes; SIGUSR1 cuts every open connection (a watch dropped mid-stream), new ones
-                   are still accepted. TLS passes through, so the server's certificate still verifies.
+                   are still accepted; SIGUSR2 cuts them and closes every new one until SIGHUP (the server is
+                   unreachable for a while). TLS passes through, so the server's certificate still verifies.
 
 Python: `with kubebed.plane() as bed:` gives a Bed (from the environment when a plane is already running, else a
 private one stopped at the end of the block).
@@ -355,9 +356,10 @@ class ControlPlane:
             "--allow-privileged", "--profiling=false",
             # Endpoints may not hold a loopback address, so the "kubernetes" service keeps no endpoints here.
             "--endpoint-reconciler-type", "none",
-            # Configmaps are watched straight from etcd, so an etcd compaction expires their old resource versions
-            # (410); every other resource keeps the watch cache, as in a real cluster.
-            "--watch-cache-sizes", "configmaps#0",
+            # Configmaps and pods are watched straight from etcd, so an etcd compaction expires their old resource
+            # versions (410: the informers' relist is tested on both); every other resource keeps the watch cache,
+            # as in a real cluster (its bookmarks are tested on those).
+            "--watch-cache-sizes", "configmaps#0,pods#0",
             "--cert-dir", p("apiserver-certs")])
         self._wait("kube-apiserver /readyz on " + url, lambda: self._readyz(api_port))
 
@@ -606,10 +608,15 @@ def cmd_proxy(args):
                 open_conns.discard(src)
             src.close()
 
+    held = threading.Event()
+
     def accept():
         while True:
             try:
                 client_sock, _ = listener.accept()
+                if held.is_set():
+                    client_sock.close()  # held: the server is unreachable
+                    continue
                 server_sock = socket.create_connection(target)
             except OSError:
                 return
@@ -626,7 +633,13 @@ def cmd_proxy(args):
                     sock.close()
             open_conns.clear()
 
+    def hold(signum, frame):
+        held.set()
+        cut(signum, frame)
+
     signal.signal(signal.SIGUSR1, cut)
+    signal.signal(signal.SIGUSR2, hold)
+    signal.signal(signal.SIGHUP, lambda signum, frame: held.clear())
     _die_with_parent(signal.SIGTERM)
     threading.Thread(target=accept, daemon=True).start()
     print("PORT %d" % listener.getsockname()[1], flush=True)

@@ -1,6 +1,7 @@
 /* Informers against the real API server: a paginated list then a watch, the cache and its indexes (namespace,
  * spec.nodeName, providerID), typed pods, a watch dropped mid-stream (resumed from the last resourceVersion, no
- * relist), a 410 after an etcd compaction (relist), and an object that does not decode (skipped, the rest cached). */
+ * relist), a 410 after an etcd compaction (relist) on configmaps and on pods (no change lost while the server was out
+ * of reach), bookmarks, and an object that does not decode (skipped, the rest cached). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +212,186 @@ START_TEST(gone_after_compaction_relists)
 }
 END_TEST
 
+typedef struct tally {
+    int added, modified, deleted;
+    char deleted_name[64];
+} tally;
+
+static void count_event(void *ud, ns_kube_event ev, const ns_kube_obj *o)
+{
+    tally *t = ud; /* called with the informer's write lock held; read under the read lock */
+    if (ev == NS_KUBE_ADDED)
+        t->added++;
+    else if (ev == NS_KUBE_MODIFIED)
+        t->modified++;
+    else {
+        t->deleted++;
+        snprintf(t->deleted_name, sizeof(t->deleted_name), "%s", o->name);
+    }
+}
+
+typedef struct relisted {
+    ns_kube_informer *inf;
+    const char *ns;
+} relisted;
+
+/* The cache holds exactly keep-0, keep-2 (relabelled) and keep-new, the state the server ended in. */
+static bool caught_up(void *ud)
+{
+    relisted *r = ud;
+    ns_kube_informer_rdlock(r->inf);
+    const ns_kube_store *s = ns_kube_informer_store(r->inf);
+    const ns_kube_obj *p2 = ns_kube_store_get(s, r->ns, "keep-2");
+    const ns_pod *pod2 = p2 ? p2->typed : NULL;
+    bool ok = ns_kube_store_len(s) == 3 && ns_kube_store_get(s, r->ns, "keep-0") &&
+              ns_kube_store_get(s, r->ns, "keep-new") && !ns_kube_store_get(s, r->ns, "keep-1") && pod2 &&
+              ns_labels_get(&pod2->meta.labels, "tier") && strcmp(ns_labels_get(&pod2->meta.labels, "tier"), "b") == 0;
+    ns_kube_informer_unlock(r->inf);
+    return ok;
+}
+
+/* Pods, like configmaps, are watched from etcd on the bed (no watch cache): while the server is unreachable a pod is
+ * created, one deleted and one changed, etcd is compacted; the informer's resumed watch gets 410, it relists, and
+ * the cache and the events it delivered account for every change (nothing lost, nothing stale). */
+START_TEST(pods_gone_relist_without_loss)
+{
+    char ns[64], node[96], name[32];
+    kube_bed_proxy proxy;
+    ck_assert_int_eq(kube_bed_proxy_start(&proxy), 0);
+    ns_kube_client *direct = kc_admin(), *c = client_via(proxy.url);
+    ck_assert_int_eq(kube_bed_namespace("kc-podgone", ns, sizeof(ns)), 0);
+    snprintf(node, sizeof(node), "%s-node", ns);
+    ck_assert_int_eq(kube_bed_ready_node(node, NULL, NULL), 0); /* pods bound to a missing node would be collected */
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "keep-%d", i);
+        create_pod(direct, ns, name, node);
+    }
+    tally t = {0};
+    ns_kube_informer_options o = {.resource = &NS_KUBE_PODS, .namespace_ = ns, .label_selector = "app=kc",
+                                  .decoder = ns_kube_decoder_for(&NS_KUBE_PODS), .on_event = count_event, .ud = &t};
+    ns_kube_informer *inf = NULL;
+    ck_assert_int_eq(ns_kube_informer_new(c, &o, &inf), 0);
+    ck_assert_int_eq(ns_kube_informer_start(inf), 0);
+    ck_assert_msg(ns_kube_informer_wait_synced(inf, 30000), "%s", ns_error_message());
+    create_pod(direct, ns, "probe", node);
+    lookup l = {inf, ns, "probe", true};
+    ck_assert(kc_wait(cached, &l, 15000));
+    ns_kube_delete_opts del = {.grace_period_s = 0};
+    ck_assert_int_eq(ns_kube_delete(direct, &NS_KUBE_PODS, ns, "probe", &del, NULL), 0);
+    l = (lookup){inf, ns, "probe", false};
+    ck_assert(kc_wait(cached, &l, 15000));
+    ns_kube_informer_stats before;
+    ns_kube_informer_get_stats(inf, &before);
+    ck_assert_uint_eq(before.lists, 1);
+    /* the server goes out of reach; meanwhile the pods change and etcd forgets the informer's revision */
+    ck_assert_int_eq(kube_bed_proxy_hold(&proxy), 0);
+    usleep(500000);
+    ns_kube_informer_rdlock(inf);
+    tally at_hold = t;
+    ns_kube_informer_unlock(inf);
+    create_pod(direct, ns, "keep-new", node);
+    ck_assert_int_eq(ns_kube_delete(direct, &NS_KUBE_PODS, ns, "keep-1", &del, NULL), 0);
+    cJSON *patch = kc_json("{\"metadata\":{\"labels\":{\"tier\":\"b\"}}}");
+    ck_assert_msg(ns_kube_patch(direct, &NS_KUBE_PODS, ns, "keep-2", NULL, NS_KUBE_MERGE_PATCH, patch, NULL, NULL,
+                                NULL) == 0, "%s", ns_error_message());
+    cJSON_Delete(patch);
+    for (int i = 0; i < 3; i++) { /* revisions past the ones above, so the compaction covers them all */
+        snprintf(name, sizeof(name), "other-%d", i);
+        create_configmap(direct, ns, name, NULL);
+    }
+    const char *compact[] = {"compact", NULL};
+    ck_assert_int_eq(kube_bed_cmd(NULL, compact), 0);
+    ck_assert_int_eq(kube_bed_proxy_release(&proxy), 0);
+    relisted r = {inf, ns};
+    ck_assert_msg(kc_wait(caught_up, &r, 30000), "the cache did not catch up after the relist");
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_uint_ge(st.relists_gone, 1);
+    ck_assert_uint_ge(st.lists, 2);
+    ck_assert_uint_eq(st.decode_errors, 0);
+    /* the relist delivered each change once: keep-new added, keep-2 modified, keep-1 deleted */
+    ns_kube_informer_rdlock(inf);
+    ck_assert_int_eq(t.added - at_hold.added, 1);
+    ck_assert_int_eq(t.modified - at_hold.modified, 1);
+    ck_assert_int_eq(t.deleted - at_hold.deleted, 1);
+    ck_assert_str_eq(t.deleted_name, "keep-1");
+    ns_kube_informer_unlock(inf);
+    ns_kube_informer_free(inf);
+    ns_kube_client_free(c);
+    ns_kube_client_free(direct);
+    kube_bed_proxy_stop(&proxy);
+}
+END_TEST
+
+typedef struct marked {
+    ns_kube_informer *inf;
+    unsigned long long past;
+} marked;
+
+static bool bookmarked_past(void *ud)
+{
+    marked *m = ud;
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(m->inf, &st);
+    return st.bookmarks >= 1 && strtoull(st.last_rv, NULL, 10) >= m->past;
+}
+
+static bool resumed(void *ud)
+{
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(ud, &st);
+    return st.watch_resumes >= 1 && st.watches >= 2;
+}
+
+/* A resource served from the watch cache sends bookmarks (the API server sends one 2 s before a watch's deadline):
+ * with no event for the informer's objects, its resourceVersion still moves past writes to objects of its kind it
+ * does not watch, so a resumed watch starts from a recent revision. */
+START_TEST(bookmarks_move_the_resource_version)
+{
+    char ns[64], other[64];
+    ns_kube_client *c = kc_admin();
+    ck_assert_int_eq(kube_bed_namespace("kc-bookmark", ns, sizeof(ns)), 0);
+    ck_assert_int_eq(kube_bed_namespace("kc-elsewhere", other, sizeof(other)), 0);
+    ns_kube_informer_options o = {.resource = &NS_KUBE_PDBS, .namespace_ = ns, .watch_timeout_s = 5,
+                                  .decoder = ns_kube_decoder_for(&NS_KUBE_PDBS)};
+    ns_kube_informer *inf = NULL;
+    ck_assert_int_eq(ns_kube_informer_new(c, &o, &inf), 0);
+    ck_assert_int_eq(ns_kube_informer_start(inf), 0);
+    ck_assert_msg(ns_kube_informer_wait_synced(inf, 30000), "%s", ns_error_message());
+    ns_kube_informer_stats st;
+    ns_kube_informer_get_stats(inf, &st);
+    unsigned long long listed = strtoull(st.last_rv, NULL, 10);
+    /* a PDB in another namespace: the watch cache processes it (the API server only bookmarks revisions of the kind
+     * it has seen), the informer gets no event for it */
+    cJSON *pdb = kc_json("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":"
+                         "{\"name\":\"elsewhere\"},\"spec\":{\"maxUnavailable\":1,\"selector\":"
+                         "{\"matchLabels\":{\"app\":\"x\"}}}}"),
+          *out = NULL;
+    ck_assert_msg(ns_kube_create(c, &NS_KUBE_PDBS, other, pdb, NULL, &out) == 0, "%s", ns_error_message());
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(out, "metadata");
+    unsigned long long written =
+        strtoull(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion")->valuestring, NULL, 10);
+    ck_assert_uint_gt(written, listed);
+    cJSON_Delete(pdb);
+    cJSON_Delete(out);
+    marked m = {inf, written};
+    bool moved = kc_wait(bookmarked_past, &m, 30000);
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_msg(moved,
+                  "no bookmark moved the resourceVersion past %llu (listed at %llu; %llu bookmarks, %llu watches, "
+                  "last resourceVersion %s)",
+                  written, listed, (unsigned long long)st.bookmarks, (unsigned long long)st.watches, st.last_rv);
+    /* the 5 s watch ends and the next one resumes from the bookmark's revision, no relist */
+    ck_assert(kc_wait(resumed, inf, 20000));
+    ns_kube_informer_get_stats(inf, &st);
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_uint_eq(st.events, 0);
+    ck_assert_uint_eq(st.relists_gone, 0);
+    ns_kube_informer_free(inf);
+    ns_kube_client_free(c);
+}
+END_TEST
+
 /* A permissive stand-in for the NodePool CRD (not Karpenter's schema): the API server keeps any field, so an object
  * the decoder must refuse can exist in the cluster. */
 static const char *const loose_nodepool_crd =
@@ -366,6 +547,8 @@ int main(void)
     tcase_add_test(t, pods_list_pages_watch_and_indexes);
     tcase_add_test(t, dropped_watch_resumes_without_relist);
     tcase_add_test(t, gone_after_compaction_relists);
+    tcase_add_test(t, pods_gone_relist_without_loss);
+    tcase_add_test(t, bookmarks_move_the_resource_version);
     tcase_add_test(t, bad_object_skipped_others_cached);
     tcase_add_test(t, every_watched_kind_decodes);
     suite_add_tcase(s, t);
