@@ -304,12 +304,21 @@ START_TEST(test_credentials_ecs_ram_role)
     ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/metadata", "{\"token_required\":true}", NULL), 200);
     setenv("ALIBABA_CLOUD_IMDSV1_DISABLED", "true", 1);
     unsetenv("ALIBABA_CLOUD_REGION_ID"); /* the region comes from the metadata service too */
+    /* the role's credentials live 182 s: fetched again 3 minutes before they expire, as RRSA's are */
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
     start_logging();
     const char *const extra[] = {"metadata_endpoint", emu.url, NULL};
     int before = count("Metadata");
     ns_plugin *p = load_with(extra, NULL);
     call_api(p);
-    ck_assert_int_ge(count("Metadata"), before + 3); /* region-id, the role's name, its credentials */
+    int fetched = count("Metadata");
+    ck_assert_int_ge(fetched, before + 3); /* region-id, the role's name, its credentials */
+    call_api(p);
+    ck_assert_int_eq(count("Metadata"), fetched);
+    sleep(3);
+    call_api(p);
+    ck_assert_int_gt(count("Metadata"), fetched);
+    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
     char *text = logged();
     ck_assert(strstr(text, "\"auth-via\":\"ecs-ram-role\""));
     ck_assert(strstr(text, "\"region\":\"cn-hangzhou\""));
