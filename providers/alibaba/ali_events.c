@@ -240,8 +240,10 @@ static int poll_locks(ali_state *s, locks_ctx *lc)
             snprintf(ev.id, sizeof(ev.id), "lock-%.100s", id);
             snprintf(ev.provider_id, sizeof(ev.provider_id), "%.60s.%.150s", s->region, id);
             snprintf(ev.detail, sizeof(ev.detail), "operation lock Recycling on %.150s", id);
+            ali_copy(s->seen_locks[s->next_seen_lock], sizeof(s->seen_locks[0]), id);
+            s->next_seen_lock = (s->next_seen_lock + 1) % ALI_MAX_SEEN_LOCKS;
             if (s->n_seen_locks < ALI_MAX_SEEN_LOCKS)
-                ali_copy(s->seen_locks[s->n_seen_locks++], sizeof(s->seen_locks[0]), id);
+                s->n_seen_locks++;
             if (lc->stopped || lc->cb(lc->cb_ctx, &ev) != 0) {
                 lc->stopped = true;
                 keep(s, &ev, NULL);

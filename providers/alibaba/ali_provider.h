@@ -96,8 +96,9 @@ typedef struct ali_state {
     size_t n_prices;
     char *attach_script; /* cached DescribeClusterAttachScripts answer */
     char cni[32];        /* the cluster's CNI (DescribeClusterDetail), "" until asked */
-    char seen_locks[ALI_MAX_SEEN_LOCKS][32]; /* instances whose operation lock was reported */
-    size_t n_seen_locks;
+    /* instances whose operation lock was reported, a ring: a locked instance is gone within minutes */
+    char seen_locks[ALI_MAX_SEEN_LOCKS][32];
+    size_t n_seen_locks, next_seen_lock;
     int64_t last_lock_poll_ms;
     pthread_mutex_t poll_lock; /* one poll_events at a time: the fields below are its own */
     char delivered[ALI_MAX_DELIVERED][NS_NAME_MAX]; /* IDs of recent events taken by the core (a ring) */

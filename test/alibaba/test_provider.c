@@ -716,11 +716,20 @@ START_TEST(test_events_with_deadlines)
                   "spot notice at %lld, deadline %lld", (long long)ev->time_ms, (long long)ev->deadline_ms);
     /* the operation lock of a preemptible instance being reclaimed */
     snprintf(body, sizeof(body), "{\"instance_id\":\"%s\",\"reason\":\"Recycling\"}", strchr(b.provider_id, '.') + 1);
+    int64_t locked = (int64_t)time(NULL) * 1000;
     ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/locks", body, NULL), 200);
     sleep(1);
     ev = poll_for(p, &e, b.provider_id, NS_EVENT_SPOT_INTERRUPTION);
     ck_assert_ptr_nonnull(ev);
-    ck_assert_msg(ev->deadline_ms > ev->time_ms, "the lock's event has no deadline");
+    ck_assert_msg(ev->deadline_ms - ev->time_ms == 5 * 60 * 1000 && ev->time_ms >= locked - 1000 &&
+                      ev->time_ms <= (int64_t)time(NULL) * 1000 + 1000,
+                  "lock seen at %lld (locked at %lld), deadline %lld", (long long)ev->time_ms, (long long)locked,
+                  (long long)ev->deadline_ms);
+    /* the lock stays while ECS reclaims the instance: reported once, not at every look */
+    int reported = e.n;
+    sleep(1);
+    ck_assert_int_eq(ns_plugin_poll_events(p, on_event, &e), NS_OK);
+    ck_assert_int_eq(e.n, reported);
     /* scheduled maintenance carries notBefore as its deadline */
     snprintf(body, sizeof(body), "{\"kind\":\"maintenance-scheduled\",\"instance_id\":\"%s\",\"deadline_ms\":"
              "1893456000000}", strchr(c.provider_id, '.') + 1);
