@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim_instances.h"
+#include "sim_shared.h"
 #include "sim_state.h"
 
 #define SIM_PROVIDER_ID_PREFIX "sim:///"
@@ -55,12 +56,14 @@ int64_t sim_world_lock(sim_state *s)
 {
     int64_t now = s->host->now_ms(s->ctx);
     pthread_mutex_lock(&s->lock);
+    sim_shared_enter(s);
     sim_events_advance(s, now);
     return now;
 }
 
 void sim_world_unlock(sim_state *s)
 {
+    sim_shared_leave(s);
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -39,6 +39,9 @@ typedef struct sim_instance_store {
 } sim_instance_store;
 
 void sim_instances_free(sim_instance_store *store); /* accepts NULL */
+/* Indexes items[index] by its client token, growing the table to keep it at most half full. Caller holds the lock.
+ * false on allocation failure. */
+bool sim_token_index(sim_instance_store *st, size_t index);
 
 /* NULL when unknown. Caller holds the lock; the pointer is valid until the lock is released. */
 sim_instance *sim_instances_by_id(sim_instance_store *store, uint64_t id);

@@ -43,8 +43,7 @@ static void sim_token_put(size_t *slots, size_t n_slots, const sim_instance *ite
     slots[i] = index + 1;
 }
 
-/* Indexes items[index] by its token, growing the table to keep it at most half full. Caller holds the lock. */
-static bool sim_token_index(sim_instance_store *st, size_t index)
+bool sim_token_index(sim_instance_store *st, size_t index)
 {
     if ((st->n_tokens + 1) * 2 > st->n_token_slots) {
         size_t n_slots = st->n_token_slots ? st->n_token_slots * 2 : 64;

@@ -15,6 +15,7 @@
 #include "sim_events.h"
 #include "sim_faults.h"
 #include "sim_instances.h"
+#include "sim_shared.h"
 #include "sim_nodeclass.h"
 #include "sim_state.h"
 
@@ -55,6 +56,9 @@ static const ns_option sim_options[] = {
      "missing-label, negative-price, ignore-zone, terminate-not-idempotent, list-terminated, repeat-events, "
      "ice-without-offerings, wrong-capacity-type, status-ready"},
     {"launch_latency", NS_OPT_DURATION, "0s", "How long each launch takes, on the host clock"},
+    {"state_file", NS_OPT_STRING, NULL,
+     "A file holding the instances, shared by every process whose sim names it (controller replicas, restarts); "
+     "unset: this process's memory only"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -178,6 +182,7 @@ static void sim_destroy(void *state)
     sim_state *s = state;
     if (!s)
         return;
+    sim_shared_close(s);
     sim_instances_free(&s->instances);
     sim_faults_free(&s->faults);
     sim_events_free(&s->events);
@@ -195,9 +200,13 @@ static int sim_init(const ns_host *host, ns_host_ctx *ctx, void **state)
         return NS_ERROR(host, ctx, NS_ERR_INTERNAL, "provider sim: out of memory for its state");
     s->host = host;
     s->ctx = ctx;
+    s->shared_fd = -1;
     pthread_mutex_init(&s->lock, NULL);
 
     int rc = sim_read_options(s);
+    const char *state_file = rc == NS_OK ? host->option_string(ctx, "state_file") : NULL;
+    if (state_file && state_file[0])
+        rc = sim_shared_open(s, state_file);
     if (rc == NS_OK)
         rc = sim_load_catalog(s);
     if (rc != NS_OK) {

@@ -56,6 +56,7 @@ typedef struct sim_state {
     sim_catalog catalog; /* immutable after init */
 
     pthread_mutex_t lock;
+    int shared_fd; /* option state_file (sim_shared.h), or -1 */
     sim_instance_store instances;
     sim_fault_store faults;
     sim_event_queue events;

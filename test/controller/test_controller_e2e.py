@@ -24,6 +24,7 @@ import kubebed  # noqa: E402
 
 KUBECTL = os.environ.get("NS_TEST_KUBECTL", "/usr/bin/kubectl")
 NODESMITH = None
+STATE_DIR = None  # the simulated cloud every controller of this module shares (sim option state_file)
 BED = None
 PLANE = None
 CRDS = None
@@ -78,7 +79,8 @@ def install_crds(*files, stdin=None):
 
 
 def setUpModule():
-    global BED, PLANE, CRDS
+    global BED, PLANE, CRDS, STATE_DIR
+    STATE_DIR = tempfile.TemporaryDirectory(prefix="nodesmith-sim-cloud-")
     CRDS = subprocess.run(["bash", os.path.join(HERE, "fetch-karpenter-crds.sh")], capture_output=True, text=True,
                           check=True).stdout.strip()
     PLANE = kubebed.plane()
@@ -113,6 +115,17 @@ def metric(text, name, **labels):
 
 def tearDownModule():
     PLANE.__exit__(None, None, None)
+    STATE_DIR.cleanup()
+
+
+def cloud_instances():
+    """The shared simulated cloud's instances that are not terminated: {provider_id: nodeclaim_name}."""
+    path = os.path.join(STATE_DIR.name, "cloud")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    return {r[3]: r[8] for r in rows if r[1] != "6"}  # 6: NS_INSTANCE_TERMINATED
 
 
 class Controller:
@@ -126,6 +139,7 @@ class Controller:
         self.metrics_port = int(env["METRICS_PORT"])
         self.health_port = int(env["HEALTH_PROBE_PORT"])
         self.p = subprocess.Popen([NODESMITH, "controller", "--provider", "sim", "--simulate-kubelet",
+                                   "--set", "state_file=" + os.path.join(STATE_DIR.name, "cloud"),
                                    "--kubeconfig", BED.kubeconfig, "--identity", identity, "--bind-address",
                                    "127.0.0.1"],
                                   stdout=self.log, stderr=subprocess.STDOUT, env=env,
@@ -208,7 +222,7 @@ spec:
 """
 
 
-class ProvisioningEndToEnd(unittest.TestCase):
+class Test1ProvisioningEndToEnd(unittest.TestCase):
     def test_50_pods_get_nodes_from_nodeclaims(self):
         ns = BED.namespace("ctl")
         ctl = Controller("replica-a")
@@ -317,6 +331,65 @@ class ProvisioningEndToEnd(unittest.TestCase):
             return http_get(ctl.health_port, path)
         except OSError:
             return None
+
+
+class Test2FailoverEndToEnd(unittest.TestCase):
+    """Two replicas: the standby steps nothing; the leader is killed (SIGKILL, no Lease release) while its NodeClaims
+    launch; the standby takes the Lease once it expires and finishes the job: every pod Running, one instance per
+    NodeClaim, no instance without a NodeClaim."""
+
+    def test_standby_takes_over_from_a_killed_leader(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh"):
+            kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/" + crd)
+        kubectl("apply", "-f", "-", stdin=NODEPOOL)
+        ns = BED.namespace("failover")
+        leader = Controller("replica-b")
+        standby = None
+        try:
+            eventually("replica-b to lead", lambda: "successfully acquired lease" in leader.text(), timeout=90)
+            standby = Controller("replica-c")
+            eventually("replica-c's cache to sync", lambda: "cache synced" in standby.text(), timeout=90)
+            before = {c["metadata"]["name"] for c in kget("nodeclaims")["items"]}
+            kubectl("apply", "-f", "-", stdin=(DEPLOYMENT % {"ns": ns}).replace("name: inflate", "name: failover")
+                    .replace("replicas: 50", "replicas: 30"))
+
+            def new_claims():
+                return [c for c in kget("nodeclaims")["items"] if c["metadata"]["name"] not in before]
+            eventually("the leader to create a NodeClaim", new_claims, timeout=90, interval=0.2)
+            leader.p.kill()  # in the middle of its launches: no Lease release
+            leader.p.wait()
+            self.assertNotIn("successfully acquired lease", standby.text())
+            self.assertNotIn("created nodeclaim", standby.text())
+            eventually("replica-c to take the Lease", lambda: "successfully acquired lease" in standby.text(),
+                       timeout=60)
+            lease = kget("lease", "-n", "default", "karpenter-leader-election")
+            self.assertEqual(lease["spec"]["holderIdentity"], "replica-c")
+
+            def all_running():
+                pods = kget("pods", "-n", ns)["items"]
+                return len(pods) == 30 and all(p["status"].get("phase") == "Running" for p in pods)
+            try:
+                eventually("30 pods Running after the takeover", all_running, timeout=240)
+            except AssertionError:
+                print(standby.text()[-6000:], file=sys.stderr)
+                raise
+            claims = [c for c in kget("nodeclaims")["items"] if not c["metadata"].get("deletionTimestamp")]
+            ids = [c["status"].get("providerID") for c in claims]
+            self.assertEqual(len(ids), len(set(ids)), "two NodeClaims share an instance")
+            cloud = cloud_instances()
+            self.assertEqual(sorted(cloud), sorted(ids), "instances and NodeClaims differ (duplicate or orphan)")
+            names = {c["metadata"]["name"] for c in claims}
+            self.assertTrue(set(cloud.values()) <= names, (cloud, names))
+            print("# after the takeover: %d NodeClaims, %d instances" % (len(claims), len(cloud)))
+            self.assertEqual(standby.stop(), 0, standby.text()[-3000:])
+            errors = [line for line in standby.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the standby logged errors")
+        finally:
+            leader.close()
+            if standby:
+                standby.close()
+            kubectl("delete", "namespace", ns, "--wait=false")
 
 
 if __name__ == "__main__":
