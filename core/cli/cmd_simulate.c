@@ -121,7 +121,7 @@ static int simulate_round(sim_run *r)
     if (rc == NS_OK)
         rc = ns_engine_step(r->engine);
     if (rc == NS_OK)
-        rc = ns_report_round(r->engine, pending, n_pending, &r->doc);
+        rc = ns_report_round(r->engine, pending, n_pending, r->json, &r->doc);
     ns_strv_free(pending, n_pending);
     if (rc == NS_OK)
         r->launch_failed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r->doc, "launch_failures")) > 0;

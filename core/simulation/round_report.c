@@ -1,5 +1,7 @@
 /* The summary of one provisioning round, read from the engine's decisions and NodeClaims after its first step. */
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,31 +17,64 @@ typedef struct pod_fate {
     const char *reason; /* the scheduler's, or NULL */
 } pod_fate;
 
-/* True when the comma-separated list holds ref. */
-static bool list_has(const char *list, const char *ref)
+static int by_ref(const void *a, const void *b)
 {
-    size_t n = strlen(ref);
+    return strcmp(((const pod_fate *)a)->ref, ((const pod_fate *)b)->ref);
+}
+
+/* The fate of pod ref (the fates are sorted by ref), or NULL for a pod that was not pending. */
+static pod_fate *fate_of(pod_fate *f, size_t n, const char *ref, size_t len)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strncmp(f[mid].ref, ref, len);
+        if (c == 0 && f[mid].ref[len] != '\0')
+            c = 1;
+        if (c == 0)
+            return &f[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Calls fn for each pod of a decision's comma-separated list that was pending. */
+static void each_listed(pod_fate *f, size_t n, const char *list, void (*fn)(pod_fate *, void *), void *ctx)
+{
     for (const char *p = list; p && *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, ref, n) == 0)
-            return true;
+        pod_fate *fate = fate_of(f, n, p, len);
+        if (fate)
+            fn(fate, ctx);
         p = end ? end + 1 : NULL;
     }
-    return false;
 }
 
+static void set_claim(pod_fate *fate, void *claim)
+{
+    fate->claim = claim;
+}
+
+/* The fates sorted by ref; each decision's pods found by search, so the cost grows with pods x log(pods), not with
+ * pods x decisions. */
 static void fates(const ns_engine *e, pod_fate *f, size_t n)
 {
     size_t nd;
     const ns_decision *d = ns_engine_decisions(e, &nd);
-    for (size_t i = 0; i < nd; i++)
-        for (size_t p = 0; p < n; p++) {
-            if (d[i].kind == NS_DECISION_CREATED_NODECLAIM && list_has(d[i].pods, f[p].ref))
-                f[p].claim = d[i].nodeclaims;
-            else if (d[i].kind == NS_DECISION_UNSCHEDULABLE_POD && strcmp(d[i].pods, f[p].ref) == 0)
-                f[p].reason = d[i].reason;
+    qsort(f, n, sizeof(*f), by_ref);
+    for (size_t i = 0; i < nd; i++) {
+        if (d[i].kind == NS_DECISION_CREATED_NODECLAIM) {
+            each_listed(f, n, d[i].pods, set_claim, d[i].nodeclaims);
+        } else if (d[i].kind == NS_DECISION_UNSCHEDULABLE_POD) {
+            pod_fate *fate = fate_of(f, n, d[i].pods, strlen(d[i].pods));
+            if (fate)
+                fate->reason = d[i].reason;
         }
+    }
 }
 
 /* The provider's message of the claim's last failed launch. */
@@ -81,59 +116,92 @@ static const char *label(const ns_nodeclaim *c, const char *key)
     return v ? v : "";
 }
 
-static cJSON *claim_json(const ns_nodeclaim *c, const pod_fate *f, size_t n)
+typedef struct claim_pods {
+    const char *claim;
+    cJSON *list; /* NULL: count only */
+    int count;
+    bool ok;
+} claim_pods;
+
+static void add_pod(pod_fate *fate, void *ctx)
+{
+    claim_pods *cp = ctx;
+    if (!fate->claim || strcmp(fate->claim, cp->claim) != 0)
+        return; /* a later claim took it */
+    cp->count++;
+    if (cp->list && !cJSON_AddItemToArray(cp->list, cJSON_CreateString(fate->ref)))
+        cp->ok = false;
+}
+
+#define ADD(ok, expr) ((ok) = (ok) && (expr) != NULL)
+
+/* One launched claim. full: also its pods by name and the instance types it could have launched. */
+static cJSON *claim_json(const ns_nodeclaim *c, const char *listed, pod_fate *f, size_t n, bool full)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", c->meta.name);
-    cJSON_AddStringToObject(o, "nodepool", label(c, NS_LABEL_NODEPOOL));
-    cJSON_AddStringToObject(o, "instance_type", label(c, NS_LABEL_INSTANCE_TYPE));
-    cJSON_AddStringToObject(o, "zone", label(c, NS_LABEL_ZONE));
-    cJSON_AddStringToObject(o, "capacity_type", label(c, NS_LABEL_CAPACITY_TYPE));
-    cJSON_AddStringToObject(o, "provider_id", c->provider_id);
-    cJSON_AddNumberToObject(o, "price_per_hour", price_of(c));
-    cJSON *pods = cJSON_AddArrayToObject(o, "pods");
-    for (size_t p = 0; pods && p < n; p++)
-        if (f[p].claim && strcmp(f[p].claim, c->meta.name) == 0)
-            cJSON_AddItemToArray(pods, cJSON_CreateString(f[p].ref));
-    cJSON_AddNumberToObject(o, "cpu_requested_milli", (double)c->requests.cpu_milli);
-    cJSON_AddNumberToObject(o, "cpu_allocatable_milli", (double)c->allocatable.cpu_milli);
-    cJSON_AddNumberToObject(o, "memory_requested_bytes", (double)c->requests.memory_bytes);
-    cJSON_AddNumberToObject(o, "memory_allocatable_bytes", (double)c->allocatable.memory_bytes);
-    for (uint32_t x = 0; x < c->allocatable.n_ext; x++) {
-        cJSON *ext = cJSON_GetObjectItem(o, "extended_allocatable");
-        if (!ext)
-            ext = cJSON_AddObjectToObject(o, "extended_allocatable");
-        cJSON_AddNumberToObject(ext, c->allocatable.ext[x].name, (double)c->allocatable.ext[x].value);
-    }
-    cJSON *types = cJSON_AddArrayToObject(o, "instance_type_options");
-    for (size_t r = 0; types && r < c->n_requirements; r++)
+    bool ok = o != NULL;
+    ADD(ok, cJSON_AddStringToObject(o, "name", c->meta.name));
+    ADD(ok, cJSON_AddStringToObject(o, "nodepool", label(c, NS_LABEL_NODEPOOL)));
+    ADD(ok, cJSON_AddStringToObject(o, "instance_type", label(c, NS_LABEL_INSTANCE_TYPE)));
+    ADD(ok, cJSON_AddStringToObject(o, "zone", label(c, NS_LABEL_ZONE)));
+    ADD(ok, cJSON_AddStringToObject(o, "capacity_type", label(c, NS_LABEL_CAPACITY_TYPE)));
+    ADD(ok, cJSON_AddStringToObject(o, "provider_id", c->provider_id));
+    ADD(ok, cJSON_AddNumberToObject(o, "price_per_hour", price_of(c)));
+    claim_pods cp = {.claim = c->meta.name, .ok = true};
+    if (full)
+        ADD(ok, cp.list = cJSON_AddArrayToObject(o, "pods"));
+    if (ok)
+        each_listed(f, n, listed, add_pod, &cp);
+    ok = ok && cp.ok;
+    ADD(ok, cJSON_AddNumberToObject(o, "pod_count", cp.count));
+    ADD(ok, cJSON_AddNumberToObject(o, "cpu_requested_milli", (double)c->requests.cpu_milli));
+    ADD(ok, cJSON_AddNumberToObject(o, "cpu_allocatable_milli", (double)c->allocatable.cpu_milli));
+    ADD(ok, cJSON_AddNumberToObject(o, "memory_requested_bytes", (double)c->requests.memory_bytes));
+    ADD(ok, cJSON_AddNumberToObject(o, "memory_allocatable_bytes", (double)c->allocatable.memory_bytes));
+    cJSON *ext = NULL;
+    if (c->allocatable.n_ext > 0)
+        ADD(ok, ext = cJSON_AddObjectToObject(o, "extended_allocatable"));
+    for (uint32_t x = 0; ok && x < c->allocatable.n_ext; x++)
+        ADD(ok, cJSON_AddNumberToObject(ext, c->allocatable.ext[x].name, (double)c->allocatable.ext[x].value));
+    cJSON *types = NULL;
+    if (full)
+        ADD(ok, types = cJSON_AddArrayToObject(o, "instance_type_options"));
+    for (size_t r = 0; ok && types && r < c->n_requirements; r++)
         if (strcmp(c->requirements[r].key, NS_LABEL_INSTANCE_TYPE) == 0 && c->requirements[r].op == NS_OP_IN)
-            for (size_t v = 0; v < c->requirements[r].n_values; v++)
-                cJSON_AddItemToArray(types, cJSON_CreateString(c->requirements[r].values[v]));
+            for (size_t v = 0; ok && v < c->requirements[r].n_values; v++)
+                ok = cJSON_AddItemToArray(types, cJSON_CreateString(c->requirements[r].values[v]));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     return o;
 }
 
 static cJSON *unschedulable(const char *ref, const char *reason)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "pod", ref);
-    cJSON_AddStringToObject(o, "reason", reason);
+    if (o && (!cJSON_AddStringToObject(o, "pod", ref) || !cJSON_AddStringToObject(o, "reason", reason))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     return o;
 }
 
-/* Claims (launched, then failed) in the order they were created. */
-static void add_claims(const ns_engine *e, const pod_fate *f, size_t n, cJSON *root, cJSON *claims, cJSON *failed)
+/* Claims (launched, then failed) in the order they were created. false when out of memory. */
+static bool add_claims(const ns_engine *e, pod_fate *f, size_t n, bool full, cJSON *root, cJSON *claims,
+                       cJSON *failed)
 {
     size_t nd;
     const ns_decision *d = ns_engine_decisions(e, &nd);
     double cost = 0;
     int64_t cpu_req = 0, cpu_alloc = 0, mem_req = 0, mem_alloc = 0;
-    for (size_t i = 0; i < nd; i++) {
+    bool ok = true;
+    for (size_t i = 0; ok && i < nd; i++) {
         if (d[i].kind != NS_DECISION_CREATED_NODECLAIM)
             continue;
         const ns_nodeclaim *c = launched_claim(e, d[i].nodeclaims);
         if (c) {
-            cJSON_AddItemToArray(claims, claim_json(c, f, n));
+            ok = cJSON_AddItemToArray(claims, claim_json(c, d[i].pods, f, n, full));
             cost += price_of(c) > 0 ? price_of(c) : 0;
             cpu_req += c->requests.cpu_milli;
             mem_req += c->requests.memory_bytes;
@@ -142,18 +210,21 @@ static void add_claims(const ns_engine *e, const pod_fate *f, size_t n, cJSON *r
             continue;
         }
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToArray(failed, o);
-        cJSON_AddStringToObject(o, "name", d[i].nodeclaims);
         const ns_nodeclaim *any = ns_cluster_find_nodeclaim(ns_engine_cluster(e), d[i].nodeclaims);
-        cJSON_AddStringToObject(o, "nodepool", any ? label(any, NS_LABEL_NODEPOOL) : "");
-        cJSON_AddStringToObject(o, "error", launch_error(e, d[i].nodeclaims));
+        ok = cJSON_AddItemToArray(failed, o);
+        ADD(ok, cJSON_AddStringToObject(o, "name", d[i].nodeclaims));
+        ADD(ok, cJSON_AddStringToObject(o, "nodepool", any ? label(any, NS_LABEL_NODEPOOL) : ""));
+        ADD(ok, cJSON_AddStringToObject(o, "error", launch_error(e, d[i].nodeclaims)));
     }
-    cJSON_AddNumberToObject(root, "cost_per_hour", cost);
-    cJSON_AddNumberToObject(root, "cpu_utilization", cpu_alloc > 0 ? (double)cpu_req / (double)cpu_alloc : 0.0);
-    cJSON_AddNumberToObject(root, "memory_utilization", mem_alloc > 0 ? (double)mem_req / (double)mem_alloc : 0.0);
+    ADD(ok, cJSON_AddNumberToObject(root, "cost_per_hour", cost));
+    ADD(ok, cJSON_AddNumberToObject(root, "cpu_utilization",
+                                    cpu_alloc > 0 ? (double)cpu_req / (double)cpu_alloc : 0.0));
+    ADD(ok, cJSON_AddNumberToObject(root, "memory_utilization",
+                                    mem_alloc > 0 ? (double)mem_req / (double)mem_alloc : 0.0));
+    return ok;
 }
 
-int ns_report_round(const ns_engine *e, char *const *pending, size_t n_pending, cJSON **doc)
+int ns_report_round(const ns_engine *e, char *const *pending, size_t n_pending, bool full, cJSON **doc)
 {
     *doc = NULL;
     pod_fate *f = calloc(n_pending ? n_pending : 1, sizeof(*f));
@@ -165,33 +236,32 @@ int ns_report_round(const ns_engine *e, char *const *pending, size_t n_pending, 
     fates(e, f, n_pending);
     size_t on_existing = 0, scheduled = 0;
     cJSON *unsched = cJSON_AddArrayToObject(root, "pods_unschedulable");
-    for (size_t p = 0; unsched && p < n_pending; p++) {
+    bool ok = unsched != NULL;
+    /* In the order the pods were pending, as the document always listed them. */
+    for (size_t i = 0; ok && i < n_pending; i++) {
+        const pod_fate *fate = fate_of(f, n_pending, pending[i], strlen(pending[i]));
         char why[1400];
-        if (bound(e, f[p].ref)) {
+        if (bound(e, fate->ref)) {
             on_existing++;
             scheduled++;
-        } else if (f[p].claim && launched_claim(e, f[p].claim)) {
+        } else if (fate->claim && launched_claim(e, fate->claim)) {
             scheduled++;
-        } else if (f[p].claim) {
-            snprintf(why, sizeof(why), "launching nodeclaim %s failed: %s", f[p].claim, launch_error(e, f[p].claim));
-            cJSON_AddItemToArray(unsched, unschedulable(f[p].ref, why));
+        } else if (fate->claim) {
+            snprintf(why, sizeof(why), "launching nodeclaim %s failed: %s", fate->claim,
+                     launch_error(e, fate->claim));
+            ok = cJSON_AddItemToArray(unsched, unschedulable(fate->ref, why));
         } else {
-            cJSON_AddItemToArray(unsched, unschedulable(f[p].ref, f[p].reason ? f[p].reason : "not placed"));
+            ok = cJSON_AddItemToArray(unsched, unschedulable(fate->ref, fate->reason ? fate->reason : "not placed"));
         }
     }
-    cJSON_AddNumberToObject(root, "pods_total", (double)n_pending);
-    cJSON_AddNumberToObject(root, "pods_scheduled", (double)scheduled);
-    cJSON_AddNumberToObject(root, "pods_on_existing_nodes", (double)on_existing);
-    cJSON *claims = cJSON_AddArrayToObject(root, "nodeclaims");
-    cJSON *failed = cJSON_AddArrayToObject(root, "launch_failures");
-    if (!claims || !failed)
+    ADD(ok, cJSON_AddNumberToObject(root, "pods_total", (double)n_pending));
+    ADD(ok, cJSON_AddNumberToObject(root, "pods_scheduled", (double)scheduled));
+    ADD(ok, cJSON_AddNumberToObject(root, "pods_on_existing_nodes", (double)on_existing));
+    cJSON *claims = NULL, *failed = NULL;
+    ADD(ok, claims = cJSON_AddArrayToObject(root, "nodeclaims"));
+    ADD(ok, failed = cJSON_AddArrayToObject(root, "launch_failures"));
+    if (!ok || !add_claims(e, f, n_pending, full, root, claims, failed))
         goto nomem;
-    add_claims(e, f, n_pending, root, claims, failed);
-    /* cJSON sets no error flag on a failed add; printing the tree is the check that it is whole. */
-    char *probe = cJSON_PrintUnformatted(root);
-    if (!probe)
-        goto nomem;
-    free(probe);
     free(f);
     *doc = root;
     return NS_OK;
@@ -227,7 +297,7 @@ int ns_report_round_text(FILE *out, const cJSON *doc)
                  (int64_t)num(c, "memory_allocatable_bytes") >> 20);
         fprintf(out, "%-22s %-14s %-18s %-12s %-10s %9.4f %5d %13s %17s\n", str(c, "name"), str(c, "nodepool"),
                 str(c, "instance_type"), str(c, "zone"), str(c, "capacity_type"), num(c, "price_per_hour"),
-                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "pods")), cpu, mem);
+                (int)num(c, "pod_count"), cpu, mem);
     }
     const cJSON *unsched = cJSON_GetObjectItemCaseSensitive(doc, "pods_unschedulable"), *u;
     fprintf(out, "\n%.0f pending pod(s): %.0f scheduled (%.0f on existing nodes), %d unschedulable\n",

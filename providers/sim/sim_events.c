@@ -72,14 +72,14 @@ void sim_events_advance(sim_state *s, int64_t now_ms)
         sim_pending_change *c = &q->changes[i];
         sim_instance *inst = sim_instances_by_id(&s->instances, c->instance_id);
         bool due = c->deadline_ms <= now_ms;
-        bool moot = !inst || inst->info.state == NS_INSTANCE_TERMINATED;
+        bool moot = !inst || inst->state == NS_INSTANCE_TERMINATED;
         /* A change whose event cannot be queued (out of memory) waits for the next pass, so the event and the
          * state change are never separated. */
         if (due && !moot && c->announce &&
-            sim_events_queue(s, c->announce, inst->info.provider_id, now_ms, 0, c->detail) != NS_OK)
+            sim_events_queue(s, c->announce, sim_instance_get(inst, SIM_NAME_PROVIDER_ID), now_ms, 0, c->detail) != NS_OK)
             due = false;
         if (due && !moot)
-            inst->info.state = c->new_state;
+            inst->state = c->new_state;
         if (!due && !moot)
             q->changes[kept++] = *c;
     }
@@ -106,7 +106,7 @@ static const char *sim_event_kind_name(ns_event_kind kind)
 /* Queues the event and the changes it implies. Caller holds the lock. */
 static int sim_inject_locked(sim_state *s, sim_instance *inst, ns_event_kind kind, int64_t now, int64_t deadline)
 {
-    const char *pid = inst->info.provider_id;
+    const char *pid = sim_instance_get(inst, SIM_NAME_PROVIDER_ID);
     int rc;
     switch (kind) {
     case NS_EVENT_SPOT_INTERRUPTION:
@@ -126,12 +126,12 @@ static int sim_inject_locked(sim_state *s, sim_instance *inst, ns_event_kind kin
         rc = sim_events_queue(s, kind, pid, now, deadline, "instance is stopping");
         if (rc != NS_OK)
             return rc;
-        inst->info.state = NS_INSTANCE_STOPPING;
+        inst->state = NS_INSTANCE_STOPPING;
         return sim_schedule(s, inst->id, NS_INSTANCE_STOPPED, 0, deadline ? deadline : now, "instance stopped");
     case NS_EVENT_INSTANCE_TERMINATED:
         rc = sim_events_queue(s, kind, pid, now, deadline, "instance terminated by the cloud");
         if (rc == NS_OK)
-            inst->info.state = NS_INSTANCE_TERMINATED;
+            inst->state = NS_INSTANCE_TERMINATED;
         return rc;
     case NS_EVENT_REBALANCE_RECOMMENDATION:
         return sim_events_queue(s, kind, pid, now, deadline, "elevated risk of spot interruption");
@@ -150,7 +150,7 @@ int sim_events_inject(sim_state *s, const ns_fault *f)
 
     int64_t now = sim_world_lock(s);
     sim_instance *inst = sim_instances_by_provider_id(&s->instances, f->provider_id);
-    bool live = inst && inst->info.state != NS_INSTANCE_TERMINATED;
+    bool live = inst && inst->state != NS_INSTANCE_TERMINATED;
     int rc = live ? sim_inject_locked(s, inst, f->event, now, f->deadline_ms) : NS_OK;
     sim_world_unlock(s);
 

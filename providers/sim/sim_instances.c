@@ -16,11 +16,38 @@ void sim_instances_free(sim_instance_store *store)
 {
     if (!store)
         return;
-    for (size_t i = 0; i < store->n; i++)
+    for (size_t i = 0; i < store->n; i++) {
         free(store->items[i].client_token);
+        free(store->items[i].names);
+    }
     free(store->items);
     free(store->token_slots);
     memset(store, 0, sizeof(*store));
+}
+
+const char *sim_instance_get(const sim_instance *inst, sim_instance_name which)
+{
+    const char *p = inst->names;
+    for (int i = 0; i < (int)which; i++)
+        p += strlen(p) + 1;
+    return p;
+}
+
+void sim_instance_info(const sim_instance *inst, ns_instance *out)
+{
+    /* Every string was checked to fit its buffer at launch. */
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    sim_copy_str(out->provider_id, sizeof(out->provider_id), sim_instance_get(inst, SIM_NAME_PROVIDER_ID));
+    sim_copy_str(out->instance_type, sizeof(out->instance_type), inst->instance_type);
+    sim_copy_str(out->zone, sizeof(out->zone), sim_instance_get(inst, SIM_NAME_ZONE));
+    sim_copy_str(out->capacity_type, sizeof(out->capacity_type), inst->capacity_type);
+    sim_copy_str(out->image_id, sizeof(out->image_id), sim_instance_get(inst, SIM_NAME_IMAGE));
+    sim_copy_str(out->nodeclaim_name, sizeof(out->nodeclaim_name), sim_instance_get(inst, SIM_NAME_NODECLAIM));
+    sim_copy_str(out->nodepool_name, sizeof(out->nodepool_name), sim_instance_get(inst, SIM_NAME_NODEPOOL));
+    sim_copy_str(out->nodeclass_name, sizeof(out->nodeclass_name), sim_instance_get(inst, SIM_NAME_NODECLASS));
+    out->state = inst->state;
+    out->launch_time_ms = inst->launch_time_ms;
 }
 
 sim_instance *sim_instances_by_id(sim_instance_store *store, uint64_t id)
@@ -47,7 +74,7 @@ sim_instance *sim_instances_by_provider_id(sim_instance_store *store, const char
 {
     sim_instance *inst = sim_instances_by_id(store, sim_parse_provider_id(provider_id));
     /* The number alone is not enough: "sim:///other-zone/i-..." names no instance. */
-    if (!inst || strcmp(inst->info.provider_id, provider_id) != 0)
+    if (!inst || strcmp(sim_instance_get(inst, SIM_NAME_PROVIDER_ID), provider_id) != 0)
         return NULL;
     return inst;
 }
@@ -69,7 +96,7 @@ void sim_world_unlock(sim_state *s)
 
 static bool sim_visible(const sim_state *s, const sim_instance *inst)
 {
-    return inst->info.state != NS_INSTANCE_TERMINATED || s->violation == SIM_VIOLATION_LIST_TERMINATED;
+    return inst->state != NS_INSTANCE_TERMINATED || s->violation == SIM_VIOLATION_LIST_TERMINATED;
 }
 
 int sim_terminate(void *state, const char *provider_id, bool *already_gone)
@@ -85,9 +112,9 @@ int sim_terminate(void *state, const char *provider_id, bool *already_gone)
 
     sim_world_lock(s);
     sim_instance *inst = sim_instances_by_provider_id(&s->instances, provider_id);
-    bool gone = !inst || inst->info.state == NS_INSTANCE_TERMINATED;
+    bool gone = !inst || inst->state == NS_INSTANCE_TERMINATED;
     if (!gone)
-        inst->info.state = NS_INSTANCE_TERMINATED;
+        inst->state = NS_INSTANCE_TERMINATED;
     sim_world_unlock(s);
 
     if (gone && s->violation == SIM_VIOLATION_TERMINATE_NOT_IDEMPOTENT)
@@ -112,21 +139,25 @@ int sim_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
     if (rc != NS_OK)
         return rc;
 
-    /* Callbacks run on a snapshot, without the lock, so they may call back into the provider. */
+    /* Callbacks run on a snapshot of the compact records, without the lock, so they may call back into the
+     * provider; an instance's names live until destroy, so the snapshot's pointers stay valid. */
     sim_world_lock(s);
-    ns_instance *snapshot = malloc((s->instances.n ? s->instances.n : 1) * sizeof(ns_instance));
+    sim_instance *snapshot = malloc((s->instances.n ? s->instances.n : 1) * sizeof(*snapshot));
     size_t n = 0;
     for (size_t i = 0; snapshot && i < s->instances.n; i++)
         if (sim_visible(s, &s->instances.items[i]))
-            snapshot[n++] = s->instances.items[i].info;
+            snapshot[n++] = s->instances.items[i];
     size_t total = s->instances.n;
     sim_world_unlock(s);
     if (!snapshot)
         return SIM_FAIL(s, NS_ERR_INTERNAL, "list_instances: out of memory copying %zu instances", total);
 
     rc = NS_OK;
-    for (size_t i = 0; i < n && rc == NS_OK; i++)
-        rc = cb(cb_ctx, &snapshot[i]);
+    for (size_t i = 0; i < n && rc == NS_OK; i++) {
+        ns_instance info;
+        sim_instance_info(&snapshot[i], &info);
+        rc = cb(cb_ctx, &info);
+    }
     free(snapshot);
     return rc;
 }
@@ -145,7 +176,7 @@ int sim_get_instance(void *state, const char *provider_id, ns_instance *out)
     sim_instance *inst = sim_instances_by_provider_id(&s->instances, provider_id);
     bool found = inst && sim_visible(s, inst);
     if (found)
-        copy = inst->info;
+        sim_instance_info(inst, &copy);
     sim_world_unlock(s);
 
     if (!found)

@@ -21,12 +21,33 @@ typedef struct sim_allocatable {
     int64_t gpus;
 } sim_allocatable;
 
+/* The strings of an instance, one after the other in sim_instance.names. */
+typedef enum sim_instance_name {
+    SIM_NAME_PROVIDER_ID = 0,
+    SIM_NAME_ZONE,
+    SIM_NAME_IMAGE,
+    SIM_NAME_NODECLAIM,
+    SIM_NAME_NODEPOOL,
+    SIM_NAME_NODECLASS,
+    SIM_NAME_COUNT,
+} sim_instance_name;
+
+/* About 130 bytes and its names, not an ns_instance of fixed buffers (992 bytes): a simulation holds one per node. */
 typedef struct sim_instance {
     uint64_t id;
-    ns_instance info;
+    char *names;               /* owned: SIM_NAME_COUNT NUL-terminated strings in sim_instance_name order */
+    const char *instance_type; /* the catalog's name (the catalog is immutable) */
+    const char *capacity_type; /* NS_CAPACITY_SPOT or NS_CAPACITY_ON_DEMAND, static */
+    ns_instance_state state;
+    int64_t launch_time_ms;
     sim_allocatable allocatable;
     char *client_token; /* owned; NULL when the launch had none */
 } sim_instance;
+
+/* One of the instance's strings. */
+const char *sim_instance_get(const sim_instance *inst, sim_instance_name which);
+/* The instance as the ABI reports it (a full ns_instance). */
+void sim_instance_info(const sim_instance *inst, ns_instance *out);
 
 /* Guarded by sim_state.lock. */
 typedef struct sim_instance_store {

@@ -131,13 +131,13 @@ static void sim_result_from(const sim_instance *inst, ns_launch_result *r)
 {
     memset(r, 0, sizeof(*r));
     r->struct_size = sizeof(*r);
-    memcpy(r->provider_id, inst->info.provider_id, sizeof(r->provider_id));
-    memcpy(r->instance_type, inst->info.instance_type, sizeof(r->instance_type));
-    memcpy(r->zone, inst->info.zone, sizeof(r->zone));
-    memcpy(r->capacity_type, inst->info.capacity_type, sizeof(r->capacity_type));
-    memcpy(r->image_id, inst->info.image_id, sizeof(r->image_id));
+    sim_copy_str(r->provider_id, sizeof(r->provider_id), sim_instance_get(inst, SIM_NAME_PROVIDER_ID));
+    sim_copy_str(r->instance_type, sizeof(r->instance_type), inst->instance_type);
+    sim_copy_str(r->zone, sizeof(r->zone), sim_instance_get(inst, SIM_NAME_ZONE));
+    sim_copy_str(r->capacity_type, sizeof(r->capacity_type), inst->capacity_type);
+    sim_copy_str(r->image_id, sizeof(r->image_id), sim_instance_get(inst, SIM_NAME_IMAGE));
     sim_allocatable_unpack(&inst->allocatable, &r->allocatable);
-    r->launch_time_ms = inst->info.launch_time_ms;
+    r->launch_time_ms = inst->launch_time_ms;
 }
 
 /* The zone a launch reports: the chosen one, or under violation ignore-zone a configured zone the options did not
@@ -153,11 +153,28 @@ static const char *sim_launch_zone(const sim_state *s, const char *chosen, char 
     return buf;
 }
 
+/* A static string: the instance record keeps the pointer. The options were checked to be spot or on-demand. */
 static const char *sim_reported_capacity_type(const sim_state *s, const char *chosen)
 {
-    if (s->violation != SIM_VIOLATION_WRONG_CAPACITY_TYPE)
-        return chosen;
-    return strcmp(chosen, NS_CAPACITY_SPOT) == 0 ? NS_CAPACITY_ON_DEMAND : NS_CAPACITY_SPOT;
+    bool spot = strcmp(chosen, NS_CAPACITY_SPOT) == 0;
+    if (s->violation == SIM_VIOLATION_WRONG_CAPACITY_TYPE)
+        spot = !spot;
+    return spot ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND;
+}
+
+/* The instance's strings packed one after the other (sim_instance_name order); NULL when out of memory. */
+static char *sim_pack_names(const char *const names[SIM_NAME_COUNT])
+{
+    size_t len = 0;
+    for (int i = 0; i < SIM_NAME_COUNT; i++)
+        len += strlen(names[i]) + 1;
+    char *block = malloc(len), *p = block;
+    for (int i = 0; block && i < SIM_NAME_COUNT; i++) {
+        size_t n = strlen(names[i]) + 1;
+        memcpy(p, names[i], n);
+        p += n;
+    }
+    return block;
 }
 
 /* Appends the instance for option `o`. Caller holds the lock. NULL on allocation failure. */
@@ -175,31 +192,37 @@ static sim_instance *sim_instance_add(sim_state *s, const ns_launch_request *req
     }
     sim_instance *inst = &st->items[st->n];
     memset(inst, 0, sizeof(*inst));
-    if (req->client_token && req->client_token[0] && !(inst->client_token = strdup(req->client_token)))
-        return NULL;
     inst->id = st->n + 1;
 
-    char zone_buf[NS_ZONE_MAX];
-    ns_instance *info = &inst->info;
-    info->struct_size = sizeof(*info);
+    char zone_buf[NS_ZONE_MAX], provider_id[NS_PROVIDER_ID_MAX];
     const char *zone = sim_launch_zone(s, o->zone, zone_buf, sizeof(zone_buf));
-    snprintf(info->provider_id, sizeof(info->provider_id), "sim:///%s/i-%016" PRIx64, zone, inst->id);
-    sim_copy_str(info->instance_type, sizeof(info->instance_type), o->instance_type);
-    sim_copy_str(info->zone, sizeof(info->zone), zone);
-    sim_copy_str(info->capacity_type, sizeof(info->capacity_type), sim_reported_capacity_type(s, o->capacity_type));
-    sim_copy_str(info->image_id, sizeof(info->image_id), nc->image_id);
-    sim_copy_str(info->nodeclaim_name, sizeof(info->nodeclaim_name), req->nodeclaim_name);
-    sim_copy_str(info->nodepool_name, sizeof(info->nodepool_name), req->nodepool_name ? req->nodepool_name : "");
-    sim_copy_str(info->nodeclass_name, sizeof(info->nodeclass_name),
-                 req->nodeclass && req->nodeclass->name ? req->nodeclass->name : "");
-    info->state = NS_INSTANCE_RUNNING;
-    info->launch_time_ms = now;
+    snprintf(provider_id, sizeof(provider_id), "sim:///%s/i-%016" PRIx64, zone, inst->id);
+    const sim_itype *t = sim_catalog_find(&s->catalog, o->instance_type);
+    const char *names[SIM_NAME_COUNT] = {
+        [SIM_NAME_PROVIDER_ID] = provider_id,
+        [SIM_NAME_ZONE] = zone,
+        [SIM_NAME_IMAGE] = nc->image_id,
+        [SIM_NAME_NODECLAIM] = req->nodeclaim_name,
+        [SIM_NAME_NODEPOOL] = req->nodepool_name ? req->nodepool_name : "",
+        [SIM_NAME_NODECLASS] = req->nodeclass && req->nodeclass->name ? req->nodeclass->name : "",
+    };
+    if (!(inst->names = sim_pack_names(names)))
+        return NULL;
+    if (req->client_token && req->client_token[0] && !(inst->client_token = strdup(req->client_token))) {
+        free(inst->names);
+        return NULL;
+    }
+    inst->instance_type = t->name;
+    inst->capacity_type = sim_reported_capacity_type(s, o->capacity_type);
+    inst->state = NS_INSTANCE_RUNNING;
+    inst->launch_time_ms = now;
     ns_resources allocatable;
-    sim_itype_allocatable(sim_catalog_find(&s->catalog, o->instance_type), nc, &allocatable);
+    sim_itype_allocatable(t, nc, &allocatable);
     sim_allocatable_pack(&allocatable, &inst->allocatable);
 
     if (inst->client_token && !sim_token_index(st, st->n)) {
         free(inst->client_token);
+        free(inst->names);
         return NULL;
     }
     st->n++;
