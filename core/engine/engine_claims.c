@@ -212,11 +212,10 @@ static int add_req(ns_selector_req **v, size_t *n, const char *key, ns_req_op op
     memset(r, 0, sizeof(*r));
     r->op = op;
     r->min_values = min_values;
-    if (!(r->key = ns_strdup(key)) || (nv && ns_strv_copy(values, nv, &r->values) < 0)) {
+    if (!(r->key = ns_strdup(key)) || ns_selector_req_set_values(r, values, nv) < 0) {
         ns_selector_req_free(r);
         return NS_ERR_INTERNAL;
     }
-    r->n_values = nv;
     (*n)++;
     return 0;
 }

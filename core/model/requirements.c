@@ -96,15 +96,47 @@ int ns_selector_req_validate(const ns_selector_req *r, const char *field)
     return 0;
 }
 
+static void free_values(ns_selector_req *r)
+{
+    if (r->values_block)
+        free(r->values);
+    else
+        ns_strv_free(r->values, r->n_values);
+    r->values = NULL;
+    r->n_values = 0;
+    r->values_block = false;
+}
+
+int ns_selector_req_set_values(ns_selector_req *r, char *const *values, size_t n)
+{
+    size_t bytes = n * sizeof(char *);
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(values[i]) + 1;
+    char **block = n ? malloc(bytes) : NULL;
+    if (n && !block)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory copying %zu requirement values", n);
+    char *text = (char *)(block + n);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(values[i]) + 1;
+        memcpy(text, values[i], len);
+        block[i] = text;
+        text += len;
+    }
+    free_values(r);
+    r->values = block;
+    r->n_values = n;
+    r->values_block = true;
+    return 0;
+}
+
 int ns_selector_req_copy(const ns_selector_req *src, ns_selector_req *dst)
 {
     memset(dst, 0, sizeof(*dst));
     dst->key = ns_strdup(src->key);
-    if (!dst->key || ns_strv_copy(src->values, src->n_values, &dst->values) < 0) {
+    if (!dst->key || ns_selector_req_set_values(dst, src->values, src->n_values) < 0) {
         ns_selector_req_free(dst);
         return NS_ERR_INTERNAL;
     }
-    dst->n_values = src->n_values;
     dst->op = src->op;
     dst->min_values = src->min_values;
     return 0;
@@ -115,7 +147,7 @@ void ns_selector_req_free(ns_selector_req *r)
     if (!r)
         return;
     free(r->key);
-    ns_strv_free(r->values, r->n_values);
+    free_values(r);
     memset(r, 0, sizeof(*r));
 }
 

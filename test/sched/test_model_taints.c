@@ -132,10 +132,10 @@ START_TEST(test_pod_node_requirements_and_matching)
     z1[0] = ns_strdup("zone-a");
     z2[0] = ns_strdup("zone-b");
     p->affinity.node_required[0].exprs = calloc(1, sizeof(ns_selector_req));
-    p->affinity.node_required[0].exprs[0] = (ns_selector_req){ns_strdup(NS_LABEL_ZONE), NS_OP_IN, z1, 1, 0};
+    p->affinity.node_required[0].exprs[0] = (ns_selector_req){.key = ns_strdup(NS_LABEL_ZONE), .op = NS_OP_IN, .values = z1, .n_values = 1};
     p->affinity.node_required[0].n_exprs = 1;
     p->affinity.node_required[1].exprs = calloc(1, sizeof(ns_selector_req));
-    p->affinity.node_required[1].exprs[0] = (ns_selector_req){ns_strdup(NS_LABEL_ZONE), NS_OP_IN, z2, 1, 0};
+    p->affinity.node_required[1].exprs[0] = (ns_selector_req){.key = ns_strdup(NS_LABEL_ZONE), .op = NS_OP_IN, .values = z2, .n_values = 1};
     p->affinity.node_required[1].n_exprs = 1;
 
     ns_requirements r;
