@@ -7,8 +7,10 @@ bash scripts/install-deps.sh
 # The real Kubernetes control plane the `kube` suite runs against: built from the official sources on the first run
 # (long; see docs/kubernetes.md), then reused from the cache outside the tree.
 bash test/kube/build-control-plane.sh >/dev/null
-# Karpenter's CRDs for the controller's end-to-end tests (test/controller), from the Go module proxy, cached.
+# Karpenter's CRDs for the controller's end-to-end tests (test/controller) and the AWS provider's (EC2NodeClass) for
+# the client's CRD tests (test/kube/client), from the Go module proxy, cached.
 bash test/controller/fetch-karpenter-crds.sh >/dev/null
+bash test/kube/fetch-crds.sh github.com/aws/karpenter-provider-aws v1.14.0 >/dev/null
 # Plugins writable by group or others are refused by the loader, so builds must not produce them.
 umask 022
 

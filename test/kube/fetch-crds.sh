@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# CRDs published in a Go module (pkg/apis/crds of sigs.k8s.io/karpenter, github.com/aws/karpenter-provider-aws, ...)
+# for tests that apply them to the test control plane: `fetch-crds.sh MODULE VERSION` downloads the module at that
+# release through the module proxy (the go command verifies it against the checksum database), copies its
+# pkg/apis/crds/*.yaml into a cache directory outside the tree (never into it) and prints that directory.
+# Needs the Go that build-control-plane.sh uses (it fetches one when missing).
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: fetch-crds.sh MODULE VERSION" >&2; exit 2; }
+module=$1 version=$2
+cache=${NODESMITH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith}
+out=$cache/crds/${module//\//_}@$version
+if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
+here=$(cd "$(dirname "$0")" && pwd)
+go=$(bash "$here/build-control-plane.sh" --print-go)
+work=$(mktemp -d)
+trap 'rm -rf "$work" "$out.tmp"' EXIT
+mkdir -p "$cache/gomod" "$cache/crds"
+json=$(cd "$work" && GOMODCACHE=$cache/gomod GOFLAGS=-mod=mod GO111MODULE=on "$go" mod download -json \
+  "$module@$version") || true
+dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+if [ -z "$dir" ] || [ ! -d "$dir/pkg/apis/crds" ]; then
+  echo "fetch-crds: $module@$version: no pkg/apis/crds ($(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",*$/\1/p'))" >&2
+  exit 1
+fi
+rm -rf "$out.tmp"
+mkdir -p "$out.tmp"
+cp "$dir"/pkg/apis/crds/*.yaml "$out.tmp/"
+chmod u+w "$out.tmp"/*.yaml
+touch "$out.tmp/.complete"
+rm -rf "$out"
+mv "$out.tmp" "$out"
+echo "$out"
