@@ -25,6 +25,20 @@ void sim_instances_free(sim_instance_store *store)
     memset(store, 0, sizeof(*store));
 }
 
+char *sim_instance_pack_names(const char *const names[SIM_NAME_COUNT])
+{
+    size_t len = 0;
+    for (int i = 0; i < SIM_NAME_COUNT; i++)
+        len += strlen(names[i]) + 1;
+    char *block = malloc(len), *p = block;
+    for (int i = 0; block && i < SIM_NAME_COUNT; i++) {
+        size_t n = strlen(names[i]) + 1;
+        memcpy(p, names[i], n);
+        p += n;
+    }
+    return block;
+}
+
 const char *sim_instance_get(const sim_instance *inst, sim_instance_name which)
 {
     const char *p = inst->names;

@@ -44,6 +44,8 @@ typedef struct sim_instance {
     char *client_token; /* owned; NULL when the launch had none */
 } sim_instance;
 
+/* The strings packed one after the other for sim_instance.names; NULL when out of memory. */
+char *sim_instance_pack_names(const char *const names[SIM_NAME_COUNT]);
 /* One of the instance's strings. */
 const char *sim_instance_get(const sim_instance *inst, sim_instance_name which);
 /* The instance as the ABI reports it (a full ns_instance). */

@@ -162,21 +162,6 @@ static const char *sim_reported_capacity_type(const sim_state *s, const char *ch
     return spot ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND;
 }
 
-/* The instance's strings packed one after the other (sim_instance_name order); NULL when out of memory. */
-static char *sim_pack_names(const char *const names[SIM_NAME_COUNT])
-{
-    size_t len = 0;
-    for (int i = 0; i < SIM_NAME_COUNT; i++)
-        len += strlen(names[i]) + 1;
-    char *block = malloc(len), *p = block;
-    for (int i = 0; block && i < SIM_NAME_COUNT; i++) {
-        size_t n = strlen(names[i]) + 1;
-        memcpy(p, names[i], n);
-        p += n;
-    }
-    return block;
-}
-
 /* Appends the instance for option `o`. Caller holds the lock. NULL on allocation failure. */
 static sim_instance *sim_instance_add(sim_state *s, const ns_launch_request *req, const sim_nc *nc,
                                       const ns_launch_option *o, int64_t now)
@@ -206,7 +191,7 @@ static sim_instance *sim_instance_add(sim_state *s, const ns_launch_request *req
         [SIM_NAME_NODEPOOL] = req->nodepool_name ? req->nodepool_name : "",
         [SIM_NAME_NODECLASS] = req->nodeclass && req->nodeclass->name ? req->nodeclass->name : "",
     };
-    if (!(inst->names = sim_pack_names(names)))
+    if (!(inst->names = sim_instance_pack_names(names)))
         return NULL;
     if (req->client_token && req->client_token[0] && !(inst->client_token = strdup(req->client_token))) {
         free(inst->names);

@@ -53,13 +53,8 @@ static char *slurp(int fd, size_t *len)
     return got < 0 ? (free(buf), NULL) : buf;
 }
 
-static void copy_field(char *dst, size_t len, const char *src)
-{
-    snprintf(dst, len, "%s", src ? src : "");
-}
-
-/* One line into *inst; false when malformed. */
-static bool parse_line(char *line, sim_instance *inst)
+/* One line into *inst; false when malformed (or naming an instance type this sim's catalog lacks). */
+static bool parse_line(const sim_state *s, char *line, sim_instance *inst)
 {
     char *f[18];
     size_t n = 0;
@@ -68,24 +63,28 @@ static bool parse_line(char *line, sim_instance *inst)
     if (n != 18)
         return false;
     memset(inst, 0, sizeof(*inst));
-    ns_instance *info = &inst->info;
-    info->struct_size = sizeof(*info);
+    const sim_itype *t = sim_catalog_find(&s->catalog, f[4]);
+    if (!t)
+        return false;
     inst->id = strtoull(f[0], NULL, 10);
-    info->state = (ns_instance_state)atoi(f[1]);
-    info->launch_time_ms = strtoll(f[2], NULL, 10);
-    copy_field(info->provider_id, sizeof(info->provider_id), f[3]);
-    copy_field(info->instance_type, sizeof(info->instance_type), f[4]);
-    copy_field(info->zone, sizeof(info->zone), f[5]);
-    copy_field(info->capacity_type, sizeof(info->capacity_type), f[6]);
-    copy_field(info->image_id, sizeof(info->image_id), f[7]);
-    copy_field(info->nodeclaim_name, sizeof(info->nodeclaim_name), f[8]);
-    copy_field(info->nodepool_name, sizeof(info->nodepool_name), f[9]);
-    copy_field(info->nodeclass_name, sizeof(info->nodeclass_name), f[10]);
+    inst->state = (ns_instance_state)atoi(f[1]);
+    inst->launch_time_ms = strtoll(f[2], NULL, 10);
+    inst->instance_type = t->name;
+    inst->capacity_type = strcmp(f[6], NS_CAPACITY_SPOT) == 0 ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND;
+    const char *names[SIM_NAME_COUNT] = {
+        [SIM_NAME_PROVIDER_ID] = f[3], [SIM_NAME_ZONE] = f[5],     [SIM_NAME_IMAGE] = f[7],
+        [SIM_NAME_NODECLAIM] = f[8],   [SIM_NAME_NODEPOOL] = f[9], [SIM_NAME_NODECLASS] = f[10],
+    };
+    for (int i = 0; i < SIM_NAME_COUNT; i++)
+        if (strlen(names[i]) >= (i == SIM_NAME_PROVIDER_ID ? NS_PROVIDER_ID_MAX : NS_NAME_MAX))
+            return false;
+    if (!(inst->names = sim_instance_pack_names(names)))
+        return false;
     inst->allocatable.cpu_milli = strtoll(f[11], NULL, 10);
     inst->allocatable.memory_bytes = strtoll(f[12], NULL, 10);
     inst->allocatable.pods = strtoll(f[13], NULL, 10);
     inst->allocatable.ephemeral_storage_bytes = strtoll(f[14], NULL, 10);
-    copy_field(inst->allocatable.gpu_resource, sizeof(inst->allocatable.gpu_resource), f[15]);
+    snprintf(inst->allocatable.gpu_resource, sizeof(inst->allocatable.gpu_resource), "%s", f[15]);
     inst->allocatable.gpus = strtoll(f[16], NULL, 10);
     inst->client_token = f[17][0] ? strdup(f[17]) : NULL;
     return !f[17][0] || inst->client_token;
@@ -117,9 +116,10 @@ void sim_shared_enter(sim_state *s)
             fresh.cap = cap;
         }
         sim_instance *inst = &fresh.items[fresh.n];
-        ok = parse_line(line, inst) && inst->id == fresh.n + 1;
+        ok = parse_line(s, line, inst) && inst->id == fresh.n + 1;
         if (!ok) {
             free(inst->client_token);
+            free(inst->names);
             break;
         }
         fresh.n++;
@@ -144,7 +144,9 @@ void sim_shared_leave(sim_state *s)
     FILE *out = open_memstream(&buf, &len);
     for (size_t i = 0; out && i < s->instances.n; i++) {
         const sim_instance *inst = &s->instances.items[i];
-        const ns_instance *info = &inst->info;
+        ns_instance full;
+        const ns_instance *info = &full;
+        sim_instance_info(inst, &full);
         fprintf(out, "%" PRIu64 "\t%d\t%" PRId64 "\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%" PRId64 "\t%" PRId64 "\t%" PRId64
                      "\t%" PRId64 "\t%s\t%" PRId64 "\t%s\n",
                 inst->id, (int)info->state, info->launch_time_ms, info->provider_id, info->instance_type, info->zone,
