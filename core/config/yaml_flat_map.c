@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "errors/ns_error.h"
+#include "model/model_util.h"
 
 void ns_flat_map_free(ns_flat_map *map)
 {
@@ -53,6 +54,16 @@ static int add_entry(ns_flat_map *map, const char *path, const yaml_node_t *key,
     return NS_OK;
 }
 
+/* libyaml's reader (NUL and other control characters, bad UTF-8) gives a byte offset and no mark: count lines. */
+static int syntax_error(const char *path, const yaml_parser_t *p, const char *text, size_t len)
+{
+    size_t line = p->problem_mark.line + 1, column = p->problem_mark.column + 1;
+    if (p->error == YAML_READER_ERROR)
+        ns_text_position(text, len, p->problem_offset, &line, &column);
+    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%zu:%zu: YAML syntax error: %s", path, line, column,
+                   p->problem ? p->problem : "unknown");
+}
+
 int ns_flat_map_read(const char *path, ns_flat_map *out)
 {
     int rc = NS_OK;
@@ -60,15 +71,14 @@ int ns_flat_map_read(const char *path, ns_flat_map *out)
     yaml_document_t doc;
     bool have_doc = false;
     memset(out, 0, sizeof(*out));
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "%s: cannot open: %s", path,
-                       strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    if ((rc = ns_read_file(path, "options", &text, &len)) < 0)
+        return rc;
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%zu:%zu: YAML syntax error: %s", path, parser.problem_mark.line + 1,
-                     parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown");
+        rc = syntax_error(path, &parser, text, len);
         goto cleanup;
     }
     have_doc = true;
@@ -89,8 +99,7 @@ int ns_flat_map_read(const char *path, ns_flat_map *out)
     }
     yaml_document_t extra;
     if (!yaml_parser_load(&parser, &extra)) {
-        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%zu:%zu: YAML syntax error: %s", path, parser.problem_mark.line + 1,
-                     parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown");
+        rc = syntax_error(path, &parser, text, len);
         goto cleanup;
     }
     bool more = yaml_document_get_root_node(&extra) != NULL;
@@ -101,7 +110,7 @@ cleanup:
     if (have_doc)
         yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
-    fclose(f);
+    free(text);
     if (rc != NS_OK)
         ns_flat_map_free(out);
     return rc;

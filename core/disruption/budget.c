@@ -1,7 +1,7 @@
 /* Disruption budget arithmetic (see budget.h). */
 #include "disruption/budget.h"
 
-#include "disruption/cron.h"
+#include "model/cron.h"
 #include "errors/ns_error.h"
 #include "model/pdb.h"
 

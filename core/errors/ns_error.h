@@ -49,7 +49,7 @@ void ns_error_clear(void);
 /* User text as a message quotes it: the text itself when it is at most NS_EXCERPT_MAX bytes, else its first bytes,
  * "..." and its length ("aaaa... (10240 bytes)"), so a long value cannot push the reason out of the 1024-byte
  * message. Control characters are written as \xNN. Always NUL-terminates; returns buf (size NS_EXCERPT_BUF). */
-#define NS_EXCERPT_MAX 80
+#define NS_EXCERPT_MAX 320 /* whole Kubernetes names (253) and label keys (317) */
 #define NS_EXCERPT_BUF (4 * NS_EXCERPT_MAX + 32)
 char *ns_error_excerpt(const char *text, char *buf, size_t len);
 

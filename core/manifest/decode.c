@@ -244,10 +244,13 @@ static int set_label(const ns_dec *d, const ns_ynode *k, const ns_ynode *v, cons
     char p[NS_PATH_MAX];
     size_t plen = strlen(vp) > strlen(k->str) ? strlen(vp) - strlen(k->str) - 1 : 0;
     snprintf(p, sizeof(p), "%.*s", (int)plen, vp);
+    char quoted[NS_EXCERPT_BUF];
     if (!ns_label_key_is_valid(k->str, &why))
-        return ns_dec_fail(d, k, p, "label key \"%s\" is invalid: %s", k->str, why);
+        return ns_dec_fail(d, k, p, "label key \"%s\" is invalid: %s", ns_error_excerpt(k->str, quoted, sizeof(quoted)),
+                           why);
     if (!ns_label_value_is_valid(s, &why))
-        return ns_dec_fail(d, v, vp, "label value \"%s\" is invalid: %s", s, why);
+        return ns_dec_fail(d, v, vp, "label value \"%s\" is invalid: %s", ns_error_excerpt(s, quoted, sizeof(quoted)),
+                           why);
     return set_string(d, k, v, s, vp, ctx);
 }
 

@@ -154,16 +154,18 @@ int ns_decode_meta(ns_dec *d, const ns_ynode *obj, const char *kind, bool namesp
             return NS_ERR_INTERNAL;
     }
     const char *why;
+    char quoted[NS_EXCERPT_BUF];
     if (!ns_name_is_dns_subdomain(out->name, &why))
         return ns_dec_fail(d, ns_ymap_get(meta, "name") ? ns_ymap_get(meta, "name") : meta, "metadata.name",
-                           "name \"%s\" is invalid: %s", out->name, why);
+                           "name \"%s\" is invalid: %s", ns_error_excerpt(out->name, quoted, sizeof(quoted)), why);
     /* A namespace is a DNS-1123 label: a subdomain without dots, of at most 63 characters. */
     if (namespaced && out->namespace_ && *out->namespace_ &&
         (!ns_name_is_dns_subdomain(out->namespace_, &why) || strchr(out->namespace_, '.') ||
          strlen(out->namespace_) > NS_K8S_LABEL_VALUE_MAX))
         return ns_dec_fail(d, ns_ymap_get(meta, "namespace"), "metadata.namespace",
                            "namespace \"%s\" is invalid: must be at most 63 lower case alphanumeric characters or "
-                           "'-', starting and ending with an alphanumeric character", out->namespace_);
+                           "'-', starting and ending with an alphanumeric character",
+                           ns_error_excerpt(out->namespace_, quoted, sizeof(quoted)));
     if (!namespaced && out->namespace_) {
         free(out->namespace_);
         out->namespace_ = NULL;

@@ -10,6 +10,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "manifest/decoders.h"
+#include "model/cron.h"
 #include "model/duration.h"
 #include "model/labels.h"
 #include "model/model_util.h"
@@ -146,28 +147,6 @@ static int decode_ref_legacy(const ns_dec *d, const ns_ynode *map, const char *p
 static const char *const budget_fields_v1[] = {"nodes", "schedule", "duration", "reasons", NULL};
 static const char *const budget_fields_v1beta1[] = {"nodes", "schedule", "duration", NULL};
 
-static bool valid_schedule(const char *s)
-{
-    static const char *const macros[] = {"@annually", "@yearly", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"};
-    if (s[0] == '@') {
-        for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]); i++)
-            if (strcmp(s, macros[i]) == 0)
-                return true;
-        return false;
-    }
-    int fields = 0;
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            break;
-        fields++;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-    }
-    return fields == 5;
-}
-
 static int parse_budget_nodes(const char *s, ns_budget *b)
 {
     size_t len = strlen(s), digits = 0;
@@ -197,9 +176,8 @@ static int decode_budget(const ns_dec *d, const ns_ynode *item, const char *p, n
                          "nodes \"%s\" must be a count (\"5\") or a percentage up to 100%% (\"10%%\")", nodes);
     } else if ((b->schedule != NULL) != has_duration) {
         rc = ns_dec_fail(d, item, p, "'schedule' must be set with 'duration'");
-    } else if (b->schedule && !valid_schedule(b->schedule)) {
-        rc = ns_dec_fail(d, ns_ymap_get(item, "schedule"), p,
-                         "schedule \"%s\" is not a 5-field cron expression or an @daily-style macro", b->schedule);
+    } else if (b->schedule && ns_cron_parse(b->schedule, &(ns_cron){0}) < 0) {
+        rc = ns_dec_wrap(d, ns_ymap_get(item, "schedule"));
     } else if (has_duration && b->duration_ms % 60000 != 0) {
         rc = ns_dec_fail(d, ns_ymap_get(item, "duration"), p, "duration must be whole minutes or hours");
     }

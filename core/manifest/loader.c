@@ -157,15 +157,19 @@ static int load_reader(ns_cluster *c, ns_yreader *r)
 {
     ns_dec d = {.file = ns_yreader_name(r)};
     int rc = 0;
+    size_t objects = 0;
     for (;;) {
         ns_ydoc *doc = NULL;
         if ((rc = ns_yreader_next(r, &doc)) < 0 || !doc)
             break;
+        objects += !ns_ynode_is_null(ns_ydoc_root(doc));
         rc = load_object(&d, ns_ydoc_root(doc), c, 0);
         ns_ydoc_free(doc);
         if (rc < 0)
             break;
     }
+    if (rc == 0 && objects == 0) /* an empty file or only comments: likely not what the user meant to load */
+        ns_log(NS_LOG_WARN, "manifest", "the manifest file holds no objects", "file", d.file, NULL);
     return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "errors/ns_error.h"
+#include "log/ns_log.h"
 #include "model/model_util.h"
 
 static bool manifest_name(const char *name)
@@ -54,6 +55,9 @@ int ns_manifest_each_file(const char *path, int (*fn)(void *ctx, const char *fil
     closedir(dir);
     if (rc == 0 && n)
         qsort(names, n, sizeof(char *), cmp_names);
+    if (rc == 0 && n == 0) /* likely a wrong path: say so, though an empty directory is not an error */
+        ns_log(NS_LOG_WARN, "manifest", "no manifest files (*.yaml, *.yml, *.json) in the directory", "directory",
+               path, NULL);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char full[4096];
         if (snprintf(full, sizeof(full), "%s/%s", path, names[i]) >= (int)sizeof(full))

@@ -11,7 +11,7 @@
 #include "errors/ns_error.h"
 #include "model/model_util.h"
 
-#define MAX_DEPTH 256
+#define MAX_DEPTH NS_YAML_MAX_DEPTH
 #define HASH_BUDGET 1000000
 
 typedef struct anchor {
@@ -36,7 +36,9 @@ typedef struct frame {
 
 struct ns_yreader {
     yaml_parser_t parser;
-    FILE *fp;
+    char *owned;      /* a file's content, read whole so a reader error's byte offset can be given a line */
+    const char *text; /* the input */
+    size_t len;
     char *name;
     bool done;
 };
@@ -60,18 +62,20 @@ static int open_common(const char *name, ns_yreader **out, ns_yreader **r)
 
 int ns_yreader_open_file(const char *path, ns_yreader **out)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "cannot open manifest %s: %s",
-                       path, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ns_read_file(path, "manifest", &text, &len);
+    if (rc < 0)
+        return rc;
     ns_yreader *r;
-    int rc = open_common(path, out, &r);
-    if (rc < 0) {
-        fclose(fp);
+    if ((rc = open_common(path, out, &r)) < 0) {
+        free(text);
         return rc;
     }
-    r->fp = fp;
-    yaml_parser_set_input_file(&r->parser, fp);
+    r->owned = text;
+    r->text = text;
+    r->len = len;
+    yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
     *out = r;
     return 0;
 }
@@ -82,6 +86,8 @@ int ns_yreader_open_string(const char *name, const char *text, size_t len, ns_yr
     int rc = open_common(name, out, &r);
     if (rc < 0)
         return rc;
+    r->text = text;
+    r->len = len;
     yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
     *out = r;
     return 0;
@@ -97,8 +103,7 @@ void ns_yreader_close(ns_yreader *r)
     if (!r)
         return;
     yaml_parser_delete(&r->parser);
-    if (r->fp)
-        fclose(r->fp);
+    free(r->owned);
     free(r->name);
     free(r);
 }
@@ -457,9 +462,24 @@ static int resolve_merges(const char *file, ns_ynode *map)
     return 0;
 }
 
+/* libyaml's reader (encoding, control characters such as NUL) reports a byte offset and no mark. */
+static int reader_error(ns_yreader *r)
+{
+    const yaml_parser_t *p = &r->parser;
+    size_t line, column;
+    ns_text_position(r->text, r->len, p->problem_offset, &line, &column);
+    if (p->problem_value >= 0)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%zu: YAML syntax error: %s (byte 0x%02x at column %zu)", r->name,
+                       line, p->problem ? p->problem : "unreadable input", (unsigned)p->problem_value & 0xffu, column);
+    return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%zu: YAML syntax error: %s (at column %zu)", r->name, line,
+                   p->problem ? p->problem : "unreadable input", column);
+}
+
 static int syntax_error(ns_yreader *r)
 {
     const yaml_parser_t *p = &r->parser;
+    if (p->error == YAML_READER_ERROR)
+        return reader_error(r);
     const yaml_mark_t *m = p->problem ? &p->problem_mark : &p->mark;
     if (p->context)
         return NS_FAIL(NS_ERR_INVALID_CONFIG, "%s:%zu: YAML syntax error: %s (%s, line %zu)", r->name, m->line + 1,
@@ -630,9 +650,9 @@ static uint64_t fnv(uint64_t h, const void *data, size_t len)
     return h;
 }
 
-static uint64_t hash_rec(const ns_ynode *n, uint64_t h, size_t *budget)
+static uint64_t hash_rec(const ns_ynode *n, uint64_t h, size_t *budget, int depth)
 {
-    if (*budget == 0)
+    if (*budget == 0 || depth > MAX_DEPTH) /* a hash of the first part is still deterministic */
         return h;
     (*budget)--;
     unsigned char kind = (unsigned char)n->kind;
@@ -643,12 +663,12 @@ static uint64_t hash_rec(const ns_ynode *n, uint64_t h, size_t *budget)
     }
     size_t items = n->kind == NS_Y_MAP ? n->n * 2 : n->n;
     for (size_t i = 0; i < items; i++)
-        h = hash_rec(n->items[i], h, budget);
+        h = hash_rec(n->items[i], h, budget, depth + 1);
     return fnv(h, "}", 1);
 }
 
 uint64_t ns_ynode_hash(const ns_ynode *n, uint64_t seed)
 {
     size_t budget = HASH_BUDGET;
-    return hash_rec(n, seed ^ UINT64_C(1469598103934665603), &budget);
+    return hash_rec(n, seed ^ UINT64_C(1469598103934665603), &budget, 0);
 }

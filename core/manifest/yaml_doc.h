@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The deepest nesting of a document, and of any tree walked from it with aliases expanded (an alias inside 200
+ * levels that names a node of 200 levels is 400 deep once expanded). */
+#define NS_YAML_MAX_DEPTH 256
+
 typedef enum ns_ynode_kind { NS_Y_SCALAR = 0, NS_Y_SEQ, NS_Y_MAP } ns_ynode_kind;
 
 typedef enum ns_yscalar_type {

@@ -4,11 +4,15 @@
 
 #define JSON_BUDGET 100000
 
-static int convert(const ns_dec *d, const ns_ynode *n, const char *path, size_t *budget, cJSON **out)
+/* Aliases share nodes, so a small document can stand for a huge or deep tree ("billion laughs"): both the number of
+ * values and the depth of the expansion are bounded. */
+static int convert(const ns_dec *d, const ns_ynode *n, const char *path, size_t *budget, int depth, cJSON **out)
 {
     *out = NULL;
     if ((*budget)-- == 0)
-        return ns_dec_fail(d, n, path, "expands to more than %d values", JSON_BUDGET);
+        return ns_dec_fail(d, n, path, "expands to more than %d values once aliases are expanded", JSON_BUDGET);
+    if (depth > NS_YAML_MAX_DEPTH)
+        return ns_dec_fail(d, n, path, "nests deeper than %d levels once aliases are expanded", NS_YAML_MAX_DEPTH);
     cJSON *v = NULL;
     int rc = 0;
     if (n->kind == NS_Y_SCALAR) {
@@ -35,7 +39,7 @@ static int convert(const ns_dec *d, const ns_ynode *n, const char *path, size_t 
             char p[NS_PATH_MAX];
             ns_path_index(p, sizeof(p), path, i);
             cJSON *item;
-            if ((rc = convert(d, n->items[i], p, budget, &item)) == 0)
+            if ((rc = convert(d, n->items[i], p, budget, depth + 1, &item)) == 0)
                 cJSON_AddItemToArray(v, item);
         }
     } else {
@@ -46,7 +50,7 @@ static int convert(const ns_dec *d, const ns_ynode *n, const char *path, size_t 
             char p[NS_PATH_MAX];
             ns_path_key(p, sizeof(p), path, k->str);
             cJSON *item;
-            if ((rc = convert(d, ns_ymap_value(n, i), p, budget, &item)) == 0)
+            if ((rc = convert(d, ns_ymap_value(n, i), p, budget, depth + 1, &item)) == 0)
                 cJSON_AddItemToObject(v, k->str, item);
         }
     }
@@ -63,5 +67,5 @@ static int convert(const ns_dec *d, const ns_ynode *n, const char *path, size_t 
 int ns_yaml_to_json(const ns_dec *d, const ns_ynode *node, const char *path, cJSON **out)
 {
     size_t budget = JSON_BUDGET;
-    return convert(d, node, path, &budget, out);
+    return convert(d, node, path, &budget, 0, out);
 }

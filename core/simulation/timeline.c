@@ -16,7 +16,6 @@
 #include "model/model_util.h"
 
 /* Manifests and timelines are small; a bigger file is almost certainly the wrong file. */
-#define TIMELINE_MAX_BYTES (64u << 20)
 
 static const struct {
     const char *key;
@@ -284,56 +283,12 @@ int ns_timeline_load_string(const char *name, const char *text, size_t len, cons
     return load_text(name, text, len, "", kinds, out);
 }
 
-/* Reads a whole file; *out is NUL-terminated and owned by the caller. */
-static int read_file(const char *path, const char *what, char **out, size_t *len)
-{
-    *out = NULL;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "cannot open %s %s: %s", what,
-                       path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap && ns_grow((void **)&buf, &cap, n + 4096 + 1, 1) < 0) {
-            rc = NS_ERR_INTERNAL;
-            break;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, fp);
-        n += got;
-        if (n > TIMELINE_MAX_BYTES) {
-            rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s %s is larger than %u MiB", what, path, TIMELINE_MAX_BYTES >> 20);
-            break;
-        }
-        if (got == 0) {
-            if (ferror(fp))
-                rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "cannot read %s %s: %s", what, path, strerror(errno));
-            break;
-        }
-    }
-    fclose(fp);
-    if (rc < 0) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
-int tl_read_manifest_file(const char *path, char **out, size_t *len)
-{
-    return read_file(path, "manifest", out, len);
-}
-
 int ns_timeline_load_file(const char *path, const struct ns_nodeclass_kinds *kinds, ns_timeline **out)
 {
     *out = NULL;
     char *text = NULL, *dir = NULL;
     size_t len = 0;
-    int rc = read_file(path, "timeline", &text, &len);
+    int rc = ns_read_file(path, "timeline", &text, &len);
     if (rc < 0)
         return rc;
     const char *slash = strrchr(path, '/');

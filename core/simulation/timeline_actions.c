@@ -156,7 +156,7 @@ int tl_decode_add(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
             return ns_dec_fail(&c->dec, f, p, "the path is too long");
         if (!(s->manifest_source = ns_strdup(full)))
             return NS_ERR_INTERNAL;
-        if ((rc = tl_read_manifest_file(full, &s->manifest_text, &s->manifest_len)) < 0)
+        if ((rc = ns_read_file(full, "manifest", &s->manifest_text, &s->manifest_len)) < 0)
             return ns_dec_wrap(&c->dec, f);
     }
     if (rc < 0)

@@ -27,7 +27,4 @@ int tl_decode_launch_failure(tl_ctx *c, const ns_ynode *v, const char *path, ns_
 /* Sets s->end_ms from s->at_ms. */
 int tl_decode_advance(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);
 
-/* Reads a manifest file whole into *out (NUL-terminated, owned by the caller). */
-int tl_read_manifest_file(const char *path, char **out, size_t *len);
-
 #endif

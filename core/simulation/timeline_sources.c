@@ -179,26 +179,9 @@ int ns_tl_sources_add_text(ns_tl_sources *s, const char *name, const char *text,
 
 static int add_file(ns_tl_sources *s, const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_INVALID_CONFIG, "cannot open manifest %s: %s",
-                       path, strerror(errno));
     char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (ns_grow((void **)&buf, &cap, n + 4096 + 1, 1) < 0) {
-            rc = NS_ERR_INTERNAL;
-            break;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, fp);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (rc == 0 && ferror(fp))
-        rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "cannot read manifest %s: %s", path, strerror(errno));
-    fclose(fp);
+    size_t n = 0;
+    int rc = ns_read_file(path, "manifest", &buf, &n);
     if (rc == 0)
         rc = ns_tl_sources_add_text(s, path, buf, n);
     free(buf);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "disruption/budget.h"
-#include "disruption/cron.h"
+#include "model/cron.h"
 #include "errors/ns_error.h"
 
 #define HOUR_MS INT64_C(3600000)

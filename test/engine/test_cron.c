@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "disruption/cron.h"
+#include "model/cron.h"
 #include "errors/ns_error.h"
 
 #define MIN_MS INT64_C(60000)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "disruption_fixture.h"
-#include "disruption/cron.h"
+#include "model/cron.h"
 #include "errors/ns_error.h"
 
 #define REQS DFX_CAPACITY("on-demand") DFX_TYPES("m5.xlarge")

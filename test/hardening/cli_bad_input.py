@@ -46,6 +46,12 @@ expect_failure("launch_latency", run("offerings", "--provider", "sim", "--set", 
 # A 10 KB option value keeps the reason in the message.
 expect_failure("long value", run("offerings", "--provider", "sim", "--set", "launch_latency=" + "9" * 10240 + "x"),
                "... (10241 bytes)", "longer than Go's largest duration")
+# An empty file, and a directory with no manifests, load nothing: a warning says so.
+for what, path in (("empty file", os.path.join(BAD, "empty.yaml")), ("empty directory", tempfile.mkdtemp())):
+    proc = run("simulate", "-f", path)
+    want = "the manifest file holds no objects" if what == "empty file" else "no manifest files"
+    if proc.returncode != 0 or want not in proc.stdout + proc.stderr:
+        failures.append(f"{what}: exit {proc.returncode}, no warning {want!r}:\n{proc.stderr}")
 if failures:
     sys.exit("\n\n".join(failures))
 print("ok")

@@ -35,9 +35,66 @@ static const struct {
     {"expire-after-too-long.yaml",
      "expire-after-too-long.yaml:8: NodePool general: spec.template.spec.expireAfter: invalid duration \"2562048h\": "
      "longer than Go's largest duration, 2562047h47m16.854775807s"},
+    {"nul-byte.yaml", "nul-byte.yaml:55: YAML syntax error: control characters are not allowed (byte 0x00 at column 54)"},
+    {"billion-laughs.yaml", "billion-laughs.yaml:6: EC2NodeClass lol: spec.a4[7][8][8][8][9]: expands to more than "
+                            "100000 values once aliases are expanded"},
+    {"alias-depth.yaml", "alias-depth.yaml:6: EC2NodeClass deep: spec.d1[0][0]"},
+    {"cron-never.yaml",
+     "cron-never.yaml:14: NodePool general: schedule \"61 * * * *\": minute field \"61\": 61 is above the maximum 59"},
     {"grace-too-long.yaml", "grace-too-long.yaml:8: NodePool general: spec.template.spec.terminationGracePeriod: "
                             "invalid duration \"2562047788015h\": longer than Go's largest duration"},
 };
+
+/* A directory where a file is expected says so (libyaml's reader said "input error"). */
+START_TEST(test_directory_as_file)
+{
+    ns_cluster *c = test_cluster_new();
+    ck_assert_int_eq(ns_manifest_load_file(c, FIXTURE_DIR "/bad"), NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(), FIXTURE_DIR "/bad is a directory, not a manifest file");
+    ns_timeline *t = NULL;
+    ck_assert_int_eq(ns_timeline_load_file(FIXTURE_DIR "/bad", test_sim_kinds(), &t), NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(), FIXTURE_DIR "/bad is a directory, not a timeline file");
+    ns_option_values *v = NULL;
+    static const ns_option table[] = {{"region", NS_OPT_STRING, NULL, "r"}, {NULL, 0, NULL, NULL}};
+    ck_assert_int_eq(ns_option_values_build("sim", table, FIXTURE_DIR "/bad", NULL, 0, &v), NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(), FIXTURE_DIR "/bad is a directory, not a options file");
+    ns_cluster_free(c);
+}
+END_TEST
+
+/* A NUL byte in an options file is reported on its own line, not line 1. */
+START_TEST(test_options_nul_line)
+{
+    static const ns_option table[] = {{"region", NS_OPT_STRING, NULL, "r"}, {"zones", NS_OPT_STRING, NULL, "z"},
+                                      {NULL, 0, NULL, NULL}};
+    ns_option_values *v = NULL;
+    ck_assert_int_eq(ns_option_values_build("sim", table, FIXTURE_DIR "/bad/options-nul.yaml", NULL, 0, &v),
+                     NS_ERR_INVALID_CONFIG);
+    ck_assert_str_eq(ns_error_message(),
+                     FIXTURE_DIR "/bad/options-nul.yaml:3:10: YAML syntax error: control characters are not allowed");
+}
+END_TEST
+
+/* A 10 MB label value is refused as too long, and the message keeps its reason. */
+START_TEST(test_huge_label_value)
+{
+    size_t n = 10u << 20;
+    const char *head = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  labels:\n    team: ";
+    const char *tail = "\nspec:\n  containers: [{name: a, image: x}]\n";
+    char *text = malloc(strlen(head) + n + strlen(tail) + 1);
+    strcpy(text, head);
+    memset(text + strlen(head), 'a', n);
+    strcpy(text + strlen(head) + n, tail);
+    ns_cluster *c = test_cluster_new();
+    ck_assert_int_eq(ns_manifest_load_string(c, "big.yaml", text, strlen(text)), NS_ERR_INVALID_CONFIG);
+    const char *msg = ns_error_message();
+    ck_assert_msg(strstr(msg, "big.yaml:6: Pod: metadata.labels.team: label value \"aaaa"), "%s", msg);
+    ck_assert_msg(strstr(msg, "aaa... (10485760 bytes)\" is invalid: must be no more than 63 characters"), "%s", msg);
+    ck_assert_uint_eq(c->n_pods, 0);
+    ns_cluster_free(c);
+    free(text);
+}
+END_TEST
 
 START_TEST(test_bad_manifest)
 {
@@ -181,6 +238,9 @@ int main(void)
     TCase *tc = tcase_create("bad-input");
     tcase_add_loop_test(tc, test_bad_manifest, 0, (int)(sizeof(manifests) / sizeof(manifests[0])));
     tcase_add_loop_test(tc, test_bad_timeline, 0, (int)(sizeof(timelines) / sizeof(timelines[0])));
+    tcase_add_test(tc, test_directory_as_file);
+    tcase_add_test(tc, test_options_nul_line);
+    tcase_add_test(tc, test_huge_label_value);
     tcase_add_test(tc, test_duration_bounds);
     tcase_add_test(tc, test_checked_arithmetic);
     tcase_add_test(tc, test_quantity_bounds);

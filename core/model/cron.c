@@ -1,5 +1,5 @@
 /* Parsing and evaluating budget cron schedules (see cron.h for the semantics). */
-#include "disruption/cron.h"
+#include "model/cron.h"
 
 #include <ctype.h>
 #include <stdarg.h>
