@@ -133,6 +133,13 @@ const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
         {"karpenter.sh", "NodeClaim", &NS_KUBE_DECODE_NODECLAIM},
         {"policy", "PodDisruptionBudget", &NS_KUBE_DECODE_PDB},
         {"apps", "DaemonSet", &NS_KUBE_DECODE_DAEMONSET},
+        {"storage.k8s.io", "StorageClass", &NS_KUBE_DECODE_STORAGECLASS},
+        {"", "PersistentVolume", &NS_KUBE_DECODE_PV},
+        {"", "PersistentVolumeClaim", &NS_KUBE_DECODE_PVC},
+        {"coordination.k8s.io", "Lease", &NS_KUBE_DECODE_LEASE},
+        {"apps", "Deployment", &NS_KUBE_DECODE_DEPLOYMENT},
+        {"apps", "ReplicaSet", &NS_KUBE_DECODE_REPLICASET},
+        {"apps", "StatefulSet", &NS_KUBE_DECODE_STATEFULSET},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (strcmp(table[i].group, r->group) == 0 && strcmp(table[i].kind, r->kind) == 0)

@@ -18,10 +18,14 @@
 extern const ns_kube_decoder NS_KUBE_DECODE_POD, NS_KUBE_DECODE_POD_PACKED, NS_KUBE_DECODE_NODE,
     NS_KUBE_DECODE_NODEPOOL, NS_KUBE_DECODE_NODECLAIM, NS_KUBE_DECODE_PDB, NS_KUBE_DECODE_DAEMONSET,
     NS_KUBE_DECODE_NODECLASS;
+/* Kinds manifests never decode into a model object (kube_decode_kinds.c): StorageClass -> ns_storage_class,
+ * PersistentVolume -> ns_pv, PersistentVolumeClaim -> ns_pvc (model/storage.h), Lease -> ns_lease (model/lease.h),
+ * Deployment, ReplicaSet, StatefulSet -> ns_workload (model/workload.h). */
+extern const ns_kube_decoder NS_KUBE_DECODE_STORAGECLASS, NS_KUBE_DECODE_PV, NS_KUBE_DECODE_PVC, NS_KUBE_DECODE_LEASE,
+    NS_KUBE_DECODE_DEPLOYMENT, NS_KUBE_DECODE_REPLICASET, NS_KUBE_DECODE_STATEFULSET;
 
 /* The decoder for a built-in resource (for Pods the packed one), or NULL for kinds the cache keeps by identity and
- * indexes only (StorageClasses, PVs, PVCs, Leases, Deployments, ReplicaSets, StatefulSets: the engine has no model
- * type for them yet). Informers of
+ * indexes only (Events, Namespaces). Informers of
  * the node-class kinds providers declare use NS_KUBE_DECODE_NODECLASS. */
 const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r);
 

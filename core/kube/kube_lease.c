@@ -6,7 +6,9 @@
 
 #include "clock/ns_clock.h"
 #include "errors/ns_error.h"
+#include "kube/kube_decode.h"
 #include "kube/kube_writes.h"
+#include "model/lease.h"
 
 void ns_kube_micro_time(int64_t ms, char *buf, size_t len)
 {
@@ -17,33 +19,27 @@ void ns_kube_micro_time(int64_t ms, char *buf, size_t len)
              tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000) * 1000);
 }
 
-static int64_t time_field(const cJSON *spec, const char *key)
+/* Through the one Lease decoder the informers use; the resourceVersion is the client's precondition. */
+static int lease_from(const cJSON *obj, ns_kube_lease *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, key);
-    int64_t ms = 0;
-    if (cJSON_IsString(v) && ns_clock_parse_rfc3339(v->valuestring, &ms) == 0)
-        return ms;
-    return 0;
-}
-
-static void lease_from(const cJSON *obj, ns_kube_lease *out)
-{
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    const cJSON *holder = cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity");
-    const cJSON *dur = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
-    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+    void *typed = NULL;
+    int rc = NS_KUBE_DECODE_LEASE.decode(obj, "Lease", NULL, &typed);
+    if (rc < 0)
+        return rc;
+    const ns_lease *l = typed;
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                                       "resourceVersion");
     memset(out, 0, sizeof(*out));
     out->exists = true;
-    if (cJSON_IsString(holder))
-        snprintf(out->holder, sizeof(out->holder), "%s", holder->valuestring);
-    out->duration_s = cJSON_IsNumber(dur) ? dur->valueint : 0;
-    out->transitions = cJSON_IsNumber(tr) ? tr->valueint : 0;
-    out->acquire_ms = time_field(spec, "acquireTime");
-    out->renew_ms = time_field(spec, "renewTime");
+    snprintf(out->holder, sizeof(out->holder), "%s", l->holder ? l->holder : "");
+    out->duration_s = l->duration_s;
+    out->transitions = l->transitions;
+    out->acquire_ms = l->acquire_ms;
+    out->renew_ms = l->renew_ms;
     if (cJSON_IsString(rv))
         snprintf(out->resource_version, sizeof(out->resource_version), "%s", rv->valuestring);
+    NS_KUBE_DECODE_LEASE.free(typed);
+    return 0;
 }
 
 int ns_kube_lease_read(ns_kube_client *c, const char *ns, const char *name, ns_kube_lease *out)
@@ -57,7 +53,7 @@ int ns_kube_lease_read(ns_kube_client *c, const char *ns, const char *name, ns_k
         return 0;
     }
     if (rc == 0)
-        lease_from(obj, out);
+        rc = lease_from(obj, out);
     cJSON_Delete(obj);
     return rc;
 }

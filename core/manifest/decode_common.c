@@ -61,7 +61,7 @@ int ns_decode_top_fields(const ns_dec *d, const ns_ynode *obj, const char *const
 }
 
 /* An RFC 3339 time at map.key (absent: *out unchanged). */
-static int decode_time_at(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int64_t *out)
+int ns_decode_time(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int64_t *out)
 {
     char *text = NULL;
     int rc = ns_dec_string(d, map, path, key, &text);
@@ -77,7 +77,7 @@ static int decode_time_at(const ns_dec *d, const ns_ynode *map, const char *path
 /* Finalizers and the creation and deletion times, as an object read back from the API server carries them. */
 static int decode_time(const ns_dec *d, const ns_ynode *meta, const char *key, int64_t *out)
 {
-    return decode_time_at(d, meta, "metadata", key, out);
+    return ns_decode_time(d, meta, "metadata", key, out);
 }
 
 int ns_decode_conditions(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_conditions *out)
@@ -97,7 +97,7 @@ int ns_decode_conditions(const ns_dec *d, const ns_ynode *map, const char *path,
             (rc = ns_dec_string(d, item, p, "status", &status)) == 0 &&
             (rc = ns_dec_string(d, item, p, "reason", &reason)) == 0 &&
             (rc = ns_dec_string(d, item, p, "message", &message)) == 0 &&
-            (rc = decode_time_at(d, item, p, "lastTransitionTime", &when)) == 0) {
+            (rc = ns_decode_time(d, item, p, "lastTransitionTime", &when)) == 0) {
             if (!type || !status)
                 rc = ns_dec_fail(d, item, p, "a condition needs a type and a status");
             else

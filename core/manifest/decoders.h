@@ -41,6 +41,8 @@ int ns_decode_top_fields(const ns_dec *d, const ns_ynode *obj, const char *const
 
 int ns_decode_taints(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_taint **out,
                      size_t *n);
+/* An RFC 3339 time (metav1.Time or MicroTime) at map.key into *out, unix ms (absent: *out unchanged). */
+int ns_decode_time(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int64_t *out);
 /* metav1.Condition list (type, status, reason, message, lastTransitionTime) at map.key into out (absent: empty). */
 int ns_decode_conditions(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_conditions *out);
 int ns_decode_tolerations(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,

@@ -13,6 +13,9 @@
 #include "model/nodeclass.h"
 #include "model/nodeclass_kinds.h"
 #include "model/intern.h"
+#include "model/lease.h"
+#include "model/storage.h"
+#include "model/workload.h"
 #include "model/pod.h"
 #include "kube/kube_store.h"
 
@@ -318,11 +321,116 @@ START_TEST(store_indexes_follow_replacements_and_relists)
 }
 END_TEST
 
+static void *decode_text(const ns_kube_decoder *dec, const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    void *typed = NULL;
+    ck_assert_msg(dec->decode(j, "object", NULL, &typed) == 0, "%s", ns_error_message());
+    cJSON_Delete(j);
+    return typed;
+}
+
+static void expect_kind_error(const ns_kube_decoder *dec, const char *text, const char *want)
+{
+    cJSON *j = cJSON_Parse(text);
+    void *typed = NULL;
+    ck_assert_int_eq(dec->decode(j, "object", NULL, &typed), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_null(typed);
+    ck_assert_msg(strstr(ns_error_message(), want), "got: %s", ns_error_message());
+    cJSON_Delete(j);
+}
+
+/* StorageClasses, PVs, PVCs, Leases and workload owners as the API server returns them. */
+START_TEST(storage_leases_and_workloads_decode)
+{
+    ns_storage_class *sc = decode_text(&NS_KUBE_DECODE_STORAGECLASS,
+        "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":\"gp3\","
+        "\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}},\"provisioner\":\"ebs.csi.aws.com\","
+        "\"parameters\":{\"type\":\"gp3\"},\"reclaimPolicy\":\"Delete\",\"volumeBindingMode\":\"WaitForFirstConsumer\","
+        "\"allowVolumeExpansion\":true,\"allowedTopologies\":[{\"matchLabelExpressions\":[{\"key\":"
+        "\"topology.ebs.csi.aws.com/zone\",\"values\":[\"us-west-2a\",\"us-west-2b\"]}]}]}");
+    ck_assert(sc->wait_for_first_consumer);
+    ck_assert(sc->is_default);
+    ck_assert_uint_eq(sc->n_allowed_topologies, 1);
+    ck_assert_int_eq(sc->allowed_topologies[0].exprs[0].op, NS_OP_IN);
+    ck_assert_uint_eq(sc->allowed_topologies[0].exprs[0].n_values, 2);
+    NS_KUBE_DECODE_STORAGECLASS.free(sc);
+
+    ns_pv *pv = decode_text(&NS_KUBE_DECODE_PV,
+        "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-1\"},"
+        "\"spec\":{\"capacity\":{\"storage\":\"20Gi\"},\"accessModes\":[\"ReadWriteOnce\"],"
+        "\"storageClassName\":\"gp3\",\"csi\":{\"driver\":\"ebs.csi.aws.com\",\"volumeHandle\":\"vol-1\"},"
+        "\"claimRef\":{\"kind\":\"PersistentVolumeClaim\",\"namespace\":\"shop\",\"name\":\"data-db-0\"},"
+        "\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+        "\"topology.ebs.csi.aws.com/zone\",\"operator\":\"In\",\"values\":[\"us-west-2a\"]}]}]}}},"
+        "\"status\":{\"phase\":\"Bound\"}}");
+    ck_assert_int_eq(pv->capacity_bytes, 20LL << 30);
+    ck_assert_str_eq(pv->csi_driver, "ebs.csi.aws.com");
+    ck_assert_str_eq(pv->claim_name, "data-db-0");
+    ck_assert_str_eq(pv->node_affinity[0].exprs[0].values[0], "us-west-2a");
+    ck_assert_str_eq(pv->phase, "Bound");
+    NS_KUBE_DECODE_PV.free(pv);
+
+    ns_pvc *pvc = decode_text(&NS_KUBE_DECODE_PVC,
+        "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"data-db-0\","
+        "\"namespace\":\"shop\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
+        "{\"storage\":\"20Gi\"}},\"storageClassName\":\"gp3\",\"volumeName\":\"pv-1\"},\"status\":{\"phase\":\"Bound\"}}");
+    ck_assert_int_eq(pvc->request_bytes, 20LL << 30);
+    ck_assert_str_eq(pvc->volume_name, "pv-1");
+    NS_KUBE_DECODE_PVC.free(pvc);
+
+    ns_lease *l = decode_text(&NS_KUBE_DECODE_LEASE,
+        "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"
+        "\"karpenter-leader-election\",\"namespace\":\"kube-system\"},\"spec\":{\"holderIdentity\":\"a_1\","
+        "\"leaseDurationSeconds\":15,\"acquireTime\":\"2026-11-23T19:00:00.000000Z\","
+        "\"renewTime\":\"2026-11-23T19:00:10.500000Z\",\"leaseTransitions\":3}}");
+    ck_assert_str_eq(l->holder, "a_1");
+    ck_assert_int_eq(l->renew_ms - l->acquire_ms, 10500);
+    ck_assert_int_eq(l->transitions, 3);
+    NS_KUBE_DECODE_LEASE.free(l);
+
+    ns_workload *w = decode_text(&NS_KUBE_DECODE_REPLICASET,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-5d8f7c9b4\","
+        "\"namespace\":\"shop\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+        "\"name\":\"web\",\"uid\":\"u\",\"controller\":true}]},\"spec\":{\"replicas\":3,\"selector\":"
+        "{\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}},"
+        "\"status\":{\"replicas\":3,\"readyReplicas\":2,\"availableReplicas\":2,\"observedGeneration\":4}}");
+    ck_assert_str_eq(w->kind, "ReplicaSet");
+    ck_assert_int_eq(w->replicas, 3);
+    ck_assert_int_eq(w->ready_replicas, 2);
+    ck_assert_int_eq(w->observed_generation, 4);
+    ck_assert_str_eq(w->meta.owner_kind, "Deployment");
+    ck_assert_str_eq(w->meta.owner_name, "web");
+    NS_KUBE_DECODE_REPLICASET.free(w);
+
+    /* bad fields name the object and the field */
+    expect_kind_error(&NS_KUBE_DECODE_LEASE,
+        "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"l\","
+        "\"namespace\":\"n\"},\"spec\":{\"leaseDurationSeconds\":\"long\"}}",
+        "API server: Lease n/l: spec.leaseDurationSeconds");
+    expect_kind_error(&NS_KUBE_DECODE_PVC,
+        "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c\","
+        "\"namespace\":\"n\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"lots\"}}}}",
+        "spec.resources.requests.storage");
+    expect_kind_error(&NS_KUBE_DECODE_STATEFULSET,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"db\","
+        "\"namespace\":\"n\"},\"spec\":{\"volumeClaimTemplates\":[{\"spec\":{}}]}}",
+        "spec.volumeClaimTemplates[0]");
+    expect_kind_error(&NS_KUBE_DECODE_STORAGECLASS,
+        "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":\"x\"}}",
+        "provisioner");
+}
+END_TEST
+
 START_TEST(decoders_by_resource)
 {
     ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_PODS), &NS_KUBE_DECODE_POD_PACKED);
     ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_NODECLAIMS), &NS_KUBE_DECODE_NODECLAIM);
-    ck_assert_ptr_null(ns_kube_decoder_for(&NS_KUBE_LEASES));
+    ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_LEASES), &NS_KUBE_DECODE_LEASE);
+    ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_STATEFULSETS), &NS_KUBE_DECODE_STATEFULSET);
+    ck_assert_ptr_null(ns_kube_decoder_for(&NS_KUBE_EVENTS));
     char buf[256];
     ns_kube_resource r;
     ck_assert_int_eq(ns_kube_resource_nodeclass("karpenter.k8s.aws", "v1", "EC2NodeClass", buf, sizeof(buf), &r), 0);
@@ -347,6 +455,7 @@ int main(void)
     tcase_add_test(t, bad_fields_name_object_and_field);
     tcase_add_test(t, nodeclass_decoded_with_the_providers_kinds);
     tcase_add_test(t, decoders_by_resource);
+    tcase_add_test(t, storage_leases_and_workloads_decode);
     tcase_add_test(t, packed_pods_read_as_decoded_ones);
     tcase_add_test(t, store_indexes_follow_replacements_and_relists);
     suite_add_tcase(s, t);

@@ -14,8 +14,11 @@
 #include "kube/kube_informer.h"
 #include "kube/kube_writes.h"
 #include "kube_bed.h"
+#include "model/lease.h"
 #include "model/nodepool.h"
 #include "model/pod.h"
+#include "model/storage.h"
+#include "model/workload.h"
 
 static const ns_kube_resource CONFIGMAPS = {"", "v1", "configmaps", "ConfigMap", true};
 
@@ -500,6 +503,46 @@ static bool has_objects(void *ud)
     return n >= p->want;
 }
 
+static const void *typed_at(const ns_kube_store *s, const char *ns, const char *name)
+{
+    const ns_kube_obj *o = ns_kube_store_get(s, ns, name);
+    ck_assert_msg(o && o->typed, "%s/%s: not cached or not decoded", ns ? ns : "", name);
+    return o->typed;
+}
+
+/* What the model holds of the objects `workloads` and the storage manifest created. */
+static void check_typed(const ns_kube_resource *r, const ns_kube_store *s, const char *ns)
+{
+    char name[96];
+    if (r == &NS_KUBE_STORAGECLASSES) {
+        snprintf(name, sizeof(name), "%s-sc", ns);
+        const ns_storage_class *sc = typed_at(s, NULL, name);
+        ck_assert_str_eq(sc->provisioner, "ebs.csi.aws.com");
+        ck_assert(sc->wait_for_first_consumer);
+    } else if (r == &NS_KUBE_PVS) {
+        snprintf(name, sizeof(name), "%s-pv", ns);
+        const ns_pv *pv = typed_at(s, NULL, name);
+        ck_assert_int_eq(pv->capacity_bytes, 1LL << 30);
+        ck_assert_uint_eq(pv->n_node_affinity, 1);
+        ck_assert_str_eq(pv->node_affinity[0].exprs[0].key, "topology.kubernetes.io/zone");
+    } else if (r == &NS_KUBE_PVCS) {
+        const ns_pvc *pvc = typed_at(s, ns, "claim");
+        ck_assert_int_eq(pvc->request_bytes, 1LL << 30);
+    } else if (r == &NS_KUBE_LEASES) {
+        const ns_lease *l = typed_at(s, ns, "lease");
+        ck_assert_str_eq(l->holder, "x");
+    } else if (r == &NS_KUBE_DEPLOYMENTS) {
+        const ns_workload *w = typed_at(s, ns, "web");
+        ck_assert_str_eq(w->kind, "Deployment");
+        ck_assert_int_eq(w->replicas, 2);
+        ck_assert_str_eq(ns_labels_get(&w->selector.match_labels, "app"), "web");
+    } else if (r == &NS_KUBE_STATEFULSETS) {
+        const ns_workload *w = typed_at(s, ns, "db");
+        ck_assert_uint_eq(w->n_volume_claim_templates, 1);
+        ck_assert_str_eq(w->volume_claim_templates[0], "data");
+    }
+}
+
 START_TEST(every_watched_kind_decodes)
 {
     char ns[64], node[96], yaml[1024];
@@ -530,6 +573,9 @@ START_TEST(every_watched_kind_decodes)
         ns_kube_informer_stats st;
         ns_kube_informer_get_stats(inf, &st);
         ck_assert_msg(st.decode_errors == 0, "%s: %s", r->resource, st.last_decode_error);
+        ns_kube_informer_rdlock(inf);
+        check_typed(r, ns_kube_informer_store(inf), ns);
+        ns_kube_informer_unlock(inf);
         ns_kube_informer_free(inf);
     }
     ns_kube_client_free(c);
