@@ -225,12 +225,15 @@ static int terminate_launched(sim_run *r)
     cJSON *done = cJSON_CreateArray(), *failed = cJSON_CreateArray();
     if (!done || !failed)
         rc = NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory summarising terminations");
+    int n_done = 0, n_failed = 0;
     for (size_t i = 0; rc == NS_OK && i < o.n; i++) {
         bool gone = false;
-        cJSON *item = cJSON_CreateObject();
+        /* Only the JSON document lists them; the text output says each on its line. */
+        cJSON *item = r->json ? cJSON_CreateObject() : NULL;
         cJSON_AddStringToObject(item, "provider_id", o.ids[i]);
         cJSON_AddStringToObject(item, "nodeclaim", o.claims[i]);
         if (ns_plugin_terminate(r->plugin, o.ids[i], &gone) == NS_OK) {
+            n_done++;
             cJSON_AddItemToArray(done, item);
             if (!r->json)
                 printf("terminated instance %s (nodeclaim %s)%s\n", o.ids[i], o.claims[i],
@@ -240,6 +243,7 @@ static int terminate_launched(sim_run *r)
         char msg[1200];
         snprintf(msg, sizeof(msg), "terminating instance %s (nodeclaim %s) failed: %s", o.ids[i], o.claims[i],
                  ns_error_message());
+        n_failed++;
         cJSON_AddStringToObject(item, "error", msg);
         cJSON_AddItemToArray(failed, item);
         fprintf(stderr, "nodesmith simulate: %s\n", msg);
@@ -256,7 +260,7 @@ static int terminate_launched(sim_run *r)
         }
     }
     if (rc == NS_OK && !r->json)
-        printf("%d instance(s) terminated, %d could not be\n", cJSON_GetArraySize(done), cJSON_GetArraySize(failed));
+        printf("%d instance(s) terminated, %d could not be\n", n_done, n_failed);
     if (rc == NS_OK && r->doc) {
         cJSON_AddItemToObject(r->doc, "terminated", done);
         cJSON_AddItemToObject(r->doc, "termination_failures", failed);
