@@ -1,7 +1,11 @@
 #include "aws_credentials.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -25,6 +29,8 @@
 #define IMDS_RETRIES 1
 #define TOKEN_FILE_MAX (64 * 1024)
 #define PROCESS_OUTPUT_MAX (64 * 1024)
+/* credential_process's time limit when none is configured: the AWS SDKs' (processcreds' one minute). */
+#define PROCESS_TIMEOUT_MS (60 * 1000)
 #define ECS_AGENT "http://169.254.170.2"
 
 extern char **environ;
@@ -36,6 +42,7 @@ struct aws_credentials_provider {
     char *region;
     int64_t refresh_before_ms;
     int64_t timeout_ms;
+    int64_t process_timeout_ms;
     pthread_mutex_t lock;
     aws_creds cached;
     aws_creds_source source;
@@ -85,6 +92,7 @@ int aws_credentials_provider_new(const aws_credentials_config *config, aws_crede
     p->refresh_before_ms = config->refresh_before_ms > 0 ? config->refresh_before_ms
                                                          : AWS_CREDENTIALS_DEFAULT_REFRESH_MS;
     p->timeout_ms = config->http_timeout_ms > 0 ? config->http_timeout_ms : 5000;
+    p->process_timeout_ms = config->process_timeout_ms > 0 ? config->process_timeout_ms : PROCESS_TIMEOUT_MS;
     pthread_mutex_init(&p->lock, NULL);
     if (aws_endpoint_resolve(p->env, "sts", p->region, p->sts_url, sizeof(p->sts_url)) != NS_OK) {
         aws_credentials_provider_free(p);
@@ -375,7 +383,39 @@ static int creds_from_json(aws_credentials_provider *p, const char *what, const 
     return NS_OK;
 }
 
-/* Runs `command` with /bin/sh -c (as the Go SDK does) and collects its standard output. */
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads the process's output until it closes it or the deadline passes; true when it closed it in time. */
+static bool read_until(int fd, char *buf, size_t *n, int64_t deadline)
+{
+    for (;;) {
+        int64_t left = deadline - monotonic_ms();
+        if (left <= 0)
+            return false;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int ready = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+        if (ready < 0 && errno != EINTR)
+            return true;
+        if (ready <= 0)
+            continue;
+        if (*n > PROCESS_OUTPUT_MAX) /* too much already: stop reading, the size check reports it */
+            return true;
+        ssize_t got = read(fd, buf + *n, PROCESS_OUTPUT_MAX + 1 - *n);
+        if (got > 0)
+            *n += (size_t)got;
+        else if (got == 0 || errno != EINTR)
+            return true;
+    }
+}
+
+/* Runs `command` with /bin/sh -c (as the Go SDK does) and collects its standard output, within the time limit the
+ * SDKs give it (a command that waits for a browser login must not hang the provider); the command runs in a
+ * process group of its own, all of which is killed when it overruns. */
 static int run_process(aws_credentials_provider *p, const char *command, char **output, size_t *len)
 {
     int fds[2];
@@ -388,10 +428,15 @@ static int run_process(aws_credentials_provider *p, const char *command, char **
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
     posix_spawn_file_actions_addclose(&actions, fds[1]);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     char *argv[] = {"/bin/sh", "-c", (char *)command, NULL};
     pid_t pid;
-    int spawned = posix_spawn(&pid, "/bin/sh", &actions, NULL, argv, environ);
+    int spawned = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
     close(fds[1]);
     if (spawned != 0) {
         close(fds[0]);
@@ -400,16 +445,18 @@ static int run_process(aws_credentials_provider *p, const char *command, char **
     }
     char *buf = malloc(PROCESS_OUTPUT_MAX + 1);
     size_t n = 0;
-    ssize_t got = 1;
-    while (buf && got > 0 && n <= PROCESS_OUTPUT_MAX)
-        if ((got = read(fds[0], buf + n, PROCESS_OUTPUT_MAX + 1 - n)) > 0)
-            n += (size_t)got;
+    bool in_time = !buf || read_until(fds[0], buf, &n, monotonic_ms() + p->process_timeout_ms);
     close(fds[0]);
+    if (!in_time)
+        kill(-pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
     int rc = NS_OK;
     if (!buf)
         rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory reading credential_process's output");
+    else if (!in_time)
+        rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED, "AWS profile %s: credential_process did not finish "
+                      "within %lld ms; it was killed", p->profile.name, (long long)p->process_timeout_ms);
     else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         rc = NS_ERROR(p->host, p->ctx, NS_ERR_UNAUTHORIZED,
                       "AWS profile %s: credential_process failed (exit status %d)", p->profile.name,

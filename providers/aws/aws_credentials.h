@@ -50,6 +50,7 @@ typedef struct aws_credentials_config {
     const char *region;         /* for the regional STS endpoint; copied */
     int64_t refresh_before_ms;  /* 0 = AWS_CREDENTIALS_DEFAULT_REFRESH_MS */
     int64_t http_timeout_ms;    /* per request to STS and IMDS; 0 = 5 s */
+    int64_t process_timeout_ms; /* credential_process's time limit; 0 = 1 minute, the AWS SDKs' default */
 } aws_credentials_config;
 
 typedef struct aws_credentials_provider aws_credentials_provider;

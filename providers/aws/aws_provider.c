@@ -117,7 +117,7 @@ static int aws_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     if (control && !aws_copy(s->control_url, sizeof(s->control_url), control))
         return NS_ERROR(host, ctx, NS_ERR_INVALID_CONFIG, "aws option test_control_url is too long");
 
-    aws_credentials_config cc = {host, ctx, NULL, "us-east-1", 0, 0};
+    aws_credentials_config cc = {host, ctx, NULL, "us-east-1", 0, 0, 0};
     int rc = aws_credentials_provider_new(&cc, &s->credentials);
     if (rc != NS_OK)
         return rc;

@@ -192,7 +192,7 @@ static void teardown(void)
 
 static aws_credentials_provider *chain(void)
 {
-    aws_credentials_config cfg = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-west-2", 0, 0};
+    aws_credentials_config cfg = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-west-2", 0, 0, 0};
     aws_credentials_provider *p = NULL;
     ck_assert_int_eq(aws_credentials_provider_new(&cfg, &p), NS_OK);
     return p;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/sha.h>
@@ -75,7 +76,7 @@ static void teardown(void)
 
 static void make_client(int64_t timeout_ms)
 {
-    aws_credentials_config cc = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-east-1", 0, 0};
+    aws_credentials_config cc = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-east-1", 0, 0, 0};
     ck_assert_int_eq(aws_credentials_provider_new(&cc, &creds), NS_OK);
     aws_client_config c = {&host.table, (ns_host_ctx *)&host, creds, &env_handle, "us-east-1", 0, timeout_ms};
     ck_assert_int_eq(aws_client_new(&c, &client), NS_OK);
@@ -479,7 +480,7 @@ static void remove_home(void)
 /* Makes one signed EC2 call with the chain as configured; returns its category. */
 static int call_with_chain(void)
 {
-    aws_credentials_config cc = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-east-1", 0, 0};
+    aws_credentials_config cc = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-east-1", 0, 0, 0};
     int rc = aws_credentials_provider_new(&cc, &creds);
     if (rc != NS_OK)
         return rc;
@@ -547,6 +548,28 @@ START_TEST(test_credential_process)
     ck_assert_int_eq(call_with_chain(), NS_ERR_UNAUTHORIZED);
     ck_assert_msg(strstr(host.last_error_message, "AWS profile broken: credential_process failed (exit status 3)"),
                   "%s", host.last_error_message);
+    remove_home();
+}
+END_TEST
+
+/* A credential_process that never finishes (waiting for a login, say) is killed at its time limit. */
+START_TEST(test_credential_process_timeout)
+{
+    make_home();
+    write_home("bin/stuck.sh", "#!/bin/sh\nsleep 30\n");
+    char config[512];
+    snprintf(config, sizeof(config), "[default]\ncredential_process = %s/bin/stuck.sh\n", home);
+    write_home(".aws/config", config);
+    aws_credentials_config cc = {&host.table, (ns_host_ctx *)&host, &env_handle, "us-east-1", 0, 0, 400};
+    ck_assert_int_eq(aws_credentials_provider_new(&cc, &creds), NS_OK);
+    aws_creds got = {0};
+    time_t start = time(NULL);
+    ck_assert_int_eq(aws_credentials_get(creds, &got), NS_ERR_UNAUTHORIZED);
+    ck_assert_int_lt(time(NULL) - start, 10);
+    ck_assert_msg(strstr(host.last_error_message, "AWS profile default: credential_process did not finish within "
+                                                  "400 ms; it was killed"), "%s", host.last_error_message);
+    aws_creds_clear(&got);
+    reset_chain();
     remove_home();
 }
 END_TEST
@@ -731,6 +754,7 @@ int main(void)
     tcase_add_test(tc, test_ssm_and_pricing_json);
     tcase_add_test(tc, test_shared_credentials_file_profile);
     tcase_add_test(tc, test_credential_process);
+    tcase_add_test(tc, test_credential_process_timeout);
     tcase_add_test(tc, test_sso_cached_token_and_get_role_credentials);
     tcase_add_test(tc, test_container_credentials_pod_identity);
     suite_add_tcase(s, tc);
