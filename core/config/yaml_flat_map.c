@@ -66,15 +66,23 @@ static int syntax_error(const char *path, const yaml_parser_t *p, const char *te
 
 int ns_flat_map_read(const char *path, ns_flat_map *out)
 {
+    char *text = NULL;
+    size_t len = 0;
+    memset(out, 0, sizeof(*out));
+    int rc = ns_read_file(path, "options", &text, &len);
+    if (rc == NS_OK)
+        rc = ns_flat_map_parse(path, text, len, out);
+    free(text);
+    return rc;
+}
+
+int ns_flat_map_parse(const char *path, const char *text, size_t len, ns_flat_map *out)
+{
     int rc = NS_OK;
     yaml_parser_t parser;
     yaml_document_t doc;
     bool have_doc = false;
     memset(out, 0, sizeof(*out));
-    char *text = NULL;
-    size_t len = 0;
-    if ((rc = ns_read_file(path, "options", &text, &len)) < 0)
-        return rc;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
@@ -110,7 +118,6 @@ cleanup:
     if (have_doc)
         yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
-    free(text);
     if (rc != NS_OK)
         ns_flat_map_free(out);
     return rc;

@@ -21,6 +21,8 @@ typedef struct ns_flat_map {
 /* Fills *out (the caller's; free with ns_flat_map_free). Errors name the file and line: a syntax error, a nested
  * value, a duplicate key, more than one document. */
 int ns_flat_map_read(const char *path, ns_flat_map *out);
+/* The same from text in memory (not copied); `path` names it in messages. */
+int ns_flat_map_parse(const char *path, const char *text, size_t len, ns_flat_map *out);
 void ns_flat_map_free(ns_flat_map *map);
 
 #endif
