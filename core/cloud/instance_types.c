@@ -1,10 +1,13 @@
 #include "cloud/instance_types.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/checked.h"
+#include "model/names.h"
 #include "plugin/plugin_loader.h"
 #include "plugin/plugin_resources.h"
 
@@ -30,10 +33,59 @@ static int compute_allocatable(ns_itype *t)
     int rc = ns_res_copy(a, c);
     if (rc < 0)
         return rc;
-    a->cpu_milli = floor_zero(c->cpu_milli - k->cpu_milli - s->cpu_milli - e->cpu_milli);
-    a->memory_bytes = floor_zero(c->memory_bytes - k->memory_bytes - s->memory_bytes - e->memory_bytes);
-    a->ephemeral_storage_bytes = floor_zero(c->ephemeral_storage_bytes - k->ephemeral_storage_bytes -
-                                            s->ephemeral_storage_bytes - e->ephemeral_storage_bytes);
+    /* Every amount is at least 0 (check_reported), so the saturated sum of reservations cannot make this wrap. */
+    a->cpu_milli = floor_zero(c->cpu_milli - ns_saturating_add(ns_saturating_add(k->cpu_milli, s->cpu_milli),
+                                                               e->cpu_milli));
+    a->memory_bytes = floor_zero(c->memory_bytes - ns_saturating_add(ns_saturating_add(k->memory_bytes,
+                                                                                       s->memory_bytes),
+                                                                     e->memory_bytes));
+    a->ephemeral_storage_bytes =
+        floor_zero(c->ephemeral_storage_bytes -
+                   ns_saturating_add(ns_saturating_add(k->ephemeral_storage_bytes, s->ephemeral_storage_bytes),
+                                     e->ephemeral_storage_bytes));
+    return 0;
+}
+
+/* A provider's amounts are never negative: a negative capacity or reservation would make room that is not there. */
+static int check_amounts(const ns_res *r, const char *what)
+{
+    const struct {
+        const char *name;
+        int64_t value;
+    } std[] = {{"cpu", r->cpu_milli}, {"memory", r->memory_bytes}, {"pods", r->pods},
+               {"ephemeral-storage", r->ephemeral_storage_bytes}};
+    for (size_t i = 0; i < sizeof(std) / sizeof(std[0]); i++)
+        if (std[i].value < 0)
+            return NS_FAIL(NS_ERR_INTERNAL, "%s %s is negative (%lld)", what, std[i].name, (long long)std[i].value);
+    for (uint32_t i = 0; i < r->n_ext; i++)
+        if (r->ext[i].value < 0)
+            return NS_FAIL(NS_ERR_INTERNAL, "%s %s is negative (%lld)", what, r->ext[i].name,
+                           (long long)r->ext[i].value);
+    return 0;
+}
+
+/* What the core would otherwise take on trust: amounts of at least 0, labels Kubernetes would accept, and an
+ * instance-type label that names the type it is on. */
+static int check_reported(const ns_itype *t)
+{
+    int rc;
+    if ((rc = check_amounts(&t->capacity, "capacity")) < 0 || (rc = check_amounts(&t->kube_reserved, "kube_reserved")) < 0 ||
+        (rc = check_amounts(&t->system_reserved, "system_reserved")) < 0 ||
+        (rc = check_amounts(&t->eviction_threshold, "eviction_threshold")) < 0)
+        return rc;
+    char quoted[NS_EXCERPT_BUF];
+    for (size_t i = 0; i < t->n_labels; i++) {
+        const char *key = t->labels[i].key, *value = t->labels[i].value, *why = NULL;
+        if (!ns_label_key_is_valid(key, &why))
+            return NS_FAIL(NS_ERR_INTERNAL, "label key \"%s\" is invalid: %s",
+                           ns_error_excerpt(key, quoted, sizeof(quoted)), why);
+        if (!ns_label_value_is_valid(value, &why))
+            return NS_FAIL(NS_ERR_INTERNAL, "label %s: value \"%s\" is invalid: %s", key,
+                           ns_error_excerpt(value, quoted, sizeof(quoted)), why);
+        if (strcmp(key, "node.kubernetes.io/instance-type") == 0 && strcmp(value, t->name) != 0)
+            return NS_FAIL(NS_ERR_INTERNAL, "label node.kubernetes.io/instance-type is \"%s\", not the type's name",
+                           ns_error_excerpt(value, quoted, sizeof(quoted)));
+    }
     return 0;
 }
 
@@ -68,6 +120,11 @@ int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
         return NS_FAIL(NS_ERR_INTERNAL, "instance type without a name");
     if ((src->n_labels && !src->labels) || (src->n_offerings && !src->offerings))
         return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: label or offering count without an array", src->name);
+    /* Offerings are indexed by the first one's struct_size (NS_AT): it must cover every field ABI 1 has. */
+    if (src->n_offerings && src->offerings[0].struct_size < offsetof(ns_offering, reservation_id))
+        return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: offering struct_size %u is smaller than the %zu bytes an "
+                       "ns_offering has", src->name, (unsigned)src->offerings[0].struct_size,
+                       offsetof(ns_offering, reservation_id));
     dst->name = strdup(src->name);
     dst->labels = calloc(src->n_labels ? src->n_labels : 1, sizeof(ns_label));
     dst->offerings = calloc(src->n_offerings ? src->n_offerings : 1, sizeof(ns_itype_offering));
@@ -110,6 +167,8 @@ int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
         rc = ns_res_from_abi(&src->system_reserved, &dst->system_reserved, "system_reserved");
     if (rc == NS_OK)
         rc = ns_res_from_abi(&src->eviction_threshold, &dst->eviction_threshold, "eviction_threshold");
+    if (rc == NS_OK)
+        rc = check_reported(dst);
     if (rc == NS_OK)
         rc = compute_allocatable(dst);
     if (rc != NS_OK) {

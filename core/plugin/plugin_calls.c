@@ -201,6 +201,11 @@ static int instance_type_to_caller(trampoline *t, const ns_instance_type *src)
 {
     if (!src)
         return NS_FAIL(NS_ERR_INTERNAL, "list_instance_types passed a NULL instance type");
+    /* Every field of ns_instance_type is ABI 1's: a smaller struct_size is a provider bug, not an older version. */
+    if (src->struct_size < sizeof(ns_instance_type))
+        return t->stopped_with = NS_FAIL(NS_ERR_INTERNAL, "provider %s: list_instance_types passed an instance type "
+                                         "whose struct_size is %u, smaller than the %zu bytes of ns_instance_type",
+                                         t->p->table.name, (unsigned)src->struct_size, sizeof(ns_instance_type));
     ns_instance_type copy;
     COPY_VERSIONED(copy, src);
     ns_offering *faulted = NULL;

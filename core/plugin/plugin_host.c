@@ -27,6 +27,7 @@ static void host_log(ns_host_ctx *ctx, ns_log_level level, const char *message, 
     ns_ctx_leave(previous);
 }
 
+static int host_error(ns_host_ctx *ctx, int code, const char *file, int line, const char *fmt, ...) NS_PRINTF(5, 6);
 static int host_error(ns_host_ctx *ctx, int code, const char *file, int line, const char *fmt, ...)
 {
     ns_ctx *previous = ns_ctx_enter(core_of(ctx));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cloud/instance_types.h"
 #include "config/provider_options.h"
 #include "config/scalar_parse.h"
 #include "errors/ns_error.h"
@@ -231,6 +232,42 @@ START_TEST(test_option_messages)
 }
 END_TEST
 
+/* What a provider reports is checked before the core uses it: negative amounts, labels Kubernetes would refuse or that
+ * contradict the type's own name, offerings of a struct_size too small to index. */
+START_TEST(test_provider_data)
+{
+    ns_label good[] = {{"node.kubernetes.io/instance-type", "c6i.large"}};
+    ns_label wrong[] = {{"node.kubernetes.io/instance-type", "m5.large"}};
+    ns_label bad_key[] = {{"example.com/a/b", "x"}};
+    ns_offering offers[] = {{sizeof(ns_offering), "z1", "on-demand", 0.1, true, NULL}};
+    ns_instance_type t = {.struct_size = sizeof(t), .name = "c6i.large", .labels = good, .n_labels = 1,
+                          .offerings = offers, .n_offerings = 1};
+    t.capacity.cpu_milli = 2000;
+    t.capacity.memory_bytes = INT64_MAX;
+    t.kube_reserved.memory_bytes = INT64_MAX;
+    t.system_reserved.memory_bytes = INT64_MAX; /* reservations summed without wrapping: allocatable is 0 */
+    ns_itype it;
+    ck_assert_int_eq(ns_itype_copy(&t, &it), 0);
+    ck_assert_int_eq(it.allocatable.memory_bytes, 0);
+    ns_itype_free(&it);
+    t.system_reserved.cpu_milli = -64000;
+    ck_assert_int_eq(ns_itype_copy(&t, &it), NS_ERR_INTERNAL);
+    ck_assert_str_eq(ns_error_message(), "instance type c6i.large: system_reserved cpu is negative (-64000)");
+    t.system_reserved.cpu_milli = 0;
+    t.labels = wrong;
+    ck_assert_int_eq(ns_itype_copy(&t, &it), NS_ERR_INTERNAL);
+    ck_assert_str_eq(ns_error_message(), "instance type c6i.large: label node.kubernetes.io/instance-type is "
+                                         "\"m5.large\", not the type's name");
+    t.labels = bad_key;
+    ck_assert_int_eq(ns_itype_copy(&t, &it), NS_ERR_INTERNAL);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "label key \"example.com/a/b\" is invalid"));
+    t.labels = good;
+    offers[0].struct_size = 4;
+    ck_assert_int_eq(ns_itype_copy(&t, &it), NS_ERR_INTERNAL);
+    ck_assert_ptr_nonnull(strstr(ns_error_message(), "offering struct_size 4 is smaller than"));
+}
+END_TEST
+
 int main(void)
 {
     ns_log_set_level(NS_LOG_ERROR);
@@ -242,6 +279,7 @@ int main(void)
     tcase_add_test(tc, test_options_nul_line);
     tcase_add_test(tc, test_huge_label_value);
     tcase_add_test(tc, test_duration_bounds);
+    tcase_add_test(tc, test_provider_data);
     tcase_add_test(tc, test_checked_arithmetic);
     tcase_add_test(tc, test_quantity_bounds);
     tcase_add_test(tc, test_option_messages);
