@@ -35,6 +35,7 @@ static void fh_log(ns_host_ctx *ctx, ns_log_level level, const char *message, co
         fprintf(stderr, "%s\n", line);
 }
 
+static int fh_error(ns_host_ctx *ctx, int code, const char *file, int line, const char *fmt, ...) NS_PRINTF(5, 6);
 static int fh_error(ns_host_ctx *ctx, int code, const char *file, int line, const char *fmt, ...)
 {
     fake_host *h = self(ctx);
