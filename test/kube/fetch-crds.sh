@@ -15,8 +15,10 @@ go=$(bash "$here/build-control-plane.sh" --print-go)
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$out.tmp"' EXIT
 mkdir -p "$cache/gomod" "$cache/crds"
-json=$(cd "$work" && GOMODCACHE=$cache/gomod GOFLAGS=-mod=mod GO111MODULE=on "$go" mod download -json \
-  "$module@$version") || true
+# GOTOOLCHAIN=auto: a module may require a newer Go than the one that builds the control plane (karpenter v1.14.0
+# says go 1.26.5); the go command then fetches that toolchain through the proxy, checked like any module.
+json=$(cd "$work" && GOMODCACHE=$cache/gomod GOFLAGS=-mod=mod GO111MODULE=on GOTOOLCHAIN=auto "$go" mod download \
+  -json "$module@$version") || true
 dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 if [ -z "$dir" ] || [ ! -d "$dir/pkg/apis/crds" ]; then
   echo "fetch-crds: $module@$version: no pkg/apis/crds ($(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",*$/\1/p'))" >&2
