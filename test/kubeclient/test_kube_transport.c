@@ -231,6 +231,53 @@ START_TEST(connections_are_reused)
 }
 END_TEST
 
+typedef struct hammer {
+    ns_kube_client *c;
+    int n;
+    int64_t took_ms;
+} hammer;
+
+static void *hammer_requests(void *arg)
+{
+    hammer *h = arg;
+    int64_t start = ns_clock_now_ms();
+    for (int i = 0; i < h->n; i++) {
+        ns_kube_req req = {.method = "GET", .path = "/x"};
+        ns_kube_resp resp;
+        ck_assert_int_eq(ns_kube_do(h->c, &req, &resp), 0);
+        ns_kube_resp_clear(&resp);
+    }
+    h->took_ms = ns_clock_now_ms() - start;
+    return NULL;
+}
+
+/* A client held back by its rate limit (2 requests/s here, Karpenter's 200/s under load) does not hold back the
+ * leader-election sibling, which has a limiter of its own: lease renewal is never starved. */
+START_TEST(leader_election_limiter_is_its_own)
+{
+    ns_kube_client *busy = NULL, *le = NULL;
+    ck_assert_int_eq(ns_kube_client_new_sibling(client, 2, 1, &busy), 0);
+    ck_assert_int_eq(ns_kube_client_new_sibling(busy, 5, 10, &le), 0);
+    hammer h = {busy, 6, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, hammer_requests, &h);
+    usleep(300000); /* the busy client is now waiting on its limiter */
+    int64_t start = ns_clock_now_ms();
+    for (int i = 0; i < 3; i++) {
+        ns_kube_req req = {.method = "GET", .path = "/x"};
+        ns_kube_resp resp;
+        ck_assert_int_eq(ns_kube_do(le, &req, &resp), 0);
+        ns_kube_resp_clear(&resp);
+    }
+    int64_t le_ms = ns_clock_now_ms() - start;
+    pthread_join(t, NULL);
+    ck_assert_msg(h.took_ms >= 2000, "6 requests at 2/s took only %lld ms", (long long)h.took_ms);
+    ck_assert_msg(le_ms < 1000, "3 lease requests waited %lld ms behind the busy client", (long long)le_ms);
+    ns_kube_client_free(le);
+    ns_kube_client_free(busy);
+}
+END_TEST
+
 typedef struct collected {
     char text[512];
     size_t len;
@@ -296,6 +343,7 @@ int main(void)
     tcase_add_test(t, no_status_retry_hands_429_back);
     tcase_add_test(t, unauthorized_rereads_rotated_token);
     tcase_add_test(t, connections_are_reused);
+    tcase_add_test(t, leader_election_limiter_is_its_own);
     tcase_add_test(t, dropped_stream_delivers_what_arrived_and_fails);
     tcase_add_test(t, cancelled_stream_stops_promptly);
     suite_add_tcase(s, t);
