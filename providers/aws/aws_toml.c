@@ -179,19 +179,24 @@ static int key_part(parser *ps, aws_buf *buf)
     return NS_OK;
 }
 
-/* A dotted key into parts[] (each malloc'd). */
+static void free_parts(char **parts, size_t n);
+
+/* A dotted key into parts[] (each malloc'd). On failure none is left allocated and *n is 0 (a key that fails on its
+ * third part leaked the first two: found by fuzz/fuzz_userdata.c). */
 static int key_path(parser *ps, char **parts, size_t *n)
 {
     *n = 0;
     for (;;) {
         skip_blank(ps);
-        if (*n == MAX_KEY_PARTS)
-            return fail(ps, "key has too many parts");
+        int rc = *n == MAX_KEY_PARTS ? fail(ps, "key has too many parts") : NS_OK;
         aws_buf b = AWS_BUF_INIT;
         aws_buf_puts(&b, "");
-        int rc = key_part(ps, &b);
+        if (rc == NS_OK)
+            rc = key_part(ps, &b);
         if (rc != NS_OK || aws_buf_failed(&b)) {
             aws_buf_free(&b);
+            free_parts(parts, *n);
+            *n = 0;
             return rc != NS_OK ? rc : (ps->rc = NS_ERR_INTERNAL);
         }
         parts[(*n)++] = aws_buf_take(&b);
