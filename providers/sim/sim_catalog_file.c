@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim_catalog.h"
 #include "sim_state.h"
@@ -26,6 +27,11 @@ static int sim_read_json(sim_state *s, const char *what, const char *path, ns_js
     FILE *f = fopen(path, "rb");
     if (!f)
         return SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "%s file %s: cannot open: %s", what, path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "%s file %s: is a directory, not a file", what, path);
+        goto done;
+    }
     long size = -1;
     if (fseek(f, 0, SEEK_END) == 0)
         size = ftell(f);

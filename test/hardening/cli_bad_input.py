@@ -46,6 +46,9 @@ expect_failure("launch_latency", run("offerings", "--provider", "sim", "--set", 
 # A 10 KB option value keeps the reason in the message.
 expect_failure("long value", run("offerings", "--provider", "sim", "--set", "launch_latency=" + "9" * 10240 + "x"),
                "... (10241 bytes)", "longer than Go's largest duration")
+# A directory given as a catalog file says so (it read as 9223372036854775807 bytes).
+expect_failure("catalog directory", run("offerings", "--provider", "sim", "--set", "catalog=" + BAD),
+               "catalog file " + BAD + ": is a directory, not a file")
 # An empty file, and a directory with no manifests, load nothing: a warning says so.
 for what, path in (("empty file", os.path.join(BAD, "empty.yaml")), ("empty directory", tempfile.mkdtemp())):
     proc = run("simulate", "-f", path)
