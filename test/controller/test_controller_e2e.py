@@ -392,6 +392,80 @@ class Test2FailoverEndToEnd(unittest.TestCase):
             kubectl("delete", "namespace", ns, "--wait=false")
 
 
+PDB = """
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: consolidate
+  namespace: %(ns)s
+spec:
+  minAvailable: 4
+  selector:
+    matchLabels: {app: inflate}
+"""
+
+
+class Test3ConsolidationEndToEnd(unittest.TestCase):
+    """Scale down: consolidation removes NodeClaims whose pods fit elsewhere; the drain goes through the Eviction API,
+    so the real API server enforces a PodDisruptionBudget (minAvailable 4 of 5); the finalizer keeps each NodeClaim
+    until its instance is terminated and its Node deleted."""
+
+    def test_scale_down_consolidates_within_a_pdb(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL)
+        ns = BED.namespace("consolidate")
+        ctl = Controller("replica-d")
+        try:
+            eventually("replica-d to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            kubectl("apply", "-f", "-", stdin=(DEPLOYMENT % {"ns": ns}).replace("replicas: 50", "replicas: 20"))
+
+            def running(n):
+                def check():
+                    pods = kget("pods", "-n", ns)["items"]
+                    live = [p for p in pods if p["status"].get("phase") == "Running" and
+                            not p["metadata"].get("deletionTimestamp")]
+                    return len(pods) == n and len(live) == n
+                return check
+            eventually("20 pods Running", running(20), timeout=240)
+            kubectl("apply", "-f", "-", stdin=PDB % {"ns": ns})
+            eventually("the PDB to be observed", lambda: kget("pdb", "-n", ns, "consolidate").get("status", {})
+                       .get("observedGeneration") == 1, timeout=60)
+            claims_before = {c["metadata"]["name"] for c in kget("nodeclaims")["items"]}
+            kubectl("scale", "-n", ns, "deployment/inflate", "--replicas=5")
+            eventually("5 pods Running", running(5), timeout=120)
+            # from now on at least 4 of the 5 must be available at every moment, whatever consolidation does
+            deadline = time.monotonic() + 180
+            low = 5
+            while time.monotonic() < deadline:
+                pods = kget("pods", "-n", ns)["items"]
+                ready = [p for p in pods if p["status"].get("phase") == "Running" and
+                         not p["metadata"].get("deletionTimestamp")]
+                low = min(low, len(ready))
+                gone = claims_before - {c["metadata"]["name"] for c in kget("nodeclaims")["items"]}
+                if gone and len(ready) == 5:
+                    break
+                time.sleep(0.5)
+            else:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                self.fail("no NodeClaim was consolidated within 180 s")
+            self.assertGreaterEqual(low, 4, "the PodDisruptionBudget was broken")
+            text = ctl.text()
+            self.assertIn('"message":"disrupting node(s)"', text)
+            self.assertIn('"message":"evicted pod"', text)
+            # the instances of removed NodeClaims are terminated: the cloud and the NodeClaims agree
+            eventually("cloud and NodeClaims to agree", lambda: sorted(cloud_instances()) == sorted(
+                c["status"].get("providerID") for c in kget("nodeclaims")["items"]), timeout=60)
+            for name in gone:
+                self.assertEqual(kubectl("get", "node", name, "--ignore-not-found"), "")
+            print("# consolidation removed %d NodeClaim(s); fewest available pods under the PDB: %d"
+                  % (len(gone), low))
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            ctl.close()
+
+
 if __name__ == "__main__":
     NODESMITH = sys.argv.pop(1)
     unittest.main(verbosity=2)
