@@ -12,6 +12,7 @@
 #include "controller/controller_metrics.h"
 #include "controller/controller_mirror.h"
 #include "controller/endpoints.h"
+#include "controller/nodeclass_status.h"
 #include "controller/nodepool_status.h"
 #include "controller/sim_kubelet_pods.h"
 #include "disruption/disruption.h"
@@ -92,6 +93,7 @@ typedef struct run {
     ns_cluster *cluster;
     ns_engine *engine;
     ns_nodepool_status *pool_status;
+    ns_nodeclass_status *class_status;
     ns_metrics *metrics;
     ns_controller_metrics *counts;
     ns_endpoints *endpoints;
@@ -164,7 +166,8 @@ static int wait_for_cache(run *r)
 static int build_engine(run *r)
 {
     const ns_controller_settings *s = r->o->settings;
-    if (!(r->cluster = ns_cluster_new()) || !(r->pool_status = ns_nodepool_status_new()))
+    if (!(r->cluster = ns_cluster_new()) || !(r->pool_status = ns_nodepool_status_new()) ||
+        !(r->class_status = ns_nodeclass_status_new()))
         return NS_ERR_INTERNAL;
     ns_cluster_set_kinds(r->cluster, r->o->kinds);
     int rc = ns_mirror_apply(r->mirror, r->cluster, NULL);
@@ -207,6 +210,8 @@ static void tick(run *r, bool leader)
         ns_log(NS_LOG_ERROR, "kubelet", "failed updating pods", "error", ns_error_message(), NULL);
     if ((rc = ns_nodepool_status_sync(r->pool_status, r->client, r->mirror, r->cluster)) < 0)
         ns_log(NS_LOG_ERROR, "nodepool.counter", "failed updating nodepool status", "error", ns_error_message(), NULL);
+    /* logs its own failures, naming the node class */
+    ns_nodeclass_status_sync(r->class_status, r->o->plugin, r->client, r->cluster);
 }
 
 static void count(run *r)
@@ -223,6 +228,7 @@ static void run_free(run *r)
     ns_metrics_free(r->metrics);
     ns_engine_free(r->engine);
     ns_nodepool_status_free(r->pool_status);
+    ns_nodeclass_status_free(r->class_status);
     ns_mirror_free(r->mirror);
     ns_cluster_free(r->cluster);
     ns_kube_client_free(r->lease_client);

@@ -290,6 +290,13 @@ class Test1ProvisioningEndToEnd(unittest.TestCase):
             self.assertGreaterEqual(len(events), 50)
             self.assertTrue(all(e.get("source", {}).get("component") == "default-scheduler" or
                                 e.get("reportingComponent") == "default-scheduler" for e in events))
+            # the node class's status as the provider resolved it (ABI 4), with the root Ready
+            nc_status = eventually("the SimNodeClass's status", lambda: kget("simnodeclass", "default")
+                                   .get("status"), timeout=30)
+            nc_conds = {k["type"]: k for k in nc_status["conditions"]}
+            self.assertEqual(nc_conds["Ready"]["status"], "True", nc_status)
+            self.assertTrue(all(k.get("lastTransitionTime") for k in nc_conds.values()), nc_status)
+            self.assertIn("ValidationSucceeded", nc_conds)
             # Karpenter's metrics
             status, text = http_get(ctl.metrics_port, "/metrics")
             self.assertEqual(status, 200)
@@ -406,11 +413,12 @@ spec:
 
 
 class Test3ConsolidationEndToEnd(unittest.TestCase):
-    """Scale down: consolidation removes NodeClaims whose pods fit elsewhere; the drain goes through the Eviction API,
-    so the real API server enforces a PodDisruptionBudget (minAvailable 4 of 5); the finalizer keeps each NodeClaim
-    until its instance is terminated and its Node deleted."""
+    """Scale down: the disruption controller consolidates (removes NodeClaims whose pods fit elsewhere, or that are
+    empty). Then a NodeClaim holding the Deployment's pods is deleted with kubectl: the karpenter.sh/termination
+    finalizer keeps it while the node is tainted and drained through the Eviction API, so the real API server
+    enforces a PodDisruptionBudget (minAvailable 4 of 5); then its instance is terminated and its Node deleted."""
 
-    def test_scale_down_consolidates_within_a_pdb(self):
+    def test_scale_down_consolidates_and_deletion_drains_within_a_pdb(self):
         install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
         kubectl("apply", "-f", "-", stdin=NODEPOOL)
         ns = BED.namespace("consolidate")
@@ -419,46 +427,50 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
             eventually("replica-d to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
             kubectl("apply", "-f", "-", stdin=(DEPLOYMENT % {"ns": ns}).replace("replicas: 50", "replicas: 20"))
 
+            def live_pods():
+                return [p for p in kget("pods", "-n", ns)["items"] if p["status"].get("phase") == "Running" and
+                        not p["metadata"].get("deletionTimestamp")]
+
             def running(n):
-                def check():
-                    pods = kget("pods", "-n", ns)["items"]
-                    live = [p for p in pods if p["status"].get("phase") == "Running" and
-                            not p["metadata"].get("deletionTimestamp")]
-                    return len(pods) == n and len(live) == n
-                return check
+                return lambda: len(kget("pods", "-n", ns)["items"]) == n and len(live_pods()) == n
             eventually("20 pods Running", running(20), timeout=240)
             kubectl("apply", "-f", "-", stdin=PDB % {"ns": ns})
             eventually("the PDB to be observed", lambda: kget("pdb", "-n", ns, "consolidate").get("status", {})
                        .get("observedGeneration") == 1, timeout=60)
-            claims_before = {c["metadata"]["name"] for c in kget("nodeclaims")["items"]}
             kubectl("scale", "-n", ns, "deployment/inflate", "--replicas=5")
             eventually("5 pods Running", running(5), timeout=120)
-            # from now on at least 4 of the 5 must be available at every moment, whatever consolidation does
-            deadline = time.monotonic() + 180
+            try:
+                eventually("consolidation", lambda: '"message":"disrupting node(s)"' in ctl.text(), timeout=180)
+            except AssertionError:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                raise
+            eventually("5 pods Running after consolidation", running(5), timeout=180)
+            # delete the NodeClaim holding most of the Deployment's pods
+            on = {}
+            for p in live_pods():
+                on[p["spec"]["nodeName"]] = on.get(p["spec"]["nodeName"], 0) + 1
+            node = max(on, key=on.get)
+            claim = [c["metadata"]["name"] for c in kget("nodeclaims")["items"]
+                     if c["status"].get("nodeName") == node][0]
+            kubectl("delete", "nodeclaim", claim, "--wait=false")
+            deadline = time.monotonic() + 240
             low = 5
             while time.monotonic() < deadline:
-                pods = kget("pods", "-n", ns)["items"]
-                ready = [p for p in pods if p["status"].get("phase") == "Running" and
-                         not p["metadata"].get("deletionTimestamp")]
-                low = min(low, len(ready))
-                gone = claims_before - {c["metadata"]["name"] for c in kget("nodeclaims")["items"]}
-                if gone and len(ready) == 5:
+                low = min(low, len(live_pods()))
+                if kubectl("get", "nodeclaim", claim, "--ignore-not-found") == "" and running(5)():
                     break
                 time.sleep(0.5)
             else:
                 print(ctl.text()[-8000:], file=sys.stderr)
-                self.fail("no NodeClaim was consolidated within 180 s")
+                self.fail("NodeClaim %s was not drained and removed within 240 s" % claim)
             self.assertGreaterEqual(low, 4, "the PodDisruptionBudget was broken")
-            text = ctl.text()
-            self.assertIn('"message":"disrupting node(s)"', text)
-            self.assertIn('"message":"evicted pod"', text)
+            self.assertIn('"message":"evicted pod"', ctl.text())
+            self.assertEqual(kubectl("get", "node", node, "--ignore-not-found"), "")
             # the instances of removed NodeClaims are terminated: the cloud and the NodeClaims agree
             eventually("cloud and NodeClaims to agree", lambda: sorted(cloud_instances()) == sorted(
                 c["status"].get("providerID") for c in kget("nodeclaims")["items"]), timeout=60)
-            for name in gone:
-                self.assertEqual(kubectl("get", "node", name, "--ignore-not-found"), "")
-            print("# consolidation removed %d NodeClaim(s); fewest available pods under the PDB: %d"
-                  % (len(gone), low))
+            print("# %s drained (%d pod(s) of the Deployment on it); fewest available pods under the PDB: %d"
+                  % (claim, on[node], low))
             self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
             errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
             self.assertEqual(errors, [], "the controller logged errors")
