@@ -82,10 +82,12 @@ START_TEST(test_huge_label_value)
     size_t n = 10u << 20;
     const char *head = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  labels:\n    team: ";
     const char *tail = "\nspec:\n  containers: [{name: a, image: x}]\n";
-    char *text = malloc(strlen(head) + n + strlen(tail) + 1);
-    strcpy(text, head);
-    memset(text + strlen(head), 'a', n);
-    strcpy(text + strlen(head) + n, tail);
+    size_t head_len = strlen(head), tail_len = strlen(tail);
+    char *text = malloc(head_len + n + tail_len + 1);
+    ck_assert_ptr_nonnull(text);
+    memcpy(text, head, head_len);
+    memset(text + head_len, 'a', n);
+    memcpy(text + head_len + n, tail, tail_len + 1);
     ns_cluster *c = test_cluster_new();
     ck_assert_int_eq(ns_manifest_load_string(c, "big.yaml", text, strlen(text)), NS_ERR_INVALID_CONFIG);
     const char *msg = ns_error_message();
