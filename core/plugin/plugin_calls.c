@@ -2,12 +2,7 @@
  * One wrapper per provider method (libvirt's public API layer): check arguments, clear the thread's error, call or
  * report "unsupported", copy what comes back into full-size structs, and make sure every failure carries a message
  * that names the provider and the method.
- *
- * Every call goes through the watchdog (plugin_watchdog.h): it runs on a worker thread with a deadline, on copies of
- * its inputs and into outputs the call owns (a call_args), which the wrapper copies back only when the call
- * finished in time.
  */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +10,8 @@
 #include <cjson/cJSON.h>
 
 #include "errors/ns_error.h"
-#include "plugin/plugin_copies.h"
 #include "plugin/plugin_internal.h"
 #include "plugin/plugin_status.h"
-#include "plugin/plugin_watchdog.h"
-
-/* Whether the calling thread's last failed wrapper call got its message from the core because the provider gave
- * none (the conformance suite's error-message rule). */
-static _Thread_local bool tl_error_defaulted;
-
-bool ns_plugin_error_defaulted(void)
-{
-    return tl_error_defaulted;
-}
 
 /* Normalises a provider's return: unknown codes become NS_ERR_INTERNAL, and an error without a message gets one. */
 static int finish(const ns_plugin *p, const char *method, const char *object, int rc)
@@ -36,12 +20,10 @@ static int finish(const ns_plugin *p, const char *method, const char *object, in
         return NS_OK;
     const ns_error_record *e = ns_error_last();
     if (rc > 0 || rc < NS_ERR_INVALID_ARGUMENT) {
-        tl_error_defaulted = e->code == NS_OK;
         NS_FAIL(NS_ERR_INTERNAL, "returned %d, which is not an error category%s%s", rc, e->code ? ": " : "",
                 e->code ? e->message : "");
         rc = NS_ERR_INTERNAL;
     } else if (e->code == NS_OK) {
-        tl_error_defaulted = true;
         NS_FAIL(rc, "failed (%s) without saying why", ns_err_name(rc));
     } else if (e->code != rc) {
         /* The provider's recorded message is for a different category than it returned; keep its words and
@@ -67,7 +49,6 @@ static int unsupported(const ns_plugin *p, const char *method)
 #define CHECK_PLUGIN(p, method)                                                                                        \
     do {                                                                                                               \
         ns_error_clear();                                                                                              \
-        tl_error_defaulted = false;                                                                                    \
         if (!(p))                                                                                                      \
             return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "%s: no provider given", method);                                  \
         if (ns_fault_layer_enter((p)->faults, method) < 0)                                                             \
@@ -102,85 +83,6 @@ static int passed_back(const trampoline *t, int rc)
     return t->stopped_with != 0 && rc == t->stopped_with;
 }
 
-/* A callback of a call the watchdog gave up on reaches nothing of the caller's: the provider is told to stop. */
-static int abandoned_callback(const char *what)
-{
-    return NS_FAIL(NS_ERR_INTERNAL, "%s after the call was abandoned by the watchdog; stop", what);
-}
-
-typedef struct find_ctx {
-    const char *provider_id;
-    ns_instance *out;
-    bool found;
-} find_ctx;
-
-typedef enum method_id {
-    M_INIT,
-    M_DESTROY,
-    M_LIST_INSTANCE_TYPES,
-    M_LAUNCH,
-    M_TERMINATE,
-    M_LIST_INSTANCES,
-    M_GET_INSTANCE,
-    M_POLL_EVENTS,
-    M_CHECK_DRIFT,
-    M_VALIDATE_NODECLASS,
-    M_LIST_REPAIR_POLICIES,
-    M_TEST_INJECT_FAULT,
-    M_NODECLASS_STATUS,
-} method_id;
-
-/* One call's arguments and results, owned by the call (freed by the watchdog when both sides are done). */
-typedef struct call_args {
-    method_id method;
-    ns_provider table; /* the plugin's table as the loader copied it */
-    void *state;
-    ns_host_ctx *host_ctx;
-    ns_copies copies;
-    trampoline t;
-    ns_nodeclass nodeclass;
-    ns_launch_request request;
-    ns_fault fault;
-    ns_instance instance;
-    const char *provider_id;
-    /* results */
-    void *new_state;
-    ns_launch_result result;
-    ns_instance out;
-    bool flag;
-    char reason[NS_DETAIL_MAX];
-    ns_json *status; /* nodeclass_status's document, freed with the call unless the caller took it */
-    find_ctx find; /* get_instance's fallback over list_instances */
-} call_args;
-
-static void call_args_free(void *arg)
-{
-    call_args *a = arg;
-    if (!a)
-        return;
-    ns_copies_free(&a->copies);
-    cJSON_Delete((cJSON *)a->status);
-    free(a);
-}
-
-static call_args *call_args_new(ns_plugin *p, method_id method)
-{
-    call_args *a = calloc(1, sizeof(*a));
-    if (!a) {
-        NS_FAIL(NS_ERR_INTERNAL, "provider %s: out of memory", p->table.name);
-        return NULL;
-    }
-    a->method = method;
-    a->table = p->table;
-    a->state = p->state;
-    a->host_ctx = &p->ctx;
-    a->t.p = p;
-    a->result.struct_size = sizeof(a->result);
-    a->out.struct_size = sizeof(a->out);
-    return a;
-}
-
-
 /* The offerings an injected insufficient-capacity fault empties read as unavailable: a full-size copy of them. */
 static ns_offering *offerings_with_faults(ns_plugin *p, const ns_instance_type *type)
 {
@@ -197,8 +99,9 @@ static ns_offering *offerings_with_faults(ns_plugin *p, const ns_instance_type *
     return out;
 }
 
-static int instance_type_to_caller(trampoline *t, const ns_instance_type *src)
+static int on_instance_type(void *ctx, const ns_instance_type *src)
 {
+    trampoline *t = ctx;
     if (!src)
         return NS_FAIL(NS_ERR_INTERNAL, "list_instance_types passed a NULL instance type");
     /* Every field of ns_instance_type is ABI 1's: a smaller struct_size is a provider bug, not an older version. */
@@ -219,184 +122,14 @@ static int instance_type_to_caller(trampoline *t, const ns_instance_type *src)
     return t->stopped_with;
 }
 
-/* Each callback the provider calls: refused once the watchdog abandoned the call, otherwise the caller's, with the
- * time it takes not counted against the deadline. */
-static int on_instance_type(void *ctx, const ns_instance_type *src)
-{
-    if (!ns_call_callback_enter())
-        return abandoned_callback("list_instance_types called back");
-    int rc = instance_type_to_caller(ctx, src);
-    ns_call_callback_leave();
-    return rc;
-}
-
-static int instance_to_caller(trampoline *t, const ns_instance *src)
-{
-    if (!src)
-        return NS_FAIL(NS_ERR_INTERNAL, "list_instances passed a NULL instance");
-    ns_instance copy;
-    COPY_VERSIONED(copy, src);
-    return t->stopped_with = t->cb.instance(t->cb_ctx, &copy);
-}
-
-static int on_instance(void *ctx, const ns_instance *src)
-{
-    if (!ns_call_callback_enter())
-        return abandoned_callback("list_instances called back");
-    int rc = instance_to_caller(ctx, src);
-    ns_call_callback_leave();
-    return rc;
-}
-
-static int event_to_caller(trampoline *t, const ns_event *src)
-{
-    if (!src)
-        return NS_FAIL(NS_ERR_INTERNAL, "poll_events passed a NULL event");
-    ns_event copy;
-    COPY_VERSIONED(copy, src);
-    return t->stopped_with = t->cb.event(t->cb_ctx, &copy);
-}
-
-static int on_event(void *ctx, const ns_event *src)
-{
-    if (!ns_call_callback_enter())
-        return abandoned_callback("poll_events called back");
-    int rc = event_to_caller(ctx, src);
-    ns_call_callback_leave();
-    return rc;
-}
-
-static int repair_policy_to_caller(trampoline *t, const ns_repair_policy *src)
-{
-    if (!src)
-        return NS_FAIL(NS_ERR_INTERNAL, "list_repair_policies passed a NULL policy");
-    ns_repair_policy copy;
-    COPY_VERSIONED(copy, src);
-    return t->stopped_with = t->cb.repair_policy(t->cb_ctx, &copy);
-}
-
-static int on_repair_policy(void *ctx, const ns_repair_policy *src)
-{
-    if (!ns_call_callback_enter())
-        return abandoned_callback("list_repair_policies called back");
-    int rc = repair_policy_to_caller(ctx, src);
-    ns_call_callback_leave();
-    return rc;
-}
-
-static int run_method(void *arg)
-{
-    call_args *a = arg;
-    const ns_provider *t = &a->table;
-    switch (a->method) {
-    case M_INIT: return t->init(ns_plugin_host_table(), a->host_ctx, &a->new_state);
-    case M_DESTROY: t->destroy(a->state); return NS_OK;
-    case M_LIST_INSTANCE_TYPES: return t->list_instance_types(a->state, &a->nodeclass, on_instance_type, &a->t);
-    case M_LAUNCH: return t->launch(a->state, &a->request, &a->result);
-    case M_TERMINATE: return t->terminate(a->state, a->provider_id, &a->flag);
-    case M_LIST_INSTANCES: return t->list_instances(a->state, on_instance, &a->t);
-    case M_GET_INSTANCE: return t->get_instance(a->state, a->provider_id, &a->out);
-    case M_POLL_EVENTS: return t->poll_events(a->state, on_event, &a->t);
-    case M_CHECK_DRIFT:
-        return t->check_drift(a->state, &a->instance, &a->nodeclass, &a->flag, a->reason, sizeof(a->reason));
-    case M_VALIDATE_NODECLASS: return t->validate_nodeclass(a->state, &a->nodeclass);
-    case M_LIST_REPAIR_POLICIES: return t->list_repair_policies(a->state, on_repair_policy, &a->t);
-    case M_TEST_INJECT_FAULT: return t->test_inject_fault(a->state, &a->fault);
-    case M_NODECLASS_STATUS: return t->nodeclass_status(a->state, &a->nodeclass, &a->status);
-    }
-    return NS_FAIL(NS_ERR_INTERNAL, "unknown provider method %d", (int)a->method);
-}
-
-static const char *method_name(method_id m)
-{
-    static const char *const names[] = {
-        [M_INIT] = "init",
-        [M_DESTROY] = "destroy",
-        [M_LIST_INSTANCE_TYPES] = "list_instance_types",
-        [M_LAUNCH] = "launch",
-        [M_TERMINATE] = "terminate",
-        [M_LIST_INSTANCES] = "list_instances",
-        [M_GET_INSTANCE] = "get_instance",
-        [M_POLL_EVENTS] = "poll_events",
-        [M_CHECK_DRIFT] = "check_drift",
-        [M_VALIDATE_NODECLASS] = "validate_nodeclass",
-        [M_LIST_REPAIR_POLICIES] = "list_repair_policies",
-        [M_TEST_INJECT_FAULT] = "test_inject_fault",
-        [M_NODECLASS_STATUS] = "nodeclass_status",
-    };
-    return names[m];
-}
-
-/* Runs the call under the watchdog. *h is the caller's reference to the finished call (read a's results, then
- * ns_call_release); when *h is NULL the call did not start and a is already freed. A call abandoned by the watchdog marks the plugin, so its state is never destroyed under it. */
-static int watched(ns_plugin *p, call_args *a, ns_call **h)
-{
-    bool abandoned = false;
-    int rc = ns_call_run(p->table.name, method_name(a->method), p->call_timeout_ms, run_method, a, call_args_free, h,
-                         &abandoned);
-    if (!*h) { /* not started (out of memory): a is still ours */
-        call_args_free(a);
-        return rc;
-    }
-    if (abandoned)
-        atomic_fetch_add(&p->abandoned_calls, 1);
-    return rc;
-}
-
-int ns_plugin_call_init(ns_plugin *p)
-{
-    call_args *a = call_args_new(p, M_INIT);
-    if (!a)
-        return NS_ERR_INTERNAL;
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    p->state = atomic_load(&p->abandoned_calls) == 0 ? a->new_state : NULL;
-    ns_call_release(h);
-    return rc;
-}
-
-void ns_plugin_call_destroy(ns_plugin *p)
-{
-    if (!p->state || atomic_load(&p->abandoned_calls) > 0)
-        return;
-    call_args *a = call_args_new(p, M_DESTROY);
-    if (!a)
-        return;
-    /* destroy reports nothing: the error being reported when a failed load destroys its provider stays. */
-    ns_error_record *kept = malloc(sizeof(*kept));
-    if (kept)
-        *kept = *ns_error_last();
-    ns_call *h;
-    watched(p, a, &h);
-    ns_call_release(h);
-    if (kept)
-        ns_error_restore(kept);
-    free(kept);
-    if (atomic_load(&p->abandoned_calls) == 0)
-        p->state = NULL;
-}
-
 int ns_plugin_list_instance_types(ns_plugin *p, const ns_nodeclass *nodeclass, ns_instance_type_cb cb, void *cb_ctx)
 {
     CHECK_PLUGIN(p, "list_instance_types");
     if (!nodeclass || !cb)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_instance_types: node class and callback are required");
-    call_args *a = call_args_new(p, M_LIST_INSTANCE_TYPES);
-    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
-        call_args_free(a);
-        return ns_error_prefix("provider %s: list_instance_types: ", p->table.name);
-    }
-    a->t.cb.instance_type = cb;
-    a->t.cb_ctx = cb_ctx;
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    rc = passed_back(&a->t, rc) ? rc : finish(p, "list_instance_types", nodeclass->name, rc);
-    ns_call_release(h);
-    return rc;
+    trampoline t = {.p = p, .cb.instance_type = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.list_instance_types(p->state, nodeclass, on_instance_type, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "list_instance_types", nodeclass->name, rc);
 }
 
 /* The limits provider.h promises providers: a client token of 1 to NS_CLIENT_TOKEN_MAX printable ASCII characters,
@@ -467,20 +200,8 @@ int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_resul
     ns_launch_request kept = *req;
     ns_launch_option *open = NULL;
     int rc = ns_fault_layer_has_capacity_faults(p->faults) ? drop_faulted_options(p, &kept, &open) : NS_OK;
-    call_args *a = rc == NS_OK ? call_args_new(p, M_LAUNCH) : NULL;
-    if (rc == NS_OK && (!a || ns_copy_launch_request(&a->copies, &kept, &a->request) < 0)) {
-        call_args_free(a);
-        rc = ns_error_prefix("provider %s: launch %s: ", p->table.name, req->nodeclaim_name);
-    } else if (rc == NS_OK) {
-        ns_call *h;
-        rc = watched(p, a, &h);
-        if (h) {
-            rc = finish(p, "launch", req->nodeclaim_name, rc);
-            memcpy(result, &a->result, sizeof(*result));
-            result->struct_size = sizeof(*result);
-            ns_call_release(h);
-        }
-    }
+    if (rc == NS_OK)
+        rc = finish(p, "launch", req->nodeclaim_name, p->table.launch(p->state, &kept, result));
     free(open);
     if (rc == NS_OK && (!result->provider_id[0] || !result->instance_type[0] || !result->zone[0] ||
                         !result->capacity_type[0]))
@@ -491,48 +212,26 @@ int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_resul
     return rc;
 }
 
-/* A call_args for a method given a provider ID (terminate, get_instance). */
-static call_args *args_with_id(ns_plugin *p, method_id m, const char *provider_id)
-{
-    call_args *a = call_args_new(p, m);
-    if (a && ns_copy_string(&a->copies, provider_id, &a->provider_id) < 0) {
-        call_args_free(a);
-        a = NULL;
-    }
-    return a;
-}
-
 int ns_plugin_terminate(ns_plugin *p, const char *provider_id, bool *already_gone)
 {
     CHECK_PLUGIN(p, "terminate");
     if (!provider_id || !*provider_id)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "terminate: a provider ID is required");
+    bool gone = false;
+    int rc = finish(p, "terminate", provider_id, p->table.terminate(p->state, provider_id, &gone));
     if (already_gone)
-        *already_gone = false;
-    call_args *a = args_with_id(p, M_TERMINATE, provider_id);
-    if (!a)
-        return ns_error_prefix("provider %s: terminate %s: ", p->table.name, provider_id);
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    rc = finish(p, "terminate", provider_id, rc);
-    if (already_gone)
-        *already_gone = rc == NS_OK && a->flag;
-    ns_call_release(h);
+        *already_gone = rc == NS_OK && gone;
     return rc;
 }
 
-/* The methods whose only input is a callback: list_instances, poll_events, list_repair_policies. */
-static int call_with_callback(ns_plugin *p, call_args *a, const char *method)
+static int on_instance(void *ctx, const ns_instance *src)
 {
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    rc = passed_back(&a->t, rc) ? rc : finish(p, method, NULL, rc);
-    ns_call_release(h);
-    return rc;
+    trampoline *t = ctx;
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "list_instances passed a NULL instance");
+    ns_instance copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.instance(t->cb_ctx, &copy);
 }
 
 int ns_plugin_list_instances(ns_plugin *p, ns_instance_cb cb, void *cb_ctx)
@@ -540,13 +239,16 @@ int ns_plugin_list_instances(ns_plugin *p, ns_instance_cb cb, void *cb_ctx)
     CHECK_PLUGIN(p, "list_instances");
     if (!cb)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_instances: a callback is required");
-    call_args *a = call_args_new(p, M_LIST_INSTANCES);
-    if (!a)
-        return ns_error_prefix("provider %s: list_instances: ", p->table.name);
-    a->t.cb.instance = cb;
-    a->t.cb_ctx = cb_ctx;
-    return call_with_callback(p, a, "list_instances");
+    trampoline t = {.cb.instance = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.list_instances(p->state, on_instance, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "list_instances", NULL, rc);
 }
+
+typedef struct find_ctx {
+    const char *provider_id;
+    ns_instance *out;
+    bool found;
+} find_ctx;
 
 /* Stops the scan at the match: 1 is "stop", not an error; the fallback turns it back into NS_OK. */
 static int find_instance(void *ctx, const ns_instance *inst)
@@ -566,32 +268,27 @@ int ns_plugin_get_instance(ns_plugin *p, const char *provider_id, ns_instance *o
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "get_instance: a provider ID and a result are required");
     memset(out, 0, sizeof(*out));
     out->struct_size = sizeof(*out);
+    if (p->table.get_instance)
+        return finish(p, "get_instance", provider_id, p->table.get_instance(p->state, provider_id, out));
     /* ABI 1 providers have no get: find it in the list instead (SQLite's fallback for a missing xMethod). */
-    bool by_list = !p->table.get_instance;
-    call_args *a = args_with_id(p, by_list ? M_LIST_INSTANCES : M_GET_INSTANCE, provider_id);
-    if (!a)
-        return ns_error_prefix("provider %s: get_instance %s: ", p->table.name, provider_id);
-    a->find = (find_ctx){a->provider_id, &a->out, false};
-    a->t.cb.instance = find_instance;
-    a->t.cb_ctx = &a->find;
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    if (!by_list) {
-        rc = finish(p, "get_instance", provider_id, rc);
-    } else if (a->find.found) {
-        rc = NS_OK;
-    } else if (rc != NS_OK) {
-        rc = finish(p, "get_instance (via list_instances)", provider_id, rc);
-    } else {
-        rc = NS_FAIL(NS_ERR_NOT_FOUND, "provider %s: get_instance %s: no such instance", p->table.name, provider_id);
-    }
-    if (rc == NS_OK)
-        memcpy(out, &a->out, sizeof(*out));
-    out->struct_size = sizeof(*out);
-    ns_call_release(h);
-    return rc;
+    find_ctx f = {provider_id, out, false};
+    trampoline t = {.cb.instance = find_instance, .cb_ctx = &f};
+    int rc = p->table.list_instances(p->state, on_instance, &t);
+    if (f.found)
+        return NS_OK;
+    if (rc != NS_OK)
+        return finish(p, "get_instance (via list_instances)", provider_id, rc);
+    return NS_FAIL(NS_ERR_NOT_FOUND, "provider %s: get_instance %s: no such instance", p->table.name, provider_id);
+}
+
+static int on_event(void *ctx, const ns_event *src)
+{
+    trampoline *t = ctx;
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "poll_events passed a NULL event");
+    ns_event copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.event(t->cb_ctx, &copy);
 }
 
 int ns_plugin_poll_events(ns_plugin *p, ns_event_cb cb, void *cb_ctx)
@@ -599,12 +296,9 @@ int ns_plugin_poll_events(ns_plugin *p, ns_event_cb cb, void *cb_ctx)
     CHECK_PLUGIN(p, "poll_events");
     if (!cb)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "poll_events: a callback is required");
-    call_args *a = call_args_new(p, M_POLL_EVENTS);
-    if (!a)
-        return ns_error_prefix("provider %s: poll_events: ", p->table.name);
-    a->t.cb.event = cb;
-    a->t.cb_ctx = cb_ctx;
-    return call_with_callback(p, a, "poll_events");
+    trampoline t = {.cb.event = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.poll_events(p->state, on_event, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "poll_events", NULL, rc);
 }
 
 int ns_plugin_check_drift(ns_plugin *p, const ns_instance *instance, const ns_nodeclass *nodeclass, bool *drifted,
@@ -617,24 +311,9 @@ int ns_plugin_check_drift(ns_plugin *p, const ns_instance *instance, const ns_no
     reason[0] = '\0';
     if (!p->table.check_drift)
         return unsupported(p, "check_drift");
-    call_args *a = call_args_new(p, M_CHECK_DRIFT);
-    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
-        call_args_free(a);
-        return ns_error_prefix("provider %s: check_drift: ", p->table.name);
-    }
-    COPY_VERSIONED(a->instance, instance);
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    a->reason[sizeof(a->reason) - 1] = '\0';
-    rc = finish(p, "check_drift", instance->provider_id, rc);
-    if (rc == NS_OK) {
-        *drifted = a->flag;
-        snprintf(reason, reason_len, "%s", a->reason);
-    }
-    ns_call_release(h);
-    return rc;
+    int rc = p->table.check_drift(p->state, instance, nodeclass, drifted, reason, reason_len);
+    reason[reason_len - 1] = '\0';
+    return finish(p, "check_drift", instance->provider_id, rc);
 }
 
 int ns_plugin_validate_nodeclass(ns_plugin *p, const ns_nodeclass *nodeclass)
@@ -644,18 +323,7 @@ int ns_plugin_validate_nodeclass(ns_plugin *p, const ns_nodeclass *nodeclass)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "validate_nodeclass: a node class is required");
     if (!p->table.validate_nodeclass)
         return unsupported(p, "validate_nodeclass");
-    call_args *a = call_args_new(p, M_VALIDATE_NODECLASS);
-    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
-        call_args_free(a);
-        return ns_error_prefix("provider %s: validate_nodeclass: ", p->table.name);
-    }
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    rc = finish(p, "validate_nodeclass", nodeclass->name, rc);
-    ns_call_release(h);
-    return rc;
+    return finish(p, "validate_nodeclass", nodeclass->name, p->table.validate_nodeclass(p->state, nodeclass));
 }
 
 int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, struct cJSON **status)
@@ -666,18 +334,9 @@ int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, stru
     *status = NULL;
     if (!p->table.nodeclass_status)
         return unsupported(p, "nodeclass_status");
-    call_args *a = call_args_new(p, M_NODECLASS_STATUS);
-    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
-        call_args_free(a);
-        return ns_error_prefix("provider %s: nodeclass_status: ", p->table.name);
-    }
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    cJSON *doc = (cJSON *)a->status;
-    a->status = NULL; /* ours now, whatever happens to it below */
-    ns_call_release(h);
+    ns_json *out = NULL;
+    int rc = p->table.nodeclass_status(p->state, nodeclass, &out);
+    cJSON *doc = (cJSON *)out;
     if (rc != NS_OK) {
         cJSON_Delete(doc); /* provider.h: anything left beside an error is freed and ignored */
         return finish(p, "nodeclass_status", nodeclass->name, rc);
@@ -694,6 +353,16 @@ int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, stru
     return NS_OK;
 }
 
+static int on_repair_policy(void *ctx, const ns_repair_policy *src)
+{
+    trampoline *t = ctx;
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "list_repair_policies passed a NULL policy");
+    ns_repair_policy copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.repair_policy(t->cb_ctx, &copy);
+}
+
 int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *cb_ctx)
 {
     CHECK_PLUGIN(p, "list_repair_policies");
@@ -701,35 +370,14 @@ int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *c
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_repair_policies: a callback is required");
     if (!p->table.list_repair_policies)
         return unsupported(p, "list_repair_policies");
-    call_args *a = call_args_new(p, M_LIST_REPAIR_POLICIES);
-    if (!a)
-        return ns_error_prefix("provider %s: list_repair_policies: ", p->table.name);
-    a->t.cb.repair_policy = cb;
-    a->t.cb_ctx = cb_ctx;
-    return call_with_callback(p, a, "list_repair_policies");
-}
-
-/* The provider's own test_inject_fault, on a copy of the fault. */
-static int provider_inject(ns_plugin *p, const ns_fault *fault)
-{
-    call_args *a = call_args_new(p, M_TEST_INJECT_FAULT);
-    if (!a || ns_copy_fault(&a->copies, fault, &a->fault) < 0) {
-        call_args_free(a);
-        return ns_error_prefix("provider %s: test_inject_fault: ", p->table.name);
-    }
-    ns_call *h;
-    int rc = watched(p, a, &h);
-    if (!h)
-        return rc;
-    rc = finish(p, "test_inject_fault", NULL, rc);
-    ns_call_release(h);
-    return rc;
+    trampoline t = {.cb.repair_policy = cb, .cb_ctx = cb_ctx};
+    int rc = p->table.list_repair_policies(p->state, on_repair_policy, &t);
+    return passed_back(&t, rc) ? rc : finish(p, "list_repair_policies", NULL, rc);
 }
 
 int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
 {
     ns_error_clear();
-    tl_error_defaulted = false;
     if (!p || !fault)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "inject fault: a provider and a fault are required");
     if (fault->kind != NS_FAULT_INTERRUPT && fault->kind != NS_FAULT_CLEAR)
@@ -738,7 +386,7 @@ int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
         ns_fault_layer_clear(p->faults);
     if (!p->table.test_inject_fault)
         return fault->kind == NS_FAULT_CLEAR ? NS_OK : unsupported(p, "test_inject_fault (interruption events)");
-    int rc = provider_inject(p, fault);
+    int rc = finish(p, "test_inject_fault", NULL, p->table.test_inject_fault(p->state, fault));
     /* A provider with its hooks off has nothing of its own to clear. */
     return fault->kind == NS_FAULT_CLEAR && rc == NS_ERR_UNSUPPORTED ? NS_OK : rc;
 }
@@ -746,12 +394,11 @@ int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
 int ns_plugin_test_inject_fault(ns_plugin *p, const ns_fault *fault)
 {
     ns_error_clear();
-    tl_error_defaulted = false;
     if (!p)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "test_inject_fault: no provider given");
     if (!fault)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "test_inject_fault: a fault is required");
     if (!p->table.test_inject_fault)
         return unsupported(p, "test_inject_fault");
-    return provider_inject(p, fault);
+    return finish(p, "test_inject_fault", NULL, p->table.test_inject_fault(p->state, fault));
 }

@@ -12,9 +12,6 @@
  *   TP_DRIFT_FIELDS      sets drift_fields (only with a header that has the field)
  *   TP_NO_KINDS          (ABI 3) declares no node-class kinds
  *   TP_BAD_KIND          (ABI 3) declares a kind in Kubernetes' own API group
- *   TP_CRASH_IN="m"      crashes (a NULL write) in method m, "entry" being the entry function (the watchdog)
- *   TP_HANG_IN="m"       never returns from method m, or "entry"
- *   TP_LATE_CALLBACK     list_instances calls back only after 1.5 s (a call the watchdog abandons meanwhile)
  * With none of them it is a well-behaved provider whose state records what the loader did. Built with a header of
  * ABI 4 or later it reports a TinNodeClass's status (nodeclass_status); spec.statusBug makes it break one rule of
  * that method, so each of the core's checks meets a real plugin.
@@ -26,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "nodesmith/provider.h"
 
@@ -46,26 +42,8 @@ typedef struct tp_state {
 /* Where destroy leaves its mark, read by the test through dlsym. */
 NS_EXPORT int tp_destroy_calls;
 
-/* The misbehaviour the variant was built with, in the method it names. */
-static void tp_misbehave(const char *where)
-{
-#ifdef TP_CRASH_IN
-    if (strcmp(where, TP_CRASH_IN) == 0) {
-        volatile int *volatile nowhere = NULL; /* volatile twice: the compiler may drop neither */
-        *nowhere = 42;
-    }
-#endif
-#ifdef TP_HANG_IN
-    if (strcmp(where, TP_HANG_IN) == 0)
-        for (;;)
-            sleep(60);
-#endif
-    (void)where;
-}
-
 static int tp_init(const ns_host *host, ns_host_ctx *ctx, void **state)
 {
-    tp_misbehave("init");
     tp_state *s = calloc(1, sizeof(*s));
     if (!s)
         return host->error(ctx, NS_ERR_INTERNAL, __FILE__, __LINE__, "out of memory");
@@ -118,7 +96,6 @@ static int tp_list_instance_types(void *state, const ns_nodeclass *nc, ns_instan
 static int tp_launch(void *state, const ns_launch_request *req, ns_launch_result *out)
 {
     tp_state *s = state;
-    tp_misbehave("launch");
     return s->host->error(s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, __FILE__, __LINE__, "no capacity for %s",
                           req->nodeclaim_name);
 }
@@ -131,10 +108,6 @@ static int tp_terminate(void *state, const char *provider_id, bool *gone)
 
 static int tp_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
 {
-    tp_misbehave("list_instances");
-#ifdef TP_LATE_CALLBACK
-    usleep(1500 * 1000);
-#endif
     ns_instance a = {.struct_size = sizeof(a)};
     snprintf(a.provider_id, sizeof(a.provider_id), "tp:///zone-a/i-1");
     snprintf(a.instance_type, sizeof(a.instance_type), "tp.small");
@@ -280,7 +253,6 @@ static const ns_provider tp_table = {
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void)
 {
-    tp_misbehave("entry");
     return &tp_table;
 }
 #else
