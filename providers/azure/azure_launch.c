@@ -284,6 +284,16 @@ static int try_option(az_state *s, const ns_launch_request *req, const az_nodecl
         if (e.status == 200) /* the VM resource exists, Failed: remove it before the next option */
             delete_quietly(s, "Compute", "virtualMachines", vm_name);
     }
+    if (rc == NS_ERR_INVALID_ARGUMENT && strcmp(e.code, "PropertyChangeNotAllowed") == 0) {
+        /* A VM of this name from an earlier attempt holds another zone or priority: its answer was lost, or its
+         * delete has not finished. A usable one is the claim's VM; a failed or deleting one is removed and the
+         * launch is worth retrying, which the core does on a throttling error. */
+        rc = existing_vm(s, vm_name, vm);
+        if (rc == 1)
+            rc = NS_ERROR(s->host, s->ctx, NS_ERR_THROTTLED, "%s: VM %s from an earlier attempt was in the way (%s); "
+                          "it was removed, launch again", what, vm_name, e.message);
+        goto done;
+    }
     if (rc == NS_OK && (rc = existing_vm(s, vm_name, vm)) == 1)
         rc = NS_ERROR(s->host, s->ctx, NS_ERR_THROTTLED, "VM %s vanished right after it was created", vm_name);
 done:

@@ -557,6 +557,42 @@ START_TEST(test_capacity_errors)
 }
 END_TEST
 
+/* A VM of the claim's name left by an earlier option (refused for capacity, its delete answered never) holds another
+ * zone: ARM refuses the next option's PUT with PropertyChangeNotAllowed. That is no invalid request: the stale VM is
+ * removed and the launch fails retryably, and the next launch gives the claim exactly one VM. */
+START_TEST(test_stale_vm_of_claim_removed)
+{
+    const char *settings[] = {"request_timeout", "2s", "max_attempts", "3", NULL};
+    ns_plugin *p = azf_load(settings);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "default", "{}");
+    ck_assert_int_eq(azf_control("faults", "{\"kind\":\"allocation\",\"count\":1,\"ops\":[\"vm.put\"]}", NULL), 200);
+    ck_assert_int_eq(azf_control("faults", "{\"kind\":\"lost\",\"count\":4,\"ops\":[\"vm.delete\"]}", NULL), 200);
+    ns_launch_option opts[] = {{sizeof(ns_launch_option), "Standard_D2s_v3", ZONE1, "spot", 0.05},
+                               {sizeof(ns_launch_option), "Standard_D2s_v3", ZONE2, "spot", 0.06}};
+    const char *claim = fresh_claim("stale");
+    ns_launch_request req = {.struct_size = sizeof(req), .cluster_name = "demo", .nodeclaim_name = claim,
+                             .nodepool_name = "default", .client_token = claim, .nodeclass = nc, .options = opts,
+                             .n_options = 2};
+    ns_launch_result r = {.struct_size = sizeof(r)};
+    int rc = ns_plugin_launch(p, &req, &r);
+    ck_assert_msg(rc == NS_ERR_THROTTLED, "first launch: %s: %s", ns_err_name(rc), ns_error_message());
+    ck_assert_msg(strstr(ns_error_message(), "from an earlier attempt was in the way"), "%s", ns_error_message());
+    r = (ns_launch_result){.struct_size = sizeof(r)};
+    ck_assert_msg(ns_plugin_launch(p, &req, &r) == NS_OK, "second launch: %s", ns_error_message());
+    cJSON *st = azf_state();
+    int vms = 0;
+    const cJSON *vm;
+    cJSON_ArrayForEach(vm, cJSON_GetObjectItem(st, "vms"))
+        vms += strcmp(str_at(vm, (const char *[]){"tags", "karpenter.sh_nodeclaim", NULL}), claim) == 0;
+    ck_assert_int_eq(vms, 1);
+    cJSON_Delete(st);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    ck_assert_int_eq(azf_control("clear", "{}", NULL), 200);
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
 START_TEST(test_retry_after_honoured)
 {
     ns_plugin *p = azf_load(NULL);
@@ -835,6 +871,7 @@ int main(void)
     tcase_add_test(tc, test_builtin_prices_when_api_unreachable);
     tcase_add_test(tc, test_launch_spot_vm_and_nic);
     tcase_add_test(tc, test_capacity_errors);
+    tcase_add_test(tc, test_stale_vm_of_claim_removed);
     tcase_add_test(tc, test_retry_after_honoured);
     tcase_add_test(tc, test_leaked_nic_collected);
     tcase_add_test(tc, test_drift);
