@@ -8,6 +8,7 @@
 #include "errors/ns_error.h"
 #include "model/checked.h"
 #include "model/names.h"
+#include "model/labels.h"
 #include "plugin/plugin_loader.h"
 #include "plugin/plugin_resources.h"
 
@@ -19,6 +20,43 @@ static char *dup_or_null(const char *s)
 static int by_key(const void *a, const void *b)
 {
     return strcmp(((const ns_label *)a)->key, ((const ns_label *)b)->key);
+}
+
+static void free_labels(ns_label *labels, size_t n)
+{
+    for (size_t i = 0; labels && i < n; i++) {
+        free((char *)labels[i].key);
+        free((char *)labels[i].value);
+    }
+    free(labels);
+}
+
+/* A deep copy of n labels, sorted by key. NS_OK, or an error naming the label; nothing is left allocated then. */
+static int copy_labels(const ns_label *src, size_t n, ns_label **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n && !src)
+        return NS_FAIL(NS_ERR_INTERNAL, "%zu labels without an array", n);
+    ns_label *d = calloc(n ? n : 1, sizeof(*d));
+    if (!d)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory copying labels");
+    for (size_t i = 0; i < n; i++) {
+        if (!src[i].key || !src[i].value) {
+            free_labels(d, i);
+            return NS_FAIL(NS_ERR_INTERNAL, "label %zu has no key or no value", i);
+        }
+        d[i].key = strdup(src[i].key);
+        d[i].value = strdup(src[i].value);
+        if (!d[i].key || !d[i].value) {
+            free_labels(d, i + 1);
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory copying labels");
+        }
+    }
+    qsort(d, n, sizeof(*d), by_key);
+    *out = d;
+    *n_out = n;
+    return NS_OK;
 }
 
 static int64_t floor_zero(int64_t v)
@@ -94,15 +132,12 @@ void ns_itype_free(ns_itype *t)
     if (!t)
         return;
     free(t->name);
-    for (size_t i = 0; i < t->n_labels; i++) {
-        free((char *)t->labels[i].key);
-        free((char *)t->labels[i].value);
-    }
-    free(t->labels);
+    free_labels(t->labels, t->n_labels);
     for (size_t i = 0; i < t->n_offerings; i++) {
         free(t->offerings[i].zone);
         free(t->offerings[i].capacity_type);
         free(t->offerings[i].reservation_id);
+        free_labels(t->offerings[i].labels, t->offerings[i].n_labels);
     }
     free(t->offerings);
     ns_res_free(&t->capacity);
@@ -125,23 +160,12 @@ int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
         return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: offering struct_size %u is smaller than the %zu bytes an "
                        "ns_offering has", src->name, (unsigned)src->offerings[0].struct_size,
                        offsetof(ns_offering, reservation_id));
+    if (copy_labels(src->labels, src->n_labels, &dst->labels, &dst->n_labels) != NS_OK)
+        return ns_error_prefix("instance type %s: ", src->name);
     dst->name = strdup(src->name);
-    dst->labels = calloc(src->n_labels ? src->n_labels : 1, sizeof(ns_label));
     dst->offerings = calloc(src->n_offerings ? src->n_offerings : 1, sizeof(ns_itype_offering));
-    if (!dst->name || !dst->labels || !dst->offerings)
+    if (!dst->name || !dst->offerings)
         goto nomem;
-    for (size_t i = 0; i < src->n_labels; i++) {
-        if (!src->labels[i].key || !src->labels[i].value) {
-            ns_itype_free(dst);
-            return NS_FAIL(NS_ERR_INTERNAL, "instance type %s: label %zu has no key or no value", src->name, i);
-        }
-        dst->labels[i].key = strdup(src->labels[i].key);
-        dst->labels[i].value = strdup(src->labels[i].value);
-        dst->n_labels = i + 1;
-        if (!dst->labels[i].key || !dst->labels[i].value)
-            goto nomem;
-    }
-    qsort(dst->labels, dst->n_labels, sizeof(ns_label), by_key);
     for (size_t i = 0; i < src->n_offerings; i++) {
         const ns_offering *o = NS_AT(src->offerings, i);
         ns_itype_offering *d = &dst->offerings[i];
@@ -159,6 +183,13 @@ int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
         d->reservation_id = has_reservation ? dup_or_null(o->reservation_id) : NULL;
         if (!d->zone || !d->capacity_type || (has_reservation && !d->reservation_id))
             goto nomem;
+        if (NS_HAS_FIELD(o, ns_offering, n_labels) && o->n_labels) {
+            int rc = copy_labels(o->labels, o->n_labels, &d->labels, &d->n_labels);
+            if (rc != NS_OK) {
+                ns_itype_free(dst);
+                return ns_error_prefix("instance type %s: offering %zu (%s): ", src->name, i, o->zone);
+            }
+        }
     }
     int rc = ns_res_from_abi(&src->capacity, &dst->capacity, "capacity");
     if (rc == NS_OK)
@@ -262,4 +293,132 @@ double ns_itype_min_price(const ns_itype *t)
             best = o->price_per_hour;
     }
     return best;
+}
+
+const ns_label *ns_itype_zone_labels(const ns_itype *t, const char *zone, size_t *n)
+{
+    for (size_t i = 0; t && zone && i < t->n_offerings; i++)
+        if (t->offerings[i].n_labels && strcmp(t->offerings[i].zone, zone) == 0) {
+            *n = t->offerings[i].n_labels;
+            return t->offerings[i].labels;
+        }
+    *n = 0;
+    return NULL;
+}
+
+/* One zone of the sets' offerings and its labels (from the first of its offerings that has any). */
+typedef struct zone_labels {
+    const char *zone;
+    const ns_label *labels;
+    size_t n;
+} zone_labels;
+
+typedef struct zone_list {
+    zone_labels *items;
+    size_t n, cap;
+    bool any_labels;
+} zone_list;
+
+static int add_zone(zone_list *l, const ns_itype_offering *o)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i].zone, o->zone) == 0) {
+            if (!l->items[i].n && o->n_labels)
+                l->items[i] = (zone_labels){o->zone, o->labels, o->n_labels};
+            return NS_OK;
+        }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        zone_labels *grown = realloc(l->items, cap * sizeof(*grown));
+        if (!grown)
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing zones");
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->n++] = (zone_labels){o->zone, o->labels, o->n_labels};
+    return NS_OK;
+}
+
+static bool zone_label_key(const zone_list *l, const char *key)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (ns_label_find(l->items[i].labels, l->items[i].n, key))
+            return true;
+    return false;
+}
+
+/* A zone whose offerings lack the label meets only what a node without it meets: NotIn and DoesNotExist. */
+static bool zone_allowed(const ns_requirement *r, const zone_labels *z)
+{
+    const char *v = ns_label_find(z->labels, z->n, r->key);
+    if (v)
+        return ns_requirement_has(r, v);
+    ns_req_op op = ns_requirement_operator(r);
+    return (op == NS_OP_NOT_IN || op == NS_OP_DOES_NOT_EXIST) && !r->has_gte && !r->has_lte;
+}
+
+struct ns_zone_labels {
+    zone_list zones;
+    const char **allowed; /* scratch, one slot per zone */
+};
+
+void ns_zone_labels_free(ns_zone_labels *z)
+{
+    if (!z)
+        return;
+    free(z->zones.items);
+    free(z->allowed);
+    free(z);
+}
+
+int ns_zone_labels_new(const ns_itype_set *const *sets, size_t n_sets, ns_zone_labels **out)
+{
+    *out = NULL;
+    ns_zone_labels *z = calloc(1, sizeof(*z));
+    if (!z)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing zone labels");
+    int rc = NS_OK;
+    for (size_t s = 0; s < n_sets && rc == NS_OK; s++)
+        for (size_t t = 0; sets[s] && t < sets[s]->n && rc == NS_OK; t++)
+            for (size_t o = 0; o < sets[s]->items[t].n_offerings && rc == NS_OK; o++) {
+                z->zones.any_labels |= sets[s]->items[t].offerings[o].n_labels > 0;
+                rc = add_zone(&z->zones, &sets[s]->items[t].offerings[o]);
+            }
+    if (rc == NS_OK && z->zones.any_labels && !(z->allowed = calloc(z->zones.n, sizeof(*z->allowed))))
+        rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory listing zone labels");
+    if (rc == NS_OK && z->zones.any_labels)
+        *out = z;
+    else
+        ns_zone_labels_free(z);
+    return rc;
+}
+
+int ns_zone_labels_rewrite(ns_zone_labels *z, ns_requirements *reqs)
+{
+    bool any = false;
+    for (size_t i = 0; z && i < reqs->n && !any; i++)
+        any = zone_label_key(&z->zones, reqs->items[i].key);
+    if (!any)
+        return NS_OK;
+    ns_requirements out = {0};
+    int rc = NS_OK;
+    for (size_t i = 0; i < reqs->n && rc == NS_OK; i++) {
+        const ns_requirement *r = &reqs->items[i];
+        if (!zone_label_key(&z->zones, r->key)) {
+            rc = ns_requirements_add(&out, r);
+            continue;
+        }
+        size_t k = 0;
+        for (size_t n = 0; n < z->zones.n; n++)
+            if (zone_allowed(r, &z->zones.items[n]))
+                z->allowed[k++] = z->zones.items[n].zone;
+        rc = ns_requirements_add_op(&out, NS_LABEL_ZONE, NS_OP_IN, z->allowed, k, r->min_values);
+    }
+    if (rc != NS_OK) {
+        ns_requirements_free(&out);
+        return rc;
+    }
+    ns_requirements_free(reqs);
+    *reqs = out;
+    return NS_OK;
 }

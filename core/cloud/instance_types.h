@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "model/requirements.h"
 #include "model/resources.h"
 #include "nodesmith/provider.h"
 
@@ -21,6 +22,8 @@ typedef struct ns_itype_offering {
     double price_per_hour;
     bool available;
     char *reservation_id; /* NULL when none */
+    ns_label *labels;     /* the zone's labels (ns_offering.labels): owned key and value strings, sorted by key */
+    size_t n_labels;
 } ns_itype_offering;
 
 typedef struct ns_itype {
@@ -52,5 +55,18 @@ const char *ns_itype_label(const ns_itype *t, const char *key); /* NULL when abs
 const ns_itype *ns_itype_set_find(const ns_itype_set *s, const char *name);
 /* Cheapest available offering's price, or -1 when none is available. */
 double ns_itype_min_price(const ns_itype *t);
+
+/* Zone labels (ns_offering.labels, as topology.k8s.alibabacloud/zone-id), gathered once from the offerings of
+ * `sets` (NULL entries skipped; the sets must outlive it). *out is NULL when no offering has any. */
+typedef struct ns_zone_labels ns_zone_labels;
+int ns_zone_labels_new(const ns_itype_set *const *sets, size_t n_sets, ns_zone_labels **out);
+void ns_zone_labels_free(ns_zone_labels *z); /* accepts NULL */
+/* A requirement of `reqs` on a zone label key becomes, in place, a requirement on topology.kubernetes.io/zone over
+ * the zones it allows (a zone whose offerings lack the label is allowed by NotIn and DoesNotExist only), intersected
+ * with any zone requirement there. Other keys are left alone; z NULL changes nothing. Not thread-safe on one z (it
+ * has scratch space). NS_OK, or an error with *reqs unchanged. */
+int ns_zone_labels_rewrite(ns_zone_labels *z, ns_requirements *reqs);
+/* The labels of `zone`'s offerings of type t (its first offering in that zone that has any), or NULL with *n = 0. */
+const ns_label *ns_itype_zone_labels(const ns_itype *t, const char *zone, size_t *n);
 
 #endif

@@ -67,6 +67,12 @@ static int launched(ns_engine *e, ns_nodeclaim *claim, const ns_launch_result *r
     for (size_t i = 0; type && i < type->n_labels; i++)
         if (!ns_labels_get(l, type->labels[i].key) && ns_labels_set(l, type->labels[i].key, type->labels[i].value) < 0)
             return NS_FAIL(NS_ERR_INTERNAL, "out of memory labelling nodeclaim %s", claim->meta.name);
+    /* and the launched offering's zone labels (topology.k8s.aws/zone-id, ...), like topology.kubernetes.io/zone */
+    size_t n_zone_labels;
+    const ns_label *zone_labels = ns_itype_zone_labels(type, res->zone, &n_zone_labels);
+    for (size_t i = 0; i < n_zone_labels; i++)
+        if (ns_labels_set(l, zone_labels[i].key, zone_labels[i].value) < 0)
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory labelling nodeclaim %s", claim->meta.name);
     rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
     if (rc < 0)
         return rc;

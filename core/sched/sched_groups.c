@@ -243,6 +243,8 @@ int sched_group_prepare(sched *s, sched_group *g)
 {
     ns_requirements_free(&g->reqs);
     int rc = ns_pod_node_requirements(g->pod, g->req_term, g->pref_node, &g->reqs);
+    if (rc == NS_OK)
+        rc = ns_zone_labels_rewrite(s->zone_labels, &g->reqs);
     if (rc != NS_OK)
         return ns_error_prefix("pod %s/%s: ", g->pod->meta.namespace_, g->pod->meta.name);
     g->req_id = ++s->next_req_id;

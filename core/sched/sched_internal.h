@@ -173,6 +173,7 @@ typedef struct sched {
     size_t n_zones;
     sched_pool *pools;
     size_t n_pools;
+    ns_zone_labels *zone_labels; /* the offerings' zone labels, NULL when none (cloud/instance_types.h) */
     size_t *pool_order; /* pool indices by priority */
     bool any_prefer_no_schedule;
     sched_topo *topos;

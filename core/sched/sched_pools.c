@@ -57,10 +57,14 @@ static int daemon_overhead(sched *s, sched_pool *p)
         const ns_pod *tp = cl->daemonsets[i]->template_pod;
         if (!tp || !ns_pod_tolerates(tp, p->np->taints, p->np->n_taints, NULL, 0, 0, NULL, 0))
             continue;
-        ns_requirements reqs;
+        ns_requirements reqs = {0};
         int rc = ns_pod_node_requirements(tp, tp->affinity.n_node_required ? 0 : -1, -1, &reqs);
-        if (rc != NS_OK)
+        if (rc == NS_OK)
+            rc = ns_zone_labels_rewrite(s->zone_labels, &reqs);
+        if (rc != NS_OK) {
+            ns_requirements_free(&reqs);
             return rc;
+        }
         bool ok = ns_requirements_compatible(&p->reqs, &reqs, &opts, NULL, 0);
         ns_requirements_free(&reqs);
         if (ok && (rc = ns_res_add(&p->ds_overhead, &tp->requests)) != NS_OK)
@@ -185,6 +189,8 @@ int sched_pools_build(sched *s)
     s->n_pools = cl->n_nodepools;
     s->pools = calloc(s->n_pools ? s->n_pools : 1, sizeof(*s->pools));
     s->pool_order = calloc(s->n_pools ? s->n_pools : 1, sizeof(*s->pool_order));
+    if (s->in->pool_types && ns_zone_labels_new(s->in->pool_types, s->n_pools, &s->zone_labels) != NS_OK)
+        return ns_error_prefix("scheduling: ");
     if (!s->pools || !s->pool_order)
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu NodePools", s->n_pools);
     for (size_t i = 0; i < s->n_pools; i++) {
@@ -197,6 +203,8 @@ int sched_pools_build(sched *s)
             if (p->np->taints[t].effect && strcmp(p->np->taints[t].effect, NS_EFFECT_PREFER_NO_SCHEDULE) == 0)
                 s->any_prefer_no_schedule = true;
         int rc = ns_nodepool_requirements(p->np, &p->reqs);
+        if (rc == NS_OK)
+            rc = ns_zone_labels_rewrite(s->zone_labels, &p->reqs);
         if (rc == NS_OK)
             rc = sched_pool_keys(p, set);
         if (rc != NS_OK)
@@ -243,6 +251,8 @@ void sched_pools_free(sched *s)
         sched_pool_index_free(p);
     }
     free(s->pools);
+    ns_zone_labels_free(s->zone_labels);
+    s->zone_labels = NULL;
     free(s->pool_order);
     free(s->scratch);
     free(s->keep);

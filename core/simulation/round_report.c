@@ -135,7 +135,7 @@ static void add_pod(pod_fate *fate, void *ctx)
 
 #define ADD(ok, expr) ((ok) = (ok) && (expr) != NULL)
 
-/* One launched claim. full: also its pods by name and the instance types it could have launched. */
+/* One launched claim. full: also its labels, its pods by name and the instance types it could have launched. */
 static cJSON *claim_json(const ns_nodeclaim *c, const char *listed, pod_fate *f, size_t n, bool full)
 {
     cJSON *o = cJSON_CreateObject();
@@ -147,6 +147,11 @@ static cJSON *claim_json(const ns_nodeclaim *c, const char *listed, pod_fate *f,
     ADD(ok, cJSON_AddStringToObject(o, "capacity_type", label(c, NS_LABEL_CAPACITY_TYPE)));
     ADD(ok, cJSON_AddStringToObject(o, "provider_id", c->provider_id));
     ADD(ok, cJSON_AddNumberToObject(o, "price_per_hour", price_of(c)));
+    cJSON *labels = NULL;
+    if (full)
+        ADD(ok, labels = cJSON_AddObjectToObject(o, "labels"));
+    for (size_t i = 0; ok && labels && i < c->meta.labels.n; i++)
+        ADD(ok, cJSON_AddStringToObject(labels, c->meta.labels.items[i].key, c->meta.labels.items[i].value));
     claim_pods cp = {.claim = c->meta.name, .ok = true};
     if (full)
         ADD(ok, cp.list = cJSON_AddArrayToObject(o, "pods"));

@@ -451,6 +451,10 @@ int ali_list_instance_types(void *state, const ns_nodeclass *nc, ns_instance_typ
         return rc;
     }
     ns_offering offerings[2 * ALI_MAX_ZONES];
+    /* the zone ID is a label of each offering (ECS's zone IDs are the zone names), as in the reference port */
+    ns_label zone_ids[ALI_MAX_ZONES];
+    for (size_t z = 0; z < c->n_zones; z++)
+        zone_ids[z] = (ns_label){ALI_LABEL_ZONE_ID, c->zones[z]};
     for (size_t i = 0; i < c->n && rc == 0; i++) {
         const ali_entry *e = &c->entries[i];
         if (!runs(&view, &e->t))
@@ -463,10 +467,10 @@ int ali_list_instance_types(void *state, const ns_nodeclass *nc, ns_instance_typ
             uint32_t bit = 1u << z;
             if ((e->spot_zones & bit) && spot >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_SPOT, spot,
-                                               !(e->spot_sold_out & bit), NULL};
+                                               !(e->spot_sold_out & bit), NULL, &zone_ids[z], 1};
             if ((e->od_zones & bit) && od >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_ON_DEMAND, od,
-                                               !(e->od_sold_out & bit), NULL};
+                                               !(e->od_sold_out & bit), NULL, &zone_ids[z], 1};
         }
         if (n == 0)
             continue;

@@ -201,5 +201,6 @@ bool ali_copy(char *dst, size_t len, const char *src);
 #define ALI_TAG_NODECLASS "karpenter.k8s.alibabacloud/ecsnodeclass"
 #define ALI_TAG_MANAGED_BY "karpenter.sh/managed-by"
 #define ALI_TAG_ACK_CLUSTER "ack.aliyun.com"
+#define ALI_LABEL_ZONE_ID "topology.k8s.alibabacloud/zone-id"
 
 #endif

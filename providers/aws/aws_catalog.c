@@ -320,10 +320,10 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
                 continue;
             if (e->type->spot && e->spot[z] >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_SPOT, e->spot[z],
-                                               true, NULL};
+                                               true, NULL, NULL, 0};
             if (e->type->on_demand && e->on_demand >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_ON_DEMAND, e->on_demand,
-                                               true, NULL};
+                                               true, NULL, NULL, 0};
         }
         if (n == 0)
             continue;

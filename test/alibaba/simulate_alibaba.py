@@ -10,7 +10,7 @@ effect) or, for launches, no stock in the pool ECS would pick: every pod must st
 claim, none left.
 
 Usage: with_emulator.py DATA -- simulate_alibaba.py NODESMITH EXAMPLES_DIR EXAMPLE [faults]
-       (EXAMPLE: alibaba/nginx, alibaba/arm64-amd64, alibaba/zone-spread, refused)
+       (EXAMPLE: alibaba/nginx, alibaba/arm64-amd64, alibaba/zone-spread, alibaba/zone-id, refused)
 """
 import json
 import os
@@ -126,6 +126,12 @@ def main():
         assert all(c["capacity_type"] == "spot" for c in claims), claims
         vsw = {"cn-hangzhou-h": "vsw-demo0", "cn-hangzhou-i": "vsw-demo1", "cn-hangzhou-j": "vsw-demo2"}
         assert all(c["instance"]["VSwitchId"] == vsw[c["zone"]] for c in claims), claims
+    if example == "alibaba/zone-id":
+        # zone IDs in the NodePool's and the pods' requirements select zones; the label is on each node claim
+        assert all(c["zone"] == "cn-hangzhou-j" for c in claims), claims
+        assert all(c["labels"]["topology.k8s.alibabacloud/zone-id"] == c["zone"] for c in claims), claims
+        launches = [l for l in control("launches")["launches"] if l["launched"]]
+        assert launches and all(ch.endswith("@cn-hangzhou-j") for l in launches for ch in l["choices"]), launches
     print(f"{example}: {len(claims)} node claims, one emulator instance each, all deleted: "
           + ", ".join(f"{c['name']}={c['instance_type']}@{c['zone']}/{c['capacity_type']}" for c in claims))
 

@@ -350,6 +350,7 @@ END_TEST
 typedef struct found_type {
     const char *want;
     bool seen;
+    int zone_ids; /* offerings whose one label is topology.k8s.alibabacloud/zone-id = their zone; -1: one is not */
     ns_instance_type copy;
     ns_label labels[32];
     char keys[32][128], values[32][128];
@@ -372,6 +373,10 @@ static int find_type(void *ctx, const ns_instance_type *t)
     f->od = f->spot = -1;
     for (size_t i = 0; i < t->n_offerings; i++) {
         const ns_offering *o = NS_AT(t->offerings, i);
+        bool zone_id = NS_HAS_FIELD(o, ns_offering, n_labels) && o->n_labels == 1 &&
+                       strcmp(o->labels[0].key, "topology.k8s.alibabacloud/zone-id") == 0 &&
+                       strcmp(o->labels[0].value, o->zone) == 0;
+        f->zone_ids = f->zone_ids < 0 || !zone_id ? -1 : f->zone_ids + 1;
         if (strcmp(o->zone, "cn-hangzhou-h") != 0)
             continue;
         if (strcmp(o->capacity_type, NS_CAPACITY_ON_DEMAND) == 0) {
@@ -402,6 +407,9 @@ START_TEST(test_catalog_labels_prices_allocatable)
     found_type f = {.want = "ecs.g7.large"};
     ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &f), NS_OK);
     ck_assert(f.seen);
+    /* the zone ID is a label of each offering, as in the reference port */
+    ck_assert_int_eq(f.zone_ids, (int)f.copy.n_offerings);
+    ck_assert_int_gt(f.zone_ids, 0);
     ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-family"), "g7");
     ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-category"), "g");
     ck_assert_str_eq(label(&f, "karpenter.k8s.alibabacloud/instance-generation"), "7");

@@ -25,7 +25,8 @@
  *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault;
  *          drift_fields, an optional field of ABI 2: read only when the table's struct_size covers it (it was added
  *          to ABI 2 after ABI 2 providers existed, so it never counts towards ABI 2's minimum size)
- *   ABI 4: nodeclass_status
+ *   ABI 4: nodeclass_status; ns_offering.labels (an optional field: the host reads it only when the offering's
+ *          struct_size covers it, so an offering built against an older header simply has none)
  *
  * A released version is frozen: a new field is a new ABI version, or an optional field read with NS_HAS_FIELD that
  * never raises a version's minimum size. test/abi/ keeps every released copy of this header; a test plugin is built
@@ -193,6 +194,13 @@ typedef struct ns_offering {
     double price_per_hour;      /* in the provider's currency; >= 0 */
     bool available;             /* false: known but currently without capacity */
     const char *reservation_id; /* capacity reservation, for "reserved"; else NULL */
+    /* ABI 4, optional (read only when struct_size covers them, NS_HAS_FIELD): labels of the offering's zone rather
+     * than of the instance type, as Karpenter's providers put topology.k8s.aws/zone-id and
+     * topology.k8s.alibabacloud/zone-id in each offering's requirements. Every offering of one zone carries the same
+     * ones. A NodePool or pod requirement on such a key selects the zones whose offerings carry a matching value, and
+     * the launched offering's labels go on the NodeClaim and the node. NULL/0 = none. */
+    const ns_label *labels;
+    size_t n_labels;
 } ns_offering;
 
 typedef struct ns_instance_type {
@@ -616,7 +624,8 @@ NS_ABI_ASSERT(offsetof(ns_host, log) == 8 && sizeof(ns_host) == 248, "ns_host (A
 NS_ABI_ASSERT(offsetof(ns_nodeclass_kind, group) == 8 && offsetof(ns_nodeclass_kind, flags) == 32 &&
                   sizeof(ns_nodeclass_kind) == 40,
               "ns_nodeclass_kind (ABI 3) is frozen");
-NS_ABI_ASSERT(sizeof(ns_nodeclass) == 40 && sizeof(ns_offering) == 48 && sizeof(ns_instance_type) == 4560 &&
+/* ns_offering was 48 bytes up to ABI 3; ABI 4's optional labels made it 64. */
+NS_ABI_ASSERT(sizeof(ns_nodeclass) == 40 && sizeof(ns_offering) == 64 && sizeof(ns_instance_type) == 4560 &&
                   sizeof(ns_launch_option) == 40 && sizeof(ns_launch_request) == 128 &&
                   sizeof(ns_launch_result) == 1736 && sizeof(ns_instance) == 992 && sizeof(ns_event) == 920 &&
                   sizeof(ns_repair_policy) == 32 && sizeof(ns_fault) == 80 && sizeof(ns_http_request) == 88 &&
