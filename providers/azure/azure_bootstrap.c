@@ -117,18 +117,23 @@ static void var(script *sc, const char *name, const char *value)
     put(sc, "'\n");
 }
 
-static void joined_labels(script *sc, const ns_launch_request *req)
+/* "key=value,..." of the node's labels (values with a quote are left out: both shells quote with it). */
+static void label_list(script *sc, const ns_launch_request *req)
 {
-    put(sc, "KUBELET_NODE_LABELS='");
+    size_t n = 0;
     for (size_t i = 0; i < req->n_labels; i++) {
         if (strchr(req->labels[i].key, '\'') || strchr(req->labels[i].value, '\''))
             continue;
-        put(sc, i ? "," : "");
+        put(sc, n++ ? "," : "");
         put(sc, req->labels[i].key);
         put(sc, "=");
         put(sc, req->labels[i].value);
     }
-    put(sc, "'\nKUBELET_REGISTER_WITH_TAINTS='");
+}
+
+/* "key=value:Effect,..." of the taints and startup taints the kubelet registers with. */
+static void taint_list(script *sc, const ns_launch_request *req)
+{
     size_t n = 0;
     const ns_taint *lists[] = {req->taints, req->startup_taints};
     size_t counts[] = {req->n_taints, req->n_startup_taints};
@@ -146,14 +151,22 @@ static void joined_labels(script *sc, const ns_launch_request *req)
             put(sc, ":");
             put(sc, t->effect);
         }
+}
+
+static void joined_labels(script *sc, const ns_launch_request *req)
+{
+    put(sc, "KUBELET_NODE_LABELS='");
+    label_list(sc, req);
+    put(sc, "'\nKUBELET_REGISTER_WITH_TAINTS='");
+    taint_list(sc, req);
     put(sc, "'\n");
 }
 
-static void kubelet_flags(script *sc, const az_nodeclass *nc, int max_pods)
+/* The kubelet's flags from the node class, separated by single spaces (none holds a space). */
+static void kubelet_flag_list(script *sc, const az_nodeclass *nc, int max_pods)
 {
     char flag[160];
     const az_kubelet *k = &nc->kubelet;
-    put(sc, "KUBELET_FLAGS='");
     snprintf(flag, sizeof(flag), "--max-pods=%d", max_pods);
     put(sc, flag);
     if (k->cpu_manager_policy[0])
@@ -180,6 +193,12 @@ static void kubelet_flags(script *sc, const az_nodeclass *nc, int max_pods)
         put(sc, i ? "," : " --allowed-unsafe-sysctls=");
         put(sc, k->allowed_unsafe_sysctls[i]);
     }
+}
+
+static void kubelet_flags(script *sc, const az_nodeclass *nc, int max_pods)
+{
+    put(sc, "KUBELET_FLAGS='");
+    kubelet_flag_list(sc, nc, max_pods);
     put(sc, "'\n");
 }
 
@@ -213,6 +232,84 @@ static void bootstrap_script(az_state *s, const az_nodeclass *nc, const ns_launc
             "exec /opt/azure/containers/provision.sh\n");
 }
 
+/* $global:NAME='value' with the value single-quoted for PowerShell (a quote is doubled). */
+static void psvar(script *sc, const char *name, const char *value)
+{
+    put(sc, "$global:");
+    put(sc, name);
+    put(sc, "='");
+    for (const char *p = value ? value : ""; *p; p++) {
+        char one[2] = {*p, 0};
+        put(sc, *p == '\'' ? "''" : one);
+    }
+    put(sc, "'\n");
+}
+
+/* The Windows node's setup script, as AKS provisions Windows nodes: Windows writes customData to
+ * C:\AzureData\CustomData.bin, the custom script extension (az_windows_cse_command) runs it as PowerShell with
+ * -CSEResultFilePath, and the script writes 0 there or the error. It sets the globals AKS's Windows CSE scripts read
+ * (their names), fetches that package and runs its steps: cluster config, Kubernetes binaries, containerd, bootstrap
+ * kubeconfig with the TLS bootstrap token, kubelet and kube-proxy services, the CNI. */
+static void windows_script(az_state *s, const az_nodeclass *nc, const ns_launch_request *req, const az_sku *k,
+                           int max_pods, script *sc)
+{
+    char url[300];
+    put(sc, "# nodesmith azure: AKS Windows node bootstrap (AKS's Windows CSE scripts do the work)\n"
+            "param([Parameter(Mandatory=$true)][string]$CSEResultFilePath)\n$ErrorActionPreference = 'Stop'\n");
+    psvar(sc, "MasterIP", s->cluster_endpoint);
+    psvar(sc, "KubeDnsServiceIp", s->dns_service_ip);
+    psvar(sc, "Location", s->location);
+    psvar(sc, "TenantId", s->tenant);
+    psvar(sc, "SubscriptionId", s->subscription);
+    psvar(sc, "ResourceGroup", s->node_rg);
+    psvar(sc, "VmType", "vm");
+    psvar(sc, "VMSize", k->name);
+    psvar(sc, "SubnetId", nc->subnet);
+    psvar(sc, "NetworkPlugin", s->network_plugin);
+    psvar(sc, "NetworkPluginMode", s->network_plugin_mode);
+    psvar(sc, "KubeBinariesVersion", s->kubernetes_version);
+    snprintf(url, sizeof(url), "https://packages.aks.azure.com/kubernetes/v%s/windowszip/v%s-1int.zip",
+             s->kubernetes_version, s->kubernetes_version);
+    psvar(sc, "KubeBinariesPackageSASURL", url);
+    psvar(sc, "CSEScriptsPackageUrl", s->windows_cse_package);
+    psvar(sc, "TLSBootstrapToken", s->bootstrap_token);
+    psvar(sc, "KubeletIdentityClientId", s->kubelet_client_id);
+    psvar(sc, "NodeClaim", req->nodeclaim_name);
+    put(sc, "$global:KubeletNodeLabels='");
+    label_list(sc, req);
+    put(sc, "'\n$global:KubeletRegisterWithTaints='");
+    taint_list(sc, req);
+    put(sc, "'\n$global:KubeletConfigArgs=@( '");
+    script flags = {0};
+    kubelet_flag_list(&flags, nc, max_pods);
+    for (const char *p = flags.buf ? flags.buf : ""; *p; p++) {
+        char one[2] = {*p, 0};
+        put(sc, *p == ' ' ? "', '" : one);
+    }
+    sc->failed |= flags.failed;
+    free(flags.buf);
+    put(sc, "' )\n$global:KubeDir = 'c:\\k'\n"
+            "try {\n"
+            "  $zip = 'C:\\AzureData\\windows-cse.zip'\n"
+            "  Invoke-WebRequest -UseBasicParsing -Uri $global:CSEScriptsPackageUrl -OutFile $zip\n"
+            "  Expand-Archive $zip -DestinationPath 'C:\\AzureData\\windows' -Force\n"
+            "  Get-ChildItem 'C:\\AzureData\\windows' -Filter '*func.ps1' -Recurse | ForEach-Object { . $_.FullName }\n"
+            "  New-Item -ItemType Directory -Force -Path $global:KubeDir | Out-Null\n"
+            "  Write-KubeClusterConfig -MasterIP $global:MasterIP -KubeDnsServiceIp $global:KubeDnsServiceIp\n"
+            "  Get-KubePackage -KubeBinariesSASURL $global:KubeBinariesPackageSASURL\n"
+            "  Install-Containerd-Based-On-Kubernetes-Version -KubeDir $global:KubeDir "
+            "-KubernetesVersion $global:KubeBinariesVersion\n"
+            "  Write-BootstrapKubeConfig -KubeDir $global:KubeDir -MasterFQDNPrefix $global:MasterIP "
+            "-MasterIP $global:MasterIP -TLSBootstrapToken $global:TLSBootstrapToken\n"
+            "  Install-KubernetesServices -KubeDir $global:KubeDir\n"
+            "  Check-APIServerConnectivity -MasterIP $global:MasterIP\n"
+            "  Start-Service kubelet\n"
+            "  Set-Content -Path $CSEResultFilePath -Value '0'\n"
+            "} catch {\n"
+            "  Set-Content -Path $CSEResultFilePath -Value \"ExitCode: |1|, Output: |NODESMITH_WINDOWS_BOOTSTRAP|, "
+            "Error: |$_|\"\n  throw\n}\n");
+}
+
 int az_custom_data(az_state *s, const az_nodeclass *nc, const ns_launch_request *req, const az_sku *k, char **out)
 {
     script sc = {0};
@@ -220,6 +317,8 @@ int az_custom_data(az_state *s, const az_nodeclass *nc, const ns_launch_request 
     az_sku_allocatable(s, k, nc, &cap);
     if (nc->user_data)
         put(&sc, nc->user_data);
+    else if (nc->windows)
+        windows_script(s, nc, req, k, (int)cap.pods, &sc);
     else
         bootstrap_script(s, nc, req, k, (int)cap.pods, &sc);
     if (sc.failed || !sc.buf) {

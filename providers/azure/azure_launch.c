@@ -12,6 +12,7 @@
 #include "azure_bootstrap.h"
 #include "azure_errors.h"
 #include "azure_provider.h"
+#include "azure_windows.h"
 
 /* ---- JSON building: one failure flag instead of a check per member ---- */
 
@@ -134,7 +135,10 @@ static char *vm_body(az_state *s, const ns_launch_request *req, const az_nodecla
     jadd(&b, disk, "diskSizeGB", h->json_new_number(nc->os_disk_gb));
     jstr(&b, jobj(&b, disk, "managedDisk"), "storageAccountType", k->premium_io ? "Premium_LRS" : "Standard_LRS");
     ns_json *os = jobj(&b, p, "osProfile");
-    jstr(&b, os, "computerName", vm_name);
+    char windows_name[16];
+    if (nc->windows)
+        az_windows_computer_name(vm_name, windows_name);
+    jstr(&b, os, "computerName", nc->windows ? windows_name : vm_name);
     jstr(&b, os, "adminUsername", "azureuser");
     jstr(&b, os, "customData", custom_data);
     char password[40];
@@ -142,7 +146,9 @@ static char *vm_body(az_state *s, const ns_launch_request *req, const az_nodecla
         random_password(password, sizeof(password));
         jstr(&b, os, "adminPassword", password);
         memset(password, 0, sizeof(password));
-        jadd(&b, jobj(&b, os, "windowsConfiguration"), "provisionVMAgent", h->json_new_bool(true));
+        ns_json *win = jobj(&b, os, "windowsConfiguration");
+        jadd(&b, win, "provisionVMAgent", h->json_new_bool(true)); /* the bootstrap runs as a VM extension */
+        jadd(&b, win, "enableAutomaticUpdates", h->json_new_bool(false));
     } else {
         ns_json *linux_cfg = jobj(&b, os, "linuxConfiguration");
         jadd(&b, linux_cfg, "disablePasswordAuthentication", h->json_new_bool(true));
@@ -403,6 +409,9 @@ int az_launch(void *state, const ns_launch_request *req, ns_launch_result *resul
                                       ref.opts[i]->capacity_type);
     if (rc < 0)
         goto done;
+    /* Windows: the extension that runs the node's bootstrap, also for a VM an earlier attempt made */
+    if (rc == NS_OK && nc->windows && !nc->user_data)
+        rc = az_windows_run_bootstrap(s, vm_name);
     if (rc == NS_OK)
         rc = fill_result(s, vm, nc, c, result);
     if (rc == NS_OK) {

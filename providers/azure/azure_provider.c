@@ -42,6 +42,9 @@ static const ns_option OPTIONS[] = {
     {"network_dataplane", NS_OPT_STRING, "cilium", "cilium | azure"},
     {"kubelet_identity_client_id", NS_OPT_STRING, NULL, "the kubelet identity's client ID, for the bootstrap"},
     {"dns_service_ip", NS_OPT_STRING, "10.0.0.10", "the cluster DNS service IP, for the bootstrap"},
+    {"windows_cse_scripts_url", NS_OPT_STRING,
+     "https://packages.aks.azure.com/aks/windows/cse/aks-windows-cse-scripts-v0.0.52.zip",
+     "AKS's Windows CSE scripts package, which Windows nodes' bootstrap fetches and runs"},
     {"catalog_ttl", NS_OPT_DURATION, "5m", "how long Resource SKUs are cached"},
     {"pricing_ttl", NS_OPT_DURATION, "12h", "how long Retail Prices are cached"},
     {"max_attempts", NS_OPT_INT, "3", "attempts per ARM call (429 after Retry-After, 5xx, lost answers)"},
@@ -156,6 +159,8 @@ static int read_settings(az_state *s)
                    setting(s, "kubelet_identity_client_id", "KUBELET_IDENTITY_CLIENT_ID", NULL), false)) < 0 ||
         (rc = take(s, s->dns_service_ip, sizeof(s->dns_service_ip), "dns_service_ip",
                    h->option_string(s->ctx, "dns_service_ip"), false)) < 0 ||
+        (rc = take(s, s->windows_cse_package, sizeof(s->windows_cse_package), "windows_cse_scripts_url",
+                   h->option_string(s->ctx, "windows_cse_scripts_url"), false)) < 0 ||
         (rc = take(s, s->control_url, sizeof(s->control_url), "test_control_url",
                    h->option_string(s->ctx, "test_control_url"), false)) < 0)
         return rc;

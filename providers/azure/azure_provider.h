@@ -79,6 +79,7 @@ typedef struct az_state {
     char network_dataplane[32];
     char kubelet_client_id[64];
     char dns_service_ip[64];
+    char windows_cse_package[300];
     char tenant[64];
     int64_t catalog_ttl_ms;
     int64_t pricing_ttl_ms;

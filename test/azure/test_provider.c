@@ -493,6 +493,85 @@ START_TEST(test_launch_spot_vm_and_nic)
 }
 END_TEST
 
+/* Windows (extension): the VM as AKS creates Windows nodes — a computer name of at most 15 characters, a password
+ * ARM accepts, the PowerShell setup script as customData, and the Custom Script Extension that runs it. */
+START_TEST(test_windows_node)
+{
+    const char *settings[] = {"kubelet_bootstrap_token", "abcdef.0123456789abcdef", "cluster_endpoint",
+                              "demo-dns.hcp.southcentralus.azmk8s.io", NULL};
+    ns_plugin *p = azf_load(settings);
+    ns_nodeclass *nc = azf_nodeclass(V1BETA1, "win", "{\"imageFamily\":\"Windows2022\",\"maxPods\":40}");
+    const char *claim = fresh_claim("win");
+    ns_launch_result r;
+    ck_assert_msg(azf_launch(p, nc, claim, "Standard_D4s_v3", ZONE1, "on-demand", &r) == NS_OK, "%s",
+                  ns_error_message());
+    char vm_name[80];
+    snprintf(vm_name, sizeof(vm_name), "aks-%s", claim);
+    cJSON *st = azf_state();
+    const cJSON *vm = azf_vm(st, vm_name);
+    ck_assert_ptr_nonnull(vm);
+    const char *computer = str_at(vm, (const char *[]){"properties", "osProfile", "computerName", NULL});
+    ck_assert_msg(strlen(computer) <= 15 && strncmp(computer, "aks", 3) == 0, "computer name %s", computer);
+    ck_assert_ptr_null(get_path(vm, (const char *[]){"properties", "osProfile", "linuxConfiguration", NULL}));
+    ck_assert(cJSON_IsTrue(get_path(vm, (const char *[]){"properties", "osProfile", "windowsConfiguration",
+                                                         "provisionVMAgent", NULL})));
+    ck_assert_str_eq(str_at(vm, (const char *[]){"properties", "storageProfile", "osDisk", "osType", NULL}), "Windows");
+    ck_assert_str_eq(str_at(vm, (const char *[]){"tags", "compute.aks.billing", NULL}), "windows");
+    const char *custom = str_at(vm, (const char *[]){"custom_data", NULL});
+    static unsigned char script[32768];
+    int n = EVP_DecodeBlock(script, (const unsigned char *)custom, (int)strlen(custom));
+    ck_assert_int_gt(n, 100);
+    script[n] = '\0';
+    const char *words[] = {"param([Parameter(Mandatory=$true)][string]$CSEResultFilePath)",
+                           "$global:MasterIP='demo-dns.hcp.southcentralus.azmk8s.io'",
+                           "$global:TLSBootstrapToken='abcdef.0123456789abcdef'", "$global:KubeletNodeLabels='",
+                           "$global:KubeletRegisterWithTaints='dedicated=gpu:NoSchedule'",
+                           "$global:KubeletConfigArgs=@( '--max-pods=40' )", "$global:KubeBinariesVersion='1.31.2'",
+                           "aks-windows-cse-scripts-v0.0.52.zip", "Write-BootstrapKubeConfig",
+                           "Set-Content -Path $CSEResultFilePath -Value '0'", NULL};
+    for (size_t i = 0; words[i]; i++)
+        ck_assert_msg(strstr((char *)script, words[i]), "the Windows setup script lacks %s:\n%s", words[i], script);
+    const cJSON *exts = cJSON_GetObjectItem(vm, "extensions");
+    ck_assert_int_eq(cJSON_GetArraySize(exts), 1);
+    const cJSON *ext = cJSON_GetArrayItem(exts, 0);
+    ck_assert_str_eq(str_at(ext, (const char *[]){"name", NULL}), "windows-cse-agent-karpenter");
+    ck_assert_str_eq(str_at(ext, (const char *[]){"properties", "publisher", NULL}), "Microsoft.Compute");
+    ck_assert_str_eq(str_at(ext, (const char *[]){"properties", "type", NULL}), "CustomScriptExtension");
+    ck_assert_str_eq(str_at(ext, (const char *[]){"properties", "typeHandlerVersion", NULL}), "1.10");
+    ck_assert_ptr_null(get_path(ext, (const char *[]){"properties", "protectedSettings", NULL}));
+    const char *command = str_at(ext, (const char *[]){"protected_settings", "commandToExecute", NULL});
+    ck_assert_msg(strstr(command, "\\AzureData\\CustomData.bin") && strstr(command, "-CSEResultFilePath") &&
+                      strstr(command, "provision.complete"), "command: %s", command);
+    int ext_puts = azf_requests(st, "vmext.put");
+    cJSON_Delete(st);
+    /* a retried launch finds the VM and puts the extension again (ARM: no change); one VM */
+    ns_launch_result again;
+    ck_assert_int_eq(azf_launch(p, nc, claim, "Standard_D4s_v3", ZONE1, "on-demand", &again), NS_OK);
+    ck_assert_str_eq(again.provider_id, r.provider_id);
+    st = azf_state();
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "vm_puts"), vm_name)->valueint, 1);
+    ck_assert_int_eq(azf_requests(st, "vmext.put"), ext_puts + 1);
+    cJSON_Delete(st);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    azf_nodeclass_free(nc);
+    /* userData of one's own replaces the bootstrap: no extension runs it */
+    nc = azf_nodeclass(V1BETA1, "win", "{\"imageFamily\":\"Windows2019\",\"userData\":\"Write-Output hello\"}");
+    claim = fresh_claim("winud");
+    ck_assert_msg(azf_launch(p, nc, claim, "Standard_D4s_v3", ZONE1, "on-demand", &r) == NS_OK, "%s",
+                  ns_error_message());
+    snprintf(vm_name, sizeof(vm_name), "aks-%s", claim);
+    st = azf_state();
+    vm = azf_vm(st, vm_name);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(vm, "extensions")), 0);
+    ck_assert_str_eq(str_at(vm, (const char *[]){"properties", "storageProfile", "imageReference", "sku", NULL}),
+                     "2019-datacenter-core-smalldisk-g2");
+    cJSON_Delete(st);
+    ck_assert_int_eq(ns_plugin_terminate(p, r.provider_id, NULL), NS_OK);
+    azf_nodeclass_free(nc);
+    ns_plugin_unload(p);
+}
+END_TEST
+
 /* Each capacity or quota refusal marks exactly the refused offering; the next option is launched; no failed VM is
  * left behind. */
 START_TEST(test_capacity_errors)
@@ -877,6 +956,7 @@ int main(void)
     tcase_add_test(tc, test_drift);
     tcase_add_test(tc, test_events_with_deadlines);
     tcase_add_test(tc, test_nodeclass_status);
+    tcase_add_test(tc, test_windows_node);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

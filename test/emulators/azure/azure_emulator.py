@@ -45,6 +45,8 @@ ROUTES = [  # (method, regex over the path, op, api family)
      "vm.list", "compute"),
     ("GET", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/virtualMachines/([^/]+)/"
             r"instanceView", "vm.instanceview", "compute"),
+    ("*", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/virtualMachines/([^/]+)/"
+          r"extensions/([^/]+)", "vmext", "compute"),
     ("*", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/virtualMachines/([^/]+)",
      "vm", "compute"),
     ("GET", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Network/networkInterfaces",
@@ -201,7 +203,7 @@ class Handler(BaseHTTPRequestHandler):
     def arm(self, op, family, m, query, body):
         st, arm = self.server.state, self.server.arm
         name = None
-        if op in ("vm", "nic"):
+        if op in ("vm", "nic", "vmext"):
             name = m.group(3)
             op = f"{op}.{self.command.lower()}"
         st.count_request(op, query.get("api-version"))
@@ -266,6 +268,10 @@ class Handler(BaseHTTPRequestHandler):
             result = arm.delete_nic(name, base)
         elif op == "health.list":
             result = arm.list_health()
+        elif op == "vmext.put":
+            result = arm.put_extension(name, m.group(4), parsed, base)
+        elif op == "vmext.get":
+            result = arm.get_extension(name, m.group(4))
         elif op == "subnet.get":
             result = arm.get_subnet(m.group(2), m.group(3), m.group(4))
         elif op == "gallery.version.get":
@@ -303,8 +309,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, {}, {})
         if what == "state" and self.command == "GET":
             with st.lock:
-                out = {"vms": [dict(self.server.arm.public_vm(v), custom_data=v.get("_custom_data"))
+                out = {"vms": [dict(self.server.arm.public_vm(v), custom_data=v.get("_custom_data"),
+                                    extensions=[dict(e, protected_settings=v.get("_protected", {}).get(k))
+                                                for k, e in v.get("_extensions", {}).items()])
                                for v in st.vms.values()],
+                       "history": list(st.history),
                        "nics": list(st.nics.values()), "requests": dict(st.requests),
                        "api_versions": {k: sorted(v) for k, v in st.api_versions.items()},
                        "faults_injected": dict(st.faults_injected), "auth_failures": st.auth_failures,

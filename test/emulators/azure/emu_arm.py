@@ -38,6 +38,32 @@ VM_PROPERTIES = {"hardwareProfile", "storageProfile", "osProfile", "networkProfi
                  "licenseType", "availabilitySet", "proximityPlacementGroup", "capacityReservation"}
 
 
+# ARM's reserved administrator names (Windows and Linux), and Windows' computer name rules.
+RESERVED_ADMINS = {"administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123",
+                   "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner",
+                   "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5"}
+
+
+def windows_os_profile(os_profile):
+    """The message ARM refuses a Windows VM's osProfile with, or None."""
+    name = os_profile.get("computerName", "")
+    if len(name) > 15 or name.isdigit() or not re.fullmatch(r"[A-Za-z0-9-]+", name):
+        return (f"Windows computer name '{name}' cannot be more than 15 characters long, be entirely numeric, or "
+                "contain the following characters: ` ~ ! @ # $ % ^ & * ( ) = + _ [ ] { } \\ | ; : . ' \" , < > / ?.")
+    user = os_profile.get("adminUsername", "")
+    if len(user) > 20 or user.lower() in RESERVED_ADMINS or user.endswith("."):
+        return f"The admin username '{user}' is not allowed."
+    password = os_profile.get("adminPassword") or ""
+    classes = sum(bool(re.search(p, password)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]"))
+    if not 12 <= len(password) <= 123 or classes < 3:
+        return ("The supplied password must be between 12-123 characters long and must satisfy at least 3 of password "
+                "complexity requirements from the following: 1) Contains an uppercase character 2) Contains a "
+                "lowercase character 3) Contains a numeric digit 4) Contains a special character.")
+    if "windowsConfiguration" in os_profile and not isinstance(os_profile["windowsConfiguration"], dict):
+        return "windowsConfiguration must be an object."
+    return None
+
+
 def err(status, code, message, headers=None):
     return status, headers or {}, {"error": {"code": code, "message": message}}
 
@@ -197,8 +223,14 @@ class Arm:
         windows = os_profile.get("windowsConfiguration")
         if linux and not ((linux.get("ssh") or {}).get("publicKeys") or os_profile.get("adminPassword")):
             return err(400, "InvalidParameter", "A Linux VM needs an SSH public key or an admin password.")
-        if windows and not os_profile.get("adminPassword"):
-            return err(400, "InvalidParameter", "A Windows VM needs osProfile.adminPassword.")
+        windows_image = image.get("publisher") == "MicrosoftWindowsServer"
+        if windows_image and linux:
+            return err(409, "OSProvisioningConfigurationMismatch", "linuxConfiguration is not allowed on a VM from a "
+                       "Windows image.")
+        if windows_image or windows:
+            bad = windows_os_profile(os_profile)
+            if bad:
+                return err(400, "InvalidParameter", bad)
         nics = (props.get("networkProfile") or {}).get("networkInterfaces") or []
         if len(nics) != 1:
             return err(400, "InvalidParameter", "networkProfile.networkInterfaces must hold one interface.")
@@ -287,6 +319,8 @@ class Arm:
             cur = self.s.vms.get(name.lower())
             if cur is not vm:
                 return
+            self.s.history.append({"event": "failed" if error else "created", "name": name, "tags": vm["tags"],
+                                   "size": size, "zone": zone, "priority": priority})
             if error:
                 vm["properties"]["provisioningState"] = "Failed"
                 vm["_power"] = "PowerState/deallocated"
@@ -374,6 +408,7 @@ class Arm:
         def done():
             if self.s.vms.get(name.lower()) is not vm:
                 return
+            self.s.history.append({"event": "deleted", "name": name, "tags": vm["tags"]})
             del self.s.vms[name.lower()]
             self.s.health.pop(name.lower(), None)
             for ref in vm["properties"]["networkProfile"]["networkInterfaces"]:
@@ -409,6 +444,63 @@ class Arm:
         if error:
             body["error"] = error
         return 200, ({"Retry-After": "0"} if status == "InProgress" else {}), body
+
+    # ---- VM extensions ----
+    def put_extension(self, vm_name, name, body, base):
+        with self.s.lock:
+            vm = self.s.vms.get(vm_name.lower())
+        if vm is None:
+            return err(404, "ParentResourceNotFound", f"Can not perform requested operation on nested resource. "
+                       f"Parent resource '{vm_name}' not found.")
+        if not isinstance(body, dict) or body.get("location") != self.s.location:
+            return err(400, "LocationRequired" if not (body or {}).get("location") else "InvalidLocation",
+                       f"The location property is required and must be {self.s.location}.")
+        props = body.get("properties") or {}
+        for key in ("publisher", "type", "typeHandlerVersion"):
+            if not isinstance(props.get(key), str) or not props[key]:
+                return err(400, "InvalidParameter", f"Required parameter '{key}' is missing (null).")
+        if not re.fullmatch(r"\d+\.\d+", props["typeHandlerVersion"]):
+            return err(400, "InvalidParameter", f"typeHandlerVersion '{props['typeHandlerVersion']}' is not "
+                       "major.minor.")
+        for key in ("settings", "protectedSettings"):
+            if key in props and not isinstance(props[key], dict):
+                return err(400, "InvalidParameter", f"{key} must be an object.")
+        unknown = set(props) - {"publisher", "type", "typeHandlerVersion", "autoUpgradeMinorVersion", "settings",
+                                "protectedSettings", "enableAutomaticUpgrade", "suppressFailures",
+                                "forceUpdateTag", "provisionAfterExtensions"}
+        if unknown:
+            return err(400, "InvalidRequestContent", f"Could not find member '{sorted(unknown)[0]}' on object of type "
+                       "'VirtualMachineExtensionProperties'.")
+        os_type = vm["properties"]["storageProfile"]["osDisk"]["osType"]
+        handler_os = {("Microsoft.Compute", "CustomScriptExtension"): "Windows",
+                      ("Microsoft.Azure.Extensions", "CustomScript"): "Linux"}.get((props["publisher"], props["type"]))
+        error = None
+        if handler_os and handler_os != os_type:
+            error = {"code": "VMExtensionHandlerNonTransientError", "message": f"The handler for VM extension type "
+                     f"'{props['publisher']}.{props['type']}' has reported terminal failure: it does not support "
+                     f"{os_type}."}
+        ext = {"name": name, "id": f"{self.vm_id(vm_name)}/extensions/{name}",
+               "type": "Microsoft.Compute/virtualMachines/extensions", "location": self.s.location,
+               "tags": body.get("tags") or {},
+               "properties": dict({k: v for k, v in props.items() if k != "protectedSettings"},
+                                  provisioningState="Creating")}
+
+        def done():
+            ext["properties"]["provisioningState"] = "Failed" if error else "Succeeded"
+        with self.s.lock:
+            existed = name.lower() in vm.setdefault("_extensions", {})
+            vm["_extensions"][name.lower()] = ext
+            vm.setdefault("_protected", {})[name.lower()] = props.get("protectedSettings")
+        op = self.s.new_operation(error=error, on_done=done)
+        return (200 if existed else 201), {"Azure-AsyncOperation": self.op_url(base, op, "Compute")}, ext
+
+    def get_extension(self, vm_name, name):
+        with self.s.lock:
+            vm = self.s.vms.get(vm_name.lower())
+            ext = (vm or {}).get("_extensions", {}).get(name.lower())
+        if ext is None:
+            return err(404, "NotFound", f"The entity was not found in this Azure location.")
+        return 200, {}, ext
 
     # ---- subnets and node images (read only) ----
     def get_subnet(self, group, vnet, name):

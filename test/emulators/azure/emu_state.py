@@ -47,6 +47,9 @@ class State:
         self.auth_failures = 0
         self.lro_polls = 1
         self.vm_puts = {}  # lower-case name -> number of PUTs that created or updated it
+        # what happened to VMs, in order: {"event": "created"|"failed"|"deleted", "name", "tags", "size", "zone",
+        # "priority"} — the record tests check launches and terminations against
+        self.history = []
 
     # ---- tokens ----
     def issue_token(self):
