@@ -47,6 +47,8 @@ ROUTES = [  # (method, regex over the path, op, api family)
             r"instanceView", "vm.instanceview", "compute"),
     ("*", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/virtualMachines/([^/]+)/"
           r"extensions/([^/]+)", "vmext", "compute"),
+    ("GET", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/virtualMachines/([^/]+)/"
+            r"extensions", "vmext.list", "compute"),
     ("*", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/virtualMachines/([^/]+)",
      "vm", "compute"),
     ("GET", r"/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Network/networkInterfaces",
@@ -272,6 +274,8 @@ class Handler(BaseHTTPRequestHandler):
             result = arm.put_extension(name, m.group(4), parsed, base)
         elif op == "vmext.get":
             result = arm.get_extension(name, m.group(4))
+        elif op == "vmext.list":
+            result = arm.list_extensions(m.group(3))
         elif op == "subnet.get":
             result = arm.get_subnet(m.group(2), m.group(3), m.group(4))
         elif op == "gallery.version.get":
@@ -310,7 +314,8 @@ class Handler(BaseHTTPRequestHandler):
         if what == "state" and self.command == "GET":
             with st.lock:
                 out = {"vms": [dict(self.server.arm.public_vm(v), custom_data=v.get("_custom_data"),
-                                    extensions=[dict(e, protected_settings=v.get("_protected", {}).get(k))
+                                    extensions=[dict(e, request=v["_ext_requests"][k], protected_settings=(
+                                        v["_ext_requests"][k].get("properties") or {}).get("protectedSettings"))
                                                 for k, e in v.get("_extensions", {}).items()])
                                for v in st.vms.values()],
                        "history": list(st.history),

@@ -72,6 +72,31 @@ def iso(t):
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".0000000+00:00"
 
 
+# The Custom Script handlers' own settings (Windows 1.10, Linux 2.x): what either accepts publicly and protected.
+SCRIPT_SETTINGS = {"public": {"fileUris", "commandToExecute", "timestamp", "skipDos2Unix", "script"},
+                   "protected": {"fileUris", "commandToExecute", "storageAccountName", "storageAccountKey",
+                                 "managedIdentity", "script"}}
+
+
+def script_handler_error(props):
+    """The extension's terminal failure as the Custom Script handler reports it on the VM, or None: one command,
+    in exactly one of the settings, a string, and no key the handler does not know."""
+    public, protected = props.get("settings") or {}, props.get("protectedSettings") or {}
+    for where, settings in (("public", public), ("protected", protected)):
+        unknown = sorted(set(settings) - SCRIPT_SETTINGS[where])
+        if unknown:
+            problem = f"'{unknown[0]}' is not a {where} setting of the handler"
+            break
+    else:
+        commands = [s["commandToExecute"] for s in (public, protected) if "commandToExecute" in s]
+        if len(commands) == 1 and isinstance(commands[0], str) and commands[0].strip():
+            return None
+        problem = ("commandToExecute is specified in both public and protected settings" if len(commands) == 2
+                   else "commandToExecute must be a non-empty string in the public or the protected settings")
+    return {"code": "VMExtensionProvisioningError", "message": "VM has reported a failure when processing "
+            f"extension '{props['type']}'. Error message: \"Invalid configuration: {problem}\"."}
+
+
 class Arm:
     def __init__(self, state):
         self.s = state
@@ -479,6 +504,8 @@ class Arm:
             error = {"code": "VMExtensionHandlerNonTransientError", "message": f"The handler for VM extension type "
                      f"'{props['publisher']}.{props['type']}' has reported terminal failure: it does not support "
                      f"{os_type}."}
+        elif handler_os:
+            error = script_handler_error(props)
         ext = {"name": name, "id": f"{self.vm_id(vm_name)}/extensions/{name}",
                "type": "Microsoft.Compute/virtualMachines/extensions", "location": self.s.location,
                "tags": body.get("tags") or {},
@@ -490,7 +517,8 @@ class Arm:
         with self.s.lock:
             existed = name.lower() in vm.setdefault("_extensions", {})
             vm["_extensions"][name.lower()] = ext
-            vm.setdefault("_protected", {})[name.lower()] = props.get("protectedSettings")
+            # the body as sent, for tests comparing what two clients put (ARM never returns protectedSettings)
+            vm.setdefault("_ext_requests", {})[name.lower()] = body
         op = self.s.new_operation(error=error, on_done=done)
         return (200 if existed else 201), {"Azure-AsyncOperation": self.op_url(base, op, "Compute")}, ext
 
@@ -501,6 +529,14 @@ class Arm:
         if ext is None:
             return err(404, "NotFound", f"The entity was not found in this Azure location.")
         return 200, {}, ext
+
+    def list_extensions(self, vm_name):
+        with self.s.lock:
+            vm = self.s.vms.get(vm_name.lower())
+            if vm is None:
+                return err(404, "ResourceNotFound", f"The Resource 'Microsoft.Compute/virtualMachines/{vm_name}' "
+                           f"under resource group '{self.s.resource_group}' was not found.")
+            return 200, {}, {"value": list(vm.get("_extensions", {}).values())}
 
     # ---- subnets and node images (read only) ----
     def get_subnet(self, group, vnet, name):
