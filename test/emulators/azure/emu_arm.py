@@ -6,6 +6,7 @@ publishes for the resource type, bodies must carry what the resource provider re
 (errors {"error": {"code", "message"}}). Creating a VM is a long-running operation (201 + Azure-AsyncOperation);
 deleting one is too (202 + Location and Azure-AsyncOperation)."""
 import base64
+import copy
 import re
 import time
 import uuid
@@ -345,7 +346,8 @@ class Arm:
             if cur is not vm:
                 return
             self.s.history.append({"event": "failed" if error else "created", "name": name, "tags": vm["tags"],
-                                   "size": size, "zone": zone, "priority": priority})
+                                   "size": size, "zone": zone, "priority": priority,
+                                   "vm": copy.deepcopy(self.public_vm(vm))})
             if error:
                 vm["properties"]["provisioningState"] = "Failed"
                 vm["_power"] = "PowerState/deallocated"
@@ -519,6 +521,7 @@ class Arm:
             vm["_extensions"][name.lower()] = ext
             # the body as sent, for tests comparing what two clients put (ARM never returns protectedSettings)
             vm.setdefault("_ext_requests", {})[name.lower()] = body
+            self.s.history.append({"event": "extension", "vm": vm_name, "name": name, "body": body})
         op = self.s.new_operation(error=error, on_done=done)
         return (200 if existed else 201), {"Azure-AsyncOperation": self.op_url(base, op, "Compute")}, ext
 

@@ -47,8 +47,10 @@ class State:
         self.auth_failures = 0
         self.lro_polls = 1
         self.vm_puts = {}  # lower-case name -> number of PUTs that created or updated it
-        # what happened to VMs, in order: {"event": "created"|"failed"|"deleted", "name", "tags", "size", "zone",
-        # "priority"} — the record tests check launches and terminations against
+        # what happened to VMs, in order: {"event": "created"|"failed", "name", "tags", "size", "zone", "priority",
+        # "vm" (the VM as ARM answered it then)}, {"event": "deleted", "name", "tags"}, {"event": "extension", "vm",
+        # "name", "body" (as sent)} — the record tests check launches and terminations against, also once the VMs are
+        # gone
         self.history = []
 
     # ---- tokens ----
