@@ -6,7 +6,8 @@ been launched, each example's own expectations hold, and once simulate has termi
 emulator's listing holds neither VM nor NIC.
 
 With "faults" after the example, one ARM request in five fails first (429, 5xx, lost answers, allocation failures,
-the token endpoint included; at least one allocation failure and one lost VM creation answer whatever the draws):
+the token endpoint included; at least one allocation failure and one lost VM creation answer whatever the draws, and
+for Windows a lost and a throttled answer to the bootstrap extension's PUT):
 every pod must still be placed, with exactly one VM per node claim, none left.
 
 Usage: with_emulator.py DATA -- simulate_azure.py NODESMITH EXAMPLES_DIR EXAMPLE [faults]   (EXAMPLE: azure/nginx, ...)
@@ -122,6 +123,10 @@ def main():
         # whatever the draws give, one VM creation certainly fails for capacity and one answer to one is lost
         control("faults", {"kind": "allocation", "count": 1, "ops": ["vm.put"]})
         control("faults", {"kind": "lost", "count": 1, "ops": ["vm.put"]})
+        if example.startswith("azure/windows"):
+            # and the bootstrap extension's PUT: its answer lost once, then throttled once
+            control("faults", {"kind": "lost", "count": 1, "ops": ["vmext.put"]})
+            control("faults", {"kind": "throttle", "count": 1, "ops": ["vmext.put"], "retry_after": 0})
         settings = ["--set", "max_attempts=6", "--set", "request_timeout=3s"]
     doc = simulate(nodesmith, os.path.join(examples, example + ".yaml"), settings)
     state = control("state")
@@ -131,6 +136,12 @@ def main():
         assert injected * 10 >= requests, f"{injected} faults in {requests} requests"
         assert state["faults_injected"].get("allocation") and state["faults_injected"].get("lost"), \
             state["faults_injected"]
+        windows_claims = sum(vm["properties"]["storageProfile"]["osDisk"]["osType"] == "Windows"
+                             for vm in (e["vm"] for e in state["history"] if e["event"] == "created"))
+        if example.startswith("azure/windows"):
+            # both certain faults met an extension PUT, which was sent again each time
+            assert state["requests"].get("vmext.put", 0) >= windows_claims + 2 > 2, state["requests"]
+            print(f"{state['requests']['vmext.put']} extension PUTs for {windows_claims} Windows VMs")
         print(f"{injected} faults injected in {requests} requests: {state['faults_injected']}")
     assert doc["pods_unschedulable"] == [], doc["pods_unschedulable"]
     assert doc["launch_failures"] == [], doc["launch_failures"]
