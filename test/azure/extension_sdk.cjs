@@ -3,7 +3,8 @@
 // Microsoft.Compute, type CustomScriptExtension, a major.minor handler version, public settings an object, the
 // command in the protected settings, which ARM never returns), and the SDK's createOrUpdate of that same extension
 // must send exactly the body azure.so sent (both bodies as the emulator received them). The handler's own rules
-// (one command, in one of the two settings) are checked by putting variants through the SDK.
+// (one command, in one of the two settings) are checked by putting variants through the SDK, and the VM it runs on
+// is read through the SDK too (the VM agent on, a computer name Windows accepts, no password returned).
 // Run by test_extension_sdk.c while the VM lives: node extension_sdk.cjs VM_NAME (under test/azure/with_emulator.py).
 "use strict";
 const assert = require("node:assert/strict");
@@ -48,8 +49,20 @@ function checkModel(ext) {
   assert.equal(ext.tags["karpenter.azure.com_cluster"], "demo");
 }
 
+// The VM the extension runs on, through the SDK's model: the extension needs the VM agent, and Windows' 15
+// characters bound the computer name (the node's name).
+async function checkVm(compute) {
+  const vm = await compute.virtualMachines.get(rg, vmName);
+  assert.equal(vm.storageProfile.osDisk.osType, "Windows");
+  assert.equal(vm.osProfile.windowsConfiguration.provisionVMAgent, true, "extensions run through the VM agent");
+  assert.match(vm.osProfile.computerName, /^aks[0-9a-f]{12}$/);
+  assert.equal(vm.osProfile.adminPassword, undefined, "ARM never returns the password");
+  assert.equal(vm.osProfile.linuxConfiguration, undefined);
+}
+
 async function main() {
   const compute = client();
+  await checkVm(compute);
   const ext = await compute.virtualMachineExtensions.get(rg, vmName, CSE);
   checkModel(ext);
   const sent = (await sentBodies())[CSE];
