@@ -11,12 +11,33 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
 #include "sim_catalog.h"
 #include "sim_state.h"
 
 #define SIM_MAX_FILE_BYTES (64L * 1024 * 1024)
 /* Kubelet's default when a type's network limits are unknown. */
 #define SIM_DEFAULT_MAX_PODS 110
+
+/* Where a text the host's parser refused stops being JSON, as a 1-based line and column (in bytes). The host's
+ * json_parse says only that the text is not JSON; cJSON's parse end says where it stopped reading. */
+static void sim_json_error_position(const char *text, size_t len, size_t *line, size_t *column)
+{
+    const char *end = NULL;
+    cJSON_Delete(cJSON_ParseWithLengthOpts(text, len, &end, false));
+    size_t offset = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+    *line = 1;
+    *column = 1;
+    for (size_t i = 0; i < offset; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *column = 1;
+        } else {
+            (*column)++;
+        }
+    }
+}
 
 /* Parses a whole file; *out is the caller's (host->json_free). `what` names the option for messages. */
 static int sim_read_json(sim_state *s, const char *what, const char *path, ns_json **out)
@@ -55,8 +76,12 @@ static int sim_read_json(sim_state *s, const char *what, const char *path, ns_js
     }
     text[size] = '\0';
     *out = s->host->json_parse(text, (size_t)size);
-    if (!*out)
-        rc = SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "%s file %s: not valid JSON", what, path);
+    if (!*out) {
+        size_t line, column;
+        sim_json_error_position(text, (size_t)size, &line, &column);
+        rc = SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "%s file %s: not valid JSON: syntax error at line %zu, column %zu", what,
+                      path, line, column);
+    }
 done:
     free(text);
     fclose(f);

@@ -3,6 +3,7 @@ why, and that nothing ran: no instance launched, no simulated time spent.
 
 Usage: cli_bad_input.py NODESMITH FIXTURE_DIR EXAMPLES_DIR
 """
+import json
 import os
 import subprocess
 import sys
@@ -49,6 +50,19 @@ expect_failure("long value", run("offerings", "--provider", "sim", "--set", "lau
 # A directory given as a catalog file says so (it read as 9223372036854775807 bytes).
 expect_failure("catalog directory", run("offerings", "--provider", "sim", "--set", "catalog=" + BAD),
                "catalog file " + BAD + ": is a directory, not a file")
+# A catalog or price file that is not JSON names the line and column of the syntax error, where Python's own JSON
+# parser (an independent implementation) says it is.
+for option, name in (("catalog", "catalog-syntax.json"), ("prices", "prices-syntax.json")):
+    path = os.path.join(BAD, name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            json.load(f)
+        failures.append(f"{name}: Python reads it as JSON; the fixture must not be")
+        continue
+    except json.JSONDecodeError as e:
+        where = f"line {e.lineno}, column {e.colno}"
+    expect_failure(name, run("offerings", "--provider", "sim", "--set", f"{option}={path}"),
+                   f"{option} file {path}: not valid JSON: syntax error at {where}")
 # An empty file, and a directory with no manifests, load nothing: a warning says so.
 for what, path in (("empty file", os.path.join(BAD, "empty.yaml")), ("empty directory", tempfile.mkdtemp())):
     proc = run("simulate", "-f", path)

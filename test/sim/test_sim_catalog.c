@@ -309,7 +309,7 @@ static void assert_bad_file(const char *option, const char *text, const char *ne
 
 START_TEST(bad_catalog_and_price_files_are_refused_with_reasons)
 {
-    assert_bad_file("catalog", "[{\"name\": \"x.large\"", "not valid JSON");
+    assert_bad_file("catalog", "[{\"name\": \"x.large\"", "not valid JSON: syntax error at line 1, column");
     assert_bad_file("catalog", "{\"name\": \"x.large\"}", "must be an array");
     assert_bad_file("catalog", "[]", "has no instance types");
     assert_bad_file("catalog", "[{\"name\": \"x.large\", \"memory_mib\": 1024, \"arch\": \"amd64\"}]",
