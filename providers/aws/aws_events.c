@@ -1,16 +1,14 @@
-/* poll_events: EventBridge messages from the interruption queue (SQS, JSON protocol), as Karpenter's interruption
- * controller reads them: spot interruption warnings, rebalance recommendations, instance state changes and AWS Health
- * scheduled changes (one event per affected instance, the deadline from startTime in RFC 1123). A message is deleted once its event was delivered (or when it concerns nothing we can act on); an
- * event the core refuses is kept in the provider's state and delivered first at the next poll. */
+/* poll_events: EventBridge messages from the interruption queue (SQS, JSON protocol), read by aws_sqs_event.c as
+ * Karpenter's interruption controller reads them. A message is deleted once its events were delivered (or when it
+ * concerns nothing we can act on); an event the core refuses is kept in the provider's state and delivered first at
+ * the next poll. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws_parse_util.h"
 #include "aws_provider.h"
 #include "aws_query.h"
-
-#define SPOT_NOTICE_MS (2 * 60 * 1000)
+#include "aws_sqs_event.h"
 
 static int queue_url(aws_state *s, char *url, size_t len)
 {
@@ -61,96 +59,6 @@ static int queue_call(aws_state *s, const char *target, const char *url, const c
     s->host->free(body);
     s->host->http_response_free(resp);
     return rc;
-}
-
-/* One event of a message and the instance it concerns. */
-typedef struct message_event {
-    ns_event ev;
-    char instance[64];
-} message_event;
-
-/* The events of one EventBridge message: one, or for an AWS Health scheduled change one per affected instance. */
-typedef struct message_events {
-    message_event *items;
-    size_t n;
-} message_events;
-
-static bool add_event(message_events *out, const ns_event *ev, const char *instance)
-{
-    message_event *e = &out->items[out->n];
-    if (!instance || strncmp(instance, "i-", 2) != 0 || !aws_copy(e->instance, sizeof(e->instance), instance))
-        return false;
-    e->ev = *ev;
-    out->n++;
-    return true;
-}
-
-/* AWS Health's scheduled changes name their start in RFC 1123 ("Sat, 05 Jun 2021 08:00:00 GMT"); ISO 8601 is
- * accepted too. */
-static int64_t health_start_ms(const char *text)
-{
-    int64_t ms = 0;
-    if (!aws_parse_rfc1123_ms(text, &ms) && !aws_parse_iso8601_ms(text, &ms))
-        return 0;
-    return ms;
-}
-
-/* Reads one EventBridge message into out->items (allocated here; the caller frees it). False when the message is not
- * an event nodesmith acts on. */
-static bool read_events(aws_state *s, const ns_json *msg, message_events *out)
-{
-    const char *type = s->host->json_string(s->host->json_get(msg, "detail-type"));
-    const ns_json *detail = s->host->json_get(msg, "detail");
-    const char *id = s->host->json_string(s->host->json_get(msg, "id"));
-    int64_t when = 0;
-    aws_parse_iso8601_ms(s->host->json_string(s->host->json_get(msg, "time")), &when);
-    const char *target = s->host->json_string(s->host->json_get(detail, "instance-id"));
-    if (!type || !id)
-        return false;
-    ns_event ev = {.struct_size = sizeof(ev), .time_ms = when};
-    if (!aws_copy(ev.id, sizeof(ev.id), id))
-        return false;
-    const ns_json *entities = NULL;
-    if (strcmp(type, "EC2 Spot Instance Interruption Warning") == 0) {
-        ev.kind = NS_EVENT_SPOT_INTERRUPTION;
-        ev.deadline_ms = when ? when + SPOT_NOTICE_MS : 0;
-    } else if (strcmp(type, "EC2 Instance Rebalance Recommendation") == 0) {
-        ev.kind = NS_EVENT_REBALANCE_RECOMMENDATION;
-    } else if (strcmp(type, "EC2 Instance State-change Notification") == 0) {
-        const char *state = s->host->json_string(s->host->json_get(detail, "state"));
-        if (state && (strcmp(state, "stopping") == 0 || strcmp(state, "stopped") == 0))
-            ev.kind = NS_EVENT_INSTANCE_STOPPING;
-        else if (state && (strcmp(state, "shutting-down") == 0 || strcmp(state, "terminated") == 0))
-            ev.kind = NS_EVENT_INSTANCE_TERMINATED;
-        else
-            return false;
-    } else if (strcmp(type, "AWS Health Event") == 0) {
-        const char *category = s->host->json_string(s->host->json_get(detail, "eventTypeCategory"));
-        entities = s->host->json_get(detail, "affectedEntities");
-        if (!category || strcmp(category, "scheduledChange") != 0 || s->host->json_size(entities) == 0)
-            return false;
-        ev.kind = NS_EVENT_SCHEDULED_MAINTENANCE;
-        ev.deadline_ms = health_start_ms(s->host->json_string(s->host->json_get(detail, "startTime")));
-    } else {
-        return false;
-    }
-    size_t cap = entities ? s->host->json_size(entities) : 1;
-    if (!(out->items = calloc(cap, sizeof(*out->items))))
-        return false;
-    if (!entities) {
-        snprintf(ev.detail, sizeof(ev.detail), "%s for %s", type, target ? target : "");
-        return add_event(out, &ev, target);
-    }
-    /* Every affected instance gets its own event, with an ID of its own for de-duplication. */
-    for (size_t i = 0; i < cap; i++) {
-        const char *instance = s->host->json_string(s->host->json_get(s->host->json_at(entities, i), "entityValue"));
-        ns_event one = ev;
-        int n = snprintf(one.id, sizeof(one.id), "%s/%s", id, instance ? instance : "");
-        snprintf(one.detail, sizeof(one.detail), "%s for %s", type, instance ? instance : "");
-        if (n > 0 && (size_t)n < sizeof(one.id))
-            add_event(out, &one, instance);
-    }
-    return out->n > 0;
 }
 
 /* The provider ID of an instance, which needs its zone: NS_OK, NS_ERR_NOT_FOUND when EC2 no longer knows it, or
@@ -271,19 +179,17 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
         const char *text = s->host->json_string(s->host->json_get(m, "Body"));
         if (!receipt)
             continue;
-        ns_json *msg = text ? s->host->json_parse(text, strlen(text)) : NULL;
-        message_events events = {0};
-        bool relevant = msg && read_events(s, msg, &events);
-        if (!relevant) {
-            const char *type = s->host->json_string(s->host->json_get(msg, "detail-type"));
+        aws_sqs_events events;
+        bool not_json = false;
+        char type[128];
+        if (!aws_sqs_event_read(s->host, text, &events, &not_json, type, sizeof(type))) {
             const char *id = s->host->json_string(s->host->json_get(m, "MessageId"));
-            ns_label fields[] = {{"queue", s->queue_name}, {"message", id ? id : ""}, {"detail_type", type ? type : ""}};
-            s->host->log(s->ctx, msg ? NS_LOG_INFO : NS_LOG_WARN,
-                         msg ? "aws interruption message about nothing nodesmith acts on; deleted"
-                             : "aws interruption message is not JSON; deleted",
+            ns_label fields[] = {{"queue", s->queue_name}, {"message", id ? id : ""}, {"detail_type", type}};
+            s->host->log(s->ctx, not_json ? NS_LOG_WARN : NS_LOG_INFO,
+                         not_json ? "aws interruption message is not JSON; deleted"
+                                  : "aws interruption message about nothing nodesmith acts on; deleted",
                          fields, 3);
         }
-        s->host->json_free(msg);
         bool keep_message = false;
         for (size_t k = 0; k < events.n; k++) {
             ns_event *ev = &events.items[k].ev;
@@ -313,7 +219,7 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
                 rc = verdict;
             }
         }
-        free(events.items);
+        aws_sqs_events_free(&events);
         if (keep_message)
             continue;
         /* every event delivered, or about nothing nodesmith acts on (an instance EC2 no longer knows, a malformed
