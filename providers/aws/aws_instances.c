@@ -156,6 +156,10 @@ int aws_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
         aws_ec2_instance_page_free(&page);
     } while (token);
     free(token);
+    /* The core's garbage collection lists instances periodically: the janitor of unused launch templates runs with
+     * it, after a listing that succeeded so that its own failures cannot replace the listing's error. */
+    if (rc == NS_OK)
+        aws_template_sweep(s);
     return rc;
 }
 

@@ -48,6 +48,7 @@ static void aws_destroy(void *state)
         return;
     aws_catalog_free(s->catalog);
     aws_price_list_free(s->prices);
+    free(s->templates);
     free(s->cluster_endpoint);
     free(s->cluster_ca);
     free(s->cluster_cidr);

@@ -29,7 +29,9 @@
 
 #define AWS_EC2_VERSION "2016-11-15"
 #define AWS_MAX_ZONES 32
-#define AWS_MAX_TEMPLATES 32
+/* A launch template no launch has used for this long is deleted, as Karpenter's launch-template cache evicts (and
+ * deletes) its entries after a minute; the sweep looks at most this often. */
+#define AWS_TEMPLATE_TTL_MS (60 * 1000)
 
 /* The catalog as last fetched: every type with its zones and prices. Owned by the state; replaced whole. */
 typedef struct aws_catalog_entry {
@@ -72,6 +74,13 @@ typedef struct aws_price_list {
     int64_t fetched_ms;
 } aws_price_list;
 
+/* A launch template known to exist, and when a launch last used it (or when a sweep first saw it). */
+typedef struct aws_template_entry {
+    char name[128];
+    char id[64];
+    int64_t used_ms;
+} aws_template_entry;
+
 typedef struct aws_state {
     const ns_host *host;
     ns_host_ctx *ctx;
@@ -89,9 +98,9 @@ typedef struct aws_state {
     aws_client *client;
     pthread_mutex_t lock; /* guards everything below */
     aws_catalog *catalog;
-    char template_names[AWS_MAX_TEMPLATES][128]; /* launch templates known to exist: name -> ID */
-    char template_ids[AWS_MAX_TEMPLATES][64];
-    size_t n_templates;
+    aws_template_entry *templates; /* launch templates known to exist, by name */
+    size_t n_templates, cap_templates;
+    int64_t templates_swept_ms; /* the last sweep of unused launch templates; 0 before the first */
     char queue_url[512];
     aws_pending_event pending[AWS_MAX_PENDING_EVENTS];
     size_t n_pending;
@@ -176,6 +185,11 @@ int aws_template_ensure(aws_state *s, const aws_nodeclass_view *v, const aws_ima
                         char *id, size_t len);
 /* Forgets the templates known to exist (one was deleted behind the provider's back): the next launches look again. */
 void aws_template_forget(aws_state *s);
+/* Deletes the cluster's launch templates no launch used for AWS_TEMPLATE_TTL_MS (aws_template_gc.c): those of an
+ * older configuration of a node class and those of a deleted node class. Templates this process has not seen yet
+ * (left by an earlier run) get a full TTL from the first sweep that finds them. Runs at most once per TTL; failures
+ * are logged, never returned: the next sweep tries again. */
+void aws_template_sweep(aws_state *s);
 
 /* Methods (aws_launch.c, aws_instances.c, aws_events.c). */
 int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *result);

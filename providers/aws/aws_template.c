@@ -1,6 +1,7 @@
 /* Launch templates: one per node class and configuration (image, security groups, instance profile, user data,
  * metadata options, block devices, monitoring, public IP), named after a hash of everything in it so that a changed
- * node class gets a new template, as Karpenter does. Templates known to exist are remembered by name. */
+ * node class gets a new template, as Karpenter does. Templates known to exist are remembered by name, with when a
+ * launch last used them: aws_template_gc.c deletes those no launch uses any more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +17,41 @@
 static bool cached_template(aws_state *s, const char *name, char *id, size_t len)
 {
     bool found = false;
+    int64_t now = s->host->now_ms(s->ctx);
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n_templates && !found; i++)
-        if (strcmp(s->template_names[i], name) == 0)
-            found = aws_copy(id, len, s->template_ids[i]);
+    for (size_t i = 0; i < s->n_templates && !found; i++) {
+        if (strcmp(s->templates[i].name, name) != 0)
+            continue;
+        found = aws_copy(id, len, s->templates[i].id);
+        s->templates[i].used_ms = now; /* in use: the sweep keeps it */
+    }
     pthread_mutex_unlock(&s->lock);
     return found;
 }
 
+/* Remembers a template this launch uses. Out of memory, it stays unknown: the next launch asks EC2 for it again. */
 static void remember_template(aws_state *s, const char *name, const char *id)
 {
+    int64_t now = s->host->now_ms(s->ctx);
     pthread_mutex_lock(&s->lock);
-    if (s->n_templates == AWS_MAX_TEMPLATES) { /* forget the oldest */
-        memmove(s->template_names[0], s->template_names[1], (AWS_MAX_TEMPLATES - 1) * sizeof(s->template_names[0]));
-        memmove(s->template_ids[0], s->template_ids[1], (AWS_MAX_TEMPLATES - 1) * sizeof(s->template_ids[0]));
-        s->n_templates--;
+    size_t i = 0;
+    while (i < s->n_templates && strcmp(s->templates[i].name, name) != 0)
+        i++;
+    if (i == s->n_templates && s->n_templates == s->cap_templates) {
+        size_t cap = s->cap_templates ? 2 * s->cap_templates : 16;
+        aws_template_entry *more = realloc(s->templates, cap * sizeof(*more));
+        if (more) {
+            s->templates = more;
+            s->cap_templates = cap;
+        }
     }
-    size_t slot = s->n_templates++;
-    aws_copy(s->template_names[slot], sizeof(s->template_names[slot]), name);
-    aws_copy(s->template_ids[slot], sizeof(s->template_ids[slot]), id);
+    if (i < s->cap_templates) {
+        if (i == s->n_templates)
+            s->n_templates++;
+        aws_copy(s->templates[i].name, sizeof(s->templates[i].name), name);
+        aws_copy(s->templates[i].id, sizeof(s->templates[i].id), id);
+        s->templates[i].used_ms = now;
+    }
     pthread_mutex_unlock(&s->lock);
 }
 

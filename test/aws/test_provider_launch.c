@@ -190,6 +190,102 @@ START_TEST(test_deleted_template_is_created_again)
 }
 END_TEST
 
+static int ignore_instance(void *ctx, const ns_instance *inst)
+{
+    (void)ctx;
+    (void)inst;
+    return 0;
+}
+
+/* How far the emulator's clock was moved since pf_setup set it to the real time. */
+static int64_t clock_offset_s;
+
+/* Moves the host's clock and the emulator's together, so signatures stay within EC2's allowed skew. */
+static void advance(int64_t seconds)
+{
+    clock_offset_s += seconds;
+    pf_host.clock_ms += seconds * 1000;
+    char body[64];
+    snprintf(body, sizeof(body), "{\"offset_s\":%lld}", (long long)clock_offset_s);
+    pf_control("/_emulator/clock", body);
+}
+
+/* Launches one m5.large for the node class and returns the ID of the launch template it came from. */
+static void launch_template_id(const ns_nodeclass *nc, char *id, size_t len)
+{
+    ns_launch_option options[] = {OPT("m5.large", "us-east-1a", NS_CAPACITY_ON_DEMAND, 0.096)};
+    char token[64];
+    pf_token(token, sizeof(token), "gc");
+    ns_launch_request req = pf_request(nc, options, 1, token);
+    ns_launch_result r = {.struct_size = sizeof(r)};
+    ck_assert_msg(pf_provider->launch(pf_state, &req, &r) == NS_OK, "launch: %s", pf_host.last_error_message);
+    cJSON *state;
+    const cJSON *inst = pf_instance(&state, r.provider_id);
+    ck_assert_ptr_nonnull(inst);
+    snprintf(id, len, "%s", param(inst, "template"));
+    cJSON_Delete(state);
+}
+
+static bool template_exists(const char *id)
+{
+    cJSON *all = NULL;
+    bool found = pf_template(&all, id) != NULL;
+    cJSON_Delete(all);
+    return found;
+}
+
+static void sweep(void)
+{
+    ck_assert_msg(pf_provider->list_instances(pf_state, ignore_instance, NULL) == NS_OK, "list_instances: %s",
+                  pf_host.last_error_message);
+}
+
+/* A node class that changes leaves its old launch template unused: a minute after its last launch the sweep that
+ * runs with list_instances deletes it (DeleteLaunchTemplate), as Karpenter's launch-template cache eviction does,
+ * and keeps the template launches still use. A restarted provider gives the templates it finds a full minute from
+ * its first sweep, then deletes the ones nobody launched with (those of a deleted node class). */
+START_TEST(test_unused_templates_are_deleted)
+{
+    clock_offset_s = 0;
+    cJSON *spec_old, *spec_new;
+    ns_nodeclass old = pf_nodeclass(&spec_old, "EC2NodeClass", "sweep", PF_SPEC_AL2023);
+    ns_nodeclass changed = pf_nodeclass(&spec_new, "EC2NodeClass", "sweep",
+                                        "{" PF_SPEC_BASE ",\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],"
+                                        "\"role\":\"KarpenterNodeRole-demo\",\"detailedMonitoring\":true}");
+    char before[64], after[64], again[64];
+    launch_template_id(&old, before, sizeof(before));
+    advance(30);
+    launch_template_id(&changed, after, sizeof(after));
+    ck_assert_str_ne(before, after);
+    /* 30 s after its last launch the old template is kept */
+    sweep();
+    ck_assert(template_exists(before) && template_exists(after));
+    /* 95 s after: deleted; the changed node class's template, used just now, is kept */
+    advance(65);
+    launch_template_id(&changed, again, sizeof(again));
+    ck_assert_str_eq(again, after);
+    sweep();
+    ck_assert_msg(!template_exists(before), "the unused template %s is still there", before);
+    ck_assert_msg(template_exists(after), "the template in use %s was deleted", after);
+    ck_assert_ptr_nonnull(strstr(pf_host.log, "aws launch template deleted: no launch used it"));
+    ck_assert_ptr_nonnull(strstr(pf_host.log, before));
+    /* a sweep runs at most once a minute: nothing happens 10 s later */
+    advance(10);
+    sweep();
+    ck_assert(template_exists(after));
+    /* restarted (the node class deleted meanwhile): the first sweep only notes the template, the one a minute later
+     * deletes it */
+    pf_reinit();
+    sweep();
+    ck_assert(template_exists(after));
+    advance(61);
+    sweep();
+    ck_assert_msg(!template_exists(after), "the template %s of the deleted node class is still there", after);
+    cJSON_Delete(spec_old);
+    cJSON_Delete(spec_new);
+}
+END_TEST
+
 START_TEST(test_on_demand_lowest_price)
 {
     cJSON *spec;
@@ -504,6 +600,7 @@ int main(void)
     tcase_add_test(tc, test_al2023_template_fleet_and_tags);
     tcase_add_test(tc, test_on_demand_lowest_price);
     tcase_add_test(tc, test_deleted_template_is_created_again);
+    tcase_add_test(tc, test_unused_templates_are_deleted);
     tcase_add_loop_test(tc, test_family_templates, 0, (int)(sizeof(FAMILIES) / sizeof(FAMILIES[0])));
     tcase_add_test(tc, test_capacity_errors_mark_exactly_the_failed_offerings);
     tcase_add_test(tc, test_drift);
