@@ -309,6 +309,8 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
     aws_catalog *c = NULL;
     if ((rc = aws_catalog_acquire(s, &c)) != NS_OK)
         return rc;
+    aws_resource_settings settings = s->resources;
+    settings.instance_store_raid0 = aws_spec_instance_store_raid0(&view.spec);
     ns_offering offerings[2 * AWS_MAX_ZONES];
     for (size_t i = 0; i < c->n_entries && rc == NS_OK; i++) {
         const aws_catalog_entry *e = &c->entries[i];
@@ -342,7 +344,7 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
             all[n_labels++] = (ns_label){"node.kubernetes.io/windows-build", build};
         ns_instance_type t = {.struct_size = sizeof(t), .name = e->type->name, .labels = all, .n_labels = n_labels,
                               .offerings = offerings, .n_offerings = n};
-        aws_instance_resources(e->type, &s->resources, &t.capacity, &t.kube_reserved, &t.system_reserved,
+        aws_instance_resources(e->type, &settings, &t.capacity, &t.kube_reserved, &t.system_reserved,
                                &t.eviction_threshold);
         rc = cb(cb_ctx, &t);
     }

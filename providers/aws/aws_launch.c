@@ -113,7 +113,9 @@ static int fill_result(launch_call *lc, const aws_ec2_fleet_instance *fi, const 
         !aws_copy(result->image_id, NS_NAME_MAX, image->id))
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 instance %s: an identifier does not fit", fi->instance_id);
     ns_resources cap, kube, sys, evict;
-    aws_instance_resources(e->type, &s->resources, &cap, &kube, &sys, &evict);
+    aws_resource_settings settings = s->resources;
+    settings.instance_store_raid0 = aws_spec_instance_store_raid0(&lc->v->spec);
+    aws_instance_resources(e->type, &settings, &cap, &kube, &sys, &evict);
     aws_allocatable(&cap, &kube, &sys, &evict, &result->allocatable);
     result->launch_time_ms = s->host->now_ms(s->ctx);
     return NS_OK;
@@ -287,7 +289,8 @@ static int build_user_data(aws_state *s, const ns_launch_request *req, const aws
     *out = NULL;
     aws_bootstrap b = {.family = spec->family, .cluster_name = s->cluster, .cluster_dns = spec->cluster_dns,
                        .max_pods = spec->max_pods, .labels = req->labels, .n_labels = req->n_labels,
-                       .custom = spec->user_data};
+                       .custom = spec->user_data, .instance_store_raid0 = aws_spec_instance_store_raid0(spec),
+                       .bottlerocket_default_bind = aws_bottlerocket_default_bind(spec->alias_version)};
     ns_taint taints[MAX_TAINTS];
     for (size_t i = 0; i < req->n_taints && b.n_taints < MAX_TAINTS; i++)
         taints[b.n_taints++] = req->taints[i];

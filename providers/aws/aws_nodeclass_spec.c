@@ -518,3 +518,8 @@ int aws_nodeclass_spec_parse(const ns_host *h, const ns_nodeclass *nc, aws_nodec
                          "(karpenter.k8s.aws/v1 or v1beta1) or AWSNodeTemplate (karpenter.k8s.aws/v1alpha1)",
                          *api ? api : "(no apiVersion)");
 }
+
+bool aws_spec_instance_store_raid0(const aws_nodeclass_spec *s)
+{
+    return s->instance_store_policy && strcmp(s->instance_store_policy, "RAID0") == 0;
+}

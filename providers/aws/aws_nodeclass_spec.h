@@ -79,7 +79,7 @@ typedef struct aws_nodeclass_spec {
     const char *cluster_dns;  /* kubelet.clusterDNS[0], or NULL */
     int detailed_monitoring;  /* -1 unset */
     int associate_public_ip;  /* -1 unset */
-    const char *instance_store_policy;
+    const char *instance_store_policy; /* "RAID0" or NULL */
     char text[2048]; /* storage for IDs split out of a legacy "aws-ids" value */
     size_t text_used;
 } aws_nodeclass_spec;
@@ -88,6 +88,10 @@ typedef struct aws_nodeclass_spec {
  * offending field written into err ("EC2NodeClass default: spec.amiSelectorTerms[0].alias: ..."). */
 int aws_nodeclass_spec_parse(const ns_host *host, const ns_nodeclass *nc, aws_nodeclass_spec *out, char *err,
                              size_t errlen);
+
+/* spec.instanceStorePolicy is RAID0: the node's bootstrap makes one RAID0 array of the instance stores for the kubelet
+ * and containerd, and that array is the node's ephemeral storage. */
+bool aws_spec_instance_store_raid0(const aws_nodeclass_spec *s);
 
 /* The AWSNodeTemplate half (aws_nodeclass_legacy.c), called by aws_nodeclass_spec_parse with out->kind/name set. */
 int aws_nodeclass_legacy_parse(const ns_host *host, const ns_json *spec, aws_nodeclass_spec *out, char *err,

@@ -52,6 +52,15 @@ static void add_extended(ns_resources *r, const char *name, int64_t value)
     r->n_extended++;
 }
 
+/* The instance stores under RAID0 (an EC2 figure too large for bytes is not believed), else the root volume. */
+static int64_t ephemeral_storage(const aws_ec2_instance_type *t, const aws_resource_settings *s)
+{
+    const int64_t gb = 1000 * 1000 * 1000;
+    if (s->instance_store_raid0 && t->local_storage_gb > 0 && t->local_storage_gb <= INT64_MAX / gb)
+        return t->local_storage_gb * gb;
+    return s->root_volume_bytes;
+}
+
 void aws_instance_resources(const aws_ec2_instance_type *t, const aws_resource_settings *s, ns_resources *capacity,
                             ns_resources *kube_reserved, ns_resources *system_reserved, ns_resources *eviction)
 {
@@ -63,7 +72,7 @@ void aws_instance_resources(const aws_ec2_instance_type *t, const aws_resource_s
     int64_t overhead_mib = (int64_t)ceil((double)t->memory_mib * s->vm_memory_overhead);
     capacity->memory_bytes = (t->memory_mib - overhead_mib) * MIB;
     capacity->pods = s->max_pods > 0 ? s->max_pods : aws_eni_limited_pods(t);
-    capacity->ephemeral_storage_bytes = s->root_volume_bytes;
+    capacity->ephemeral_storage_bytes = ephemeral_storage(t, s);
     if (t->gpu_count > 0 && t->gpu_manufacturer) {
         if (strcasecmp(t->gpu_manufacturer, "NVIDIA") == 0)
             add_extended(capacity, "nvidia.com/gpu", t->gpu_count);
@@ -74,7 +83,7 @@ void aws_instance_resources(const aws_ec2_instance_type *t, const aws_resource_s
     kube_reserved->memory_bytes = (11 * capacity->pods + 255) * MIB;
     kube_reserved->ephemeral_storage_bytes = GIB;
     eviction->memory_bytes = 100 * MIB;
-    eviction->ephemeral_storage_bytes = (int64_t)ceil((double)s->root_volume_bytes * 0.10);
+    eviction->ephemeral_storage_bytes = (int64_t)ceil((double)capacity->ephemeral_storage_bytes * 0.10);
 }
 
 static int64_t floor0(int64_t v)

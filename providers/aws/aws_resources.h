@@ -2,10 +2,12 @@
  * What an EC2 instance type offers a Kubernetes node, computed the way Karpenter's AWS provider does for the AL2023
  * AMI family: capacity (vCPUs, memory minus the VM overhead, ENI-limited pods, the root volume, GPUs), kube-reserved
  * (Karpenter's CPU steps, 11 MiB per pod + 255 MiB, 1 GiB of storage), the hard eviction thresholds (100 MiB of
- * memory, 10 % of the root volume), and the node labels of the type. Pure: no host upcalls.
+ * memory, 10 % of the node's ephemeral storage), and the node labels of the type. Pure: no host upcalls.
  */
 #ifndef NS_AWS_RESOURCES_H
 #define NS_AWS_RESOURCES_H
+
+#include <stdbool.h>
 
 #include <nodesmith/provider.h>
 
@@ -15,6 +17,9 @@ typedef struct aws_resource_settings {
     double vm_memory_overhead;  /* fraction of memory the hypervisor keeps; Karpenter's default is 0.075 */
     int64_t root_volume_bytes;  /* the node's ephemeral storage; the AL2023 default root volume is 20 GiB */
     int64_t max_pods;           /* 0 = ENI-limited */
+    bool instance_store_raid0;  /* the node class's instanceStorePolicy RAID0: a type with instance stores offers their
+                                   total size (EC2's totalSizeInGB, decimal GB) as ephemeral storage, as Karpenter's
+                                   ephemeralStorage does */
 } aws_resource_settings;
 
 void aws_resource_settings_default(aws_resource_settings *s);

@@ -127,6 +127,8 @@ static void al2_script(const aws_bootstrap *b, aws_buf *out)
     kubelet_extra_args(b, &args);
     if (args.len)
         aws_buf_printf(out, " \\\n--kubelet-extra-args '%s'", aws_buf_str(&args));
+    if (b->instance_store_raid0)
+        aws_buf_puts(out, " \\\n--local-disks raid0");
     out->failed |= aws_buf_failed(&args);
     aws_buf_free(&args);
 }
@@ -187,6 +189,8 @@ static void nodeconfig(const aws_bootstrap *b, aws_buf *out)
     aws_buf_puts(out, "\n    name: ");
     yaml_str(out, b->cluster_name);
     aws_buf_putc(out, '\n');
+    if (b->instance_store_raid0)
+        aws_buf_puts(out, "  instance:\n    localStorage:\n      strategy: RAID0\n");
     const ns_label *labels[64];
     size_t n_labels = node_labels(b, labels, 64);
     bool config = b->cluster_dns || b->max_pods > 0 || b->n_taints;
@@ -281,6 +285,42 @@ static int toml_set_string(aws_toml *t, const char *key, const char *value)
     return rc;
 }
 
+/* Karpenter's bootstrap command for RAID0: make the array of the instance stores at every boot, then bind the kubelet's,
+ * containerd's and the pod logs' directories to it; essential, so a node without it never joins. It replaces a user's
+ * command of the same name. */
+static int mount_instance_storage(const aws_bootstrap *b, aws_toml *doc)
+{
+    static const char *const PATH[] = {"settings", "bootstrap-commands", "000-mount-instance-storage"};
+    aws_toml *cmd = aws_toml_table(doc, PATH, 3, true);
+    if (!cmd)
+        return NS_ERR_INVALID_ARGUMENT;
+    aws_toml_clear(cmd);
+    const char *commands = b->bottlerocket_default_bind
+                               ? "[[\"apiclient\", \"ephemeral-storage\", \"init\"], "
+                                 "[\"apiclient\", \"ephemeral-storage\", \"bind\"]]"
+                               : "[[\"apiclient\", \"ephemeral-storage\", \"init\"], "
+                                 "[\"apiclient\", \"ephemeral-storage\", \"bind\", \"--dirs\", \"/var/lib/containerd\", "
+                                 "\"/var/lib/kubelet\", \"/var/log/pods\"]]";
+    int rc = aws_toml_set(cmd, "commands", commands);
+    if (rc == NS_OK)
+        rc = aws_toml_set(cmd, "mode", "\"always\"");
+    if (rc == NS_OK)
+        rc = aws_toml_set(cmd, "essential", "true");
+    return rc;
+}
+
+bool aws_bottlerocket_default_bind(const char *alias_version)
+{
+    if (!alias_version)
+        return false;
+    if (strcmp(alias_version, "latest") == 0)
+        return true;
+    unsigned major = 0, minor = 0, patch = 0;
+    if (sscanf(alias_version, "v%u.%u.%u", &major, &minor, &patch) != 3)
+        return false;
+    return major > 1 || (major == 1 && minor >= 46);
+}
+
 static int bottlerocket_settings(const aws_bootstrap *b, aws_toml *doc)
 {
     static const char *const K8S[] = {"settings", "kubernetes"};
@@ -339,6 +379,8 @@ static int bottlerocket_settings(const aws_bootstrap *b, aws_toml *doc)
         rc = aws_buf_failed(&list) ? NS_ERR_INTERNAL : aws_toml_set(tt, b->taints[i].key, aws_buf_str(&list));
         aws_buf_free(&list);
     }
+    if (rc == NS_OK && b->instance_store_raid0)
+        rc = mount_instance_storage(b, doc);
     return rc;
 }
 
@@ -352,8 +394,9 @@ static int build_bottlerocket(const aws_bootstrap *b, char **out, char *err, siz
         return NS_ERR_INVALID_CONFIG;
     }
     if (rc == NS_OK && (rc = bottlerocket_settings(b, doc)) == NS_ERR_INVALID_ARGUMENT) {
-        snprintf(err, errlen, "user data: Bottlerocket userData sets a settings.kubernetes key the provider needs as "
-                              "a table (or a table as a value)");
+        snprintf(err, errlen, "user data: Bottlerocket userData sets a key the provider needs as a table (under "
+                              "settings.kubernetes%s) to a value, or a table where it writes a value",
+                 b->instance_store_raid0 ? ", or settings.bootstrap-commands for instanceStorePolicy RAID0" : "");
         rc = NS_ERR_INVALID_CONFIG;
     }
     if (rc == NS_OK && !(*out = aws_toml_serialize(doc)))

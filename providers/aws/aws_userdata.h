@@ -35,11 +35,21 @@ typedef struct aws_bootstrap {
     const ns_taint *taints; /* taints and startup taints together */
     size_t n_taints;
     const char *custom; /* the node class's userData, may be NULL */
+    /* spec.instanceStorePolicy RAID0: AL2's bootstrap.sh gets --local-disks raid0, AL2023's NodeConfig
+     * instance.localStorage.strategy RAID0, Bottlerocket a bootstrap command that makes the array and binds the
+     * kubelet's and containerd's directories to it (Windows and Custom: nothing, as Karpenter) */
+    bool instance_store_raid0;
+    bool bottlerocket_default_bind; /* Bottlerocket >= 1.46 binds its default directories without --dirs */
 } aws_bootstrap;
 
 /* Builds the user data into *out (malloc'd, free with free()). NS_OK; NS_ERR_INVALID_CONFIG when the custom user data
  * cannot be merged (malformed MIME or TOML; the reason goes into err); NS_ERR_INTERNAL when memory runs out. */
 int aws_userdata_build(const aws_bootstrap *b, char **out, char *err, size_t errlen);
+
+/* Whether the Bottlerocket of an alias version ("latest", "v1.46.0") binds the ephemeral-storage directories by
+ * default (1.46.0 and later, "latest" taken as the newest, as Karpenter does); false when unknown (NULL: images
+ * selected by name, ID or tags), where naming the directories works on every version. */
+bool aws_bottlerocket_default_bind(const char *alias_version);
 
 /* MIME multipart pieces (aws_userdata_mime.c), shared by the AL2 and AL2023 builders. */
 #define AWS_MIME_MAX_PARTS 32

@@ -286,6 +286,58 @@ START_TEST(test_unused_templates_are_deleted)
 }
 END_TEST
 
+/* Ephemeral storage offered for two types, one with instance stores (m5d.large) and one without (m5.large). */
+typedef struct storage_pair {
+    int64_t m5d, m5;
+} storage_pair;
+
+static int note_storage(void *ctx, const ns_instance_type *t)
+{
+    storage_pair *p = ctx;
+    if (strcmp(t->name, "m5d.large") == 0)
+        p->m5d = t->capacity.ephemeral_storage_bytes;
+    else if (strcmp(t->name, "m5.large") == 0)
+        p->m5 = t->capacity.ephemeral_storage_bytes;
+    return 0;
+}
+
+/* instanceStorePolicy RAID0: the launch template's user data has nodeadm make one RAID0 array of the instance stores
+ * (AL2023's NodeConfig, as Karpenter writes it), and the instance stores' total (EC2's totalSizeInGB, 75 GB for
+ * m5d.large) is the ephemeral storage offered and launched, as Karpenter's ephemeralStorage counts it; a type without
+ * instance stores keeps the 20 GiB root volume, and a node class without the policy offers the root volume. */
+START_TEST(test_instance_store_raid0)
+{
+    const int64_t gib = 1024 * 1024 * 1024;
+    cJSON *spec_raid, *spec_plain;
+    ns_nodeclass raid = pf_nodeclass(&spec_raid, "EC2NodeClass", "raid",
+                                     "{" PF_SPEC_BASE ",\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],"
+                                     "\"role\":\"KarpenterNodeRole-demo\",\"instanceStorePolicy\":\"RAID0\"}");
+    ns_nodeclass plain = pf_nodeclass(&spec_plain, "EC2NodeClass", "plain", PF_SPEC_AL2023);
+    storage_pair offered = {0, 0};
+    ck_assert_int_eq(pf_provider->list_instance_types(pf_state, &raid, note_storage, &offered), NS_OK);
+    ck_assert_int_eq(offered.m5d, 75LL * 1000 * 1000 * 1000);
+    ck_assert_int_eq(offered.m5, 20 * gib);
+    storage_pair without = {0, 0};
+    ck_assert_int_eq(pf_provider->list_instance_types(pf_state, &plain, note_storage, &without), NS_OK);
+    ck_assert_int_eq(without.m5d, 20 * gib);
+
+    ns_launch_option options[] = {OPT("m5d.large", "us-east-1a", NS_CAPACITY_ON_DEMAND, 0.113)};
+    char token[64];
+    pf_token(token, sizeof(token), "raid");
+    ns_launch_request req = pf_request(&raid, options, 1, token);
+    ns_launch_result r = {.struct_size = sizeof(r)};
+    cJSON *templates;
+    const cJSON *data = launch_and_template(&raid, options, 1, &req, &r, &templates);
+    ck_assert_ptr_nonnull(strstr(param(data, "UserData"), "    name: 'demo'\n  instance:\n    localStorage:\n"
+                                                            "      strategy: RAID0\n"));
+    /* allocatable: 75 GB less 1 GiB kube-reserved and the 10 % eviction threshold */
+    ck_assert_int_eq(r.allocatable.ephemeral_storage_bytes, 75000000000LL - gib - 7500000000LL);
+    cJSON_Delete(templates);
+    cJSON_Delete(spec_raid);
+    cJSON_Delete(spec_plain);
+}
+END_TEST
+
 START_TEST(test_on_demand_lowest_price)
 {
     cJSON *spec;
@@ -601,6 +653,7 @@ int main(void)
     tcase_add_test(tc, test_on_demand_lowest_price);
     tcase_add_test(tc, test_deleted_template_is_created_again);
     tcase_add_test(tc, test_unused_templates_are_deleted);
+    tcase_add_test(tc, test_instance_store_raid0);
     tcase_add_loop_test(tc, test_family_templates, 0, (int)(sizeof(FAMILIES) / sizeof(FAMILIES[0])));
     tcase_add_test(tc, test_capacity_errors_mark_exactly_the_failed_offerings);
     tcase_add_test(tc, test_drift);

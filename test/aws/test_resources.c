@@ -178,6 +178,17 @@ START_TEST(test_settings)
     ck_assert_int_eq(cap.pods, 110);
     ck_assert_int_eq(kube.memory_bytes, (11 * 110 + 255) * MIB);
     ck_assert_int_eq(evict.ephemeral_storage_bytes, 10 * GIB);
+    /* instanceStorePolicy RAID0: the instance stores (decimal GB, as EC2 gives them) replace the root volume */
+    s.instance_store_raid0 = true;
+    aws_instance_resources(&t, &s, &cap, &kube, &sys, &evict);
+    ck_assert_int_eq(cap.ephemeral_storage_bytes, 100 * GIB); /* none on this type */
+    t.local_storage_gb = 75;
+    aws_instance_resources(&t, &s, &cap, &kube, &sys, &evict);
+    ck_assert_int_eq(cap.ephemeral_storage_bytes, 75000000000LL);
+    ck_assert_int_eq(evict.ephemeral_storage_bytes, 7500000000LL);
+    t.local_storage_gb = INT64_MAX / 10; /* not believed */
+    aws_instance_resources(&t, &s, &cap, &kube, &sys, &evict);
+    ck_assert_int_eq(cap.ephemeral_storage_bytes, 100 * GIB);
     t.max_enis = 0; /* no network data: the kubelet default */
     ck_assert_int_eq(aws_eni_limited_pods(&t), 110);
 }

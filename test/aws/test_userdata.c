@@ -68,6 +68,9 @@ static void load_case(const char *name, fixture_case *c)
     c->b.cluster_dns = str(c->doc, "cluster_dns");
     const cJSON *max_pods = cJSON_GetObjectItemCaseSensitive(c->doc, "max_pods");
     c->b.max_pods = cJSON_IsNumber(max_pods) ? (int64_t)max_pods->valuedouble : 0;
+    c->b.instance_store_raid0 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c->doc, "instance_store_raid0"));
+    c->b.bottlerocket_default_bind =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c->doc, "bottlerocket_default_bind"));
     const cJSON *item;
     cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(c->doc, "labels"))
         c->labels[c->b.n_labels++] = (ns_label){item->string, item->valuestring};
@@ -243,6 +246,80 @@ START_TEST(test_bottlerocket_settings_merged)
 }
 END_TEST
 
+/* instanceStorePolicy RAID0 as Karpenter's bootstrap writes it for each family. */
+START_TEST(test_instance_store_raid0)
+{
+    char *out = build_and_compare("al2-raid0");
+    aws_mime_parts p;
+    split(out, &p);
+    ck_assert_uint_eq(p.n, 1);
+    ck_assert_ptr_nonnull(strstr(p.items[0].body, "/etc/eks/bootstrap.sh 'demo'"));
+    ck_assert_ptr_nonnull(strstr(p.items[0].body, " \\\n--local-disks raid0"));
+    aws_mime_parts_free(&p);
+    free(out);
+
+    out = build_and_compare("al2023-raid0");
+    split(out, &p);
+    ck_assert_str_eq(p.items[0].content_type, "application/node.eks.aws");
+    /* nodeadm's NodeConfig: spec.instance.localStorage.strategy, between cluster and kubelet */
+    ck_assert_ptr_nonnull(strstr(p.items[0].body, "    name: 'demo'\n  instance:\n    localStorage:\n"
+                                                  "      strategy: RAID0\n  kubelet:\n"));
+    aws_mime_parts_free(&p);
+    free(out);
+
+    out = build_and_compare("bottlerocket-raid0");
+    aws_toml *doc = NULL;
+    ck_assert_msg(aws_toml_parse(out, &doc, err, sizeof(err)) == NS_OK, "%s", err);
+    const char *const mount[] = {"settings", "bootstrap-commands", "000-mount-instance-storage"},
+                      *const hello[] = {"settings", "bootstrap-commands", "111-say-hello"};
+    aws_toml *cmd = aws_toml_table(doc, mount, 3, false);
+    ck_assert_ptr_nonnull(cmd);
+    ck_assert_str_eq(aws_toml_get(cmd, "commands"),
+                     "[[\"apiclient\", \"ephemeral-storage\", \"init\"], [\"apiclient\", \"ephemeral-storage\", \"bind\", "
+                     "\"--dirs\", \"/var/lib/containerd\", \"/var/lib/kubelet\", \"/var/log/pods\"]]");
+    ck_assert_str_eq(aws_toml_get(cmd, "mode"), "\"always\"");
+    ck_assert_str_eq(aws_toml_get(cmd, "essential"), "true");
+    ck_assert_str_eq(aws_toml_get(aws_toml_table(doc, hello, 3, false), "commands"), "[[\"echo\", \"hello\"]]");
+    aws_toml_free(doc);
+    free(out);
+
+    fixture_case c0;
+    out = build_and_compare("bottlerocket-raid0-default-bind");
+    ck_assert_ptr_nonnull(strstr(out, "commands = [[\"apiclient\", \"ephemeral-storage\", \"init\"], "
+                                      "[\"apiclient\", \"ephemeral-storage\", \"bind\"]]\n"));
+    free(out);
+
+    /* which Bottlerocket binds by default: 1.46.0 and later, "latest" taken as the newest */
+    ck_assert(aws_bottlerocket_default_bind("latest"));
+    ck_assert(aws_bottlerocket_default_bind("v1.46.0"));
+    ck_assert(aws_bottlerocket_default_bind("v2.0.1"));
+    ck_assert(!aws_bottlerocket_default_bind("v1.45.9"));
+    ck_assert(!aws_bottlerocket_default_bind("v1.46"));
+    ck_assert(!aws_bottlerocket_default_bind(NULL));
+
+    /* a user's settings.bootstrap-commands that is not a table cannot take Karpenter's command: refused, naming it */
+    load_case("bottlerocket-raid0-default-bind", &c0);
+    c0.b.custom = "[settings]\nbootstrap-commands = 3\n";
+    char *refused = NULL;
+    ck_assert_int_eq(aws_userdata_build(&c0.b, &refused, err, sizeof(err)), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "settings.bootstrap-commands for instanceStorePolicy RAID0"));
+    ck_assert_ptr_null(refused);
+    free_case(&c0);
+
+    /* Windows and Custom: nothing, as Karpenter */
+    fixture_case c;
+    load_case("windows2022", &c);
+    char *plain = NULL, *raid0 = NULL;
+    ck_assert_int_eq(aws_userdata_build(&c.b, &plain, err, sizeof(err)), NS_OK);
+    c.b.instance_store_raid0 = true;
+    ck_assert_int_eq(aws_userdata_build(&c.b, &raid0, err, sizeof(err)), NS_OK);
+    ck_assert_str_eq(plain, raid0);
+    free(plain);
+    free(raid0);
+    free_case(&c);
+}
+END_TEST
+
 START_TEST(test_windows_powershell)
 {
     char *out = build_and_compare("windows2022");
@@ -358,6 +435,7 @@ int main(void)
     tcase_add_test(tc, test_al2_kubelet_settings);
     tcase_add_test(tc, test_al2023_nodeconfig_first);
     tcase_add_test(tc, test_bottlerocket_settings_merged);
+    tcase_add_test(tc, test_instance_store_raid0);
     tcase_add_test(tc, test_windows_powershell);
     tcase_add_test(tc, test_custom_verbatim);
     tcase_add_test(tc, test_refusals);
