@@ -72,6 +72,33 @@ class EmulatorWithBotocore(unittest.TestCase):
             ec2.terminate_instances(InstanceIds=["i-0000000000000dead"])
         self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidInstanceID.NotFound")
 
+    def test_launch_templates_listed_by_cluster_tag_and_deleted(self):
+        """What aws.so's sweep of unused launch templates calls: DescribeLaunchTemplates on the cluster's tag, page by
+        page, and DeleteLaunchTemplate by ID, whose NotFound code the sweep takes as already gone."""
+        ec2 = self.client("ec2")
+
+        def create(name, cluster):
+            tags = [{"ResourceType": "launch-template", "Tags": [{"Key": "karpenter.k8s.aws/cluster", "Value": cluster}]}]
+            return ec2.create_launch_template(LaunchTemplateName=name, TagSpecifications=tags,
+                                              LaunchTemplateData={"ImageId": "ami-0e000000000000a64"})["LaunchTemplate"]
+
+        ours = [create("nodesmith/sweep/a/1", "sweep"), create("nodesmith/sweep/a/2", "sweep")]
+        create("nodesmith/other/a/1", "other")
+
+        def listed():
+            pages = ec2.get_paginator("describe_launch_templates").paginate(
+                Filters=[{"Name": "tag:karpenter.k8s.aws/cluster", "Values": ["sweep"]}],
+                PaginationConfig={"PageSize": 1})
+            return sorted(t["LaunchTemplateId"] for p in pages for t in p["LaunchTemplates"])
+
+        self.assertEqual(listed(), sorted(t["LaunchTemplateId"] for t in ours))
+        gone = ec2.delete_launch_template(LaunchTemplateId=ours[0]["LaunchTemplateId"])["LaunchTemplate"]
+        self.assertEqual(gone["LaunchTemplateName"], "nodesmith/sweep/a/1")
+        self.assertEqual(listed(), [ours[1]["LaunchTemplateId"]])
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            ec2.delete_launch_template(LaunchTemplateId=ours[0]["LaunchTemplateId"])
+        self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidLaunchTemplateId.NotFound")
+
     def test_wrong_secret_is_signature_does_not_match(self):
         with self.assertRaises(botocore.exceptions.ClientError) as caught:
             self.client("ec2", secret="wrong").describe_availability_zones()
