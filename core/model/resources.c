@@ -8,6 +8,7 @@
 #include "errors/ns_error.h"
 #include "model/checked.h"
 #include "model/intern.h"
+#include "model/names.h"
 #include "model/quantity.h"
 
 static int64_t *standard(ns_res *r, const char *name)
@@ -35,9 +36,12 @@ static int append_ext(ns_res *r, const char *name, int64_t value)
 {
     if (!name[0])
         return NS_FAIL(NS_ERR_INVALID_CONFIG, "a resource name is empty");
-    if (strlen(name) > NS_RES_NAME_MAX)
-        return NS_FAIL(NS_ERR_INVALID_CONFIG, "resource name %.64s... is longer than %d characters", name,
-                       NS_RES_NAME_MAX);
+    /* Kubernetes' rule for resource names (a qualified name): a DNS-subdomain prefix of at most 253 characters and a
+     * name of at most 63, so at most NS_RES_NAME_MAX in all. The whole name goes into the message: it fits. */
+    const char *why;
+    if (!ns_label_key_is_valid(name, &why))
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "resource name \"%s\" (%zu characters) is not a valid resource name: %s",
+                       name, strlen(name), why);
     const char *interned = ns_intern(name);
     if (!interned)
         return NS_ERR_INTERNAL;

@@ -40,8 +40,9 @@ typedef struct ns_res {
 /* Parses `text` as a quantity for resource `name` and stores it (replacing a previous value). Extended resources
  * must be whole numbers, as Kubernetes requires. Returns 0 or NS_ERR_INVALID_CONFIG naming `field`. */
 int ns_res_set_text(ns_res *r, const char *name, const char *text, const char *field);
-/* Stores a value already in the resource's unit. NS_ERR_INVALID_CONFIG for an empty name or one longer than
- * NS_RES_NAME_MAX; NS_ERR_INTERNAL when out of memory. */
+/* Stores a value already in the resource's unit. NS_ERR_INVALID_CONFIG, quoting the name, for one that is not a
+ * Kubernetes qualified name (an optional DNS-subdomain prefix of at most 253 characters and '/', then a name of at
+ * most 63: model/names.h); NS_ERR_INTERNAL when out of memory. */
 int ns_res_set(ns_res *r, const char *name, int64_t value);
 /* The value for name; 0 when absent. */
 int64_t ns_res_get(const ns_res *r, const char *name);

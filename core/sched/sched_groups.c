@@ -122,6 +122,8 @@ int sched_groups_build(sched *s)
     for (size_t i = 0; rc == NS_OK && i < s->n_groups; i++) {
         sched_group *g = &s->groups[i];
         g->pod = s->cl->pods[g->pods[0]];
+        if ((rc = sched_vec_init(s, &g->req)) != NS_OK)
+            break;
         sched_vec_from(s, &g->pod->requests, &g->req);
         if (g->req.v[SCHED_PODS] < 1)
             g->req.v[SCHED_PODS] = 1;

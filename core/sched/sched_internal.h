@@ -17,17 +17,22 @@
 #include "sched/sched_domains.h"
 #include "sched/sched_skip.h"
 
-/* cpu, memory, ephemeral-storage, pods, then extended resources in order of first appearance. */
-#define SCHED_MAX_DIMS (4 + NS_MAX_EXTENDED_RESOURCES)
+/* cpu, memory, ephemeral-storage, pods, then extended resources in order of first appearance: as many as the round's
+ * pods, nodes, NodePool limits and instance types name (sched->n_dims), with no fixed limit. */
 enum { SCHED_CPU = 0, SCHED_MEM, SCHED_EPH, SCHED_PODS, SCHED_EXT0 };
 
 /* Zones x capacity types must fit in 64 bits of pair mask. */
 #define SCHED_N_CT 3
 #define SCHED_MAX_ZONES 21
 
+/* n_dims values. Storage comes from the round's arena (sched_vec_init), or for claims from sched->claim_used, so a
+ * vector is as long as the round needs and is never freed on its own. */
 typedef struct sched_vec {
-    int64_t v[SCHED_MAX_DIMS];
+    int64_t *v;
 } sched_vec;
+
+/* A block of the round's arena: vectors and per-dimension flags that live until ns_sched_run returns. */
+typedef struct sched_block sched_block;
 
 typedef struct sched_pool {
     const ns_nodepool *np;
@@ -46,7 +51,7 @@ typedef struct sched_pool {
     uint64_t *in_limits; /* types whose capacity fits the remaining limits */
     uint64_t pairs;      /* pairs the pool's requirements allow */
     bool has_limits;
-    bool limited[SCHED_MAX_DIMS];
+    bool *limited; /* per dimension (arena) */
     sched_vec remaining;
     ns_res ds_overhead;
     char *unusable; /* why the pool offers nothing at all, or NULL */
@@ -168,7 +173,11 @@ typedef struct sched {
     const ns_sched_input *in;
     const ns_cluster *cl;
     size_t n_dims;
-    const char *ext_names[SCHED_MAX_DIMS - SCHED_EXT0]; /* interned */
+    const char **ext_names; /* interned names of dimensions SCHED_EXT0.. (owned array) */
+    size_t cap_ext_names;
+    sched_block *arena;
+    sched_vec zero;              /* all zeros */
+    sched_vec kubelet_tmp[3];    /* sched_kubelet.c's scratch */
     const char *zones[SCHED_MAX_ZONES];
     size_t n_zones;
     sched_pool *pools;
@@ -184,6 +193,7 @@ typedef struct sched {
     size_t n_nodes;
     sched_claim *claims;
     size_t n_claims, cap_claims;
+    int64_t *claim_used; /* cap_claims x n_dims: claims[i].used.v is row i (re-pointed when it grows) */
     /* Max-tree over claims of (free cpu, free memory, free pods) on their roomiest type, for first-fit search. */
     int64_t *tree;
     size_t tree_leaves;
@@ -199,6 +209,12 @@ typedef struct sched {
 
 /* Resources. */
 int sched_dims_add(sched *s, const ns_res *r);
+/* Zeroed memory from the round's arena (8-byte aligned), or NULL when out of memory. */
+void *sched_arena_alloc(sched *s, size_t bytes);
+void sched_arena_free(sched *s);
+/* Once every dimension is known: v gets n_dims zeros from the arena. 0 or NS_ERR_INTERNAL. */
+int sched_vec_init(sched *s, sched_vec *v);
+/* Fills out (already initialised) from r; resources without a dimension are left out. */
 void sched_vec_from(const sched *s, const ns_res *r, sched_vec *out);
 int sched_vec_to(const sched *s, const sched_vec *v, ns_res *out); /* 0 or NS_ERR_INTERNAL */
 int sched_zone_index(const sched *s, const char *zone);

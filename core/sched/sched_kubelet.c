@@ -100,7 +100,8 @@ void sched_kubelet_resources(const sched *s, const ns_itype *t, const ns_kubelet
         evict.memory_bytes = mem;
     if (disk >= 0)
         evict.ephemeral_storage_bytes = disk;
-    sched_vec r1, r2, r3;
+    /* The round's scratch storage: copies of the handles, so s stays const. */
+    sched_vec r1 = s->kubelet_tmp[0], r2 = s->kubelet_tmp[1], r3 = s->kubelet_tmp[2];
     sched_vec_from(s, &kube, &r1);
     sched_vec_from(s, &sys, &r2);
     sched_vec_from(s, &evict, &r3);

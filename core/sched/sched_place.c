@@ -84,8 +84,7 @@ int64_t sched_try_node(sched *s, sched_group *g, size_t ni, int64_t want)
     int64_t limit = g->pod->n_host_ports ? 1 : want;
     if (!sched_topo_allow(s, g, (uint32_t)ni, &zones, &limit, NULL, 0))
         return 0;
-    sched_vec zero = {{0}};
-    int64_t k = sched_fit_count(s, &n->free, &zero, &g->req, limit);
+    int64_t k = sched_fit_count(s, &n->free, &s->zero, &g->req, limit);
     if (k <= 0)
         return 0;
     if (g->pod->n_host_ports && add_port_pod(&n->port_pods, &n->n_port_pods, g->pod) != NS_OK)
@@ -171,10 +170,15 @@ static int claims_reserve(sched *s)
         return sched_tree_grow(s, s->n_claims + 1);
     size_t nc = s->cap_claims ? s->cap_claims * 2 : 64;
     sched_claim *n = realloc(s->claims, nc * sizeof(*n));
-    if (!n)
+    if (n)
+        s->claims = n;
+    int64_t *used = n ? realloc(s->claim_used, nc * s->n_dims * sizeof(*used)) : NULL;
+    if (!used)
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu node claims", nc);
-    s->claims = n;
+    s->claim_used = used;
     s->cap_claims = nc;
+    for (size_t i = 0; i < s->n_claims; i++)
+        s->claims[i].used.v = used + i * s->n_dims;
     return sched_tree_grow(s, s->n_claims + 1);
 }
 
@@ -240,6 +244,8 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
             return -1;
         sched_claim *c = &s->claims[s->n_claims];
         memset(c, 0, sizeof(*c));
+        c->used.v = s->claim_used + s->n_claims * s->n_dims;
+        memset(c->used.v, 0, s->n_dims * sizeof(int64_t));
         c->pool = (uint32_t)pi;
         c->host = (uint32_t)(s->n_nodes + s->n_claims);
         c->pairs = p->pairs;
@@ -277,6 +283,7 @@ void sched_claims_free(sched *s)
     for (size_t i = 0; s->claims && i < s->n_claims; i++)
         claim_release(&s->claims[i]);
     free(s->claims);
+    free(s->claim_used);
     free(s->tree);
     for (size_t i = 0; s->nodes && i < s->n_nodes; i++)
         free(s->nodes[i].port_pods);

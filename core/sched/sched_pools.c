@@ -75,11 +75,14 @@ static int daemon_overhead(sched *s, sched_pool *p)
 }
 
 /* Capacity of the existing nodes of the pool, and the remaining limits. */
-static void pool_limits(sched *s, sched_pool *p)
+static int pool_limits(sched *s, sched_pool *p)
 {
     const ns_resource_limits *l = &p->np->limits;
-    sched_vec max;
-    sched_vec_from(s, &l->max, &max);
+    sched_vec cap;
+    p->limited = sched_arena_alloc(s, s->n_dims * sizeof(bool));
+    if (!p->limited || sched_vec_init(s, &p->remaining) != NS_OK || sched_vec_init(s, &cap) != NS_OK)
+        return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for its limits", p->np->meta.name);
+    sched_vec_from(s, &l->max, &p->remaining);
     p->limited[SCHED_CPU] = l->cpu;
     p->limited[SCHED_MEM] = l->memory;
     p->limited[SCHED_PODS] = l->pods;
@@ -90,17 +93,16 @@ static void pool_limits(sched *s, sched_pool *p)
                 p->limited[d] = true;
     for (size_t d = 0; d < s->n_dims; d++)
         p->has_limits = p->has_limits || p->limited[d];
-    p->remaining = max;
     for (size_t i = 0; i < s->cl->n_nodes; i++) {
         const ns_node *n = s->cl->nodes[i];
         const char *pool = ns_labels_get(&n->meta.labels, NS_LABEL_NODEPOOL);
         if (!pool || strcmp(pool, p->np->meta.name) != 0)
             continue;
-        sched_vec cap;
         sched_vec_from(s, &n->capacity, &cap);
         for (size_t d = 0; d < s->n_dims; d++)
             p->remaining.v[d] -= cap.v[d];
     }
+    return NS_OK;
 }
 
 void sched_pool_recompute_limits(sched *s, sched_pool *p)
@@ -145,6 +147,10 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
         return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for %zu instance types", p->np->meta.name, n);
     }
     sched_vec ds;
+    if (sched_vec_init(s, &ds) != NS_OK) {
+        free(ranks);
+        return ns_error_prefix("NodePool %s: ", p->np->meta.name);
+    }
     sched_vec_from(s, &p->ds_overhead, &ds);
     const ns_kubelet_config *kubelet = sched_kubelet_applies(s->cl, p->np) ? &p->np->kubelet : NULL;
     for (size_t i = 0; i < n; i++) {
@@ -160,6 +166,10 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
             int z = sched_zone_index(s, t->offerings[o].zone), c = sched_ct_index(t->offerings[o].capacity_type);
             p->offer_pair[i][o] = (int16_t)(t->offerings[o].available && z >= 0 && c >= 0 ? z * SCHED_N_CT + c : -1);
         }
+        if (sched_vec_init(s, &p->alloc[i]) != NS_OK || sched_vec_init(s, &p->capacity[i]) != NS_OK) {
+            free(ranks);
+            return ns_error_prefix("NodePool %s: ", p->np->meta.name);
+        }
         sched_kubelet_resources(s, ranks[i].type, kubelet, &p->alloc[i], &p->capacity[i]);
         for (size_t d = 0; d < s->n_dims; d++)
             p->alloc[i].v[d] -= ds.v[d];
@@ -171,7 +181,9 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
                  ns_requirements_format(&p->reqs, (char[400]){0}, 400));
         p->unusable = strdup(buf);
     }
-    pool_limits(s, p);
+    int rc = pool_limits(s, p);
+    if (rc != NS_OK)
+        return rc;
     sched_pool_recompute_limits(s, p);
     return sched_pool_index_build(s, p);
 }

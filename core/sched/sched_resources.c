@@ -1,4 +1,5 @@
-/* Resource vectors, and the zone and capacity-type indices behind the pair masks. */
+/* Resource vectors and the arena that holds them, and the zone and capacity-type indices behind the pair masks. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "errors/ns_error.h"
@@ -21,18 +22,67 @@ int sched_dims_add(sched *s, const ns_res *r)
     for (uint32_t i = 0; i < r->n_ext; i++) {
         if (ext_index(s, r->ext[i].name) >= 0)
             continue;
-        if (s->n_dims >= SCHED_MAX_DIMS)
-            return NS_FAIL(NS_ERR_INVALID_CONFIG, "scheduling: more than %d distinct extended resources (adding %s)",
-                           SCHED_MAX_DIMS - SCHED_EXT0, r->ext[i].name);
-        s->ext_names[s->n_dims - SCHED_EXT0] = r->ext[i].name;
+        size_t n = s->n_dims - SCHED_EXT0;
+        if (n == s->cap_ext_names) {
+            size_t cap = s->cap_ext_names ? 2 * s->cap_ext_names : 8;
+            const char **grown = realloc(s->ext_names, cap * sizeof(*grown));
+            if (!grown)
+                return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory adding extended resource %s",
+                               r->ext[i].name);
+            s->ext_names = grown;
+            s->cap_ext_names = cap;
+        }
+        s->ext_names[n] = r->ext[i].name;
         s->n_dims++;
     }
     return NS_OK;
 }
 
+/* Blocks of at least 64 KiB: a round's vectors are a few per pool, type, node and pod group. */
+struct sched_block {
+    sched_block *next;
+    size_t used, cap; /* in int64_t units */
+    int64_t data[];
+};
+
+#define SCHED_BLOCK_MIN 8192
+
+void *sched_arena_alloc(sched *s, size_t bytes)
+{
+    size_t words = (bytes + sizeof(int64_t) - 1) / sizeof(int64_t);
+    sched_block *b = s->arena;
+    if (!b || b->cap - b->used < words) {
+        size_t cap = words > SCHED_BLOCK_MIN ? words : SCHED_BLOCK_MIN;
+        if (!(b = calloc(1, sizeof(*b) + cap * sizeof(int64_t))))
+            return NULL;
+        b->cap = cap;
+        b->next = s->arena;
+        s->arena = b;
+    }
+    void *at = b->data + b->used;
+    b->used += words;
+    return at;
+}
+
+void sched_arena_free(sched *s)
+{
+    while (s->arena) {
+        sched_block *next = s->arena->next;
+        free(s->arena);
+        s->arena = next;
+    }
+}
+
+int sched_vec_init(sched *s, sched_vec *v)
+{
+    if (!(v->v = sched_arena_alloc(s, s->n_dims * sizeof(int64_t))))
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for a vector of %zu resources", s->n_dims);
+    return NS_OK;
+}
+
 void sched_vec_from(const sched *s, const ns_res *r, sched_vec *out)
 {
-    memset(out, 0, sizeof(*out));
+    memset(out->v, 0, s->n_dims * sizeof(int64_t));
     out->v[SCHED_CPU] = r->cpu_milli;
     out->v[SCHED_MEM] = r->memory_bytes;
     out->v[SCHED_EPH] = r->ephemeral_storage_bytes;

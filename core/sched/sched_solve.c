@@ -79,6 +79,8 @@ static int nodes_build(sched *s, name_index **by_name)
         for (size_t p = 0; pool && p < cl->n_nodepools; p++)
             if (strcmp(cl->nodepools[p]->meta.name, pool) == 0)
                 sn->pool = (long)p;
+        if (sched_vec_init(s, &sn->free) != NS_OK)
+            return NS_ERR_INTERNAL;
         sched_vec_from(s, &n->allocatable, &sn->free);
         (*by_name)[i] = (name_index){n->meta.name ? n->meta.name : "", i};
     }
@@ -101,7 +103,8 @@ static long bound_node(const sched *s, const name_index *by_name, const ns_pod *
 static int account_bound(sched *s, const name_index *by_name)
 {
     const ns_cluster *cl = s->cl;
-    int rc = NS_OK;
+    sched_vec req;
+    int rc = sched_vec_init(s, &req);
     for (size_t i = 0; rc == NS_OK && i < cl->n_pods; i++) {
         long n = bound_node(s, by_name, cl->pods[i]);
         if (n >= 0)
@@ -117,7 +120,6 @@ static int account_bound(sched *s, const name_index *by_name)
         if (n < 0)
             continue;
         sched_node *sn = &s->nodes[n];
-        sched_vec req;
         sched_vec_from(s, &pod->requests, &req);
         for (size_t d = 0; d < s->n_dims; d++)
             sn->free.v[d] -= req.v[d];
@@ -255,6 +257,17 @@ static void sched_free(sched *s)
     sched_topos_free(s);
     sched_pools_free(s);
     free(s->placement);
+    free(s->ext_names);
+    sched_arena_free(s);
+}
+
+/* The vectors every part of the round shares, once collect_dims has fixed the dimensions. */
+static int shared_vectors(sched *s)
+{
+    int rc = sched_vec_init(s, &s->zero);
+    for (size_t i = 0; rc == NS_OK && i < sizeof(s->kubelet_tmp) / sizeof(s->kubelet_tmp[0]); i++)
+        rc = sched_vec_init(s, &s->kubelet_tmp[i]);
+    return rc;
 }
 
 int ns_sched_run(const ns_sched_input *in, ns_sched_result *out)
@@ -274,6 +287,8 @@ int ns_sched_run(const ns_sched_input *in, ns_sched_result *out)
         s.placement[i] = NS_SCHED_NOT_PENDING;
     if (rc == NS_OK)
         rc = collect_dims(&s);
+    if (rc == NS_OK)
+        rc = shared_vectors(&s);
     if (rc == NS_OK)
         rc = sched_pools_build(&s);
     if (rc == NS_OK)
