@@ -307,11 +307,20 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
     if (rc != NS_OK)
         return rc;
     aws_catalog *c = NULL;
-    if ((rc = aws_catalog_acquire(s, &c)) != NS_OK)
+    aws_reservation_set reserved;
+    if ((rc = aws_reservations_resolve(s, &view.spec, &reserved)) != NS_OK)
         return rc;
+    if ((rc = aws_catalog_acquire(s, &c)) != NS_OK) {
+        aws_reservation_set_free(&reserved);
+        return rc;
+    }
+    size_t max_offerings = 2 * AWS_MAX_ZONES + reserved.n;
+    ns_offering *offerings = malloc(max_offerings * sizeof(*offerings));
+    if (!offerings)
+        rc = NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory listing instance types for %s %s",
+                      view.spec.kind, view.spec.name);
     aws_resource_settings settings = s->resources;
     settings.instance_store_raid0 = aws_spec_instance_store_raid0(&view.spec);
-    ns_offering offerings[2 * AWS_MAX_ZONES];
     for (size_t i = 0; i < c->n_entries && rc == NS_OK; i++) {
         const aws_catalog_entry *e = &c->entries[i];
         if (!aws_nodeclass_runs(&view.spec, e->type))
@@ -327,6 +336,7 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_ON_DEMAND, e->on_demand,
                                                true, NULL, NULL, 0};
         }
+        n += aws_reservation_offerings(&reserved, c, e, &view, offerings + n, max_offerings - n);
         if (n == 0)
             continue;
         aws_labels labels;
@@ -348,6 +358,8 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
                                &t.eviction_threshold);
         rc = cb(cb_ctx, &t);
     }
+    free(offerings);
+    aws_reservation_set_free(&reserved);
     aws_catalog_release(s, c);
     return rc;
 }

@@ -220,6 +220,26 @@ DEFINE_PAGE_PARSER(aws_ec2_parse_images, aws_ec2_image_page, aws_ec2_image, "Des
                    fill_image)
 DEFINE_PAGE_FREE(aws_ec2_image_page_free, aws_ec2_image_page)
 
+static void fill_capacity_reservation(const aws_xml_node *it, void *dst)
+{
+    aws_ec2_capacity_reservation *r = dst;
+    r->id = aws_xml_text(it, "capacityReservationId");
+    r->owner_id = aws_xml_text(it, "ownerId");
+    r->instance_type = aws_xml_text(it, "instanceType");
+    r->zone = aws_xml_text(it, "availabilityZone");
+    r->state = aws_xml_text(it, "state");
+    r->match_criteria = aws_xml_text(it, "instanceMatchCriteria");
+    r->reservation_type = aws_xml_text(it, "reservationType");
+    r->total = aws_parse_i64(aws_xml_text(it, "totalInstanceCount"), -1);
+    r->available = aws_parse_i64(aws_xml_text(it, "availableInstanceCount"), -1);
+    r->end_ms = time_ms(it, "endDate");
+    r->interruptible = aws_parse_bool(aws_xml_text(it, "interruptible"), false);
+}
+DEFINE_PAGE_PARSER(aws_ec2_parse_capacity_reservations, aws_ec2_capacity_reservation_page,
+                   aws_ec2_capacity_reservation, "DescribeCapacityReservationsResponse", "capacityReservationSet",
+                   fill_capacity_reservation)
+DEFINE_PAGE_FREE(aws_ec2_capacity_reservation_page_free, aws_ec2_capacity_reservation_page)
+
 static void fill_launch_template(const aws_xml_node *it, void *dst)
 {
     aws_ec2_launch_template *t = dst;

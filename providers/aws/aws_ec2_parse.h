@@ -117,6 +117,19 @@ typedef AWS_EC2_PAGE(aws_ec2_image) aws_ec2_image_page;
 int aws_ec2_parse_images(const char *xml, size_t len, aws_ec2_image_page *out, char *err, size_t errlen);
 void aws_ec2_image_page_free(aws_ec2_image_page *page);
 
+/* DescribeCapacityReservations */
+typedef struct aws_ec2_capacity_reservation {
+    const char *id, *owner_id, *instance_type, *zone, *state, *match_criteria;
+    const char *reservation_type; /* "default" or "capacity-block"; NULL from an answer without it */
+    int64_t total, available;     /* instance counts; -1 when absent */
+    int64_t end_ms;               /* 0 when the reservation has no end date */
+    bool interruptible;
+} aws_ec2_capacity_reservation;
+typedef AWS_EC2_PAGE(aws_ec2_capacity_reservation) aws_ec2_capacity_reservation_page;
+int aws_ec2_parse_capacity_reservations(const char *xml, size_t len, aws_ec2_capacity_reservation_page *out,
+                                        char *err, size_t errlen);
+void aws_ec2_capacity_reservation_page_free(aws_ec2_capacity_reservation_page *page);
+
 /* DescribeLaunchTemplates; CreateLaunchTemplate returns one of these as a page of one. */
 typedef struct aws_ec2_launch_template {
     const char *id, *name;

@@ -75,6 +75,7 @@ static const code_entry CODES[] = {
     {"InvalidAMIID.NotFound", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"InvalidSubnetID.NotFound", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"InvalidGroup.NotFound", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
+    {"InvalidCapacityReservationId.NotFound", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"ParameterNotFound", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"QueueDoesNotExist", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},
     {"AWS.SimpleQueueService.NonExistentQueue", NS_ERR_NOT_FOUND, AWS_RETRY_NO, false},

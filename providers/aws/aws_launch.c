@@ -1,10 +1,16 @@
 /* launch: the node class resolved, the family's user data built, one launch template per image (aws_template.c),
  * then CreateFleet type instant with one override per acceptable instance type x subnet of one capacity type:
- * spot (price-capacity-optimized) when the request allows spot, else on-demand (lowest-price). EC2's ClientToken
- * carries the request's idempotency key. Offerings EC2 refuses for capacity are reported to the core
- * (host->error_unavailable_offering), also when another offering launched: the core's unavailable-offerings cache
- * keeps them, as Karpenter's does, and aws.so keeps none of its own. When no spot offering had capacity and the
- * request also allows on-demand, the same call tries on-demand (with a client token derived from the request's). */
+ * reserved first when the request allows it (Karpenter's order), then spot (price-capacity-optimized) when the
+ * request allows spot, else on-demand (lowest-price). EC2's ClientToken carries the request's idempotency key.
+ * Offerings EC2 refuses for capacity are reported to the core (host->error_unavailable_offering), also when another
+ * offering launched: the core's unavailable-offerings cache keeps them, as Karpenter's does, and aws.so keeps none of
+ * its own. When no reserved or spot offering had capacity and the request also allows a later capacity type, the
+ * same call tries it (with a client token derived from the request's).
+ *
+ * A reserved launch goes into the node class's capacity reservations (aws_reservations.h): one launch template per
+ * image and reservation, targeting it (capacity-reservations-only), with the reservation's labels in the node's
+ * bootstrap; every reservation of the offering's type and zone is an override, so a retried launch sends the same
+ * request whatever their counts have become, and EC2 skips a full one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +22,7 @@
 #include "aws_userdata.h"
 
 #define MAX_OVERRIDES 60 /* CreateFleet accepts up to 300 overrides; Karpenter sends at most 60 */
+#define MAX_GROUPS MAX_OVERRIDES /* launch templates of one CreateFleet: one per image, and reservation when reserved */
 #define MAX_FAILED (2 * MAX_OVERRIDES)
 #define MAX_TAINTS 64
 
@@ -24,6 +31,7 @@ typedef struct override {
     const aws_catalog_entry *entry;
     const char *subnet_id;
     const aws_image *image;
+    const aws_reservation *reservation; /* reserved launches: the reservation this override goes into */
 } override;
 
 typedef struct failed_offering {
@@ -38,6 +46,7 @@ typedef struct launch_call {
     const aws_nodeclass_view *v;
     const aws_catalog *c;
     const char *user_data;
+    aws_reservation_set reserved; /* the node class's reservations, resolved when the request allows reserved */
     failed_offering failed[MAX_FAILED]; /* offerings that could not be filled, named in the capacity error */
     size_t n_failed;
     char why[200]; /* the last capacity answer, for the message */
@@ -121,18 +130,49 @@ static int fill_result(launch_call *lc, const aws_ec2_fleet_instance *fi, const 
     return NS_OK;
 }
 
-/* The overrides of one capacity type, grouped by image (one launch template each): templates[k] serves images[k]. */
+/* The overrides of one capacity type, grouped by image and reservation (one launch template each): templates[k]
+ * serves images[k] and reservations[k] (NULL unless reserved) with user_data[k] (NULL: the launch's own). */
 typedef struct fleet_plan {
     override ov[MAX_OVERRIDES];
     size_t n;
-    const aws_image *images[AWS_MAX_IMAGES];
-    char templates[AWS_MAX_IMAGES][64];
-    size_t n_images;
+    const aws_image *images[MAX_GROUPS];
+    const aws_reservation *reservations[MAX_GROUPS];
+    char *user_data[MAX_GROUPS];
+    char templates[MAX_GROUPS][64];
+    size_t n_groups;
 } fleet_plan;
+
+static void plan_free(fleet_plan *p)
+{
+    for (size_t k = 0; k < p->n_groups; k++)
+        free(p->user_data[k]);
+}
+
+static void plan_add(fleet_plan *p, override ov)
+{
+    p->ov[p->n++] = ov;
+    size_t k = 0;
+    while (k < p->n_groups && (p->images[k] != ov.image || p->reservations[k] != ov.reservation))
+        k++;
+    if (k == p->n_groups) {
+        p->images[k] = ov.image;
+        p->reservations[k] = ov.reservation;
+        p->user_data[k] = NULL;
+        p->n_groups++;
+    }
+}
+
+/* Karpenter launches into default, uninterruptible reservations as on-demand instances; capacity blocks and
+ * interruptible reservations need their own market options, which aws.so does not send. */
+static bool launchable(const aws_reservation *r)
+{
+    return strcmp(r->reservation_type, "default") == 0 && !r->interruptible;
+}
 
 static void plan_overrides(launch_call *lc, const char *capacity_type, fleet_plan *p)
 {
-    p->n = p->n_images = 0;
+    bool reserved = strcmp(capacity_type, NS_CAPACITY_RESERVED) == 0;
+    p->n = p->n_groups = 0;
     for (size_t i = 0; i < lc->req->n_options && p->n < MAX_OVERRIDES; i++) {
         const ns_launch_option *o = NS_AT(lc->req->options, i);
         if (strcmp(o->capacity_type, capacity_type) != 0)
@@ -147,12 +187,19 @@ static void plan_overrides(launch_call *lc, const char *capacity_type, fleet_pla
             add_failed(lc, o->instance_type, o->zone, capacity_type, false);
             continue;
         }
-        p->ov[p->n++] = (override){o, e, sn->subnet_id, image};
-        size_t k = 0;
-        while (k < p->n_images && p->images[k] != image)
-            k++;
-        if (k == p->n_images)
-            p->images[p->n_images++] = image;
+        if (!reserved) {
+            plan_add(p, (override){o, e, sn->subnet_id, image, NULL});
+            continue;
+        }
+        size_t before = p->n;
+        for (size_t r = 0; r < lc->reserved.n && p->n < MAX_OVERRIDES; r++) {
+            const aws_reservation *res = &lc->reserved.items[r];
+            if (strcmp(res->instance_type, o->instance_type) == 0 && strcmp(res->zone, o->zone) == 0 &&
+                launchable(res))
+                plan_add(p, (override){o, e, sn->subnet_id, image, res});
+        }
+        if (p->n == before) /* no selected reservation of this type in this zone (any more) */
+            add_failed(lc, o->instance_type, o->zone, capacity_type, true);
     }
 }
 
@@ -164,18 +211,20 @@ static int fleet_request(launch_call *lc, const fleet_plan *p, const char *capac
     aws_query_add(&q, "Type", "instant");
     aws_query_add(&q, "ClientToken", token);
     aws_query_add(&q, "TargetCapacitySpecification.TotalTargetCapacity", "1");
-    aws_query_add(&q, "TargetCapacitySpecification.DefaultTargetCapacityType", capacity_type);
-    if (strcmp(capacity_type, NS_CAPACITY_SPOT) == 0)
+    /* a reservation's instances are on-demand instances its launch template targets */
+    bool spot = strcmp(capacity_type, NS_CAPACITY_SPOT) == 0;
+    aws_query_add(&q, "TargetCapacitySpecification.DefaultTargetCapacityType", spot ? "spot" : "on-demand");
+    if (spot)
         aws_query_add(&q, "SpotOptions.AllocationStrategy", "price-capacity-optimized");
     else
         aws_query_add(&q, "OnDemandOptions.AllocationStrategy", "lowest-price");
-    for (size_t k = 0; k < p->n_images; k++) {
+    for (size_t k = 0; k < p->n_groups; k++) {
         aws_query_addf(&q, p->templates[k], "LaunchTemplateConfigs.%zu.LaunchTemplateSpecification.LaunchTemplateId",
                        k + 1);
         aws_query_addf(&q, "$Latest", "LaunchTemplateConfigs.%zu.LaunchTemplateSpecification.Version", k + 1);
         size_t m = 0;
         for (size_t i = 0; i < p->n; i++) {
-            if (p->ov[i].image != p->images[k])
+            if (p->ov[i].image != p->images[k] || p->ov[i].reservation != p->reservations[k])
                 continue;
             m++;
             aws_query_addf(&q, p->ov[i].option->instance_type, "LaunchTemplateConfigs.%zu.Overrides.%zu.InstanceType",
@@ -195,6 +244,17 @@ static int fleet_request(launch_call *lc, const fleet_plan *p, const char *capac
     return rc;
 }
 
+static int build_user_data(aws_state *s, const ns_launch_request *req, const aws_nodeclass_spec *spec,
+                           const ns_label *extra, size_t n_extra, char **out);
+
+/* The user data of a reserved launch: the launch's labels and the reservation's (Karpenter's NodeClaim of a reserved
+ * offering carries them, and the kubelet registers the node with them). *out is malloc'd. */
+static int reserved_user_data(launch_call *lc, const aws_reservation *r, char **out)
+{
+    ns_label extra[] = {{AWS_LABEL_RESERVATION_ID, r->id}, {AWS_LABEL_RESERVATION_TYPE, r->reservation_type}};
+    return build_user_data(lc->s, lc->req, &lc->v->spec, extra, 2, out);
+}
+
 /* One CreateFleet over the request's options of capacity_type. NS_OK with *result; NS_ERR_INSUFFICIENT_CAPACITY
  * (nothing reported yet: the failed offerings are recorded in lc); or another error, reported. */
 static int fleet_attempt(launch_call *lc, const char *capacity_type, const char *token, ns_launch_result *result)
@@ -203,16 +263,24 @@ static int fleet_attempt(launch_call *lc, const char *capacity_type, const char 
     fleet_plan p;
     plan_overrides(lc, capacity_type, &p);
     if (p.n == 0) {
-        snprintf(lc->why, sizeof(lc->why), "every %s offering is unknown, outside the node class's subnets or without "
-                 "an image for its architecture", capacity_type);
+        snprintf(lc->why, sizeof(lc->why), "every %s offering is unknown, outside the node class's subnets, without "
+                 "an image for its architecture%s", capacity_type,
+                 strcmp(capacity_type, NS_CAPACITY_RESERVED) == 0 ? " or without a selected capacity reservation" : "");
         return NS_ERR_INSUFFICIENT_CAPACITY;
     }
     int rc = NS_OK;
-    for (size_t k = 0; k < p.n_images && rc == NS_OK; k++)
-        rc = aws_template_ensure(s, lc->v, p.images[k], lc->user_data, p.templates[k], sizeof(p.templates[k]));
+    for (size_t k = 0; k < p.n_groups && rc == NS_OK; k++) {
+        if (p.reservations[k])
+            rc = reserved_user_data(lc, p.reservations[k], &p.user_data[k]);
+        if (rc == NS_OK)
+            rc = aws_template_ensure(s, lc->v, p.images[k], p.user_data[k] ? p.user_data[k] : lc->user_data,
+                                     p.reservations[k] ? p.reservations[k]->id : NULL, p.templates[k],
+                                     sizeof(p.templates[k]));
+    }
     ns_http_response *resp = NULL;
     if (rc == NS_OK)
         rc = fleet_request(lc, &p, capacity_type, token, &resp);
+    plan_free(&p);
     if (rc != NS_OK)
         return rc;
     aws_ec2_fleet_result f;
@@ -223,7 +291,9 @@ static int fleet_attempt(launch_call *lc, const char *capacity_type, const char 
         aws_ec2_fleet_result_free(&f);
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 CreateFleet: unexpected answer: %s", err);
     }
-    /* Remember exactly the offerings EC2 could not fill, launched or not. */
+    /* Remember exactly the offerings EC2 could not fill, launched or not; a reserved offering only when none of its
+     * reservations launched (EC2 names each full one, and another of the same type and zone may have taken it). */
+    bool reserved = strcmp(capacity_type, NS_CAPACITY_RESERVED) == 0;
     const char *other = NULL, *other_message = NULL;
     for (size_t i = 0; i < f.n_errors; i++) {
         const aws_ec2_fleet_error *fe = &f.errors[i];
@@ -233,7 +303,8 @@ static int fleet_attempt(launch_call *lc, const char *capacity_type, const char 
             if (strcmp(p.ov[k].option->instance_type, fe->instance_type) == 0 && strcmp(p.ov[k].option->zone, zone) == 0)
                 o = &p.ov[k];
         if (aws_fleet_error_unfulfillable(fe->code) && o) {
-            add_failed(lc, o->option->instance_type, o->option->zone, capacity_type, true);
+            if (!reserved || f.n_instances == 0)
+                add_failed(lc, o->option->instance_type, o->option->zone, capacity_type, true);
             snprintf(lc->why, sizeof(lc->why), "EC2 answered %s", fe->code);
         } else if (!other) {
             other = fe->code;
@@ -282,14 +353,27 @@ static bool wants(const ns_launch_request *req, const char *capacity_type, bool 
     return false;
 }
 
-/* The user data of this launch: the family's bootstrap with the request's labels and taints, and the node class's
- * own userData. *out is malloc'd (NULL for none). */
-static int build_user_data(aws_state *s, const ns_launch_request *req, const aws_nodeclass_spec *spec, char **out)
+/* The user data of this launch: the family's bootstrap with the request's labels (and `extra`) and taints, and the
+ * node class's own userData. *out is malloc'd (NULL for none). */
+static int build_user_data(aws_state *s, const ns_launch_request *req, const aws_nodeclass_spec *spec,
+                           const ns_label *extra, size_t n_extra, char **out)
 {
     *out = NULL;
+    ns_label *labels = NULL;
+    if (n_extra) {
+        labels = malloc((req->n_labels + n_extra) * sizeof(*labels));
+        if (!labels)
+            return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory building the user data of nodeclaim %s",
+                            req->nodeclaim_name ? req->nodeclaim_name : "(unnamed)");
+        for (size_t i = 0; i < req->n_labels; i++)
+            labels[i] = req->labels[i];
+        for (size_t i = 0; i < n_extra; i++)
+            labels[req->n_labels + i] = extra[i];
+    }
     aws_bootstrap b = {.family = spec->family, .cluster_name = s->cluster, .cluster_dns = spec->cluster_dns,
-                       .max_pods = spec->max_pods, .labels = req->labels, .n_labels = req->n_labels,
-                       .custom = spec->user_data, .instance_store_raid0 = aws_spec_instance_store_raid0(spec),
+                       .max_pods = spec->max_pods, .labels = labels ? labels : req->labels,
+                       .n_labels = req->n_labels + n_extra, .custom = spec->user_data,
+                       .instance_store_raid0 = aws_spec_instance_store_raid0(spec),
                        .bottlerocket_default_bind = aws_bottlerocket_default_bind(spec->alias_version)};
     ns_taint taints[MAX_TAINTS];
     for (size_t i = 0; i < req->n_taints && b.n_taints < MAX_TAINTS; i++)
@@ -297,28 +381,58 @@ static int build_user_data(aws_state *s, const ns_launch_request *req, const aws
     for (size_t i = 0; i < req->n_startup_taints && b.n_taints < MAX_TAINTS; i++)
         taints[b.n_taints++] = req->startup_taints[i];
     b.taints = taints;
-    if (spec->family != AWS_FAMILY_CUSTOM) {
-        int rc = aws_cluster_info(s, &b.endpoint, &b.ca_bundle, &b.cluster_cidr);
-        if (rc != NS_OK)
-            return rc;
+    int rc = spec->family != AWS_FAMILY_CUSTOM ? aws_cluster_info(s, &b.endpoint, &b.ca_bundle, &b.cluster_cidr)
+                                               : NS_OK;
+    if (rc != NS_OK) {
+        free(labels);
+        return rc;
     }
     char err[512];
-    int rc = aws_userdata_build(&b, out, err, sizeof(err));
+    rc = aws_userdata_build(&b, out, err, sizeof(err));
+    free(labels);
     return rc == NS_OK ? NS_OK
                        : NS_ERROR(s->host, s->ctx, rc, "%s %s: spec.userData: %s", spec->kind, spec->name, err);
 }
 
-/* The client token of the on-demand attempt that follows a spot attempt without capacity: derived from the
- * request's, so a retried launch finds the same on-demand instance. EC2 takes at most 64 characters. */
-static void on_demand_token(const char *token, char *out, size_t len)
+/* The client token of the reserved attempt ("-cr"), and of the on-demand attempt that follows a spot attempt without
+ * capacity ("-od"): derived from the request's, so a retried launch finds the same instance. EC2 takes at most 64
+ * characters. */
+static void derived_token(const char *token, const char *suffix, char *out, size_t len)
 {
-    if (strlen(token) + 3 <= 64) {
-        snprintf(out, len, "%s-od", token);
+    size_t n = strlen(token), m = strlen(suffix);
+    if (n + m <= 64 && n + m < len) {
+        memcpy(out, token, n);
+        memcpy(out + n, suffix, m + 1);
         return;
     }
     char hash[65];
     aws_sigv4_sha256_hex(token, strlen(token), hash);
-    snprintf(out, len, "%.40s-od", hash);
+    snprintf(out, len, "%.40s%s", hash, suffix);
+}
+
+/* The attempts of one launch, in Karpenter's order of capacity types: reserved, spot, on-demand. */
+static int launch_attempts(launch_call *lc, ns_launch_result *result)
+{
+    const ns_launch_request *req = lc->req;
+    bool reserved = wants(req, NS_CAPACITY_RESERVED, false, lc->c), spot = wants(req, NS_CAPACITY_SPOT, false, lc->c);
+    bool on_demand = wants(req, NS_CAPACITY_ON_DEMAND, false, lc->c);
+    char token[72];
+    int rc = NS_ERR_INSUFFICIENT_CAPACITY;
+    snprintf(lc->why, sizeof(lc->why), "no option is of a capacity type aws.so launches (reserved, spot, on-demand)");
+    if (reserved) {
+        rc = aws_reservations_resolve(lc->s, &lc->v->spec, &lc->reserved);
+        derived_token(req->client_token, "-cr", token, sizeof(token));
+        if (rc == NS_OK)
+            rc = fleet_attempt(lc, NS_CAPACITY_RESERVED, token, result);
+    }
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY && spot)
+        rc = fleet_attempt(lc, NS_CAPACITY_SPOT, req->client_token, result);
+    if (rc == NS_ERR_INSUFFICIENT_CAPACITY && on_demand) {
+        if (spot)
+            derived_token(req->client_token, "-od", token, sizeof(token));
+        rc = fleet_attempt(lc, NS_CAPACITY_ON_DEMAND, spot ? token : req->client_token, result);
+    }
+    return rc == NS_ERR_INSUFFICIENT_CAPACITY ? report_no_capacity(lc) : rc;
 }
 
 int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *result)
@@ -341,18 +455,10 @@ int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
     if (rc == NS_OK)
         rc = aws_nodeclass_resolve(s, req->nodeclass, wants(req, NULL, true, c), v);
     if (rc == NS_OK)
-        rc = build_user_data(s, req, &v->spec, &user_data);
+        rc = build_user_data(s, req, &v->spec, NULL, 0, &user_data);
     if (rc == NS_OK) {
         *lc = (launch_call){.s = s, .req = req, .v = v, .c = c, .user_data = user_data};
-        bool spot = wants(req, NS_CAPACITY_SPOT, false, c);
-        rc = fleet_attempt(lc, spot ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND, req->client_token, result);
-        if (rc == NS_ERR_INSUFFICIENT_CAPACITY && spot && wants(req, NS_CAPACITY_ON_DEMAND, false, c)) {
-            char token[72];
-            on_demand_token(req->client_token, token, sizeof(token));
-            rc = fleet_attempt(lc, NS_CAPACITY_ON_DEMAND, token, result);
-        }
-        if (rc == NS_ERR_INSUFFICIENT_CAPACITY)
-            rc = report_no_capacity(lc);
+        rc = launch_attempts(lc, result);
     }
     /* A launch that got an instance still names the offerings EC2 refused for capacity on the way, for the core's
      * unavailable-offerings cache. */
@@ -368,6 +474,8 @@ int aws_launch(void *state, const ns_launch_request *req, ns_launch_result *resu
         s->host->log(s->ctx, NS_LOG_INFO, "aws instance launched", fields, 4);
     }
     free(user_data);
+    if (lc)
+        aws_reservation_set_free(&lc->reserved);
     free(lc);
     free(v);
     aws_catalog_release(s, c);

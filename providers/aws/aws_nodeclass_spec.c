@@ -461,9 +461,9 @@ static int parse_ec2nodeclass(const ns_host *h, const ns_json *spec, bool v1, aw
         (rc = parse_kubelet(h, s, h->json_get(spec, "kubelet"), err, errlen)) ||
         (rc = aws_spec_parse_common(h, spec, s, err, errlen)))
         return rc;
-    const ns_json *reservations = h->json_get(spec, "capacityReservationSelectorTerms");
-    if (reservations && h->json_type(reservations) != NS_JSON_ARRAY)
-        return aws_spec_fail(s, err, errlen, "spec.capacityReservationSelectorTerms must be a list");
+    if ((rc = aws_spec_parse_reservations(h, h->json_get(spec, "capacityReservationSelectorTerms"), s, err,
+                                          errlen)) != NS_OK)
+        return rc;
     bool alias = false;
     for (size_t i = 0; i < s->n_amis; i++)
         alias |= s->amis[i].alias != NULL;

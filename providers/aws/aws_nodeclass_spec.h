@@ -47,6 +47,14 @@ typedef struct aws_selector_term {
     size_t n_tags;
 } aws_selector_term;
 
+/* One capacityReservationSelectorTerms entry (EC2NodeClass v1): `id` alone, or any of tags / ownerID /
+ * instanceMatchCriteria, all of which must match. */
+typedef struct aws_reservation_term {
+    const char *id, *owner_id, *match_criteria;
+    aws_spec_tag tags[AWS_SPEC_MAX_TAGS];
+    size_t n_tags;
+} aws_reservation_term;
+
 typedef struct aws_block_device {
     const char *device_name;
     int64_t volume_size_gib; /* 0 = unset */
@@ -67,6 +75,8 @@ typedef struct aws_nodeclass_spec {
     size_t n_security_groups;
     aws_selector_term amis[AWS_SPEC_MAX_TERMS]; /* empty with alias_version set */
     size_t n_amis;
+    aws_reservation_term reservations[AWS_SPEC_MAX_TERMS]; /* capacityReservationSelectorTerms; empty = none */
+    size_t n_reservations;
     const char *role, *instance_profile, *user_data;
     /* metadataOptions, with Karpenter's defaults filled in */
     const char *http_endpoint, *http_protocol_ipv6, *http_tokens;
@@ -96,6 +106,11 @@ bool aws_spec_instance_store_raid0(const aws_nodeclass_spec *s);
 /* The AWSNodeTemplate half (aws_nodeclass_legacy.c), called by aws_nodeclass_spec_parse with out->kind/name set. */
 int aws_nodeclass_legacy_parse(const ns_host *host, const ns_json *spec, aws_nodeclass_spec *out, char *err,
                                size_t errlen);
+
+/* spec.capacityReservationSelectorTerms (aws_nodeclass_reservations.c), checked as Karpenter's CRD does; `terms`
+ * may be NULL (none). */
+int aws_spec_parse_reservations(const ns_host *host, const ns_json *terms, aws_nodeclass_spec *out, char *err,
+                                size_t errlen);
 
 /* Shared checks used by both halves (aws_nodeclass_spec.c). Each returns NS_OK or NS_ERR_INVALID_CONFIG with err
  * filled as "KIND NAME: spec.FIELD...: why". */

@@ -4,6 +4,7 @@
  *   aws_catalog.c     list_instance_types (DescribeInstanceTypes/Offerings, spot prices, cached)
  *   aws_pricing.c     on-demand prices (the Pricing API, cached; the built-in fallback)
  *   aws_nodeclass.c   node class selectors: subnets, security groups, AMIs (SSM aliases, DescribeImages)
+ *   aws_reservations.c  capacity reservations the node class selects, and their reserved offerings
  *   aws_cluster.c     the cluster's endpoint, CA and service CIDR (options, else eks:DescribeCluster)
  *   aws_template.c    launch templates (user data, metadata options, block devices, tags)
  *   aws_launch.c      launch (CreateFleet instant; refused offerings reported to the core's cache)
@@ -25,6 +26,7 @@
 #include "aws_credentials.h"
 #include "aws_ec2_parse.h"
 #include "aws_nodeclass_spec.h"
+#include "aws_reservations.h"
 #include "aws_resources.h"
 
 #define AWS_EC2_VERSION "2016-11-15"
@@ -175,14 +177,22 @@ const aws_image *aws_nodeclass_image_for(const aws_nodeclass_view *v, const aws_
 /* Whether the node class's family can run the type at all (Windows AMIs exist for amd64 only). */
 bool aws_nodeclass_runs(const aws_nodeclass_spec *spec, const aws_ec2_instance_type *t);
 
+/* The reserved offerings of catalog entry e under the node class (aws_reservations.c): one per selected reservation
+ * of its type, available when the reservation has an instance free and the type is offered in its zone within the
+ * node class's subnets (Karpenter's reserved-capacity resolver). Writes at most cap; returns how many. Strings point
+ * into set and c. */
+size_t aws_reservation_offerings(const aws_reservation_set *set, const aws_catalog *c, const aws_catalog_entry *e,
+                                 const aws_nodeclass_view *v, ns_offering *out, size_t cap);
+
 /* The cluster's API endpoint, CA bundle and service CIDR (aws_cluster.c): from the options, else from
  * eks:DescribeCluster, asked once. Pointers stay valid until destroy. */
 int aws_cluster_info(aws_state *s, const char **endpoint, const char **ca, const char **cidr);
 
 /* Launch templates (aws_template.c): ensures the template of one image and configuration exists and returns its ID.
- * `user_data` is the plain-text user data (base64-encoded here). */
+ * `user_data` is the plain-text user data (base64-encoded here); `reservation_id` the capacity reservation its
+ * launches go into, NULL for none. */
 int aws_template_ensure(aws_state *s, const aws_nodeclass_view *v, const aws_image *image, const char *user_data,
-                        char *id, size_t len);
+                        const char *reservation_id, char *id, size_t len);
 /* Forgets the templates known to exist (one was deleted behind the provider's back): the next launches look again. */
 void aws_template_forget(aws_state *s);
 /* Deletes the cluster's launch templates no launch used for AWS_TEMPLATE_TTL_MS (aws_template_gc.c): those of an

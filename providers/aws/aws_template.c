@@ -165,10 +165,20 @@ static void add_block_devices(aws_query *q, const aws_nodeclass_spec *spec)
 
 /* Everything the template holds, as CreateLaunchTemplate parameters. */
 static int template_data(aws_state *s, const aws_nodeclass_view *v, const aws_image *image, const char *user_data,
-                         aws_query *q)
+                         const char *reservation_id, aws_query *q)
 {
     const aws_nodeclass_spec *spec = &v->spec;
     aws_query_add(q, LT "ImageId", image->id);
+    /* As Karpenter's targeted launch mode: a reserved launch goes into its reservation only; the other launches of a
+     * node class that selects reservations stay out of open reservations, which only reserved offerings use. */
+    if (reservation_id) {
+        aws_query_add(q, LT "CapacityReservationSpecification.CapacityReservationPreference",
+                      "capacity-reservations-only");
+        aws_query_add(q, LT "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId",
+                      reservation_id);
+    } else if (spec->n_reservations) {
+        aws_query_add(q, LT "CapacityReservationSpecification.CapacityReservationPreference", "none");
+    }
     if (spec->associate_public_ip >= 0) {
         /* a public-IP choice needs an explicit network interface, which then carries the security groups */
         aws_query_add(q, LT "NetworkInterface.1.DeviceIndex", "0");
@@ -263,11 +273,11 @@ static int create_template(aws_state *s, const aws_nodeclass_view *v, const aws_
 }
 
 int aws_template_ensure(aws_state *s, const aws_nodeclass_view *v, const aws_image *image, const char *user_data,
-                        char *id, size_t len)
+                        const char *reservation_id, char *id, size_t len)
 {
     aws_query q;
     aws_query_init(&q, "CreateLaunchTemplate", AWS_EC2_VERSION);
-    int rc = template_data(s, v, image, user_data, &q);
+    int rc = template_data(s, v, image, user_data, reservation_id, &q);
     char name[129];
     if (rc == NS_OK) {
         template_name(s, v, &q, name, sizeof(name));

@@ -237,6 +237,53 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* capacityReservationSelectorTerms: the terms as read, and Karpenter's CRD refusals */
+#define CR(terms) "{" BASE ALIAS ",\"capacityReservationSelectorTerms\":" terms "}"
+START_TEST(test_capacity_reservation_terms)
+{
+    aws_nodeclass_spec s;
+    ck_assert_int_eq(parse(V1, CR("[{\"id\":\"cr-0e12ab\"},{\"tags\":{\"team\":\"ml\",\"env\":\"*\"},"
+                                  "\"ownerID\":\"444455556666\"},{\"instanceMatchCriteria\":\"open\"}]"), &s),
+                     NS_OK);
+    ck_assert_uint_eq(s.n_reservations, 3);
+    ck_assert_str_eq(s.reservations[0].id, "cr-0e12ab");
+    ck_assert_uint_eq(s.reservations[0].n_tags, 0);
+    ck_assert_ptr_null(s.reservations[1].id);
+    ck_assert_str_eq(s.reservations[1].owner_id, "444455556666");
+    ck_assert_uint_eq(s.reservations[1].n_tags, 2);
+    ck_assert_str_eq(s.reservations[1].tags[1].value, "*");
+    ck_assert_str_eq(s.reservations[2].match_criteria, "open");
+    ck_assert_int_eq(parse(V1, "{" BASE ALIAS "}", &s), NS_OK);
+    ck_assert_uint_eq(s.n_reservations, 0);
+    static const struct {
+        const char *terms, *message;
+    } bad[] = {
+        {"{}", "spec.capacityReservationSelectorTerms must be a list"},
+        {"[{}]", "spec.capacityReservationSelectorTerms[0]: expected at least one, got none"},
+        {"[{\"ownerID\":\"444455556666\"}]", "expected at least one, got none, ['tags', 'id'"},
+        {"[{\"id\":\"cr-1\",\"ownerID\":\"444455556666\"}]", "'id' is mutually exclusive"},
+        {"[{\"id\":\"cr-1\",\"tags\":{\"a\":\"b\"}}]", "'id' is mutually exclusive"},
+        {"[{\"id\":\"r-123\"}]", "spec.capacityReservationSelectorTerms[0].id: \"r-123\" does not match"},
+        {"[{\"id\":\"cr-ABC\"}]", "does not match ^cr-[0-9a-z]+$"},
+        {"[{\"tags\":{\"a\":\"b\"},\"ownerID\":\"12345\"}]", "ownerID: \"12345\" is not a 12-digit"},
+        {"[{\"tags\":{\"a\":\"\"}}]", "[0].tags: empty tag keys or values aren't supported"},
+        {"[{\"instanceMatchCriteria\":\"any\"}]", "instanceMatchCriteria: \"any\" is not one of open, targeted"},
+        {"[{\"tags\":{\"a\":\"b\"}},{\"name\":\"x\"}]", "spec.capacityReservationSelectorTerms[1].name: unknown field"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char spec[512];
+        snprintf(spec, sizeof(spec), CR("%s"), bad[i].terms);
+        ck_assert_msg(parse(V1, spec, &s) == NS_ERR_INVALID_CONFIG, "case %zu was accepted: %s", i, spec);
+        ck_assert_msg(strstr(err, bad[i].message) != NULL, "case %zu: want \"%s\" in \"%s\"", i, bad[i].message, err);
+    }
+    /* EC2NodeClass v1beta1 has no such field */
+    ck_assert_int_eq(parse("karpenter.k8s.aws/v1beta1", "EC2NodeClass",
+                           "{" BASE ",\"amiFamily\":\"AL2023\",\"capacityReservationSelectorTerms\":[{\"id\":\"cr-1\"}]}",
+                           &s), NS_ERR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "spec.capacityReservationSelectorTerms: unknown field"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("aws_nodeclass_spec");
@@ -246,6 +293,7 @@ int main(void)
     tcase_add_test(tc, test_v1_selectors_and_launch_fields);
     tcase_add_test(tc, test_v1beta1_and_legacy);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_capacity_reservation_terms);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

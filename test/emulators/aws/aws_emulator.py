@@ -28,6 +28,10 @@ Control endpoint (unsigned JSON, for tests; README.md has the details):
   POST /_emulator/credentials {"lifetime_s": 900}   lifetime of credentials issued by STS and IMDS from now on
   POST /_emulator/ssm     {"name": "/aws/service/...", "value": "ami-..."}  sets an SSM parameter
   POST /_emulator/clusters {"name": "prod"}  adds an EKS cluster DescribeCluster knows
+  POST /_emulator/capacity_reservations {"instance_type": "m5.large", "zone": "us-east-1a", "count": 2,
+                          "available": 2, "tags": {...}, "owner": "111122223333", "id": "cr-...", "state": "active",
+                          "instance_match_criteria": "targeted", "end_date": "2030-01-01T00:00:00.000Z"}
+                          adds a capacity reservation (answers {"id": ...}); GET lists them
   POST /_emulator/clock   {"offset_s": 43200}  runs the emulator's clock (signature expiry) ahead of the machine's
   POST /_emulator/sso     {"token": "..."}  the SSO access token GetRoleCredentials accepts
   POST /_emulator/container {"token": "..."}  the Authorization token the container endpoint accepts
@@ -217,6 +221,12 @@ class Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.pricing_token_mode = spec.get("token_mode", "")
             self.send(200, "application/json", "{}")
+        elif path == "/_emulator/capacity_reservations" and method == "POST":
+            self.send(200, "application/json", json.dumps({"id": state.add_capacity_reservation(spec)}))
+        elif path == "/_emulator/capacity_reservations" and method == "GET":
+            with state.lock:
+                answer = list(state.capacity_reservations.values())
+            self.send(200, "application/json", json.dumps(answer))
         elif path == "/_emulator/clusters" and method == "POST":
             with state.lock:
                 state.clusters.add(spec["name"])

@@ -204,6 +204,43 @@ class Ec2:
             and (not owners or m["owner"] in owners) and tags_match(m["tags"], flt))
         return f"<imagesSet>{items}</imagesSet>"
 
+    def _reservation_xml(self, r):
+        end = f"<endDate>{escape(r['end'])}</endDate><endDateType>limited</endDateType>" if r["end"] else \
+            "<endDateType>unlimited</endDateType>"
+        return (f"<item><capacityReservationId>{r['id']}</capacityReservationId><ownerId>{r['owner']}</ownerId>"
+                f"<capacityReservationArn>arn:aws:ec2:{self.s.region}:{r['owner']}:capacity-reservation/{r['id']}"
+                f"</capacityReservationArn><availabilityZoneId>{r['zone_id']}</availabilityZoneId>"
+                f"<instanceType>{escape(r['instance_type'])}</instanceType><instancePlatform>Linux/UNIX"
+                f"</instancePlatform><availabilityZone>{r['zone']}</availabilityZone><tenancy>default</tenancy>"
+                f"<totalInstanceCount>{r['total']}</totalInstanceCount>"
+                f"<availableInstanceCount>{r['available']}</availableInstanceCount><ebsOptimized>true</ebsOptimized>"
+                f"<ephemeralStorage>false</ephemeralStorage><state>{r['state']}</state>"
+                f"<startDate>{iso(r['created'])}</startDate>{end}"
+                f"<instanceMatchCriteria>{r['match']}</instanceMatchCriteria><createDate>{iso(r['created'])}"
+                f"</createDate>{tag_set(r['tags'])}<reservationType>{r['type']}</reservationType>"
+                f"<interruptible>false</interruptible></item>")
+
+    RESERVATION_FILTERS = {"state": "state", "owner-id": "owner", "instance-type": "instance_type",
+                           "availability-zone": "zone", "instance-match-criteria": "match"}
+
+    def do_DescribeCapacityReservations(self, params):
+        ids = numbered(params, "CapacityReservationId")
+        flt = filters(params)
+        if ids and "MaxResults" in params:
+            raise Ec2Error("InvalidParameterCombination",
+                           "The parameter CapacityReservationIds cannot be used with the parameter MaxResults")
+        with self.s.lock:
+            missing = [i for i in ids if i not in self.s.capacity_reservations]
+            if missing:
+                raise Ec2Error("InvalidCapacityReservationId.NotFound",
+                               f"The capacity reservation ID '{missing[0]}' does not exist")
+            rows = [r for r in self.s.capacity_reservations.values()
+                    if (not ids or r["id"] in ids) and tags_match(r["tags"], flt)
+                    and all(r[key] in flt[name] for name, key in self.RESERVATION_FILTERS.items() if name in flt)]
+            page, token = paginate(params, rows, 1000)
+            items = "".join(self._reservation_xml(r) for r in page)
+        return f"<capacityReservationSet>{items}</capacityReservationSet>{token}"
+
     def _template_xml(self, t):
         return (f"<launchTemplateId>{t['id']}</launchTemplateId><launchTemplateName>{escape(t['name'])}"
                 f"</launchTemplateName><defaultVersionNumber>1</defaultVersionNumber>"
@@ -332,6 +369,9 @@ class Ec2:
                     profile = o["template"]["data"]["IamInstanceProfile.Name"]
                     errors.append((o, "InvalidParameterValue", f"Value ({profile}) for parameter iamInstanceProfile.name "
                                                                "is invalid. Invalid IAM Instance Profile name"))
+                elif self._reservation_refusal(o):
+                    code, msg = self._reservation_refusal(o)
+                    errors.append((o, code, msg))
                 elif (o["type"], o["zone"], capacity_type) in self.s.ice:
                     errors.append((o, "InsufficientInstanceCapacity",
                                    f"We currently do not have sufficient {o['type']} capacity in the Availability "
@@ -359,15 +399,42 @@ class Ec2:
                 f"<version>1</version></launchTemplateSpecification><overrides><instanceType>{o['type']}"
                 f"</instanceType>{subnet}<availabilityZone>{o['zone']}</availabilityZone></overrides>")
 
+    @staticmethod
+    def _reservation_target(template):
+        data = template["data"]
+        if data.get("CapacityReservationSpecification.CapacityReservationPreference") == "capacity-reservations-only":
+            return data.get("CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId")
+        return None
+
+    def _reservation_refusal(self, o):
+        """(code, message) when the override's template targets a reservation that cannot take it, as EC2 answers;
+        None when it targets none or the reservation has room."""
+        rid = self._reservation_target(o["template"])
+        if rid is None:
+            return None
+        r = self.s.capacity_reservations.get(rid)
+        if r is None:
+            return "InvalidCapacityReservationId.NotFound", f"The capacity reservation ID '{rid}' does not exist"
+        if r["instance_type"] != o["type"] or r["zone"] != o["zone"]:
+            return ("InvalidParameterCombination", f"The instance type {o['type']} in {o['zone']} does not match "
+                    f"capacity reservation {rid} ({r['instance_type']} in {r['zone']})")
+        if r["state"] != "active" or r["available"] <= 0:
+            return ("ReservationCapacityExceeded", f"The requested number of instances exceeds the available "
+                    f"capacity of capacity reservation {rid}")
+        return None
+
     def _launch(self, o, capacity_type, template, tags, token):
         iid = "i-0e" + secrets.token_hex(8)[:15]
         data = template["data"]
+        reservation = self._reservation_target(template)
+        if reservation is not None:
+            self.s.capacity_reservations[reservation]["available"] -= 1
         image = data.get("ImageId", self.s.images[0]["id"])
         groups = numbered(data, "SecurityGroupId") or numbered(data, "NetworkInterface.1.SecurityGroupId")
         self.s.instances[iid] = {"id": iid, "type": o["type"], "zone": o["zone"], "subnet": o["subnet"],
                                  "capacity_type": capacity_type, "image": image, "state": "pending",
                                  "launched": time.time(), "tags": dict(tags), "groups": groups,
-                                 "template": template["id"], "token": token}
+                                 "template": template["id"], "token": token, "reservation": reservation}
         return iid
 
     def _instance_xml(self, i):
@@ -377,6 +444,12 @@ class Ec2:
         groups = "".join(f"<item><groupId>{g}</groupId><groupName>{escape(names.get(g, g))}</groupName></item>"
                          for g in i.get("groups", []))
         subnet += f"<groupSet>{groups}</groupSet>"
+        if i.get("reservation"):
+            subnet += (f"<capacityReservationId>{i['reservation']}</capacityReservationId>"
+                       "<capacityReservationSpecification><capacityReservationPreference>capacity-reservations-only"
+                       f"</capacityReservationPreference><capacityReservationTarget><capacityReservationId>"
+                       f"{i['reservation']}</capacityReservationId></capacityReservationTarget>"
+                       "</capacityReservationSpecification>")
         return (f"<item><instanceId>{i['id']}</instanceId><imageId>{i['image']}</imageId>"
                 f"<instanceState><code>{STATE_CODES[i['state']]}</code><name>{i['state']}</name></instanceState>"
                 f"<privateDnsName>ip-10-0-0-1.ec2.internal</privateDnsName><instanceType>{i['type']}</instanceType>"
@@ -417,6 +490,8 @@ class Ec2:
                 previous = i["state"]
                 if previous not in ("terminated", "shutting-down"):
                     i["state"] = "shutting-down"
+                    if i.get("reservation") in self.s.capacity_reservations:  # the slot is free again
+                        self.s.capacity_reservations[i["reservation"]]["available"] += 1
                 items += (f"<item><instanceId>{iid}</instanceId><currentState><code>{STATE_CODES[i['state']]}</code>"
                           f"<name>{i['state']}</name></currentState><previousState><code>{STATE_CODES[previous]}"
                           f"</code><name>{previous}</name></previousState></item>")

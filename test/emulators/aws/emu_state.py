@@ -110,6 +110,7 @@ class State:
         self.faults_injected = {}   # kind -> how many requests met it
         self.faults_by_action = {}  # action -> {kind: how many}
         self.ice = set()            # (type, zone, capacity type)
+        self.capacity_reservations = {}  # id -> dict (see add_capacity_reservation)
         self.faults = []
         self.queue_name = "nodesmith-interruptions"
         self.queue = []             # messages: {id, receipt, body, visible_at}
@@ -185,6 +186,24 @@ class State:
     def count_request(self, action):
         with self.lock:
             self.request_counts[action] = self.request_counts.get(action, 0) + 1
+
+    # ---- capacity reservations ----
+    def add_capacity_reservation(self, spec):
+        """An On-Demand Capacity Reservation of `count` instances of one type in one zone, `available` of them free
+        (default: all), owned by this account unless `owner` says otherwise."""
+        with self.lock:
+            rid = spec.get("id") or "cr-0e" + secrets.token_hex(8)[:15]
+            zone = spec["zone"]
+            zone_id = next(zid for z, zid in self.zones if z == zone)
+            count = int(spec.get("count", 1))
+            self.capacity_reservations[rid] = {
+                "id": rid, "instance_type": spec["instance_type"], "zone": zone, "zone_id": zone_id,
+                "owner": spec.get("owner", "111122223333"), "total": count,
+                "available": int(spec.get("available", count)), "state": spec.get("state", "active"),
+                "match": spec.get("instance_match_criteria", "targeted"), "tags": dict(spec.get("tags", {})),
+                "end": spec.get("end_date"), "created": time.time(),
+                "type": spec.get("reservation_type", "default")}
+            return rid
 
     # ---- launch templates ----
     def template_view(self, t):

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import unittest
+import urllib.request
 
 import botocore.exceptions
 import botocore.session
@@ -166,6 +167,66 @@ class EmulatorWithBotocore(unittest.TestCase):
         refused = ec2.create_fleet(Type="instant", TargetCapacitySpecification=spot, LaunchTemplateConfigs=configs)
         self.assertEqual(refused["Instances"], [])
         self.assertEqual(refused["Errors"][0]["ErrorCode"], "InvalidParameterValue")
+
+    def control(self, path, body):
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req) as answer:
+            return json.load(answer)
+
+    def test_capacity_reservations_describe_and_launch(self):
+        ec2 = self.client("ec2")
+        one = self.control("/_emulator/capacity_reservations", {
+            "instance_type": "c5.xlarge", "zone": "us-east-1b", "count": 1, "tags": {"team": "botocore"},
+            "end_date": "2031-01-01T00:00:00.000Z"})["id"]
+        other = self.control("/_emulator/capacity_reservations", {
+            "instance_type": "c5.xlarge", "zone": "us-east-1a", "count": 3, "available": 0,
+            "owner": "444455556666", "tags": {"team": "botocore"}})["id"]
+        found = ec2.describe_capacity_reservations(CapacityReservationIds=[one])["CapacityReservations"]
+        self.assertEqual(len(found), 1)
+        r = found[0]
+        self.assertEqual((r["InstanceType"], r["AvailabilityZone"], r["AvailabilityZoneId"]),
+                         ("c5.xlarge", "us-east-1b", "ue1-az2"))
+        self.assertEqual((r["TotalInstanceCount"], r["AvailableInstanceCount"], r["State"]), (1, 1, "active"))
+        # (ReservationType and Interruptible are sent too; Debian's botocore 1.29 predates them)
+        self.assertEqual((r["InstanceMatchCriteria"], r["OwnerId"]), ("targeted", "111122223333"))
+        self.assertEqual(r["EndDate"].year, 2031)
+        self.assertEqual(r["Tags"], [{"Key": "team", "Value": "botocore"}])
+        by_tag = ec2.describe_capacity_reservations(Filters=[
+            {"Name": "tag:team", "Values": ["botocore"]}, {"Name": "state", "Values": ["active"]},
+            {"Name": "owner-id", "Values": ["444455556666"]}], MaxResults=1000)["CapacityReservations"]
+        self.assertEqual([x["CapacityReservationId"] for x in by_tag], [other])
+        pages = list(ec2.get_paginator("describe_capacity_reservations").paginate(
+            Filters=[{"Name": "tag-key", "Values": ["team"]}], PaginationConfig={"PageSize": 1}))
+        self.assertEqual(sorted(x["CapacityReservationId"] for p in pages for x in p["CapacityReservations"]),
+                         sorted([one, other]))
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            ec2.describe_capacity_reservations(CapacityReservationIds=["cr-0000000000000dead"])
+        self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidCapacityReservationId.NotFound")
+        # a launch template targeting the reservation launches into it until it is full
+        lt = ec2.create_launch_template(LaunchTemplateName="botocore-reserved", LaunchTemplateData={
+            "ImageId": "ami-0e000000000000a64", "CapacityReservationSpecification": {
+                "CapacityReservationPreference": "capacity-reservations-only",
+                "CapacityReservationTarget": {"CapacityReservationId": one}}})["LaunchTemplate"]
+        args = dict(Type="instant", TargetCapacitySpecification={"TotalTargetCapacity": 1,
+                                                                 "DefaultTargetCapacityType": "on-demand"},
+                    LaunchTemplateConfigs=[{"LaunchTemplateSpecification": {"LaunchTemplateId": lt["LaunchTemplateId"],
+                                                                            "Version": "$Latest"},
+                                            "Overrides": [{"InstanceType": "c5.xlarge",
+                                                           "SubnetId": "subnet-0e000000000000001"}]}])
+        iid = ec2.create_fleet(**args)["Instances"][0]["InstanceIds"][0]
+        inst = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
+        self.assertEqual(inst["CapacityReservationId"], one)
+        self.assertEqual(inst["CapacityReservationSpecification"]["CapacityReservationPreference"],
+                         "capacity-reservations-only")
+        self.assertEqual(ec2.describe_capacity_reservations(CapacityReservationIds=[one])
+                         ["CapacityReservations"][0]["AvailableInstanceCount"], 0)
+        full = ec2.create_fleet(**args)
+        self.assertEqual(full["Instances"], [])
+        self.assertEqual(full["Errors"][0]["ErrorCode"], "ReservationCapacityExceeded")
+        ec2.terminate_instances(InstanceIds=[iid])
+        self.assertEqual(ec2.describe_capacity_reservations(CapacityReservationIds=[one])
+                         ["CapacityReservations"][0]["AvailableInstanceCount"], 1)
 
 
 if __name__ == "__main__":
