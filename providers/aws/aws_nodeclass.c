@@ -65,8 +65,12 @@ static void add_subnet(aws_nodeclass_view *out, const aws_ec2_subnet *sn)
     bool seen = false;
     for (size_t i = 0; i < out->n_subnet_ids && !seen; i++)
         seen = strcmp(out->subnet_ids[i], sn->subnet_id) == 0;
-    if (!seen && out->n_subnet_ids < AWS_MAX_SUBNETS)
-        aws_copy(out->subnet_ids[out->n_subnet_ids++], sizeof(out->subnet_ids[0]), sn->subnet_id);
+    if (!seen && out->n_subnet_ids < AWS_MAX_SUBNETS) {
+        size_t k = out->n_subnet_ids++;
+        aws_copy(out->subnet_ids[k], sizeof(out->subnet_ids[0]), sn->subnet_id);
+        aws_copy(out->subnet_zones[k], sizeof(out->subnet_zones[0]), sn->zone);
+        aws_copy(out->subnet_zone_ids[k], sizeof(out->subnet_zone_ids[0]), sn->zone_id ? sn->zone_id : "");
+    }
     aws_subnet_choice *slot = (aws_subnet_choice *)aws_nodeclass_subnet_in(out, sn->zone);
     if (!slot && out->n_subnets < AWS_MAX_ZONES) {
         slot = &out->subnets[out->n_subnets++];
@@ -79,7 +83,7 @@ static void add_subnet(aws_nodeclass_view *out, const aws_ec2_subnet *sn)
     }
 }
 
-static int resolve_subnets(aws_state *s, aws_nodeclass_view *out)
+int aws_nodeclass_resolve_subnets(aws_state *s, aws_nodeclass_view *out)
 {
     for (size_t i = 0; i < out->spec.n_subnets; i++) {
         ns_http_response *resp = NULL;
@@ -106,7 +110,7 @@ int aws_nodeclass_subnets(aws_state *s, const ns_nodeclass *nc, aws_nodeclass_vi
 {
     memset(out, 0, sizeof(*out));
     int rc = aws_nodeclass_parse(s, nc, &out->spec);
-    return rc == NS_OK ? resolve_subnets(s, out) : rc;
+    return rc == NS_OK ? aws_nodeclass_resolve_subnets(s, out) : rc;
 }
 
 const aws_subnet_choice *aws_nodeclass_subnet_in(const aws_nodeclass_view *v, const char *zone)
@@ -117,7 +121,7 @@ const aws_subnet_choice *aws_nodeclass_subnet_in(const aws_nodeclass_view *v, co
     return NULL;
 }
 
-static int resolve_security_groups(aws_state *s, aws_nodeclass_view *out)
+int aws_nodeclass_resolve_groups(aws_state *s, aws_nodeclass_view *out)
 {
     for (size_t i = 0; i < out->spec.n_security_groups; i++) {
         ns_http_response *resp = NULL;
@@ -133,9 +137,12 @@ static int resolve_security_groups(aws_state *s, aws_nodeclass_view *out)
             bool seen = !page.items[k].group_id;
             for (size_t j = 0; j < out->n_security_groups && !seen; j++)
                 seen = strcmp(out->security_groups[j], page.items[k].group_id) == 0;
-            if (!seen)
-                aws_copy(out->security_groups[out->n_security_groups++], sizeof(out->security_groups[0]),
-                         page.items[k].group_id);
+            if (!seen) {
+                size_t g = out->n_security_groups++;
+                aws_copy(out->security_groups[g], sizeof(out->security_groups[0]), page.items[k].group_id);
+                aws_copy(out->security_group_names[g], sizeof(out->security_group_names[0]),
+                         page.items[k].group_name ? page.items[k].group_name : "");
+            }
         }
         aws_ec2_security_group_page_free(&page);
         if (rc != NS_OK)
@@ -147,28 +154,30 @@ static int resolve_security_groups(aws_state *s, aws_nodeclass_view *out)
 
 /* ---- AMIs ---- */
 
-static void set_image(aws_image *m, const char *id, const char *arch, const char *variant, int64_t created_ms)
+static void set_image(aws_image *m, const char *id, const char *name, const char *arch, const char *variant,
+                      int64_t created_ms)
 {
     *m = (aws_image){.created_ms = created_ms};
     aws_copy(m->id, sizeof(m->id), id);
+    aws_copy(m->name, sizeof(m->name), name ? name : "");
     aws_copy(m->arch, sizeof(m->arch), arch);
     aws_copy(m->variant, sizeof(m->variant), variant);
 }
 
 /* Keeps one image per architecture and variant: the newest. */
-static void add_image(aws_nodeclass_view *out, const char *id, const char *arch, const char *variant,
-                      int64_t created_ms)
+static void add_image(aws_nodeclass_view *out, const char *id, const char *name, const char *arch,
+                      const char *variant, int64_t created_ms)
 {
     for (size_t i = 0; i < out->n_images; i++) {
         aws_image *m = &out->images[i];
         if (strcmp(m->arch, arch) == 0 && strcmp(m->variant, variant) == 0) {
             if (created_ms > m->created_ms)
-                set_image(m, id, arch, variant, created_ms);
+                set_image(m, id, name, arch, variant, created_ms);
             return;
         }
     }
     if (out->n_images < AWS_MAX_IMAGES)
-        set_image(&out->images[out->n_images++], id, arch, variant, created_ms);
+        set_image(&out->images[out->n_images++], id, name, arch, variant, created_ms);
 }
 
 /* The public SSM parameter of a family's EKS-optimized AMI for one architecture and variant; false when the family
@@ -252,7 +261,7 @@ static int alias_images(aws_state *s, bool gpu_images, aws_nodeclass_view *out)
                 continue; /* the family publishes no such image for this Kubernetes version */
             if (rc != NS_OK)
                 return rc;
-            add_image(out, id, ARCHES[a], VARIANTS[v], 0);
+            add_image(out, id, NULL, ARCHES[a], VARIANTS[v], 0);
         }
     return NS_OK;
 }
@@ -275,20 +284,26 @@ static int select_images(aws_state *s, const aws_selector_term *term, aws_nodecl
                            : strcmp(m->architecture, "x86_64") == 0 ? "amd64"
                                                                     : NULL;
         if (arch)
-            add_image(out, m->image_id, arch, "", m->creation_ms);
+            add_image(out, m->image_id, m->name, arch, "", m->creation_ms);
     }
     aws_ec2_image_page_free(&page);
     return rc == NS_OK ? NS_OK
                        : NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "ec2 DescribeImages: unexpected answer: %s", err);
 }
 
-static int resolve_images(aws_state *s, bool gpu_images, aws_nodeclass_view *out)
+int aws_nodeclass_resolve_images(aws_state *s, bool gpu_images, aws_nodeclass_view *out)
 {
     int rc = NS_OK;
     if (out->spec.alias_version)
         rc = alias_images(s, gpu_images, out);
     for (size_t i = 0; rc == NS_OK && i < out->spec.n_amis; i++)
         rc = select_images(s, &out->spec.amis[i], out);
+    return rc;
+}
+
+static int resolve_images(aws_state *s, bool gpu_images, aws_nodeclass_view *out)
+{
+    int rc = aws_nodeclass_resolve_images(s, gpu_images, out);
     if (rc == NS_OK && out->n_images == 0)
         rc = NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG, "%s %s: spec.amiSelectorTerms select no available "
                       "x86_64 or arm64 image%s%s", out->spec.kind, out->spec.name,
@@ -305,7 +320,7 @@ int aws_nodeclass_resolve(aws_state *s, const ns_nodeclass *nc, bool gpu_images,
     if (out->n_subnets == 0)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG, "%s %s: spec.subnetSelectorTerms select no available "
                         "subnet", out->spec.kind, out->spec.name);
-    if ((rc = resolve_security_groups(s, out)) != NS_OK)
+    if ((rc = aws_nodeclass_resolve_groups(s, out)) != NS_OK)
         return rc;
     if (out->n_security_groups == 0)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG, "%s %s: spec.securityGroupSelectorTerms select no "

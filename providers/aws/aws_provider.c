@@ -176,6 +176,8 @@ static const ns_provider AWS_PROVIDER = {
     /* ABI 3 */
     .nodeclass_kinds = AWS_KINDS,
     .n_nodeclass_kinds = sizeof(AWS_KINDS) / sizeof(AWS_KINDS[0]),
+    /* ABI 4 */
+    .nodeclass_status = aws_nodeclass_status,
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

@@ -12,6 +12,7 @@
  *   aws_events.c      poll_events (the SQS interruption queue)
  *   aws_drift.c       check_drift, validate_nodeclass, list_repair_policies
  *   aws_test_hooks.c  test_inject_fault, through an emulator's control endpoint
+ *   aws_status.c      nodeclass_status: the EC2NodeClass status Karpenter writes
  */
 #ifndef NS_AWS_PROVIDER_H
 #define NS_AWS_PROVIDER_H
@@ -146,6 +147,7 @@ typedef struct aws_subnet_choice {
  * selected by id, name or tags (used for every type of its architecture). */
 typedef struct aws_image {
     char id[64];
+    char name[128]; /* "" when unknown (images found through SSM aliases) */
     char arch[8]; /* "amd64" or "arm64" */
     char variant[16];
     int64_t created_ms;
@@ -155,9 +157,12 @@ typedef struct aws_nodeclass_view {
     aws_nodeclass_spec spec;
     aws_subnet_choice subnets[AWS_MAX_ZONES]; /* one per zone: the one with the most free addresses */
     size_t n_subnets;
-    char subnet_ids[AWS_MAX_SUBNETS][32]; /* every subnet the terms select (drift) */
+    char subnet_ids[AWS_MAX_SUBNETS][32]; /* every subnet the terms select (drift, status) */
+    char subnet_zones[AWS_MAX_SUBNETS][NS_ZONE_MAX];
+    char subnet_zone_ids[AWS_MAX_SUBNETS][32]; /* "" when EC2 named none */
     size_t n_subnet_ids;
     char security_groups[AWS_MAX_GROUPS][32];
+    char security_group_names[AWS_MAX_GROUPS][256];
     size_t n_security_groups;
     aws_image images[AWS_MAX_IMAGES];
     size_t n_images;
@@ -168,6 +173,11 @@ typedef struct aws_nodeclass_view {
  * list_instance_types needs), or everything (what launch and drift need; nvidia images too when `gpu_images`). */
 int aws_nodeclass_subnets(aws_state *s, const ns_nodeclass *nc, aws_nodeclass_view *out);
 int aws_nodeclass_resolve(aws_state *s, const ns_nodeclass *nc, bool gpu_images, aws_nodeclass_view *out);
+/* The three selectors one at a time on a view whose spec is parsed (out->spec), for nodeclass_status: each adds what
+ * its terms select, and an empty result is NS_OK; an error only when EC2 or SSM could not be asked. */
+int aws_nodeclass_resolve_subnets(aws_state *s, aws_nodeclass_view *out);
+int aws_nodeclass_resolve_groups(aws_state *s, aws_nodeclass_view *out);
+int aws_nodeclass_resolve_images(aws_state *s, bool gpu_images, aws_nodeclass_view *out);
 /* Parses and checks only, reporting with host->error. */
 int aws_nodeclass_parse(aws_state *s, const ns_nodeclass *nc, aws_nodeclass_spec *out);
 const aws_subnet_choice *aws_nodeclass_subnet_in(const aws_nodeclass_view *v, const char *zone);
@@ -212,6 +222,7 @@ int aws_check_drift(void *state, const ns_instance *instance, const ns_nodeclass
 int aws_validate_nodeclass(void *state, const ns_nodeclass *nodeclass);
 int aws_list_repair_policies(void *state, ns_repair_policy_cb cb, void *cb_ctx);
 int aws_test_inject_fault(void *state, const ns_fault *fault);
+int aws_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **status);
 
 /* Helpers shared by the methods. */
 /* Copies src into a fixed buffer; false (and nothing written beyond dst[0] = 0) when it does not fit. */
