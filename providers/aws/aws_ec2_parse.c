@@ -300,6 +300,8 @@ static void fill_instance(const aws_xml_node *it, aws_ec2_instance *i)
     i->state_code = (int)aws_parse_i64(aws_xml_text(it, "instanceState/code"), -1);
     i->lifecycle = aws_xml_text(it, "instanceLifecycle");
     i->capacity_reservation_id = aws_xml_text(it, "capacityReservationId");
+    i->capacity_reservation_preference =
+        aws_xml_text(it, "capacityReservationSpecification/capacityReservationPreference");
     i->launch_ms = time_ms(it, "launchTime");
     i->tags = aws_xml_child(it, "tagSet");
     i->groups = aws_xml_child(it, "groupSet");

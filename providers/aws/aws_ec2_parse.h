@@ -151,6 +151,7 @@ typedef struct aws_ec2_instance {
     int state_code;
     const char *lifecycle; /* "spot", "capacity-block", or NULL for on-demand */
     const char *capacity_reservation_id;
+    const char *capacity_reservation_preference; /* "capacity-reservations-only", "open", "none"; NULL when absent */
     int64_t launch_ms;
     const aws_xml_node *tags;
     const aws_xml_node *groups; /* groupSet: item/groupId, item/groupName */

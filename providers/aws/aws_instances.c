@@ -37,8 +37,12 @@ int aws_instance_from_ec2(aws_state *s, const aws_ec2_instance *in, ns_instance 
     uint32_t size = out->struct_size ? out->struct_size : sizeof(*out);
     memset(out, 0, sizeof(*out));
     out->struct_size = size;
+    /* Karpenter's rule: reserved only when launched into a reservation targeted alone; an on-demand launch that an
+     * open reservation happened to match is on-demand */
+    bool reserved = in->capacity_reservation_id && in->capacity_reservation_preference &&
+                    strcmp(in->capacity_reservation_preference, "capacity-reservations-only") == 0;
     const char *capacity = in->lifecycle && strcmp(in->lifecycle, "spot") == 0 ? NS_CAPACITY_SPOT
-                           : in->capacity_reservation_id                      ? NS_CAPACITY_RESERVED
+                           : reserved                                         ? NS_CAPACITY_RESERVED
                                                                               : NS_CAPACITY_ON_DEMAND;
     char provider_id[NS_PROVIDER_ID_MAX + 1];
     int n = snprintf(provider_id, sizeof(provider_id), "aws:///%s/%s", in->zone ? in->zone : "",

@@ -304,6 +304,8 @@ START_TEST(test_describe_instances)
     ck_assert_ptr_null(aws_ec2_tag(b->tags, "karpenter.sh/nodeclaim"));
     ck_assert_str_eq(c->state_name, "terminated");
     ck_assert_str_eq(c->capacity_reservation_id, "cr-0123456789abcdef0");
+    ck_assert_str_eq(c->capacity_reservation_preference, "capacity-reservations-only");
+    ck_assert_ptr_null(a->capacity_reservation_preference);
     ck_assert_int_eq(c->launch_ms, 1714521599000LL);
     ck_assert_ptr_null(c->tags);
     ck_assert_ptr_null(aws_ec2_tag(c->tags, "anything"));
