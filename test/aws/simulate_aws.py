@@ -28,8 +28,9 @@ POLICY = {"GetParameter", "DescribeImages", "RunInstances", "DescribeSubnets", "
 ARM64 = re.compile(r"^[a-z]+\d+g[a-z]*\.")  # Graviton families: m6g, c7gn, g5g, ...
 
 
-def control(url, path):
-    with urllib.request.urlopen(url + path, timeout=10) as answer:
+def control(url, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    with urllib.request.urlopen(urllib.request.Request(url + path, data=data), timeout=10) as answer:
         return json.load(answer)
 
 
@@ -59,7 +60,9 @@ def check_launched(doc, state):
         inst = instances.get(m.group(2))
         assert inst, f"{c['provider_id']} is not an instance of the emulator"
         assert m.group(1) == c["zone"] == inst["zone"], (c, inst)
-        assert inst["type"] == c["instance_type"] and inst["capacity_type"] == c["capacity_type"], (c, inst)
+        # an instance in a capacity reservation is an on-demand instance to EC2, and reserved capacity to Karpenter
+        capacity_type = "reserved" if inst.get("reservation") else inst["capacity_type"]
+        assert inst["type"] == c["instance_type"] and capacity_type == c["capacity_type"], (c, inst)
         assert inst["tags"]["karpenter.sh/nodeclaim"] == c["name"], inst["tags"]
         assert inst["tags"]["karpenter.sh/nodepool"] == c["nodepool"], inst["tags"]
         assert inst["tags"]["kubernetes.io/cluster/demo"] == "owned", inst["tags"]
@@ -81,6 +84,9 @@ def main():
                                 text=True)
     try:
         url = "http://127.0.0.1:" + emulator.stdout.readline().split()[1]
+        if example == "aws/reserved":
+            control(url, "/_emulator/capacity_reservations", {"id": "cr-0e00000000000b01", "instance_type": "m5.xlarge",
+                                                              "zone": "us-east-1b", "count": 2, "tags": {"team": "batch"}})
         doc = simulate(nodesmith, os.path.join(examples, example + ".yaml"), url)
         state = control(url, "/_emulator/state")
         check_launched(doc, state)
@@ -112,6 +118,16 @@ def main():
         if example == "aws/zone-spread":
             zones = [c["zone"] for c in claims]
             assert len(claims) == 6 and all(zones.count(z) == 2 for z in set(zones)) and len(set(zones)) == 3, zones
+        if example == "aws/reserved":
+            # the reservation's two instances are used first; the third claim is on-demand
+            reserved = [c for c in claims if c["capacity_type"] == "reserved"]
+            assert len(claims) == 3 and len(reserved) == 2, claims
+            for c in reserved:
+                assert (c["instance_type"], c["zone"]) == ("m5.xlarge", "us-east-1b"), c
+                assert c["instance"]["reservation"] == "cr-0e00000000000b01", c
+                user_data = templates[c["instance"]["template"]]["data"]["UserData"]
+                assert "karpenter.k8s.aws/capacity-reservation-id=cr-0e00000000000b01" in user_data, user_data
+            assert [c["capacity_type"] for c in claims if c not in reserved] == ["on-demand"], claims
         print(f"{example}: {len(claims)} node claims launched as emulator instances: "
               + ", ".join(f"{c['name']}={c['instance_type']}@{c['zone']}" for c in claims))
     finally:
