@@ -200,9 +200,10 @@ void ns_nodeclass_hash(const ns_nodeclass_def *def, const char *const *drift_fie
 
 /* ---- Creation */
 
-/* A normalised requirement back in manifest form (one or two entries: the set, then integer bounds). */
+/* A normalised requirement back in manifest form (one or two entries: the set, then integer bounds). Values from a
+ * bounded set (`interned`: the launch options' types, zones and capacity types) are interned, not copied. */
 static int add_req(ns_selector_req **v, size_t *n, const char *key, ns_req_op op, char *const *values, size_t nv,
-                   int32_t min_values)
+                   int32_t min_values, bool interned)
 {
     ns_selector_req *grown = realloc(*v, (*n + 1) * sizeof(*grown));
     if (!grown)
@@ -212,7 +213,8 @@ static int add_req(ns_selector_req **v, size_t *n, const char *key, ns_req_op op
     memset(r, 0, sizeof(*r));
     r->op = op;
     r->min_values = min_values;
-    if (!(r->key = ns_strdup(key)) || ns_selector_req_set_values(r, values, nv) < 0) {
+    if (!(r->key = ns_strdup(key)) ||
+        (interned ? ns_selector_req_set_interned(r, values, nv) : ns_selector_req_set_values(r, values, nv)) < 0) {
         ns_selector_req_free(r);
         return NS_ERR_INTERNAL;
     }
@@ -224,7 +226,7 @@ static int add_bound(ns_selector_req **v, size_t *n, const char *key, ns_req_op 
 {
     char num[32], *vals[1] = {num};
     snprintf(num, sizeof(num), "%" PRId64, bound);
-    return add_req(v, n, key, op, vals, 1, 0);
+    return add_req(v, n, key, op, vals, 1, 0, false);
 }
 
 static int requirement_to_selector(const ns_requirement *r, ns_selector_req **v, size_t *n)
@@ -232,10 +234,10 @@ static int requirement_to_selector(const ns_requirement *r, ns_selector_req **v,
     int rc;
     if (r->complement)
         rc = add_req(v, n, r->key, r->n_values ? NS_OP_NOT_IN : NS_OP_EXISTS, r->values, r->n_values,
-                     r->min_values);
+                     r->min_values, false);
     else
         rc = add_req(v, n, r->key, r->n_values ? NS_OP_IN : NS_OP_DOES_NOT_EXIST, r->values, r->n_values,
-                     r->min_values);
+                     r->min_values, false);
     if (rc == 0 && r->has_gte)
         rc = add_bound(v, n, r->key, NS_OP_GTE, r->gte);
     if (rc == 0 && r->has_lte)
@@ -281,7 +283,7 @@ static int claim_requirements(ns_nodeclaim *claim, const ns_sched_claim *c)
             break;
         const ns_requirement *orig = ns_requirements_get(&c->requirements, keys[k]);
         rc = add_req(&claim->requirements, &claim->n_requirements, keys[k], NS_OP_IN, vals, nv,
-                     orig ? orig->min_values : 0);
+                     orig ? orig->min_values : 0, true);
         free(vals);
     }
     return rc;

@@ -11,6 +11,21 @@ static size_t lower_bound(const ns_labels *l, const char *key, bool *found)
     return ns_sorted_find(l->items, l->n, sizeof(*l->items), offsetof(ns_label, key), key, found);
 }
 
+/* Room for one more label. Growth starts at one: most maps (a pod's labels, a selector's matchLabels) hold one or two,
+ * and a model keeps one or more per pod. */
+static int reserve_one(ns_labels *l)
+{
+    if (l->n < l->cap)
+        return 0;
+    size_t cap = l->cap ? 2 * l->cap : 1;
+    ns_label *items = realloc(l->items, cap * sizeof(*items));
+    if (!items)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory growing a label map to %zu labels", cap);
+    l->items = items;
+    l->cap = cap;
+    return 0;
+}
+
 int ns_labels_set(ns_labels *l, const char *key, const char *value)
 {
     bool found;
@@ -24,7 +39,7 @@ int ns_labels_set(ns_labels *l, const char *key, const char *value)
         return 0;
     }
     char *k = ns_strdup(key);
-    if (!k || ns_grow((void **)&l->items, &l->cap, l->n + 1, sizeof(ns_label)) < 0) {
+    if (!k || reserve_one(l) < 0) {
         free(k);
         free(v);
         return NS_ERR_INTERNAL;

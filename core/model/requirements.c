@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/intern.h"
 #include "model/labels.h"
 #include "model/model_util.h"
 
@@ -124,6 +125,23 @@ int ns_selector_req_set_values(ns_selector_req *r, char *const *values, size_t n
     }
     free_values(r);
     r->values = block;
+    r->n_values = n;
+    r->values_block = true;
+    return 0;
+}
+
+int ns_selector_req_set_interned(ns_selector_req *r, char *const *values, size_t n)
+{
+    char **array = n ? malloc(n * sizeof(*array)) : NULL;
+    if (n && !array)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing %zu requirement values", n);
+    for (size_t i = 0; i < n; i++)
+        if (!(array[i] = (char *)ns_intern(values[i]))) {
+            free(array);
+            return NS_ERR_INTERNAL;
+        }
+    free_values(r);
+    r->values = array;
     r->n_values = n;
     r->values_block = true;
     return 0;

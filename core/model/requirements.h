@@ -57,8 +57,9 @@ typedef struct ns_selector_req {
     char **values;
     size_t n_values;
     int32_t min_values; /* 0 = not set */
-    /* The values and their texts are one allocation, as ns_selector_req_copy makes them (free(values) releases
-     * both): a NodeClaim carries tens of instance-type names per requirement. False: each value is its own. */
+    /* free(values) releases everything the values own: their texts are in the same allocation, as
+     * ns_selector_req_copy makes them, or interned (ns_selector_req_set_interned): a NodeClaim carries tens of
+     * instance-type names per requirement. False: each value is its own. */
     bool values_block;
 } ns_selector_req;
 
@@ -69,6 +70,9 @@ int ns_selector_req_validate(const ns_selector_req *r, const char *field);
 int ns_selector_req_copy(const ns_selector_req *src, ns_selector_req *dst); /* 0 or NS_ERR_INTERNAL */
 /* Sets r's values to a copy of values[0..n) in one block (values_block), replacing what r had. 0 or NS_ERR_INTERNAL. */
 int ns_selector_req_set_values(ns_selector_req *r, char *const *values, size_t n);
+/* As ns_selector_req_set_values, for values from a bounded set (instance-type names, zones, capacity types): only the
+ * array is allocated, its entries are interned (model/intern.h). 0 or NS_ERR_INTERNAL. */
+int ns_selector_req_set_interned(ns_selector_req *r, char *const *values, size_t n);
 void ns_selector_req_free(ns_selector_req *r);                               /* members only; accepts NULL */
 /* Frees n requirements and the array. Accepts NULL. */
 void ns_selector_reqs_free(ns_selector_req *v, size_t n);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/intern.h"
 #include "model/labels.h"
 #include "model/requirements.h"
 
@@ -267,6 +268,32 @@ START_TEST(test_selector_req_validation)
 }
 END_TEST
 
+/* Interned values (a NodeClaim's launch options): the entries are the interned texts, and replacing, copying and
+ * freeing them leaves those texts alone (the sanitizer build checks nothing leaks or is freed twice). */
+START_TEST(test_selector_values_interned)
+{
+    char a[] = "m5.large", b[] = "c5.xlarge";
+    char *vals[] = {a, b};
+    ns_selector_req r = {0}, copy = {0};
+    ck_assert_int_eq(ns_selector_req_set_values(&r, vals, 2), 0);
+    ck_assert_int_eq(ns_selector_req_set_interned(&r, vals, 2), 0);
+    ck_assert_uint_eq(r.n_values, 2);
+    ck_assert_ptr_eq(r.values[0], ns_intern("m5.large"));
+    ck_assert_ptr_eq(r.values[1], ns_intern("c5.xlarge"));
+    a[0] = 'x'; /* the caller's texts were not kept */
+    ck_assert_str_eq(r.values[0], "m5.large");
+    r.key = strdup("node.kubernetes.io/instance-type");
+    ck_assert_int_eq(ns_selector_req_copy(&r, &copy), 0);
+    ck_assert_str_eq(copy.values[1], "c5.xlarge");
+    ck_assert_ptr_ne(copy.values[1], r.values[1]);
+    ns_selector_req_free(&r);
+    ck_assert_str_eq(ns_intern("c5.xlarge"), "c5.xlarge");
+    ck_assert_int_eq(ns_selector_req_set_interned(&copy, NULL, 0), 0);
+    ck_assert_uint_eq(copy.n_values, 0);
+    ns_selector_req_free(&copy);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("model-requirements");
@@ -278,6 +305,7 @@ int main(void)
     tcase_add_test(tc, test_intersection);
     tcase_add_test(tc, test_set_add_intersects_and_min_values);
     tcase_add_test(tc, test_compatibility);
+    tcase_add_test(tc, test_selector_values_interned);
     tcase_add_test(tc, test_match_labels);
     tcase_add_test(tc, test_selector_req_validation);
     suite_add_tcase(s, tc);
