@@ -87,15 +87,8 @@ void ns_engine_free(ns_engine *e)
             e->controllers[i].free_ctx(e->controllers[i].ctx);
         free(e->controllers[i].name);
     }
-    for (size_t i = 0; i < e->n_decisions; i++) {
-        ns_decision *d = &e->decisions[i];
-        free(d->method);
-        free(d->reason);
-        free(d->nodes);
-        free(d->nodeclaims);
-        free(d->pods);
-        free(d->detail);
-    }
+    for (size_t i = 0; i < e->n_decisions; i++)
+        free(e->decisions[i].method); /* the block of all six texts (engine_record) */
     free(e->decisions);
     free(e->history);
     ns_strv_free(e->blocked, e->n_blocked);
@@ -300,20 +293,20 @@ static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method
     if (ns_grow((void **)&e->decisions, &e->cap_decisions, e->n_decisions + 1, sizeof(*e->decisions)) < 0)
         return NS_ERR_INTERNAL;
     ns_decision d = {.time_ms = ns_clock_now_ms(), .kind = kind, .message = ns_decision_kind_message(kind)};
-    d.method = ns_strdup(method ? method : "");
-    d.reason = ns_strdup(reason ? reason : "");
-    d.nodes = ns_strdup(nodes ? nodes : "");
-    d.nodeclaims = ns_strdup(nodeclaims ? nodeclaims : "");
-    d.pods = ns_strdup(pods ? pods : "");
-    d.detail = ns_strdup(detail ? detail : "");
-    if (!d.method || !d.reason || !d.nodes || !d.nodeclaims || !d.pods || !d.detail) {
-        free(d.method);
-        free(d.reason);
-        free(d.nodes);
-        free(d.nodeclaims);
-        free(d.pods);
-        free(d.detail);
-        return NS_ERR_INTERNAL;
+    /* The six texts share one allocation that starts at method (a simulation records a few decisions per claim, and
+     * most of the texts are empty). */
+    const char *texts[] = {method, reason, nodes, nodeclaims, pods, detail};
+    char **fields_of[] = {&d.method, &d.reason, &d.nodes, &d.nodeclaims, &d.pods, &d.detail};
+    size_t len[6], total = 0;
+    for (size_t i = 0; i < 6; i++)
+        total += (len[i] = texts[i] ? strlen(texts[i]) : 0) + 1;
+    char *block = malloc(total);
+    if (!block)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording a decision (%s)", d.message);
+    for (size_t i = 0; i < 6; i++) {
+        memcpy(block, texts[i] ? texts[i] : "", len[i] + 1);
+        *fields_of[i] = block;
+        block += len[i] + 1;
     }
     e->decisions[e->n_decisions++] = d;
     ns_label fields[6];

@@ -170,6 +170,7 @@ typedef struct ns_decision {
     int64_t time_ms;
     ns_decision_kind kind;
     const char *message; /* the log message of the kind (static) */
+    /* The six texts are one allocation owned by the engine, starting at method. */
     char *method;        /* disruption method ("emptiness", "drift", "consolidation", "interruption", ...) or "" */
     char *reason;        /* why, for people; "" when none */
     char *nodes;         /* comma-separated Node names, "" when none */
