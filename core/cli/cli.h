@@ -34,12 +34,23 @@ typedef struct cli_provider_args {
     const char *config_path;  /* --provider-config */
     ns_plugin_setting *settings; /* --set KEY=VALUE, repeatable; the strings point into argv */
     size_t n_settings;
+    int64_t call_timeout_ms;  /* --provider-timeout; 0 = $NODESMITH_PROVIDER_TIMEOUT, else the loader's default */
 } cli_provider_args;
 
 /* Handles --provider/--plugins-dir/--provider-config/--set for option `opt` with argument `arg` (getopt_long's
  * values, using the CLI_PROVIDER_OPT_* codes). Returns 1 if handled, 0 if not a provider option, -1 on a bad value
  * (reported). */
-enum { CLI_OPT_PROVIDER = 1000, CLI_OPT_PLUGINS_DIR, CLI_OPT_PROVIDER_CONFIG, CLI_OPT_SET, CLI_OPT_OUTPUT, CLI_OPT_HELP };
+enum {
+    CLI_OPT_PROVIDER = 1000,
+    CLI_OPT_PLUGINS_DIR,
+    CLI_OPT_PROVIDER_CONFIG,
+    CLI_OPT_SET,
+    CLI_OPT_OUTPUT,
+    CLI_OPT_HELP,
+    CLI_OPT_PROVIDER_TIMEOUT,
+};
+/* --provider-timeout DURATION: a positive Go duration into *ms; -1 (reported) when it is not one. */
+int cli_parse_provider_timeout(const char *cmd, const char *arg, int64_t *ms);
 int cli_provider_arg(const char *cmd, cli_provider_args *args, int opt, char *arg);
 void cli_provider_args_free(cli_provider_args *args);
 /* Loads the provider and, when kinds is not NULL, the node-class kinds it declares into a new *kinds (the caller's,
@@ -50,14 +61,18 @@ int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin 
     {"provider", required_argument, NULL, CLI_OPT_PROVIDER},                                                           \
         {"plugins-dir", required_argument, NULL, CLI_OPT_PLUGINS_DIR},                                                 \
         {"provider-config", required_argument, NULL, CLI_OPT_PROVIDER_CONFIG},                                         \
-        {"set", required_argument, NULL, CLI_OPT_SET}
+        {"set", required_argument, NULL, CLI_OPT_SET},                                                                 \
+        {"provider-timeout", required_argument, NULL, CLI_OPT_PROVIDER_TIMEOUT}
 
 #define CLI_PROVIDER_HELP                                                                                              \
     "  --provider NAME          provider plugin to use (default: sim, the simulated cloud)\n"                         \
     "  --plugins-dir DIR        where NAME.so is (default: $NODESMITH_PLUGINS_DIR, else plugins.d beside the\n"       \
     "                           binary, else the install's)\n"                                                         \
     "  --provider-config FILE   the provider's options (default: DIR/NAME.yaml when present)\n"                       \
-    "  --set KEY=VALUE          set one provider option; repeatable; applied after the config file\n"
+    "  --set KEY=VALUE          set one provider option; repeatable; applied after the config file\n"                 \
+    "  --provider-timeout DUR   deadline of each call into the provider, e.g. 90s (default:\n"                       \
+    "                           $NODESMITH_PROVIDER_TIMEOUT, else 5m); a call past it fails, naming the provider\n"  \
+    "                           and the method\n"
 
 /* The node class as {"apiVersion", "kind", "name", "status"}, the status as its provider resolves it (ABI 4,
  * checked and with its Ready condition); a provider without nodeclass_status gives "statusUnsupported" (why) instead

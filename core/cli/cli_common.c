@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "config/scalar_parse.h"
 #include "errors/ns_error.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -29,6 +30,7 @@ int cli_provider_arg(const char *cmd, cli_provider_args *args, int opt, char *ar
     case CLI_OPT_PROVIDER: args->name = arg; return 1;
     case CLI_OPT_PLUGINS_DIR: args->plugins_dir = arg; return 1;
     case CLI_OPT_PROVIDER_CONFIG: args->config_path = arg; return 1;
+    case CLI_OPT_PROVIDER_TIMEOUT: return cli_parse_provider_timeout(cmd, arg, &args->call_timeout_ms) < 0 ? -1 : 1;
     case CLI_OPT_SET: {
         char *eq = strchr(arg, '=');
         if (!eq || eq == arg) {
@@ -62,6 +64,7 @@ int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin 
         .config_path = args->config_path,
         .settings = args->settings,
         .n_settings = args->n_settings,
+        .call_timeout_ms = args->call_timeout_ms,
     };
     const char *dir = ns_plugin_default_dir(args->plugins_dir);
     if (ns_plugin_load(dir, args->name ? args->name : "sim", &params, out) != NS_OK)
@@ -80,4 +83,13 @@ int cli_parse_output(const char *cmd, const char *arg, bool *json)
     else
         return cli_usage_error(cmd, "--output must be text or json, got '%s'", arg);
     return NS_EXIT_OK;
+}
+
+int cli_parse_provider_timeout(const char *cmd, const char *arg, int64_t *ms)
+{
+    if (ns_parse_duration_ms(arg, ms) != 0 || *ms <= 0) {
+        cli_usage_error(cmd, "--provider-timeout takes a positive duration such as 90s or 5m, got '%.64s'", arg);
+        return -1;
+    }
+    return 0;
 }

@@ -102,6 +102,12 @@ void ns_error_clear(void)
     memset(&current, 0, sizeof(current));
 }
 
+void ns_error_restore(const ns_error_record *rec)
+{
+    if (rec != &current)
+        current = *rec;
+}
+
 const char *ns_err_name(int code)
 {
     switch (code) {

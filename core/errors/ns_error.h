@@ -45,6 +45,10 @@ void ns_error_add_unavailable(const char *instance_type, const char *zone, const
 const ns_error_record *ns_error_last(void);
 const char *ns_error_message(void);
 void ns_error_clear(void);
+/* Makes *rec the calling thread's record as is, without reporting it to the context's sink again (it was reported
+ * on the thread that set it): the plugin watchdog carries a provider call's record from its worker thread back to
+ * the caller with it. */
+void ns_error_restore(const ns_error_record *rec);
 
 /* User text as a message quotes it: the text itself when it is at most NS_EXCERPT_MAX bytes, else its first bytes,
  * "..." and its length ("aaaa... (10240 bytes)"), so a long value cannot push the reason out of the 1024-byte

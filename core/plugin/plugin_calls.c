@@ -2,6 +2,10 @@
  * One wrapper per provider method (libvirt's public API layer): check arguments, clear the thread's error, call or
  * report "unsupported", copy what comes back into full-size structs, and make sure every failure carries a message
  * that names the provider and the method.
+ *
+ * Every call goes through the watchdog (plugin_call_args.h): it runs on a worker thread with a deadline, on copies
+ * of its inputs and into outputs the call owns (a call_args), which the wrapper copies back only when the call
+ * finished in time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +14,11 @@
 #include <cjson/cJSON.h>
 
 #include "errors/ns_error.h"
+#include "plugin/plugin_call_args.h"
+#include "plugin/plugin_copies.h"
 #include "plugin/plugin_internal.h"
 #include "plugin/plugin_status.h"
+#include "plugin/plugin_watchdog.h"
 
 /* Normalises a provider's return: unknown codes become NS_ERR_INTERNAL, and an error without a message gets one. */
 static int finish(const ns_plugin *p, const char *method, const char *object, int rc)
@@ -55,71 +62,9 @@ static int unsupported(const ns_plugin *p, const char *method)
             return ns_error_prefix("provider %s: ", (p)->table.name);                                                  \
     } while (0)
 
-/* Copies a provider struct of possibly different size into a zeroed full-size one. */
-#define COPY_VERSIONED(dst, src)                                                                                       \
-    do {                                                                                                               \
-        memset(&(dst), 0, sizeof(dst));                                                                                \
-        size_t n_ = (src)->struct_size < sizeof(dst) ? (src)->struct_size : sizeof(dst);                               \
-        memcpy(&(dst), (src), n_);                                                                                     \
-        (dst).struct_size = sizeof(dst);                                                                               \
-    } while (0)
-
-/* Carries the caller's callback through the provider. A non-zero value the caller's callback returns is the
- * caller's to interpret (its own error, or "stop"), so it passes back untouched rather than through finish(). */
-typedef struct trampoline {
-    ns_plugin *p;
-    union {
-        ns_instance_type_cb instance_type;
-        ns_instance_cb instance;
-        ns_event_cb event;
-        ns_repair_policy_cb repair_policy;
-    } cb;
-    void *cb_ctx;
-    int stopped_with;
-} trampoline;
-
 static int passed_back(const trampoline *t, int rc)
 {
     return t->stopped_with != 0 && rc == t->stopped_with;
-}
-
-/* The offerings an injected insufficient-capacity fault empties read as unavailable: a full-size copy of them. */
-static ns_offering *offerings_with_faults(ns_plugin *p, const ns_instance_type *type)
-{
-    ns_offering *out = calloc(type->n_offerings ? type->n_offerings : 1, sizeof(*out));
-    if (!out) {
-        NS_FAIL(NS_ERR_INTERNAL, "out of memory copying the offerings of %s", type->name);
-        return NULL;
-    }
-    for (size_t i = 0; i < type->n_offerings; i++) {
-        COPY_VERSIONED(out[i], NS_AT(type->offerings, i));
-        if (ns_fault_layer_no_capacity(p->faults, type->name, out[i].zone, out[i].capacity_type))
-            out[i].available = false;
-    }
-    return out;
-}
-
-static int on_instance_type(void *ctx, const ns_instance_type *src)
-{
-    trampoline *t = ctx;
-    if (!src)
-        return NS_FAIL(NS_ERR_INTERNAL, "list_instance_types passed a NULL instance type");
-    /* Every field of ns_instance_type is ABI 1's: a smaller struct_size is a provider bug, not an older version. */
-    if (src->struct_size < sizeof(ns_instance_type))
-        return t->stopped_with = NS_FAIL(NS_ERR_INTERNAL, "provider %s: list_instance_types passed an instance type "
-                                         "whose struct_size is %u, smaller than the %zu bytes of ns_instance_type",
-                                         t->p->table.name, (unsigned)src->struct_size, sizeof(ns_instance_type));
-    ns_instance_type copy;
-    COPY_VERSIONED(copy, src);
-    ns_offering *faulted = NULL;
-    if (copy.n_offerings && copy.offerings && ns_fault_layer_has_capacity_faults(t->p->faults)) {
-        if (!(faulted = offerings_with_faults(t->p, &copy)))
-            return t->stopped_with = NS_ERR_INTERNAL;
-        copy.offerings = faulted;
-    }
-    t->stopped_with = t->cb.instance_type(t->cb_ctx, &copy);
-    free(faulted);
-    return t->stopped_with;
 }
 
 int ns_plugin_list_instance_types(ns_plugin *p, const ns_nodeclass *nodeclass, ns_instance_type_cb cb, void *cb_ctx)
@@ -127,9 +72,20 @@ int ns_plugin_list_instance_types(ns_plugin *p, const ns_nodeclass *nodeclass, n
     CHECK_PLUGIN(p, "list_instance_types");
     if (!nodeclass || !cb)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_instance_types: node class and callback are required");
-    trampoline t = {.p = p, .cb.instance_type = cb, .cb_ctx = cb_ctx};
-    int rc = p->table.list_instance_types(p->state, nodeclass, on_instance_type, &t);
-    return passed_back(&t, rc) ? rc : finish(p, "list_instance_types", nodeclass->name, rc);
+    call_args *a = ns_call_args_new(p, M_LIST_INSTANCE_TYPES);
+    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
+        ns_call_args_free(a);
+        return ns_error_prefix("provider %s: list_instance_types: ", p->table.name);
+    }
+    a->t.cb.instance_type = cb;
+    a->t.cb_ctx = cb_ctx;
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    rc = passed_back(&a->t, rc) ? rc : finish(p, "list_instance_types", nodeclass->name, rc);
+    ns_call_release(h);
+    return rc;
 }
 
 /* The limits provider.h promises providers: a client token of 1 to NS_CLIENT_TOKEN_MAX printable ASCII characters,
@@ -200,8 +156,20 @@ int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_resul
     ns_launch_request kept = *req;
     ns_launch_option *open = NULL;
     int rc = ns_fault_layer_has_capacity_faults(p->faults) ? drop_faulted_options(p, &kept, &open) : NS_OK;
-    if (rc == NS_OK)
-        rc = finish(p, "launch", req->nodeclaim_name, p->table.launch(p->state, &kept, result));
+    call_args *a = rc == NS_OK ? ns_call_args_new(p, M_LAUNCH) : NULL;
+    if (rc == NS_OK && (!a || ns_copy_launch_request(&a->copies, &kept, &a->request) < 0)) {
+        ns_call_args_free(a);
+        rc = ns_error_prefix("provider %s: launch %s: ", p->table.name, req->nodeclaim_name);
+    } else if (rc == NS_OK) {
+        ns_call *h;
+        rc = ns_call_args_run(p, a, &h);
+        if (h) {
+            rc = finish(p, "launch", req->nodeclaim_name, rc);
+            memcpy(result, &a->result, sizeof(*result));
+            result->struct_size = sizeof(*result);
+            ns_call_release(h);
+        }
+    }
     free(open);
     if (rc == NS_OK && (!result->provider_id[0] || !result->instance_type[0] || !result->zone[0] ||
                         !result->capacity_type[0]))
@@ -212,26 +180,48 @@ int ns_plugin_launch(ns_plugin *p, const ns_launch_request *req, ns_launch_resul
     return rc;
 }
 
+/* A call_args for a method given a provider ID (terminate, get_instance). */
+static call_args *args_with_id(ns_plugin *p, method_id m, const char *provider_id)
+{
+    call_args *a = ns_call_args_new(p, m);
+    if (a && ns_copy_string(&a->copies, provider_id, &a->provider_id) < 0) {
+        ns_call_args_free(a);
+        a = NULL;
+    }
+    return a;
+}
+
 int ns_plugin_terminate(ns_plugin *p, const char *provider_id, bool *already_gone)
 {
     CHECK_PLUGIN(p, "terminate");
     if (!provider_id || !*provider_id)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "terminate: a provider ID is required");
-    bool gone = false;
-    int rc = finish(p, "terminate", provider_id, p->table.terminate(p->state, provider_id, &gone));
     if (already_gone)
-        *already_gone = rc == NS_OK && gone;
+        *already_gone = false;
+    call_args *a = args_with_id(p, M_TERMINATE, provider_id);
+    if (!a)
+        return ns_error_prefix("provider %s: terminate %s: ", p->table.name, provider_id);
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    rc = finish(p, "terminate", provider_id, rc);
+    if (already_gone)
+        *already_gone = rc == NS_OK && a->flag;
+    ns_call_release(h);
     return rc;
 }
 
-static int on_instance(void *ctx, const ns_instance *src)
+/* The methods whose only input is a callback: list_instances, poll_events, list_repair_policies. */
+static int call_with_callback(ns_plugin *p, call_args *a, const char *method)
 {
-    trampoline *t = ctx;
-    if (!src)
-        return NS_FAIL(NS_ERR_INTERNAL, "list_instances passed a NULL instance");
-    ns_instance copy;
-    COPY_VERSIONED(copy, src);
-    return t->stopped_with = t->cb.instance(t->cb_ctx, &copy);
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    rc = passed_back(&a->t, rc) ? rc : finish(p, method, NULL, rc);
+    ns_call_release(h);
+    return rc;
 }
 
 int ns_plugin_list_instances(ns_plugin *p, ns_instance_cb cb, void *cb_ctx)
@@ -239,16 +229,13 @@ int ns_plugin_list_instances(ns_plugin *p, ns_instance_cb cb, void *cb_ctx)
     CHECK_PLUGIN(p, "list_instances");
     if (!cb)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_instances: a callback is required");
-    trampoline t = {.cb.instance = cb, .cb_ctx = cb_ctx};
-    int rc = p->table.list_instances(p->state, on_instance, &t);
-    return passed_back(&t, rc) ? rc : finish(p, "list_instances", NULL, rc);
+    call_args *a = ns_call_args_new(p, M_LIST_INSTANCES);
+    if (!a)
+        return ns_error_prefix("provider %s: list_instances: ", p->table.name);
+    a->t.cb.instance = cb;
+    a->t.cb_ctx = cb_ctx;
+    return call_with_callback(p, a, "list_instances");
 }
-
-typedef struct find_ctx {
-    const char *provider_id;
-    ns_instance *out;
-    bool found;
-} find_ctx;
 
 /* Stops the scan at the match: 1 is "stop", not an error; the fallback turns it back into NS_OK. */
 static int find_instance(void *ctx, const ns_instance *inst)
@@ -268,27 +255,32 @@ int ns_plugin_get_instance(ns_plugin *p, const char *provider_id, ns_instance *o
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "get_instance: a provider ID and a result are required");
     memset(out, 0, sizeof(*out));
     out->struct_size = sizeof(*out);
-    if (p->table.get_instance)
-        return finish(p, "get_instance", provider_id, p->table.get_instance(p->state, provider_id, out));
     /* ABI 1 providers have no get: find it in the list instead (SQLite's fallback for a missing xMethod). */
-    find_ctx f = {provider_id, out, false};
-    trampoline t = {.cb.instance = find_instance, .cb_ctx = &f};
-    int rc = p->table.list_instances(p->state, on_instance, &t);
-    if (f.found)
-        return NS_OK;
-    if (rc != NS_OK)
-        return finish(p, "get_instance (via list_instances)", provider_id, rc);
-    return NS_FAIL(NS_ERR_NOT_FOUND, "provider %s: get_instance %s: no such instance", p->table.name, provider_id);
-}
-
-static int on_event(void *ctx, const ns_event *src)
-{
-    trampoline *t = ctx;
-    if (!src)
-        return NS_FAIL(NS_ERR_INTERNAL, "poll_events passed a NULL event");
-    ns_event copy;
-    COPY_VERSIONED(copy, src);
-    return t->stopped_with = t->cb.event(t->cb_ctx, &copy);
+    bool by_list = !p->table.get_instance;
+    call_args *a = args_with_id(p, by_list ? M_LIST_INSTANCES : M_GET_INSTANCE, provider_id);
+    if (!a)
+        return ns_error_prefix("provider %s: get_instance %s: ", p->table.name, provider_id);
+    a->find = (find_ctx){a->provider_id, &a->out, false};
+    a->t.cb.instance = find_instance;
+    a->t.cb_ctx = &a->find;
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    if (!by_list) {
+        rc = finish(p, "get_instance", provider_id, rc);
+    } else if (a->find.found) {
+        rc = NS_OK;
+    } else if (rc != NS_OK) {
+        rc = finish(p, "get_instance (via list_instances)", provider_id, rc);
+    } else {
+        rc = NS_FAIL(NS_ERR_NOT_FOUND, "provider %s: get_instance %s: no such instance", p->table.name, provider_id);
+    }
+    if (rc == NS_OK)
+        memcpy(out, &a->out, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    ns_call_release(h);
+    return rc;
 }
 
 int ns_plugin_poll_events(ns_plugin *p, ns_event_cb cb, void *cb_ctx)
@@ -296,9 +288,12 @@ int ns_plugin_poll_events(ns_plugin *p, ns_event_cb cb, void *cb_ctx)
     CHECK_PLUGIN(p, "poll_events");
     if (!cb)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "poll_events: a callback is required");
-    trampoline t = {.cb.event = cb, .cb_ctx = cb_ctx};
-    int rc = p->table.poll_events(p->state, on_event, &t);
-    return passed_back(&t, rc) ? rc : finish(p, "poll_events", NULL, rc);
+    call_args *a = ns_call_args_new(p, M_POLL_EVENTS);
+    if (!a)
+        return ns_error_prefix("provider %s: poll_events: ", p->table.name);
+    a->t.cb.event = cb;
+    a->t.cb_ctx = cb_ctx;
+    return call_with_callback(p, a, "poll_events");
 }
 
 int ns_plugin_check_drift(ns_plugin *p, const ns_instance *instance, const ns_nodeclass *nodeclass, bool *drifted,
@@ -311,9 +306,24 @@ int ns_plugin_check_drift(ns_plugin *p, const ns_instance *instance, const ns_no
     reason[0] = '\0';
     if (!p->table.check_drift)
         return unsupported(p, "check_drift");
-    int rc = p->table.check_drift(p->state, instance, nodeclass, drifted, reason, reason_len);
-    reason[reason_len - 1] = '\0';
-    return finish(p, "check_drift", instance->provider_id, rc);
+    call_args *a = ns_call_args_new(p, M_CHECK_DRIFT);
+    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
+        ns_call_args_free(a);
+        return ns_error_prefix("provider %s: check_drift: ", p->table.name);
+    }
+    COPY_VERSIONED(a->instance, instance);
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    a->reason[sizeof(a->reason) - 1] = '\0';
+    rc = finish(p, "check_drift", instance->provider_id, rc);
+    if (rc == NS_OK) {
+        *drifted = a->flag;
+        snprintf(reason, reason_len, "%s", a->reason);
+    }
+    ns_call_release(h);
+    return rc;
 }
 
 int ns_plugin_validate_nodeclass(ns_plugin *p, const ns_nodeclass *nodeclass)
@@ -323,7 +333,18 @@ int ns_plugin_validate_nodeclass(ns_plugin *p, const ns_nodeclass *nodeclass)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "validate_nodeclass: a node class is required");
     if (!p->table.validate_nodeclass)
         return unsupported(p, "validate_nodeclass");
-    return finish(p, "validate_nodeclass", nodeclass->name, p->table.validate_nodeclass(p->state, nodeclass));
+    call_args *a = ns_call_args_new(p, M_VALIDATE_NODECLASS);
+    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
+        ns_call_args_free(a);
+        return ns_error_prefix("provider %s: validate_nodeclass: ", p->table.name);
+    }
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    rc = finish(p, "validate_nodeclass", nodeclass->name, rc);
+    ns_call_release(h);
+    return rc;
 }
 
 int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, struct cJSON **status)
@@ -334,9 +355,18 @@ int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, stru
     *status = NULL;
     if (!p->table.nodeclass_status)
         return unsupported(p, "nodeclass_status");
-    ns_json *out = NULL;
-    int rc = p->table.nodeclass_status(p->state, nodeclass, &out);
-    cJSON *doc = (cJSON *)out;
+    call_args *a = ns_call_args_new(p, M_NODECLASS_STATUS);
+    if (!a || ns_copy_nodeclass(&a->copies, nodeclass, &a->nodeclass) < 0) {
+        ns_call_args_free(a);
+        return ns_error_prefix("provider %s: nodeclass_status: ", p->table.name);
+    }
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    cJSON *doc = (cJSON *)a->status;
+    a->status = NULL; /* ours now, whatever happens to it below */
+    ns_call_release(h);
     if (rc != NS_OK) {
         cJSON_Delete(doc); /* provider.h: anything left beside an error is freed and ignored */
         return finish(p, "nodeclass_status", nodeclass->name, rc);
@@ -353,16 +383,6 @@ int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, stru
     return NS_OK;
 }
 
-static int on_repair_policy(void *ctx, const ns_repair_policy *src)
-{
-    trampoline *t = ctx;
-    if (!src)
-        return NS_FAIL(NS_ERR_INTERNAL, "list_repair_policies passed a NULL policy");
-    ns_repair_policy copy;
-    COPY_VERSIONED(copy, src);
-    return t->stopped_with = t->cb.repair_policy(t->cb_ctx, &copy);
-}
-
 int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *cb_ctx)
 {
     CHECK_PLUGIN(p, "list_repair_policies");
@@ -370,9 +390,29 @@ int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *c
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "list_repair_policies: a callback is required");
     if (!p->table.list_repair_policies)
         return unsupported(p, "list_repair_policies");
-    trampoline t = {.cb.repair_policy = cb, .cb_ctx = cb_ctx};
-    int rc = p->table.list_repair_policies(p->state, on_repair_policy, &t);
-    return passed_back(&t, rc) ? rc : finish(p, "list_repair_policies", NULL, rc);
+    call_args *a = ns_call_args_new(p, M_LIST_REPAIR_POLICIES);
+    if (!a)
+        return ns_error_prefix("provider %s: list_repair_policies: ", p->table.name);
+    a->t.cb.repair_policy = cb;
+    a->t.cb_ctx = cb_ctx;
+    return call_with_callback(p, a, "list_repair_policies");
+}
+
+/* The provider's own test_inject_fault, on a copy of the fault. */
+static int provider_inject(ns_plugin *p, const ns_fault *fault)
+{
+    call_args *a = ns_call_args_new(p, M_TEST_INJECT_FAULT);
+    if (!a || ns_copy_fault(&a->copies, fault, &a->fault) < 0) {
+        ns_call_args_free(a);
+        return ns_error_prefix("provider %s: test_inject_fault: ", p->table.name);
+    }
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    rc = finish(p, "test_inject_fault", NULL, rc);
+    ns_call_release(h);
+    return rc;
 }
 
 int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
@@ -386,7 +426,7 @@ int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
         ns_fault_layer_clear(p->faults);
     if (!p->table.test_inject_fault)
         return fault->kind == NS_FAULT_CLEAR ? NS_OK : unsupported(p, "test_inject_fault (interruption events)");
-    int rc = finish(p, "test_inject_fault", NULL, p->table.test_inject_fault(p->state, fault));
+    int rc = provider_inject(p, fault);
     /* A provider with its hooks off has nothing of its own to clear. */
     return fault->kind == NS_FAULT_CLEAR && rc == NS_ERR_UNSUPPORTED ? NS_OK : rc;
 }
@@ -400,5 +440,5 @@ int ns_plugin_test_inject_fault(ns_plugin *p, const ns_fault *fault)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "test_inject_fault: a fault is required");
     if (!p->table.test_inject_fault)
         return unsupported(p, "test_inject_fault");
-    return finish(p, "test_inject_fault", NULL, p->table.test_inject_fault(p->state, fault));
+    return provider_inject(p, fault);
 }

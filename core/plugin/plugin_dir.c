@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "errors/ns_error.h"
-#include "plugin/plugin_loader.h"
+#include "plugin/plugin_internal.h"
 
 #ifndef NS_PLUGINS_INSTALL_DIR
 #error "NS_PLUGINS_INSTALL_DIR must be defined by the build"
@@ -56,7 +56,8 @@ void ns_plugin_scan_free(ns_plugin_scan_entry *entries, size_t n_entries)
     free(entries);
 }
 
-static int scan_one(const char *dir, const char *file_name, ns_plugin_scan_entry *e)
+static int scan_one(const char *dir, const char *file_name, const ns_plugin_load_params *params,
+                    ns_plugin_scan_entry *e)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", dir, file_name);
@@ -64,20 +65,12 @@ static int scan_one(const char *dir, const char *file_name, ns_plugin_scan_entry
     e->name = strndup(file_name, strlen(file_name) - 3);
     if (!e->file || !e->name)
         return NS_FAIL(NS_ERR_INTERNAL, "scanning %s: out of memory", dir);
-    ns_plugin *p = NULL;
-    e->code = ns_plugin_load(dir, e->name, NULL, &p);
-    if (e->code != NS_OK) {
-        e->error = strdup(ns_error_message());
-        return e->error ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "scanning %s: out of memory", dir);
-    }
-    e->abi_version = ns_plugin_abi_version(p);
-    e->version = strdup(ns_plugin_version(p));
-    ns_plugin_unload(p);
-    return e->version ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "scanning %s: out of memory", dir);
+    return ns_plugin_probe(dir, e->name, params, e);
 }
 
-int ns_plugin_scan_dir(const char *dir, ns_plugin_scan_entry **entries, size_t *n_entries)
+int ns_plugin_scan_dir(const char *dir, int64_t call_timeout_ms, ns_plugin_scan_entry **entries, size_t *n_entries)
 {
+    const ns_plugin_load_params params = {.call_timeout_ms = call_timeout_ms};
     int rc = NS_OK;
     ns_plugin_scan_entry *list = NULL;
     size_t n = 0;
@@ -100,7 +93,7 @@ int ns_plugin_scan_dir(const char *dir, ns_plugin_scan_entry **entries, size_t *
         list = grown;
         memset(&list[n], 0, sizeof(list[n]));
         n++;
-        rc = scan_one(dir, de->d_name, &list[n - 1]);
+        rc = scan_one(dir, de->d_name, &params, &list[n - 1]);
         if (rc != NS_OK)
             goto cleanup;
     }

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "log/ns_log.h"
 #include "model/nodeclass_kinds.h"
 #include "plugin/plugin_internal.h"
+#include "plugin/plugin_watchdog.h"
 
 #define END_OF(member) (offsetof(ns_provider, member) + sizeof(((ns_provider *)0)->member))
 
@@ -119,6 +122,36 @@ static char *name_from_path(const char *path)
     return strndup(base, len);
 }
 
+typedef struct entry_call {
+    ns_provider_entry_fn entry;
+    const ns_provider *table;
+} entry_call;
+
+static int run_entry(void *arg)
+{
+    entry_call *e = arg;
+    e->table = e->entry();
+    return NS_OK;
+}
+
+/* The entry function is the plugin's code too: it runs under the watchdog, named by the plugin's path. */
+static int call_entry(const char *path, ns_provider_entry_fn entry, int64_t timeout_ms, const ns_provider **out)
+{
+    entry_call *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NS_FAIL(NS_ERR_INTERNAL, "plugin %s: out of memory", path);
+    e->entry = entry;
+    ns_call *h;
+    int rc = ns_call_run(path, NS_PROVIDER_ENTRY, timeout_ms, run_entry, e, free, &h, NULL);
+    if (!h) {
+        free(e);
+        return rc;
+    }
+    *out = e->table;
+    ns_call_release(h);
+    return rc == NS_OK ? NS_OK : ns_error_prefix("plugin %s: %s(): ", path, NS_PROVIDER_ENTRY);
+}
+
 static int open_module(const char *path, ns_plugin *p)
 {
     char *dir_copy = strdup(path);
@@ -140,7 +173,9 @@ static int open_module(const char *path, ns_plugin *p)
         return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: missing entry symbol '%s'", path, NS_PROVIDER_ENTRY);
     ns_provider_entry_fn entry;
     memcpy(&entry, &sym, sizeof(entry));
-    const ns_provider *t = entry();
+    const ns_provider *t = NULL;
+    if (call_entry(path, entry, p->call_timeout_ms, &t) < 0)
+        return NS_ERR_INVALID_CONFIG;
     if (!t)
         return NS_FAIL(NS_ERR_INVALID_CONFIG, "plugin %s: %s() returned NULL", path, NS_PROVIDER_ENTRY);
     if (t->abi_version < NS_PROVIDER_ABI_MIN || t->abi_version > NS_PROVIDER_ABI_VERSION)
@@ -173,6 +208,20 @@ static const char *default_config_path(const char *so_path, char *buf, size_t le
     return access(buf, F_OK) == 0 ? buf : NULL;
 }
 
+/* Plugins with a call the watchdog abandoned: that call's thread may still use the provider's state and the plugin's
+ * host context, so they are kept for the life of the process, on this list rather than lost (a leak checker sees them
+ * kept, which is what they are). */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static ns_plugin *kept_plugins;
+
+static void keep_for_abandoned_calls(ns_plugin *p)
+{
+    pthread_mutex_lock(&kept_lock);
+    p->next_kept = kept_plugins;
+    kept_plugins = p;
+    pthread_mutex_unlock(&kept_lock);
+}
+
 static int load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out)
 {
     int rc;
@@ -186,6 +235,11 @@ static int load_file(const char *so_path, const ns_plugin_load_params *params, n
     if (!p || !(p->path = strdup(so_path)) || !(p->name = name_from_path(so_path)) ||
         !(p->faults = ns_fault_layer_new())) {
         rc = NS_FAIL(NS_ERR_INTERNAL, "plugin %s: out of memory", so_path);
+        goto fail;
+    }
+    p->call_timeout_ms = params ? params->call_timeout_ms : 0;
+    if (p->call_timeout_ms == 0 && (rc = ns_call_default_timeout(&p->call_timeout_ms)) < 0) {
+        ns_error_prefix("plugin %s: ", so_path);
         goto fail;
     }
     rc = open_module(so_path, p);
@@ -206,7 +260,13 @@ static int load_file(const char *so_path, const ns_plugin_load_params *params, n
     p->ctx.core = params && params->ctx ? params->ctx : ns_ctx_current();
     snprintf(p->ctx.logger, sizeof(p->ctx.logger), "provider.%s", p->table.name);
     ns_error_clear();
-    rc = p->table.init(ns_plugin_host_table(), &p->ctx, &p->state);
+    rc = ns_plugin_call_init(p);
+    if (rc != NS_OK && atomic_load(&p->abandoned_calls) > 0) {
+        /* init may still be running with p's host context and options: p is the provider's now, never freed. */
+        rc = ns_error_prefix("plugin %s: provider %s: init: ", so_path, p->table.name);
+        keep_for_abandoned_calls(p);
+        return rc;
+    }
     if (rc != NS_OK) {
         const ns_error_record *e = ns_error_last();
         if (e->code == NS_OK)
@@ -215,9 +275,7 @@ static int load_file(const char *so_path, const ns_plugin_load_params *params, n
         else if (rc > 0 || rc < NS_ERR_INVALID_ARGUMENT)
             rc = NS_ERR_INTERNAL;
         rc = ns_error_prefix("plugin %s: provider %s failed to initialise: ", so_path, p->table.name);
-        if (p->state)
-            p->table.destroy(p->state);
-        p->state = NULL;
+        ns_plugin_call_destroy(p);
         goto fail;
     }
     ns_log(NS_LOG_INFO, "plugin", "loaded provider", "provider", p->table.name, "version", p->table.version, "path",
@@ -268,6 +326,11 @@ int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_lo
     return rc;
 }
 
+void ns_plugin_set_call_timeout(ns_plugin *plugin, int64_t call_timeout_ms)
+{
+    plugin->call_timeout_ms = call_timeout_ms;
+}
+
 ns_ctx *ns_plugin_ctx(const ns_plugin *plugin)
 {
     return plugin->ctx.core;
@@ -277,8 +340,13 @@ void ns_plugin_unload(ns_plugin *plugin)
 {
     if (!plugin)
         return;
-    if (plugin->state)
-        plugin->table.destroy(plugin->state);
+    if (atomic_load(&plugin->abandoned_calls) > 0) {
+        ns_log(NS_LOG_WARN, "plugin", "provider not destroyed: a call the watchdog abandoned may still be running",
+               "provider", plugin->table.name, NULL);
+        keep_for_abandoned_calls(plugin);
+        return;
+    }
+    ns_plugin_call_destroy(plugin);
     ns_fault_layer_free(plugin->faults);
     ns_option_values_free(plugin->options);
     free(plugin->path);

@@ -7,6 +7,9 @@
  *   version outside [NS_PROVIDER_ABI_MIN, NS_PROVIDER_ABI_VERSION]; a struct_size too small for the version claimed;
  *   a missing required method; (ABI 3) no node-class kinds or a malformed one; a provider name that does not match
  *   the file; options that are unknown or of the wrong type; init failing.
+ * Every call into the plugin, from its entry function on, runs under the watchdog (plugin_watchdog.h): a call that
+ * does not return by its deadline fails with NS_ERR_THROTTLED naming the provider and the method, and a crash
+ * inside one is reported with the provider and the method before the process ends.
  * Modules are opened with RTLD_NODELETE and never dlclosed: unloading is unsafe while threads may still run their
  * code. ns_plugin_unload only destroys the provider's state.
  */
@@ -31,6 +34,9 @@ typedef struct ns_plugin_load_params {
     /* The context the provider lives in (context/ns_ctx.h): the clock, logger and error sink its host upcalls use.
      * NULL: the loading thread's current context. It must outlive the plugin. */
     struct ns_ctx *ctx;
+    /* The deadline of each call into the provider, its entry function and init included (plugin_watchdog.h):
+     * 0 = $NODESMITH_PROVIDER_TIMEOUT, else 5 minutes; negative = none. */
+    int64_t call_timeout_ms;
 } ns_plugin_load_params;
 
 /* Minimum struct_size of a provider table claiming `abi_version`; 0 for an unsupported version. The loader and the
@@ -43,7 +49,12 @@ int ns_plugin_load(const char *plugins_dir, const char *name, const ns_plugin_lo
 int ns_plugin_load_file(const char *so_path, const ns_plugin_load_params *params, ns_plugin **out);
 /* The context the plugin was loaded into. */
 struct ns_ctx *ns_plugin_ctx(const ns_plugin *plugin);
-/* Calls the provider's destroy and frees the handle (the module stays mapped). Accepts NULL. */
+/* Changes the deadline of the plugin's calls from the next one on (as call_timeout_ms, 0 excepted: <= 0 is none), so
+ * one method known to be slow, or a test's one hang, gets its own while the others keep theirs. Not thread-safe
+ * against calls in flight on the same plugin. */
+void ns_plugin_set_call_timeout(ns_plugin *plugin, int64_t call_timeout_ms);
+/* Calls the provider's destroy and frees the handle (the module stays mapped). Accepts NULL. A plugin with a call
+ * the watchdog abandoned is neither destroyed nor freed: that call's thread may still use both. */
 void ns_plugin_unload(ns_plugin *plugin);
 
 const char *ns_plugin_name(const ns_plugin *plugin);
@@ -63,8 +74,9 @@ int ns_plugin_declare_kinds(ns_plugin *plugin, struct ns_nodeclass_kinds *kinds)
  * it exists (a build tree), else the install's. Returns a static or caller-given string. */
 const char *ns_plugin_default_dir(const char *flag_value);
 
-/* Checks every *.so in dir through the loader (loading then unloading each). Entries are the caller's; free with
- * ns_plugin_scan_free. Returns NS_OK even when some plugins were refused (see each entry's code); an error only when
+/* Checks every *.so in dir through the loader (loading then unloading each, each in a child process so a plugin that
+ * crashes is one refusal, not the end of the listing; call_timeout_ms as in ns_plugin_load_params). Entries are the
+ * caller's; free with ns_plugin_scan_free. Returns NS_OK even when some plugins were refused (see each entry's code); an error only when
  * the directory itself cannot be read. */
 typedef struct ns_plugin_scan_entry {
     char *file;     /* full path */
@@ -74,7 +86,7 @@ typedef struct ns_plugin_scan_entry {
     uint32_t abi_version;
     char *version;  /* provider's own version, or NULL when refused before it was known */
 } ns_plugin_scan_entry;
-int ns_plugin_scan_dir(const char *dir, ns_plugin_scan_entry **entries, size_t *n_entries);
+int ns_plugin_scan_dir(const char *dir, int64_t call_timeout_ms, ns_plugin_scan_entry **entries, size_t *n_entries);
 void ns_plugin_scan_free(ns_plugin_scan_entry *entries, size_t n_entries);
 
 /* ---- Calls. Each wrapper checks its arguments, clears the thread's error record, and returns NS_ERR_UNSUPPORTED

@@ -14,6 +14,71 @@ out=$("$nodesmith" plugins --plugins-dir "$dir" 2>&1); rc=$?
 grep -q "^good .* ok .*abi 4 .*version 0.0.1" <<<"$out" || fail "good plugin not listed as ok: $out"
 grep -q "^no_launch .* refused .*required method 'launch' (ABI 1) is NULL" <<<"$out" || fail "refusal reason missing: $out"
 
+# Misbehaving plugins (the watchdog): each is one refusal naming what it did, and the listing goes on. Crashes are
+# met under the default deadline; the hang, which never ends, under a deadline of its own in a directory of its own,
+# so no well-behaved plugin has to load within it.
+install -m 0755 "$variants/crash_entry.so" "$variants/crash_init.so" "$dir/"
+out=$("$nodesmith" plugins --plugins-dir "$dir" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "plugins with crashing plugins exited $rc, want 1: $out"
+grep -q "^crash_entry .* refused .*crash_entry.so crashed in nodesmith_provider_entry: SIGSEGV" <<<"$out" ||
+    fail "crash in the entry function not reported: $out"
+grep -q "^crash_init .* refused .*provider crash_init crashed in init: SIGSEGV" <<<"$out" ||
+    fail "crash in init not reported: $out"
+grep -q "^good .* ok .*abi [0-9]" <<<"$out" || fail "good plugin not listed after the broken ones: $out"
+hang_dir=$(mktemp -d)
+trap 'rm -rf "$dir" "$hang_dir"' EXIT
+chmod 0755 "$hang_dir"
+install -m 0755 "$variants/hang_init.so" "$variants/hang_launch.so" "$variants/crash_launch.so" "$hang_dir/"
+start=$(date +%s)
+out=$("$nodesmith" plugins --plugins-dir "$hang_dir" --provider-timeout 1s 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "plugins with a hanging plugin exited $rc, want 1: $out"
+[ $(( $(date +%s) - start )) -lt 60 ] || fail "plugins took a minute with a 1s deadline"
+grep -q "^hang_init .* refused .*provider hang_init: init: did not return within 1000 ms" <<<"$out" ||
+    fail "hang in init not reported: $out"
+out=$("$nodesmith" plugins --plugins-dir "$dir" --provider-timeout soon 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "provider-timeout takes a positive duration" <<<"$out" || fail "bad --provider-timeout: $rc $out"
+# In-process (offerings, simulate): a crash ends the command with the line naming provider and method; a hang is a
+# failed call naming them, and the command fails.
+out=$("$nodesmith" offerings --plugins-dir "$dir" --provider crash_init 2>&1); rc=$?
+[ $rc -eq 139 ] || fail "offerings with a plugin crashing in init exited $rc, want 139 (SIGSEGV): $out"
+grep -q "^nodesmith: provider crash_init crashed in init: SIGSEGV" <<<"$out" || fail "crash line missing: $out"
+out=$("$nodesmith" offerings --plugins-dir "$hang_dir" --provider hang_init --provider-timeout 1s 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "provider hang_init: init: did not return within 1000 ms" <<<"$out" ||
+    fail "offerings with a plugin hanging in init: $rc $out"
+cat >"$hang_dir/pending.yaml" <<'YAML'
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: tin}
+spec:
+  template:
+    spec:
+      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
+      nodeClassRef: {group: tin.example.com, kind: TinNodeClass, name: tin}
+---
+apiVersion: tin.example.com/v1
+kind: TinNodeClass
+metadata: {name: tin}
+spec: {gauge: 4}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  containers:
+    - name: web
+      image: nginx
+      resources: {requests: {cpu: 500m, memory: 512Mi}}
+YAML
+out=$("$nodesmith" simulate -f "$hang_dir/pending.yaml" --plugins-dir "$hang_dir" --provider crash_launch \
+    --allow-launch 2>&1); rc=$?
+[ $rc -eq 139 ] || fail "simulate with a plugin crashing in launch exited $rc, want 139 (SIGSEGV): $out"
+grep -q "^nodesmith: provider crash_launch crashed in launch: SIGSEGV" <<<"$out" || fail "crash line missing: $out"
+out=$("$nodesmith" simulate -f "$hang_dir/pending.yaml" --plugins-dir "$hang_dir" --provider hang_launch \
+    --allow-launch --provider-timeout 1s 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "provider hang_launch: launch .*: did not return within 1000 ms" <<<"$out" ||
+    fail "simulate with a plugin hanging in launch: $rc $out"
+rm "$dir/crash_entry.so" "$dir/crash_init.so"
+
 rm "$dir/no_launch.so"
 out=$(NODESMITH_PLUGINS_DIR="$dir" "$nodesmith" plugins 2>&1) || fail "all-good directory via the environment failed: $out"
 

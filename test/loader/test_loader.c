@@ -350,7 +350,7 @@ START_TEST(scan_reports_each_plugin)
     ck_assert_int_eq(system(cmd), 0);
     ns_plugin_scan_entry *entries = NULL;
     size_t n = 0;
-    ck_assert_int_eq(ns_plugin_scan_dir(dir, &entries, &n), NS_OK);
+    ck_assert_int_eq(ns_plugin_scan_dir(dir, 0, &entries, &n), NS_OK);
     ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(entries[0].name, "abi99");
     ck_assert_int_eq(entries[0].code, NS_ERR_INVALID_CONFIG);
@@ -362,7 +362,7 @@ START_TEST(scan_reports_each_plugin)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
     free(good);
-    ck_assert_int_eq(ns_plugin_scan_dir("/nonexistent/plugins.d", &entries, &n), NS_ERR_NOT_FOUND);
+    ck_assert_int_eq(ns_plugin_scan_dir("/nonexistent/plugins.d", 0, &entries, &n), NS_ERR_NOT_FOUND);
 }
 END_TEST
 

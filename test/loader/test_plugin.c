@@ -12,6 +12,10 @@
  *   TP_DRIFT_FIELDS      sets drift_fields (only with a header that has the field)
  *   TP_NO_KINDS          (ABI 3) declares no node-class kinds
  *   TP_BAD_KIND          (ABI 3) declares a kind in Kubernetes' own API group
+ *   TP_CRASH_IN="m"      crashes (raises SIGSEGV) in method m, "entry" being the entry function (the watchdog)
+ *   TP_HANG_IN="m"       never returns from method m, or "entry"
+ *   TP_LATE_CALLBACK     list_instances calls back only after 3 s (a call the watchdog abandons meanwhile) and
+ *                        exports what the callback returned
  * With none of them it is a well-behaved provider whose state records what the loader did. Built with a header of
  * ABI 4 or later it reports a TinNodeClass's status (nodeclass_status); spec.statusBug makes it break one rule of
  * that method, so each of the core's checks meets a real plugin.
@@ -20,9 +24,12 @@
  * header), so the loader tests load a plugin of each released ABI. Its node-class kind is TinNodeClass
  * (tin.example.com/v1): a kind the core has never heard of, whose spec.gauge validate_nodeclass checks.
  */
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nodesmith/provider.h"
 
@@ -42,8 +49,32 @@ typedef struct tp_state {
 /* Where destroy leaves its mark, read by the test through dlsym. */
 NS_EXPORT int tp_destroy_calls;
 
+#ifdef TP_LATE_CALLBACK
+/* What the core answered the callback made after the watchdog gave up on the call, and when it has answered. */
+NS_EXPORT int tp_late_callback_rc;
+NS_EXPORT atomic_int tp_late_callback_done;
+#endif
+
+/* The misbehaviour the variant was built with, in the method it names. */
+static void tp_misbehave(const char *where)
+{
+#ifdef TP_CRASH_IN
+    /* A signal raised, not a NULL store: UBSan would halt on the store before any signal handler ran, and the
+     * crash the watchdog names must be the same in the sanitizer build. */
+    if (strcmp(where, TP_CRASH_IN) == 0)
+        raise(SIGSEGV);
+#endif
+#ifdef TP_HANG_IN
+    if (strcmp(where, TP_HANG_IN) == 0)
+        for (;;)
+            sleep(60);
+#endif
+    (void)where;
+}
+
 static int tp_init(const ns_host *host, ns_host_ctx *ctx, void **state)
 {
+    tp_misbehave("init");
     tp_state *s = calloc(1, sizeof(*s));
     if (!s)
         return host->error(ctx, NS_ERR_INTERNAL, __FILE__, __LINE__, "out of memory");
@@ -96,6 +127,7 @@ static int tp_list_instance_types(void *state, const ns_nodeclass *nc, ns_instan
 static int tp_launch(void *state, const ns_launch_request *req, ns_launch_result *out)
 {
     tp_state *s = state;
+    tp_misbehave("launch");
     return s->host->error(s->ctx, NS_ERR_INSUFFICIENT_CAPACITY, __FILE__, __LINE__, "no capacity for %s",
                           req->nodeclaim_name);
 }
@@ -108,11 +140,19 @@ static int tp_terminate(void *state, const char *provider_id, bool *gone)
 
 static int tp_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
 {
+    tp_misbehave("list_instances");
+#ifdef TP_LATE_CALLBACK
+    sleep(3);
+#endif
     ns_instance a = {.struct_size = sizeof(a)};
     snprintf(a.provider_id, sizeof(a.provider_id), "tp:///zone-a/i-1");
     snprintf(a.instance_type, sizeof(a.instance_type), "tp.small");
     a.state = NS_INSTANCE_RUNNING;
     int rc = cb(cb_ctx, &a);
+#ifdef TP_LATE_CALLBACK
+    tp_late_callback_rc = rc;
+    atomic_store(&tp_late_callback_done, 1);
+#endif
     if (rc != 0)
         return rc;
     snprintf(a.provider_id, sizeof(a.provider_id), "tp:///zone-a/i-2");
@@ -253,6 +293,7 @@ static const ns_provider tp_table = {
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void)
 {
+    tp_misbehave("entry");
     return &tp_table;
 }
 #else
