@@ -7,8 +7,23 @@
 #include "errors/ns_error.h"
 #include "model/labels.h"
 
+/* A claim whose NodePool hash was computed by another algorithm gets today's hash instead of a drift verdict (see
+ * NS_ANNOTATION_NODEPOOL_HASH_VERSION); *restamped tells the caller to write the claim. */
+static int restamp_hash(ns_nodeclaim *claim, const char *hash, bool *restamped)
+{
+    const char *version = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH_VERSION);
+    if (version && strcmp(version, NS_NODEPOOL_HASH_VERSION) == 0)
+        return 0;
+    if (ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH, hash) < 0 ||
+        ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH_VERSION, NS_NODEPOOL_HASH_VERSION) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory re-stamping the NodePool hash of nodeclaim %s",
+                       claim->meta.name);
+    *restamped = true;
+    return 0;
+}
+
 /* Karpenter's order: static drift (hashes), then requirements, then the provider's own check. */
-static int drift_reason(ns_engine *e, const ns_nodeclaim *claim, char *why, size_t len)
+static int drift_reason(ns_engine *e, ns_nodeclaim *claim, char *why, size_t len, bool *restamped)
 {
     why[0] = '\0';
     ns_cluster *cl = e->cluster;
@@ -23,6 +38,10 @@ static int drift_reason(ns_engine *e, const ns_nodeclaim *claim, char *why, size
     char hash[32];
     const char *have = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH);
     ns_nodepool_hash(np, hash, sizeof(hash));
+    int rc = restamp_hash(claim, hash, restamped);
+    if (rc < 0)
+        return rc;
+    have = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH);
     if (have && strcmp(have, hash) != 0) {
         snprintf(why, len, "NodePoolDrifted");
         return 0;
@@ -39,7 +58,7 @@ static int drift_reason(ns_engine *e, const ns_nodeclaim *claim, char *why, size
 
     /* The pool's spec requirements against the claim's labels (well-known labels the claim lacks are allowed). */
     ns_requirements pool_reqs = {0}, claim_reqs = {0};
-    int rc = ns_requirements_add_selector(&pool_reqs, np->requirements, np->n_requirements);
+    rc = ns_requirements_add_selector(&pool_reqs, np->requirements, np->n_requirements);
     if (rc == 0)
         rc = ns_requirements_add_labels(&claim_reqs, claim->meta.labels.items, claim->meta.labels.n);
     ns_compat_opts opts = {.allow_undefined_well_known = true};
@@ -82,8 +101,11 @@ int ds_drift_update(ns_engine *e)
         if (!ns_claim_launched(claim) || ns_claim_deleting(claim))
             continue;
         char why[128];
-        int rc = drift_reason(e, claim, why, sizeof(why));
+        bool restamped = false;
+        int rc = drift_reason(e, claim, why, sizeof(why), &restamped);
         if (rc < 0)
+            return rc;
+        if (restamped && (rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim)) < 0)
             return rc;
         const ns_condition *cond = ns_conditions_get(&claim->conditions, NS_COND_DRIFTED);
         if (why[0]) {

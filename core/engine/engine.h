@@ -43,6 +43,11 @@
 #define NS_TAINT_UNREGISTERED_KEY "karpenter.sh/unregistered"
 #define NS_TAINT_NOT_READY_KEY "node.kubernetes.io/not-ready"
 #define NS_ANNOTATION_NODEPOOL_HASH "karpenter.sh/nodepool-hash"
+/* The algorithm behind the hash above. A claim stamped by another version (an older nodesmith, or Karpenter itself,
+ * whose hashstructure values nodesmith does not reproduce) is re-stamped, not drifted, as Karpenter's NodePool hash
+ * controller does when it bumps NodePoolHashVersion: a takeover or an upgrade rolls no node. */
+#define NS_ANNOTATION_NODEPOOL_HASH_VERSION "karpenter.sh/nodepool-hash-version"
+#define NS_NODEPOOL_HASH_VERSION "nodesmith-v2"
 #define NS_ANNOTATION_NODECLASS_HASH "nodesmith.io/nodeclass-hash"
 /* Disruption in progress, written on each candidate NodeClaim by ns_engine_disrupt. */
 #define NS_ANNOTATION_DISRUPTION_METHOD "nodesmith.io/disruption-method"

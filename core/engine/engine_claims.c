@@ -129,25 +129,38 @@ static void hi(hasher *x, int64_t v)
     hs(x, buf);
 }
 
+/* Karpenter hashes the template with SlicesAsSets, and labels are a map: reordering taints or labels is no change.
+ * Each element is hashed on its own and the results summed, which does not depend on order. */
 static void h_taints(hasher *x, const ns_taint *t, size_t n)
 {
-    hi(x, (int64_t)n);
+    uint64_t set = 0;
     for (size_t i = 0; i < n; i++) {
-        hs(x, t[i].key);
-        hs(x, t[i].value);
-        hs(x, t[i].effect);
+        hasher e = {UINT64_C(1469598103934665603)};
+        hs(&e, t[i].key);
+        hs(&e, t[i].value);
+        hs(&e, t[i].effect);
+        set += e.h;
     }
+    hi(x, (int64_t)n);
+    hi(x, (int64_t)set);
 }
 
 static void h_labels(hasher *x, const ns_labels *l)
 {
-    hi(x, (int64_t)l->n);
+    uint64_t set = 0;
     for (size_t i = 0; i < l->n; i++) {
-        hs(x, l->items[i].key);
-        hs(x, l->items[i].value);
+        hasher e = {UINT64_C(1469598103934665603)};
+        hs(&e, l->items[i].key);
+        hs(&e, l->items[i].value);
+        set += e.h;
     }
+    hi(x, (int64_t)l->n);
+    hi(x, (int64_t)set);
 }
 
+/* What Karpenter's NodePool.Hash covers: the template's metadata, taints, startup taints, node class reference,
+ * expireAfter and terminationGracePeriod. Requirements are `hash:"ignore"`: a node drifts on them only when its labels
+ * no longer satisfy them (RequirementsDrifted), so widening a requirement rolls nothing. */
 void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len)
 {
     hasher x = {UINT64_C(1469598103934665603)};
@@ -155,15 +168,6 @@ void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len)
     h_labels(&x, &np->annotations);
     h_taints(&x, np->taints, np->n_taints);
     h_taints(&x, np->startup_taints, np->n_startup_taints);
-    hi(&x, (int64_t)np->n_requirements);
-    for (size_t i = 0; i < np->n_requirements; i++) {
-        const ns_selector_req *r = &np->requirements[i];
-        hs(&x, r->key);
-        hi(&x, r->op);
-        for (size_t v = 0; v < r->n_values; v++)
-            hs(&x, r->values[v]);
-        hi(&x, r->min_values);
-    }
     hs(&x, np->nodeclass_ref.group);
     hs(&x, np->nodeclass_ref.kind);
     hs(&x, np->nodeclass_ref.name);
@@ -359,6 +363,8 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
         ns_nodepool_hash(np, hash, sizeof(hash));
         rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH, hash);
     }
+    if (rc == 0)
+        rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH_VERSION, NS_NODEPOOL_HASH_VERSION);
     if (rc == 0 && def) {
         ns_nodeclass_hash(def, ns_plugin_table(e->plugin)->drift_fields, hash, sizeof(hash));
         rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODECLASS_HASH, hash);

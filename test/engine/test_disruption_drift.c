@@ -172,6 +172,103 @@ START_TEST(test_provider_zone_drift)
 }
 END_TEST
 
+/* A NodePool as DFX_POOL, with the requirement lines and template labels given. */
+#define POOL_WITH(labels, reqs)                                                                                       \
+    "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n"                 \
+    "    metadata: {labels: " labels "}\n    spec:\n"                                                               \
+    "      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}\n"                                  \
+    "      requirements:\n" reqs "  disruption:\n" BUDGET_ONE
+
+/* Runs five minutes after a change that must roll nothing: no claim drifted, none disrupted, the same three. */
+static void nothing_drifts(efx *x, char names[3][64])
+{
+    efx_run_for(x, EFX_S(300));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTING, NULL), 0);
+    for (size_t i = 0; i < 3; i++) {
+        const ns_nodeclaim *c = ns_cluster_find_nodeclaim(x->cluster, names[i]);
+        ck_assert_msg(c != NULL, "nodeclaim %s is gone", names[i]);
+        const ns_condition *cond = ns_conditions_get(&c->conditions, NS_COND_DRIFTED);
+        ck_assert_msg(cond == NULL, "nodeclaim %s drifted: %s", names[i], cond ? cond->reason : "");
+    }
+}
+
+START_TEST(test_requirements_widened_no_drift)
+{
+    /* Karpenter leaves requirements out of the NodePool hash: widening them, or adding Exists on a label every node
+     * has, leaves the nodes' labels satisfying them, so nothing rolls. */
+    static const char yaml[] = DFX_CLASS("{}") DFX_POOL("", REQS, BUDGET_ONE) "---\n" CACHE;
+    char names[3][64];
+    efx *x = three_nodes(yaml, names);
+    dfx_put(x, POOL_WITH("{team: blue}", DFX_CAPACITY("on-demand, spot") DFX_TYPES("m5.xlarge, m5.2xlarge")
+                             "        - {key: kubernetes.io/arch, operator: Exists}\n"));
+    nothing_drifts(x, names);
+    efx_free(x);
+}
+END_TEST
+
+START_TEST(test_requirements_narrowed_drift)
+{
+    /* A requirement the nodes' labels no longer satisfy drifts them, named RequirementsDrifted, not NodePoolDrifted. */
+    static const char yaml[] = DFX_CLASS("{}") DFX_POOL("", REQS, BUDGET_ONE) "---\n" CACHE;
+    char names[3][64];
+    efx *x = three_nodes(yaml, names);
+    dfx_put(x, POOL_WITH("{team: blue}", DFX_CAPACITY("on-demand") DFX_TYPES("m5.2xlarge")));
+    int64_t changed = efx_now();
+    all_drifted(x, names, "RequirementsDrifted");
+    rolled_one_at_a_time(x, names, changed);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_str_eq(dfx_label(efx_claim(x, i), NS_LABEL_INSTANCE_TYPE), "m5.2xlarge");
+    efx_free(x);
+}
+END_TEST
+
+START_TEST(test_template_labels_reordered_no_drift)
+{
+    /* The template's labels are a map (Karpenter hashes them as one): the same labels in another order are no change. */
+    static const char yaml[] = DFX_CLASS("{}") POOL_WITH("{team: blue, tier: web}", REQS) "---\n" CACHE;
+    char names[3][64];
+    efx *x = three_nodes(yaml, names);
+    dfx_put(x, POOL_WITH("{tier: web, team: blue}", REQS));
+    nothing_drifts(x, names);
+    efx_free(x);
+}
+END_TEST
+
+START_TEST(test_foreign_hash_version_restamped)
+{
+    /* A claim whose hash another algorithm computed (Karpenter's own, before a takeover) is re-stamped with today's
+     * hash and version, as Karpenter's hash controller does on a NodePoolHashVersion bump, and is not drifted. */
+    static const char yaml[] = DFX_CLASS("{}") DFX_POOL("", REQS, BUDGET_ONE) "---\n" CACHE;
+    char names[3][64];
+    efx *x = three_nodes(yaml, names);
+    char want[64];
+    snprintf(want, sizeof(want), "%s",
+             ns_labels_get(&efx_claim(x, 0)->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH));
+    for (size_t i = 0; i < 3; i++) {
+        ns_nodeclaim *c = efx_claim(x, i);
+        ck_assert_str_eq(ns_labels_get(&c->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH_VERSION),
+                         NS_NODEPOOL_HASH_VERSION);
+        ck_assert_int_eq(ns_labels_set(&c->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH, "6103710584711587357"), 0);
+        ck_assert_int_eq(ns_labels_set(&c->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH_VERSION, "v3"), 0);
+    }
+    nothing_drifts(x, names);
+    for (size_t i = 0; i < 3; i++) {
+        const ns_nodeclaim *c = ns_cluster_find_nodeclaim(x->cluster, names[i]);
+        ck_assert_str_eq(ns_labels_get(&c->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH), want);
+        ck_assert_str_eq(ns_labels_get(&c->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH_VERSION),
+                         NS_NODEPOOL_HASH_VERSION);
+    }
+    /* A stale hash under today's version is a real change. */
+    ns_nodeclaim *c = ns_cluster_find_nodeclaim(x->cluster, names[0]);
+    ck_assert_int_eq(ns_labels_set(&c->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH, "0000000000000000"), 0);
+    efx_step(x);
+    const ns_condition *cond = ns_conditions_get(&c->conditions, NS_COND_DRIFTED);
+    ck_assert_ptr_nonnull(cond);
+    ck_assert_str_eq(cond->reason, "NodePoolDrifted");
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("disruption-drift");
@@ -181,6 +278,10 @@ int main(void)
     tcase_add_test(tc, test_nodeclass_drift);
     tcase_add_test(tc, test_provider_drift);
     tcase_add_test(tc, test_provider_zone_drift);
+    tcase_add_test(tc, test_requirements_widened_no_drift);
+    tcase_add_test(tc, test_requirements_narrowed_drift);
+    tcase_add_test(tc, test_template_labels_reordered_no_drift);
+    tcase_add_test(tc, test_foreign_hash_version_restamped);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
