@@ -1,7 +1,11 @@
 /*
  * Termination (Karpenter's node termination and nodeclaim finalizer): for each deleting NodeClaim, taint its Node
- * karpenter.sh/disrupted:NoSchedule, wait until its pods have somewhere to go, drain in Karpenter's order through the
- * Eviction API, terminate the instance, delete the Node, and remove the karpenter.sh/termination finalizer.
+ * karpenter.sh/disrupted:NoSchedule, drain in Karpenter's order through the Eviction API, terminate the instance,
+ * delete the Node, and remove the karpenter.sh/termination finalizer.
+ *
+ * The drain starts at once, as Karpenter's does: a forceful deletion (by hand, at expiry, on an interruption) does not
+ * wait for capacity, while the provisioner launches it for the leaving pods from the same step on. Only voluntary
+ * disruption waits, before the claim is deleted: its replacements initialize first (ns_engine_disruption_handover).
  *
  * Drain order: non-critical pods, then non-critical DaemonSet pods, then critical pods, then critical DaemonSet
  * pods; a group starts only when the one before it is gone. Evictions a PodDisruptionBudget refuses are retried at
@@ -19,9 +23,6 @@
 #include "log/ns_log.h"
 #include "model/checked.h"
 #include "model/model_util.h"
-
-/* An interrupted node is drained at the latest this long before the cloud takes it, even without a replacement. */
-#define INTERRUPTION_DRAIN_MARGIN_MS (30 * 1000)
 
 static const char *method_of(const ns_nodeclaim *claim)
 {
@@ -72,33 +73,6 @@ static void forget_blocked(ns_engine *e, const char *claim)
     e->n_blocked = k;
 }
 
-/* True when every pod of the node that must move has a place on an initialized node now (pods nothing can hold do
- * not wait). While false, the provisioner is launching capacity for them: it sees them as pending. */
-static int capacity_ready(ns_engine *e, const ns_node *n, bool *ready)
-{
-    const char *removed[1] = {n->meta.name};
-    ns_engine_plan_opts opts = {.removed_nodes = removed, .n_removed = 1, .only_removed_pods = true};
-    ns_engine_plan plan;
-    int rc = ns_engine_plan_run(e, &opts, &plan);
-    if (rc < 0)
-        return rc;
-    *ready = true;
-    for (size_t i = 0; i < plan.result.n_placement && *ready; i++) {
-        size_t at = plan.result.placement[i];
-        if (at == NS_SCHED_NOT_PENDING || at == NS_SCHED_UNPLACED)
-            continue;
-        *ready = at < plan.view.n_nodes && plan.bindable[at];
-    }
-    ns_engine_plan_free(&plan);
-    return NS_OK;
-}
-
-static int64_t interruption_deadline(const ns_nodeclaim *claim)
-{
-    const char *d = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_INTERRUPTION_DEADLINE);
-    return d ? strtoll(d, NULL, 10) : 0;
-}
-
 /* Evicts what may go now. *done when no pod is left on the node. */
 static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expired, bool *done)
 {
@@ -109,13 +83,11 @@ static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expir
     if (rc < 0)
         return rc;
     int group = 4;
-    size_t movable = 0;
     for (size_t i = 0; i < np; i++) {
         if (pod_terminal(pods[i]))
             continue;
         int g = drain_group(pods[i]);
         group = g < group ? g : group;
-        movable += !ns_engine_pod_is_daemon(pods[i]);
     }
     if (group == 4) {
         *done = true;
@@ -138,14 +110,7 @@ static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expir
             nrefs++;
         }
     free(pods);
-    int64_t now = ns_clock_now_ms(), deadline = interruption_deadline(claim);
-    bool ready = true;
-    if (!grace_expired && movable && group == 0 && !(deadline && now >= deadline - INTERRUPTION_DRAIN_MARGIN_MS))
-        rc = capacity_ready(e, n, &ready);
-    if (rc == NS_OK && !ready)
-        ns_log(NS_LOG_DEBUG, "node.termination", "waiting for replacement capacity before draining", "Node",
-               n->meta.name, NULL);
-    for (size_t i = 0; rc == NS_OK && ready && i < nrefs; i++) {
+    for (size_t i = 0; rc == NS_OK && i < nrefs; i++) {
         ns_pod *pod = ns_cluster_find_pod(e->cluster, refs[i][0], refs[i][1]);
         if (!pod)
             continue;
@@ -170,7 +135,7 @@ static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expir
                                   claim->meta.name, ref, NULL);
     }
     free(refs);
-    if (rc == NS_OK && ready) {
+    if (rc == NS_OK) {
         /* Done when nothing is left; the next group starts at the next step otherwise. */
         ns_pod **left;
         size_t nl;
