@@ -369,11 +369,11 @@ static int node_merge(kstore *s, ns_node *node, const char *sub, const char *typ
     return rc < 0 ? failed(s, rc) : 0;
 }
 
-static int k_set_node_label(void *ctx, ns_node *node, const char *key, const char *value)
+/* One key of metadata.labels or metadata.annotations (field), by merge patch; value NULL removes it. */
+static int set_node_map(kstore *s, ns_node *node, const char *field, ns_labels *map, const char *key, const char *value)
 {
-    kstore *s = ctx;
     cJSON *p = cJSON_CreateObject(), *m = cJSON_AddObjectToObject(p, "metadata");
-    cJSON *l = m ? cJSON_AddObjectToObject(m, "labels") : NULL;
+    cJSON *l = m ? cJSON_AddObjectToObject(m, field) : NULL;
     if (l && !(value ? cJSON_AddStringToObject(l, key, value) : cJSON_AddNullToObject(l, key)))
         l = NULL;
     if (!l) {
@@ -384,10 +384,20 @@ static int k_set_node_label(void *ctx, ns_node *node, const char *key, const cha
     if (rc < 0)
         return rc;
     if (!value) {
-        ns_labels_remove(&node->meta.labels, key);
+        ns_labels_remove(map, key);
         return 0;
     }
-    return ns_labels_set(&node->meta.labels, key, value);
+    return ns_labels_set(map, key, value);
+}
+
+static int k_set_node_label(void *ctx, ns_node *node, const char *key, const char *value)
+{
+    return set_node_map(ctx, node, "labels", &node->meta.labels, key, value);
+}
+
+static int k_set_node_annotation(void *ctx, ns_node *node, const char *key, const char *value)
+{
+    return set_node_map(ctx, node, "annotations", &node->meta.annotations, key, value);
 }
 
 static int k_set_node_unschedulable(void *ctx, ns_node *node, bool unschedulable)
@@ -545,6 +555,7 @@ static const ns_cluster_writes_ops kube_ops = {
     .add_node_taint = k_add_node_taint,
     .remove_node_taint = k_remove_node_taint,
     .set_node_label = k_set_node_label,
+    .set_node_annotation = k_set_node_annotation,
     .set_node_unschedulable = k_set_node_unschedulable,
     .update_node_status = k_update_node_status,
     .delete_node = k_delete_node,

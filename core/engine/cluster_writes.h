@@ -42,6 +42,7 @@ typedef struct ns_cluster_writes_ops {
     int (*add_node_taint)(void *ctx, ns_node *node, const ns_taint *taint);
     int (*remove_node_taint)(void *ctx, ns_node *node, const char *key, const char *effect);
     int (*set_node_label)(void *ctx, ns_node *node, const char *key, const char *value); /* value NULL: remove */
+    int (*set_node_annotation)(void *ctx, ns_node *node, const char *key, const char *value); /* NULL: remove */
     int (*set_node_unschedulable)(void *ctx, ns_node *node, bool unschedulable);
     int (*update_node_status)(void *ctx, ns_node *node);
     int (*delete_node)(void *ctx, ns_node *node);

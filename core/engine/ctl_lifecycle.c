@@ -192,11 +192,18 @@ static int register_claim(ns_engine *e, ns_nodeclaim *claim, ns_node *node)
 {
     const ns_cluster_writes *w = &e->writes;
     int rc = w->ops->remove_node_taint(w->ctx, node, NS_TAINT_UNREGISTERED_KEY, NS_EFFECT_NO_EXECUTE);
-    /* Karpenter syncs the claim's labels onto the Node at registration. */
+    /* Karpenter syncs the claim's labels and annotations (the NodePool template's among them, so a template's
+     * karpenter.sh/do-not-disrupt reaches the Node) onto the Node at registration. */
     for (size_t i = 0; rc == 0 && i < claim->meta.labels.n; i++)
         if (!ns_labels_get(&node->meta.labels, claim->meta.labels.items[i].key))
             rc = w->ops->set_node_label(w->ctx, node, claim->meta.labels.items[i].key,
                                         claim->meta.labels.items[i].value);
+    for (size_t i = 0; rc == 0 && i < claim->meta.annotations.n; i++) {
+        const ns_label *a = &claim->meta.annotations.items[i];
+        const char *have = ns_labels_get(&node->meta.annotations, a->key);
+        if (!have || strcmp(have, a->value) != 0)
+            rc = w->ops->set_node_annotation(w->ctx, node, a->key, a->value);
+    }
     if (rc == 0)
         rc = w->ops->set_node_label(w->ctx, node, NS_LABEL_REGISTERED, "true");
     if (rc < 0)

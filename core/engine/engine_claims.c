@@ -349,7 +349,9 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
         ns_nodeclaim_free(claim);
         return rc;
     }
+    /* The template's annotations, then the hashes over them (Karpenter's lo.Assign order). */
     if (!(claim->meta.name = ns_strdup(name)) || claim_labels(claim, np, c) < 0 ||
+        ns_labels_copy(&np->annotations, &claim->meta.annotations) < 0 ||
         ns_meta_add_finalizer(&claim->meta, NS_FINALIZER_TERMINATION) < 0 ||
         ns_taints_copy(np->taints, np->n_taints, &claim->taints) < 0 ||
         ns_taints_copy(np->startup_taints, np->n_startup_taints, &claim->startup_taints) < 0 ||

@@ -253,17 +253,26 @@ static int m_remove_node_taint(void *ctx, ns_node *node, const char *key, const 
     return 0;
 }
 
-static int m_set_node_label(void *ctx, ns_node *node, const char *key, const char *value)
+static int set_node_map(mem_store *s, ns_node *node, ns_labels *map, const char *key, const char *value)
 {
-    mem_store *s = ctx;
     int rc = node_known(s, node);
     if (rc < 0)
         return rc;
     if (!value) {
-        ns_labels_remove(&node->meta.labels, key);
+        ns_labels_remove(map, key);
         return 0;
     }
-    return ns_labels_set(&node->meta.labels, key, value);
+    return ns_labels_set(map, key, value);
+}
+
+static int m_set_node_label(void *ctx, ns_node *node, const char *key, const char *value)
+{
+    return set_node_map(ctx, node, &node->meta.labels, key, value);
+}
+
+static int m_set_node_annotation(void *ctx, ns_node *node, const char *key, const char *value)
+{
+    return set_node_map(ctx, node, &node->meta.annotations, key, value);
 }
 
 static int m_set_node_unschedulable(void *ctx, ns_node *node, bool unschedulable)
@@ -434,6 +443,7 @@ static const ns_cluster_writes_ops mem_ops = {
     .add_node_taint = m_add_node_taint,
     .remove_node_taint = m_remove_node_taint,
     .set_node_label = m_set_node_label,
+    .set_node_annotation = m_set_node_annotation,
     .set_node_unschedulable = m_set_node_unschedulable,
     .update_node_status = m_update_node_status,
     .delete_node = m_delete_node,

@@ -138,6 +138,7 @@ FWD(create_node, (void *ctx, ns_node *n), (inv->inner.ctx, n))
 FWD(add_node_taint, (void *ctx, ns_node *n, const ns_taint *t), (inv->inner.ctx, n, t))
 FWD(remove_node_taint, (void *ctx, ns_node *n, const char *k, const char *eff), (inv->inner.ctx, n, k, eff))
 FWD(set_node_label, (void *ctx, ns_node *n, const char *k, const char *v), (inv->inner.ctx, n, k, v))
+FWD(set_node_annotation, (void *ctx, ns_node *n, const char *k, const char *v), (inv->inner.ctx, n, k, v))
 FWD(set_node_unschedulable, (void *ctx, ns_node *n, bool u), (inv->inner.ctx, n, u))
 FWD(update_node_status, (void *ctx, ns_node *n), (inv->inner.ctx, n))
 FWD(delete_node, (void *ctx, ns_node *n), (inv->inner.ctx, n))
@@ -157,6 +158,7 @@ static const ns_cluster_writes_ops watch_ops = {
     .add_node_taint = w_add_node_taint,
     .remove_node_taint = w_remove_node_taint,
     .set_node_label = w_set_node_label,
+    .set_node_annotation = w_set_node_annotation,
     .set_node_unschedulable = w_set_node_unschedulable,
     .update_node_status = w_update_node_status,
     .delete_node = w_delete_node,

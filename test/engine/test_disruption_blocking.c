@@ -122,6 +122,35 @@ START_TEST(test_expiration_despite_do_not_disrupt_node)
 }
 END_TEST
 
+START_TEST(test_template_metadata_reaches_node_and_blocks)
+{
+    /* Karpenter copies the NodePool template's labels and annotations to each NodeClaim and, at registration, to its
+     * Node: a template karpenter.sh/do-not-disrupt keeps every node of the pool from voluntary disruption. */
+    static const char yaml[] =
+        DFX_CLASS("{}")
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n"
+        "    metadata:\n      labels: {team: blue}\n"
+        "      annotations: {karpenter.sh/do-not-disrupt: 'true', example.com/owner: platform}\n    spec:\n"
+        "      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}\n"
+        "      requirements:\n" DFX_CAPACITY("on-demand") DFX_TYPES("m5.large, m5.xlarge, m5.2xlarge")
+        "  disruption:\n" UNDERUTILIZED "---\n" DFX_DEPLOY("a", 4, "1500m", "1Gi", "");
+    char name[64];
+    efx *x = oversized(yaml, name, sizeof(name));
+    const ns_nodeclaim *c = efx_claim(x, 0);
+    const ns_node *n = efx_node_of(x, c);
+    ck_assert_str_eq(ns_labels_get(&c->meta.annotations, "example.com/owner"), "platform");
+    ck_assert_str_eq(ns_labels_get(&c->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT), "true");
+    ck_assert_str_eq(ns_labels_get(&n->meta.annotations, "example.com/owner"), "platform");
+    ck_assert_str_eq(ns_labels_get(&n->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT), "true");
+    ck_assert_str_eq(ns_labels_get(&n->meta.labels, "team"), "blue");
+    /* The claim's own annotations (the hashes) reach the Node too. */
+    ck_assert_str_eq(ns_labels_get(&n->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH),
+                     ns_labels_get(&c->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH));
+    left_alone(x, name, 1);
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("disruption-blocking");
@@ -132,6 +161,7 @@ int main(void)
     tcase_add_test(tc, test_do_not_disrupt_pod_blocks_drift);
     tcase_add_test(tc, test_pdb_max_unavailable_zero_blocks_consolidation);
     tcase_add_test(tc, test_expiration_despite_do_not_disrupt_node);
+    tcase_add_test(tc, test_template_metadata_reaches_node_and_blocks);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
