@@ -102,7 +102,7 @@ static int fill(ns_engine *e, ds_candidate *c, int64_t now)
             c->n_reschedulable++;
         char ref[2 * NS_NAME_MAX];
         ns_engine_pod_ref(p, ref, sizeof(ref));
-        if (p->do_not_disrupt)
+        if (ns_pod_do_not_disrupt(p, ns_clock_now_ms()))
             block(c, "has the karpenter.sh/do-not-disrupt annotation", ref);
         /* Mirror pods are never evicted, so their budgets do not matter (Karpenter's IsEvictable). */
         if (!ns_pod_owned_by(p, "Node") && ns_pdb_check_eviction(e->cluster, p) < 0) {

@@ -123,7 +123,7 @@ static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expir
                                       "terminationGracePeriod expired", n->meta.name, claim->meta.name, ref, NULL);
             continue;
         }
-        if (pod->do_not_disrupt) {
+        if (ns_pod_do_not_disrupt(pod, ns_clock_now_ms())) {
             rc = blocked(e, claim, n, pod, "pod is annotated karpenter.sh/do-not-disrupt");
             continue;
         }

@@ -51,7 +51,7 @@ static int validate(ns_engine *e, const ns_disruption_request *req)
         const ns_node *n = ns_engine_node_of_claim(e, claim);
         for (size_t p = 0; n && !req->forceful && p < e->cluster->n_pods; p++) {
             const ns_pod *pod = e->cluster->pods[p];
-            if (pod->do_not_disrupt && pod->node_name && strcmp(pod->node_name, n->meta.name) == 0)
+            if (ns_pod_do_not_disrupt(pod, ns_clock_now_ms()) && pod->node_name && strcmp(pod->node_name, n->meta.name) == 0)
                 return NS_FAIL(NS_ERR_INVALID_ARGUMENT,
                                "disrupting (%s): nodeclaim %s runs pod %s/%s, annotated karpenter.sh/do-not-disrupt",
                                req->method, name, pod->meta.namespace_ ? pod->meta.namespace_ : "default",

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "log/ns_log.h"
 #include "manifest/decoders.h"
+#include "model/duration.h"
 #include "model/intern.h"
 #include "model/labels.h"
 #include "model/model_util.h"
@@ -380,6 +382,32 @@ static int decode_spec_resources(const ns_dec *d, const ns_ynode *spec, const ch
     return 0;
 }
 
+/* karpenter.sh/do-not-disrupt: "true" or a positive Go duration. Karpenter ignores any other value with a warning
+ * event; the warning goes to the log here (the pod is named; the manifest stays loadable). */
+static void decode_do_not_disrupt(ns_pod *pod)
+{
+    const char *v = ns_labels_get(&pod->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT);
+    pod->do_not_disrupt_ms = 0;
+    if (!v)
+        return;
+    if (strcmp(v, "true") == 0) {
+        pod->do_not_disrupt_ms = NS_DO_NOT_DISRUPT_ALWAYS;
+        return;
+    }
+    int64_t ms = 0;
+    char why[256] = "the duration must be positive";
+    if (ns_duration_parse(v, false, NS_ANNOTATION_DO_NOT_DISRUPT, &ms) < 0)
+        snprintf(why, sizeof(why), "%s", ns_error_message());
+    else if (ms > 0) {
+        pod->do_not_disrupt_ms = ms;
+        return;
+    }
+    ns_error_clear();
+    ns_log(NS_LOG_WARN, "manifest", "Invalid karpenter.sh/do-not-disrupt annotation, ignoring annotation", "Pod",
+           pod->meta.name, "namespace", pod->meta.namespace_ ? pod->meta.namespace_ : "default", "value", v,
+           "reason", why, NULL);
+}
+
 int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, ns_pod *pod)
 {
     int rc;
@@ -425,8 +453,7 @@ int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, 
     }
     if (rc < 0)
         return rc;
-    const char *dnd = ns_labels_get(&pod->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT);
-    pod->do_not_disrupt = dnd && strcmp(dnd, "true") == 0;
+    decode_do_not_disrupt(pod);
     if (ns_pod_compute_requests(pod) < 0)
         return ns_dec_wrap(d, spec);
     return 0;
@@ -488,6 +515,8 @@ int ns_load_pod(ns_dec *d, const ns_ynode *root, ns_cluster *c)
         rc = ns_decode_pod_spec(d, spec, "spec", pod);
     if (rc == 0 && (status = ns_dec_child(d, root, "", "status", NS_Y_MAP, &rc)) != NULL)
         rc = ns_dec_string(d, status, "status", "phase", &pod->phase);
+    if (rc == 0 && status)
+        rc = ns_decode_time(d, status, "status", "startTime", &pod->start_ms);
     if (rc < 0) {
         ns_pod_free(pod);
         return rc;

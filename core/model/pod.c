@@ -202,6 +202,15 @@ static int effective(const ns_pod *pod, bool limits, ns_res *sum)
     return rc;
 }
 
+bool ns_pod_do_not_disrupt(const ns_pod *pod, int64_t now_ms)
+{
+    if (pod->do_not_disrupt_ms <= 0)
+        return false;
+    if (pod->do_not_disrupt_ms == NS_DO_NOT_DISRUPT_ALWAYS || pod->start_ms <= 0)
+        return true;
+    return now_ms - pod->start_ms < pod->do_not_disrupt_ms;
+}
+
 int ns_pod_compute_requests(ns_pod *pod)
 {
     ns_res req = {0}, lim = {0};

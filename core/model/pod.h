@@ -134,7 +134,10 @@ typedef struct ns_pod {
     char *priority_class_name;
     bool has_priority;
     bool scheduling_gated; /* spec.schedulingGates is non-empty: not schedulable yet */
-    bool do_not_disrupt;   /* annotation karpenter.sh/do-not-disrupt: "true" */
+    /* Annotation karpenter.sh/do-not-disrupt: 0 when absent or invalid (Karpenter ignores an invalid value),
+     * NS_DO_NOT_DISRUPT_ALWAYS for "true", else the duration (a Go duration > 0) it protects the pod for after it
+     * started. Read it through ns_pod_do_not_disrupt. */
+    int64_t do_not_disrupt_ms;
     /* Set by ns_pod_pack: the pod and its strings and arrays live in one block (affinity, spread and host ports
      * excepted), its names from bounded sets are interned; read-only, freed by ns_pod_free. */
     bool packed;
@@ -147,7 +150,14 @@ typedef struct ns_pod {
     /* When the pod last became pending (PodScheduled=False lastTransitionTime), unix ms; 0 = before the engine ran
      * (loaded from manifests). Provisioning batches on it. */
     int64_t pending_since_ms;
+    int64_t start_ms; /* status.startTime, unix ms (the kubelet's, or the simulated bind); 0 = unknown */
 } ns_pod;
+
+#define NS_DO_NOT_DISRUPT_ALWAYS INT64_MAX
+
+/* Karpenter's IsDoNotDisruptActive: "true" protects always; a duration protects until start + duration, and for
+ * ever while the start time is unknown (fail safe). */
+bool ns_pod_do_not_disrupt(const ns_pod *pod, int64_t now_ms);
 
 /* A zeroed pod with termination_grace_period_s = -1; NULL with NS_ERR_INTERNAL recorded on allocation failure. */
 ns_pod *ns_pod_new(void);

@@ -348,6 +348,8 @@ static int m_create_pod(void *ctx, ns_pod *pod)
         pod->meta.creation_ms = now;
     if (!pod->node_name)
         pod->pending_since_ms = now;
+    else if (!pod->start_ms)
+        pod->start_ms = now;
     return ns_cluster_add_pod(s->c, pod);
 }
 
@@ -370,6 +372,7 @@ static int m_bind_pod(void *ctx, ns_pod *pod, const char *node_name)
     if (set_str(&pod->node_name, node_name) < 0 || set_str(&pod->phase, "Running") < 0)
         return NS_ERR_INTERNAL;
     pod->pending_since_ms = 0;
+    pod->start_ms = ns_clock_now_ms(); /* the simulated kubelet starts it at once */
     return 0;
 }
 

@@ -90,7 +90,7 @@ static void judge(ns_invariants *inv, const ns_pod *pod, bool voluntary, const c
         return;
     char ref[300];
     ns_engine_pod_ref(pod, ref, sizeof(ref));
-    if (pod->do_not_disrupt) {
+    if (ns_pod_do_not_disrupt(pod, ns_clock_now_ms())) {
         snprintf(out, len, "do-not-disrupt pod %s was %s voluntarily", ref, how);
         return;
     }

@@ -16,9 +16,10 @@
     DFX_POOL(template_spec, DFX_CAPACITY("on-demand") DFX_TYPES("m5.large, m5.xlarge, m5.2xlarge"), disruption) "---\n"
 #define UNDERUTILIZED                                                                                                  \
     "    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 30s\n    budgets: [{nodes: '100%'}]\n"
-#define KEEP_POD                                                                                                       \
-    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: keep\n  annotations: {karpenter.sh/do-not-disrupt: 'true'}\n"     \
+#define KEEP_POD_FOR(value)                                                                                            \
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: keep\n  annotations: {karpenter.sh/do-not-disrupt: '" value "'}\n" \
     "spec:\n  containers: [{name: c, resources: {requests: {cpu: 100m, memory: 128Mi}}}]\n---\n"
+#define KEEP_POD KEEP_POD_FOR("true")
 
 static efx *oversized(const char *yaml, char *name, size_t len)
 {
@@ -151,6 +152,45 @@ START_TEST(test_template_metadata_reaches_node_and_blocks)
 }
 END_TEST
 
+START_TEST(test_do_not_disrupt_duration)
+{
+    /* karpenter.sh/do-not-disrupt: "10m" protects the pod for ten minutes after it started, then the node is an
+     * ordinary consolidation candidate (Karpenter's IsDoNotDisruptActive). */
+    char name[64];
+    efx *x = oversized(POOL("", UNDERUTILIZED) DFX_DEPLOY("a", 4, "1500m", "1Gi", "") KEEP_POD_FOR("10m"), name,
+                       sizeof(name));
+    const ns_pod *keep = ns_cluster_find_pod(x->cluster, "default", "keep");
+    ck_assert_int_eq(keep->do_not_disrupt_ms, EFX_S(600));
+    int64_t started = keep->start_ms;
+    ck_assert_int_gt(started, 0);
+    ck_assert_int_lt(efx_now() - started, EFX_S(600) - EFX_S(300));
+    efx_run_for(x, started + EFX_S(600) - efx_now() - EFX_S(1));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTING, NULL), 0);
+    efx_run_for(x, EFX_S(180));
+    const ns_decision *d = dfx_nth_method(x, NS_DECISION_DISRUPTING, "underutilized", 0);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d->nodeclaims, name);
+    ck_assert_int_ge(d->time_ms, started + EFX_S(600));
+    efx_free(x);
+}
+END_TEST
+
+START_TEST(test_do_not_disrupt_invalid_ignored)
+{
+    /* A value that is neither "true" nor a positive duration is ignored, as Karpenter does: no protection. */
+    char name[64];
+    efx *x = oversized(POOL("", UNDERUTILIZED) DFX_DEPLOY("a", 4, "1500m", "1Gi", "") KEEP_POD_FOR("-5m"), name,
+                       sizeof(name));
+    ck_assert_int_eq(ns_cluster_find_pod(x->cluster, "default", "keep")->do_not_disrupt_ms, 0);
+    int64_t from = efx_now();
+    efx_run_for(x, EFX_S(180));
+    const ns_decision *d = dfx_nth_method(x, NS_DECISION_DISRUPTING, "underutilized", 0);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_lt(d->time_ms - from, EFX_S(120));
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("disruption-blocking");
@@ -162,6 +202,8 @@ int main(void)
     tcase_add_test(tc, test_pdb_max_unavailable_zero_blocks_consolidation);
     tcase_add_test(tc, test_expiration_despite_do_not_disrupt_node);
     tcase_add_test(tc, test_template_metadata_reaches_node_and_blocks);
+    tcase_add_test(tc, test_do_not_disrupt_duration);
+    tcase_add_test(tc, test_do_not_disrupt_invalid_ignored);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

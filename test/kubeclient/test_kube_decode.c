@@ -179,7 +179,8 @@ static void assert_same_pod(const ns_pod *a, const ns_pod *b)
     ck_assert_pstr_eq(a->priority_class_name, b->priority_class_name);
     ck_assert_int_eq(a->priority, b->priority);
     ck_assert_int_eq(a->termination_grace_period_s, b->termination_grace_period_s);
-    ck_assert_int_eq(a->do_not_disrupt, b->do_not_disrupt);
+    ck_assert_int_eq(a->do_not_disrupt_ms, b->do_not_disrupt_ms);
+    ck_assert_int_eq(a->start_ms, b->start_ms);
 }
 
 static const char *const rich_pod =
@@ -234,7 +235,7 @@ START_TEST(packed_pods_read_as_decoded_ones)
             /* max(init: sidecar 64Mi + gpu, containers 500m + 1Gi + sidecar) with pod-level cpu 2, + 50m overhead */
             ck_assert_int_eq(b->requests.cpu_milli, 2050);
             ck_assert_int_eq(ns_res_get(&b->requests, "nvidia.com/gpu"), 1);
-            ck_assert(b->do_not_disrupt);
+            ck_assert_int_eq(b->do_not_disrupt_ms, NS_DO_NOT_DISRUPT_ALWAYS);
             ck_assert_uint_eq(b->n_host_ports, 1);
         }
         ns_pod_free(copy);

@@ -86,7 +86,7 @@ START_TEST(test_pod)
     ck_assert_str_eq(p->meta.namespace_, "default");
     ck_assert_int_eq(p->meta.source_line, 1);
     ck_assert_ptr_nonnull(strstr(p->meta.source_file, "30-workloads.yaml"));
-    ck_assert(p->do_not_disrupt);
+    ck_assert_int_eq(p->do_not_disrupt_ms, NS_DO_NOT_DISRUPT_ALWAYS);
     ck_assert_str_eq(p->priority_class_name, "high");
     /* limits default the requests; init container cpu (2) beats the app (500m) */
     ck_assert_int_eq(p->requests.cpu_milli, 2000);
