@@ -20,6 +20,16 @@
 #include "plugin/plugin_status.h"
 #include "plugin/plugin_watchdog.h"
 
+/* Whether the calling thread's last failed wrapper call got its message from the core because the provider gave
+ * none (the conformance suite's error-message rule): set where the default message is made, and cleared as each
+ * call starts. */
+static _Thread_local bool tl_error_defaulted;
+
+bool ns_plugin_error_defaulted(void)
+{
+    return tl_error_defaulted;
+}
+
 /* Normalises a provider's return: unknown codes become NS_ERR_INTERNAL, and an error without a message gets one. */
 static int finish(const ns_plugin *p, const char *method, const char *object, int rc)
 {
@@ -27,10 +37,12 @@ static int finish(const ns_plugin *p, const char *method, const char *object, in
         return NS_OK;
     const ns_error_record *e = ns_error_last();
     if (rc > 0 || rc < NS_ERR_INVALID_ARGUMENT) {
+        tl_error_defaulted = e->code == NS_OK;
         NS_FAIL(NS_ERR_INTERNAL, "returned %d, which is not an error category%s%s", rc, e->code ? ": " : "",
                 e->code ? e->message : "");
         rc = NS_ERR_INTERNAL;
     } else if (e->code == NS_OK) {
+        tl_error_defaulted = true;
         NS_FAIL(rc, "failed (%s) without saying why", ns_err_name(rc));
     } else if (e->code != rc) {
         /* The provider's recorded message is for a different category than it returned; keep its words and
@@ -56,6 +68,7 @@ static int unsupported(const ns_plugin *p, const char *method)
 #define CHECK_PLUGIN(p, method)                                                                                        \
     do {                                                                                                               \
         ns_error_clear();                                                                                              \
+        tl_error_defaulted = false;                                                                                    \
         if (!(p))                                                                                                      \
             return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "%s: no provider given", method);                                  \
         if (ns_fault_layer_enter((p)->faults, method) < 0)                                                             \
@@ -418,6 +431,7 @@ static int provider_inject(ns_plugin *p, const ns_fault *fault)
 int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
 {
     ns_error_clear();
+    tl_error_defaulted = false;
     if (!p || !fault)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "inject fault: a provider and a fault are required");
     if (fault->kind != NS_FAULT_INTERRUPT && fault->kind != NS_FAULT_CLEAR)
@@ -434,6 +448,7 @@ int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
 int ns_plugin_test_inject_fault(ns_plugin *p, const ns_fault *fault)
 {
     ns_error_clear();
+    tl_error_defaulted = false;
     if (!p)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "test_inject_fault: no provider given");
     if (!fault)

@@ -119,4 +119,8 @@ int ns_plugin_test_inject_fault(ns_plugin *plugin, const ns_fault *fault);
  * provider's test_inject_fault, the one thing only it can do; CLEAR clears both. */
 int ns_plugin_inject_fault(ns_plugin *plugin, const ns_fault *fault);
 
+/* True when the calling thread's last failed call failed without the provider describing why, so its message is the
+ * core's default ("failed (...) without saying why"): the conformance suite's error-message rule. */
+bool ns_plugin_error_defaulted(void);
+
 #endif

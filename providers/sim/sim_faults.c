@@ -1,8 +1,10 @@
 /*
  * Fault injection, the sim's equivalent of SQLite's test_vfs: tests make the cloud misbehave on purpose.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim_events.h"
 #include "sim_faults.h"
@@ -49,12 +51,25 @@ bool sim_faults_capacity_exhausted(const sim_fault_store *f, const char *instanc
     return false;
 }
 
+/* Violations crash-in-launch and hang-in-get-instance: a provider that crashes or never returns, for the core's
+ * watchdog and the conformance suite's reports of them. */
+static void misbehave(const sim_state *s, const char *method)
+{
+    /* A signal raised, not a NULL store, which UBSan would halt on before the core's handler ran. */
+    if (s->violation == SIM_VIOLATION_CRASH_IN_LAUNCH && strcmp(method, "launch") == 0)
+        raise(SIGSEGV);
+    if (s->violation == SIM_VIOLATION_HANG_IN_GET_INSTANCE && strcmp(method, "get_instance") == 0)
+        for (;;)
+            sleep(60);
+}
+
 int sim_fault_enter(sim_state *s, const char *method)
 {
     int64_t delay_ms = 0;
     sim_call_fault hit = {0};
     bool failed = false;
 
+    misbehave(s, method);
     pthread_mutex_lock(&s->lock);
     size_t kept = 0;
     for (size_t i = 0; i < s->faults.n_calls; i++) {
@@ -78,6 +93,8 @@ int sim_fault_enter(sim_state *s, const char *method)
         s->host->sleep_ms(s->ctx, delay_ms);
     if (!failed)
         return NS_OK;
+    if (s->violation == SIM_VIOLATION_SILENT_ERRORS)
+        return hit.kind == NS_FAULT_THROTTLE ? NS_ERR_THROTTLED : (int)hit.error;
     if (hit.kind == NS_FAULT_THROTTLE) {
         int rc = SIM_FAIL(s, NS_ERR_THROTTLED, "%s: request rate exceeded in region %s (injected throttle fault)",
                           method, s->region);

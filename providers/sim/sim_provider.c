@@ -40,6 +40,9 @@ static const struct {
     {"ice-without-offerings", SIM_VIOLATION_ICE_WITHOUT_OFFERINGS},
     {"wrong-capacity-type", SIM_VIOLATION_WRONG_CAPACITY_TYPE},
     {"status-ready", SIM_VIOLATION_STATUS_READY},
+    {"silent-errors", SIM_VIOLATION_SILENT_ERRORS},
+    {"crash-in-launch", SIM_VIOLATION_CRASH_IN_LAUNCH},
+    {"hang-in-get-instance", SIM_VIOLATION_HANG_IN_GET_INSTANCE},
 };
 
 static const ns_option sim_options[] = {
@@ -54,7 +57,8 @@ static const ns_option sim_options[] = {
     {"violation", NS_OPT_STRING, "none",
      "Break one contract rule on purpose to show the conformance suite catches it: none, double-launch, "
      "missing-label, negative-price, ignore-zone, terminate-not-idempotent, list-terminated, repeat-events, "
-     "ice-without-offerings, wrong-capacity-type, status-ready"},
+     "ice-without-offerings, wrong-capacity-type, status-ready, silent-errors, crash-in-launch, "
+     "hang-in-get-instance"},
     {"launch_latency", NS_OPT_DURATION, "0s", "How long each launch takes, on the host clock"},
     {"state_file", NS_OPT_STRING, NULL,
      "A file holding the instances, shared by every process whose sim names it (controller replicas, restarts); "

@@ -40,6 +40,9 @@ typedef enum sim_violation {
     SIM_VIOLATION_ICE_WITHOUT_OFFERINGS,    /* insufficient capacity without naming the unavailable offerings */
     SIM_VIOLATION_WRONG_CAPACITY_TYPE,      /* launch reports the other capacity type than it chose */
     SIM_VIOLATION_STATUS_READY,             /* nodeclass_status reports "Ready", which is the core's */
+    SIM_VIOLATION_SILENT_ERRORS,            /* injected failures are returned without host->error */
+    SIM_VIOLATION_CRASH_IN_LAUNCH,          /* launch dereferences NULL */
+    SIM_VIOLATION_HANG_IN_GET_INSTANCE,     /* get_instance never returns */
 } sim_violation;
 
 typedef struct sim_state {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs a command and checks how it ended: expect_output.sh STATUS TEXT COMMAND [ARG...]
-#   STATUS  "pass" (exit 0) or "fail" (exit 1: a check failed, not a crash or a usage error)
+#   STATUS  "pass" (exit 0), "skips" (exit 3: passed with skipped checks) or "fail" (exit 1: a check failed, not a
+#           crash or a usage error)
 #   TEXT    a fixed string the output must contain, such as a rule tag "[idempotent-launch]"
 # and Check's summary line must report no errors (a crash is never the expected failure).
 # The command's output is shown either way, so a meson test log explains itself.
@@ -13,8 +14,9 @@ status=$?
 printf '%s\n' "$out"
 case $want_status in
 pass) expected=0 ;;
+skips) expected=3 ;;
 fail) expected=1 ;;
-*) echo "expect_output.sh: STATUS must be pass or fail, not $want_status" >&2; exit 2 ;;
+*) echo "expect_output.sh: STATUS must be pass, skips or fail, not $want_status" >&2; exit 2 ;;
 esac
 if [ "$status" -ne "$expected" ]; then
     echo "expect_output.sh: expected exit status $expected ($want_status), got $status" >&2

@@ -59,8 +59,8 @@ START_TEST(test_insufficient_capacity)
                    "the insufficient-capacity error names %zu unavailable offerings, not %s/%s/%s "
                    "(host->error_unavailable_offering)",
                    ns_error_last()->n_unavailable, all[0].instance_type, all[0].zone, all[0].capacity_type);
-        CONF_CHECK("error-message", ns_error_last()->message[0] != '\0', "the insufficient-capacity error has no "
-                   "message");
+        CONF_CHECK("error-message", !ns_plugin_error_defaulted(), "the insufficient-capacity error has no message "
+                   "of the provider's (host->error): %s", conf_last_error());
         if (n > 1) {
             pair[0] = all[0];
             pair[1] = all[1];
@@ -101,7 +101,8 @@ START_TEST(test_throttled)
         rc = conf_launch(&all[0], 1, token, &r);
         CONF_CHECK("error-throttled", rc == NS_ERR_THROTTLED, "a launch under an injected throttle returned %d: %s",
                    rc, rc == NS_OK ? r.provider_id : conf_last_error());
-        CONF_CHECK("error-message", ns_error_last()->message[0] != '\0', "the throttled error has no message");
+        CONF_CHECK("error-message", !ns_plugin_error_defaulted(), "the throttled error has no message of the "
+                   "provider's (host->error): %s", conf_last_error());
         rc = conf_launch(&all[0], 1, token, &r);
         CONF_CHECK("error-throttled", rc == NS_OK, "the retry after a one-call throttle failed: %s",
                    conf_last_error());
@@ -182,8 +183,9 @@ START_TEST(test_fail_categories)
             CONF_CHECK("error-category", rc == (int)categories[c],
                        "%s under an injected '%s' failure returned %d (%s): %s", methods[m],
                        ns_err_name(categories[c]), rc, ns_err_name(rc), conf_last_error());
-            CONF_CHECK("error-message", ns_error_last()->message[0] != '\0',
-                       "%s failed with '%s' without a message (host->error)", methods[m], ns_err_name(rc));
+            CONF_CHECK("error-message", !ns_plugin_error_defaulted(),
+                       "%s failed with '%s' without a message of the provider's (host->error): %s", methods[m],
+                       ns_err_name(rc), conf_last_error());
             rc = call(methods[m], &all[0], victim.provider_id);
             CONF_CHECK("error-category", rc == NS_OK, "%s still fails after its one-call fault was used: %s",
                        methods[m], conf_last_error());
