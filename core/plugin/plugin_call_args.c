@@ -163,6 +163,8 @@ static int run_method(void *arg)
     case M_LIST_REPAIR_POLICIES: return t->list_repair_policies(a->state, on_repair_policy, &a->t);
     case M_TEST_INJECT_FAULT: return t->test_inject_fault(a->state, &a->fault);
     case M_NODECLASS_STATUS: return t->nodeclass_status(a->state, &a->nodeclass, &a->status);
+    case M_EVENT_FROM_NODE_CONDITION:
+        return t->event_from_node_condition(a->state, &a->condition, &a->event, &a->flag);
     }
     return NS_FAIL(NS_ERR_INTERNAL, "unknown provider method %d", (int)a->method);
 }
@@ -183,6 +185,7 @@ static const char *method_name(method_id m)
         [M_LIST_REPAIR_POLICIES] = "list_repair_policies",
         [M_TEST_INJECT_FAULT] = "test_inject_fault",
         [M_NODECLASS_STATUS] = "nodeclass_status",
+        [M_EVENT_FROM_NODE_CONDITION] = "event_from_node_condition",
     };
     return names[m];
 }

@@ -56,6 +56,7 @@ typedef enum method_id {
     M_LIST_REPAIR_POLICIES,
     M_TEST_INJECT_FAULT,
     M_NODECLASS_STATUS,
+    M_EVENT_FROM_NODE_CONDITION,
 } method_id;
 
 /* One call's arguments and results, owned by the call (freed by the watchdog when both sides are done). */
@@ -71,6 +72,7 @@ typedef struct call_args {
     ns_fault fault;
     ns_instance instance;
     const char *provider_id;
+    ns_node_condition condition;
     /* results */
     void *new_state;
     ns_launch_result result;
@@ -78,6 +80,7 @@ typedef struct call_args {
     bool flag;
     char reason[NS_DETAIL_MAX];
     ns_json *status; /* nodeclass_status's document, freed with the call unless the caller took it */
+    ns_event event;  /* event_from_node_condition's answer (flag: whether it is one) */
     find_ctx find; /* get_instance's fallback over list_instances */
 } call_args;
 

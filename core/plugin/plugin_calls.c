@@ -396,6 +396,62 @@ int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, stru
     return NS_OK;
 }
 
+/* The rules provider.h sets for an event read from a node condition: a known kind, an id, the condition's instance
+ * and no negative time. */
+static int check_condition_event(const ns_node_condition *c, const ns_event *ev)
+{
+    if (ev->kind < NS_EVENT_SPOT_INTERRUPTION || ev->kind > NS_EVENT_INSTANCE_TERMINATED)
+        return NS_FAIL(NS_ERR_INTERNAL, "event kind %d is not an ns_event_kind", (int)ev->kind);
+    if (!memchr(ev->id, 0, sizeof(ev->id)) || !memchr(ev->provider_id, 0, sizeof(ev->provider_id)) ||
+        !memchr(ev->detail, 0, sizeof(ev->detail)))
+        return NS_FAIL(NS_ERR_INTERNAL, "the event's id, provider_id or detail is not NUL-terminated");
+    if (!ev->id[0])
+        return NS_FAIL(NS_ERR_INTERNAL, "the event has no id");
+    if (strcmp(ev->provider_id, c->provider_id) != 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "the event names instance %s, not the node's %s", ev->provider_id,
+                       c->provider_id);
+    if (ev->time_ms < 0 || ev->deadline_ms < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "the event's time or deadline is negative");
+    return NS_OK;
+}
+
+int ns_plugin_event_from_node_condition(ns_plugin *p, const ns_node_condition *condition, ns_event *event,
+                                        bool *is_event)
+{
+    CHECK_PLUGIN(p, "event_from_node_condition");
+    const ns_node_condition *c = condition;
+    if (!c || !event || !is_event || !c->node_name || !c->provider_id || !c->type || !c->status || !c->reason ||
+        !c->message)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "event_from_node_condition: a complete condition, an event and a "
+                                                "result are required");
+    *is_event = false;
+    if (!p->table.event_from_node_condition)
+        return unsupported(p, "event_from_node_condition");
+    char object[NS_NAME_MAX * 2 + 8];
+    snprintf(object, sizeof(object), "%s condition %s", c->node_name, c->type);
+    call_args *a = ns_call_args_new(p, M_EVENT_FROM_NODE_CONDITION);
+    if (!a || ns_copy_node_condition(&a->copies, c, &a->condition) < 0) {
+        ns_call_args_free(a);
+        return ns_error_prefix("provider %s: event_from_node_condition %s: ", p->table.name, object);
+    }
+    a->event.struct_size = sizeof(a->event);
+    ns_call *h;
+    int rc = ns_call_args_run(p, a, &h);
+    if (!h)
+        return rc;
+    ns_event out = a->event;
+    bool yes = a->flag;
+    ns_call_release(h);
+    if (rc != NS_OK)
+        return finish(p, "event_from_node_condition", object, rc);
+    if (yes && check_condition_event(c, &out) != NS_OK)
+        return ns_error_prefix("provider %s: event_from_node_condition %s: ", p->table.name, object);
+    if (yes)
+        *event = out;
+    *is_event = yes;
+    return NS_OK;
+}
+
 int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *cb_ctx)
 {
     CHECK_PLUGIN(p, "list_repair_policies");

@@ -154,6 +154,19 @@ int ns_copy_fault(ns_copies *c, const ns_fault *src, ns_fault *dst)
     return NS_OK;
 }
 
+int ns_copy_node_condition(ns_copies *c, const ns_node_condition *src, ns_node_condition *dst)
+{
+    memset(dst, 0, sizeof(*dst));
+    memcpy(dst, src, src->struct_size < sizeof(*dst) ? src->struct_size : sizeof(*dst));
+    dst->struct_size = sizeof(*dst);
+    if (ns_copy_string(c, dst->node_name, &dst->node_name) < 0 ||
+        ns_copy_string(c, dst->provider_id, &dst->provider_id) < 0 || ns_copy_string(c, dst->type, &dst->type) < 0 ||
+        ns_copy_string(c, dst->status, &dst->status) < 0 || ns_copy_string(c, dst->reason, &dst->reason) < 0 ||
+        ns_copy_string(c, dst->message, &dst->message) < 0)
+        return NS_ERR_INTERNAL;
+    return NS_OK;
+}
+
 void ns_copies_free(ns_copies *c)
 {
     for (size_t i = 0; i < c->n_blocks; i++)

@@ -21,6 +21,7 @@ int ns_copy_string(ns_copies *c, const char *src, const char **dst);
 int ns_copy_nodeclass(ns_copies *c, const ns_nodeclass *src, ns_nodeclass *dst);
 int ns_copy_launch_request(ns_copies *c, const ns_launch_request *src, ns_launch_request *dst);
 int ns_copy_fault(ns_copies *c, const ns_fault *src, ns_fault *dst);
+int ns_copy_node_condition(ns_copies *c, const ns_node_condition *src, ns_node_condition *dst);
 void ns_copies_free(ns_copies *c);
 
 #endif

@@ -28,6 +28,7 @@ size_t ns_plugin_min_table_size(uint32_t abi_version)
     case 2: return END_OF(test_inject_fault);
     case 3: return END_OF(n_nodeclass_kinds);
     case 4: return END_OF(nodeclass_status);
+    case 5: return END_OF(event_from_node_condition);
     default: return 0;
     }
 }

@@ -110,6 +110,11 @@ int ns_plugin_validate_nodeclass(ns_plugin *plugin, const ns_nodeclass *nodeclas
  * condition; an error means the status could not be determined, or the provider broke the rules. */
 struct cJSON;
 int ns_plugin_nodeclass_status(ns_plugin *plugin, const ns_nodeclass *nodeclass, struct cJSON **status);
+/* ABI 5: whether a Node condition (of status "True") announces an interruption of the node's instance; on NS_OK with
+ * *is_event true, *event is the provider's event, checked (a known kind, an id, the condition's provider_id, no
+ * negative time). NS_ERR_UNSUPPORTED when the provider has no event_from_node_condition (an older ABI, or NULL). */
+int ns_plugin_event_from_node_condition(ns_plugin *plugin, const ns_node_condition *condition, ns_event *event,
+                                        bool *is_event);
 int ns_plugin_list_repair_policies(ns_plugin *plugin, ns_repair_policy_cb cb, void *cb_ctx);
 /* The provider's own test hook, as is (the conformance suite's fault rules: a provider with an emulator turns faults
  * into the cloud's own answers, so its error handling is what is tested). */

@@ -18,7 +18,9 @@
  *                        exports what the callback returned
  * With none of them it is a well-behaved provider whose state records what the loader did. Built with a header of
  * ABI 4 or later it reports a TinNodeClass's status (nodeclass_status); spec.statusBug makes it break one rule of
- * that method, so each of the core's checks meets a real plugin.
+ * that method, so each of the core's checks meets a real plugin. Built with a header of ABI 5 or later it reads a
+ * TinMeltScheduled node condition (message: the deadline in unix ms) as a spot interruption; the reasons
+ * BugProviderID, BugNoID and BugFails break one rule of event_from_node_condition each.
  *
  * The same file is also built against every released provider.h kept in test/abi/ (the include path picks the
  * header), so the loader tests load a plugin of each released ABI. Its node-class kind is TinNodeClass
@@ -234,6 +236,26 @@ static int tp_nodeclass_status(void *state, const ns_nodeclass *nc, ns_json **ou
 }
 #endif
 
+#if TP_ABI >= 5
+static int tp_event_from_node_condition(void *state, const ns_node_condition *c, ns_event *ev, bool *is_event)
+{
+    tp_state *s = state;
+    *is_event = strcmp(c->type, "TinMeltScheduled") == 0;
+    if (!*is_event)
+        return NS_OK;
+    if (strcmp(c->reason, "BugFails") == 0)
+        return s->host->error(s->ctx, NS_ERR_INTERNAL, __FILE__, __LINE__, "the melt gauge is unreadable");
+    ev->kind = NS_EVENT_SPOT_INTERRUPTION;
+    ev->deadline_ms = strtoll(c->message, NULL, 10);
+    ev->time_ms = c->last_transition_ms;
+    snprintf(ev->id, sizeof(ev->id), "%s", strcmp(c->reason, "BugNoID") == 0 ? "" : "melt/1");
+    snprintf(ev->provider_id, sizeof(ev->provider_id), "%s",
+             strcmp(c->reason, "BugProviderID") == 0 ? "tp:///zone-a/i-other" : c->provider_id);
+    snprintf(ev->detail, sizeof(ev->detail), "the wire melts");
+    return NS_OK;
+}
+#endif
+
 #if TP_ABI >= 2
 static int tp_get_instance(void *state, const char *provider_id, ns_instance *out)
 {
@@ -286,6 +308,9 @@ static const ns_provider tp_table = {
 #endif
 #if TP_ABI >= 4
     .nodeclass_status = tp_nodeclass_status,
+#endif
+#if TP_ABI >= 5
+    .event_from_node_condition = tp_event_from_node_condition,
 #endif
 };
 

@@ -21,12 +21,14 @@
  *   ABI 3: nodeclass_kinds, at least one (a provider of an older ABI takes any node-class kind no loaded provider
  *          declares; see docs/provider-abi.md)
  *   ABI 4: nothing new is required (the table must reach nodeclass_status, which may be NULL)
+ *   ABI 5: nothing new is required (the table must reach event_from_node_condition, which may be NULL)
  * Optional methods and data (NULL = unsupported):
  *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault;
  *          drift_fields, an optional field of ABI 2: read only when the table's struct_size covers it (it was added
  *          to ABI 2 after ABI 2 providers existed, so it never counts towards ABI 2's minimum size)
  *   ABI 4: nodeclass_status; ns_offering.labels (an optional field: the host reads it only when the offering's
  *          struct_size covers it, so an offering built against an older header simply has none)
+ *   ABI 5: event_from_node_condition
  *
  * A released version is frozen: a new field is a new ABI version, or an optional field read with NS_HAS_FIELD that
  * never raises a version's minimum size. test/abi/ keeps every released copy of this header; a test plugin is built
@@ -74,7 +76,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. A core supports every version from NS_PROVIDER_ABI_MIN to this one. */
-#define NS_PROVIDER_ABI_VERSION 4
+#define NS_PROVIDER_ABI_VERSION 5
 #define NS_PROVIDER_ABI_MIN 1
 
 #define NS_PROVIDER_ENTRY "nodesmith_provider_entry"
@@ -297,6 +299,19 @@ typedef struct ns_event {
     int64_t deadline_ms; /* 0 when the event has none */
     char detail[NS_DETAIL_MAX];
 } ns_event;
+
+/* ABI 5. One condition of a Node's status.conditions, as the core asks event_from_node_condition about it. Every
+ * pointer is the core's, valid during the call, never NULL (an absent reason or message is ""). */
+typedef struct ns_node_condition {
+    uint32_t struct_size;
+    const char *node_name;
+    const char *provider_id;    /* the Node's spec.providerID: one of this provider's instances */
+    const char *type;           /* for example "PreemptionScheduled" */
+    const char *status;         /* "True" (the core asks about no other) */
+    const char *reason;         /* for example "SpotEvictionIncoming" */
+    const char *message;        /* as the agent that set the condition wrote it */
+    int64_t last_transition_ms; /* lastTransitionTime, unix epoch ms; 0 when the Node gives none */
+} ns_node_condition;
 
 /* A repair policy (Karpenter's node auto-repair): a node condition that, held for toleration_ms, means the node is
  * unhealthy and should be replaced. */
@@ -581,6 +596,26 @@ typedef struct ns_provider {
      * threading as every method (any thread, concurrently, may block on the network); the call must not launch,
      * tag or change anything in the cloud. */
     int (*nodeclass_status)(void *state, const ns_nodeclass *nodeclass, ns_json **status);
+
+    /* ABI 5 */
+
+    /* Optional. Whether a Node condition announces an interruption of the node's instance: the notice a node agent
+     * relays from the instance's own metadata service, which the controller cannot poll (Azure's Scheduled Events,
+     * relayed by AKS's node problem detector as PreemptionScheduled and VMEventScheduled). The core asks about every
+     * condition of status "True" other than "Ready" of every Node whose providerID belongs to the provider, at every
+     * step while the condition holds, so the answer must come from the condition alone: no cloud call, no waiting.
+     *
+     * On NS_OK *is_event says whether the condition is an interruption; when it is, *event is filled as poll_events
+     * fills one (the core zeroes it and sets struct_size before the call): kind, an id naming the announced event
+     * (the same for every sighting of one announcement, so the core acts on it once), provider_id (the condition's),
+     * time_ms (when it was announced, 0 when unknown), deadline_ms (when the instance goes; 0 when the notice gives
+     * none, and the drain then starts at once), detail. A condition the provider does not know is NS_OK with
+     * *is_event false, not an error; a condition it knows whose message it cannot read is an event with no
+     * deadline (draining at once is never worse than not draining). An error return (NS_ERR_INTERNAL, described
+     * with host->error) means the condition could not be judged; the core logs it and asks again at its next
+     * step. */
+    int (*event_from_node_condition)(void *state, const ns_node_condition *condition, ns_event *event,
+                                     bool *is_event);
 } ns_provider;
 
 /* The one exported symbol. Returns the provider's static table; must not fail or allocate. */
@@ -619,7 +654,12 @@ NS_ABI_ASSERT(offsetof(ns_provider, get_instance) == 88, "ns_provider: ABI 1 is 
 NS_ABI_ASSERT(offsetof(ns_provider, drift_fields) == 128, "ns_provider: ABI 2 is the 128 bytes before drift_fields");
 NS_ABI_ASSERT(offsetof(ns_provider, nodeclass_kinds) == 136 && offsetof(ns_provider, nodeclass_status) == 152,
               "ns_provider: ABI 3 ends after n_nodeclass_kinds (152 bytes)");
-NS_ABI_ASSERT(sizeof(ns_provider) == 160, "ns_provider: ABI 4 ends after nodeclass_status (160 bytes)");
+NS_ABI_ASSERT(offsetof(ns_provider, event_from_node_condition) == 160,
+              "ns_provider: ABI 4 ends after nodeclass_status (160 bytes)");
+NS_ABI_ASSERT(sizeof(ns_provider) == 168, "ns_provider: ABI 5 ends after event_from_node_condition (168 bytes)");
+NS_ABI_ASSERT(offsetof(ns_node_condition, node_name) == 8 && offsetof(ns_node_condition, last_transition_ms) == 56 &&
+                  sizeof(ns_node_condition) == 64,
+              "ns_node_condition: the layout ABI 5 released");
 NS_ABI_ASSERT(offsetof(ns_host, log) == 8 && sizeof(ns_host) == 248, "ns_host (ABI 1) is frozen at 248 bytes");
 NS_ABI_ASSERT(offsetof(ns_nodeclass_kind, group) == 8 && offsetof(ns_nodeclass_kind, flags) == 32 &&
                   sizeof(ns_nodeclass_kind) == 40,
