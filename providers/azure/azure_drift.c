@@ -9,13 +9,14 @@
 #include "azure_bootstrap.h"
 #include "azure_provider.h"
 
-/* The reference port's policies: the kubelet's Ready condition, AKS's node health condition, and the node problem
- * detector's PreemptionScheduled (a spot eviction notice from Scheduled Events: act at once). */
+/* The reference port's policies: the kubelet's Ready condition and AKS's node health condition. The node problem
+ * detector's PreemptionScheduled is no repair policy (repair would stamp the deadline "now" and wait on the unhealthy
+ * nodes' circuit breaker, leaving pods about a second of grace, as the reference port found): it is an interruption
+ * with the notice's deadline, read by event_from_node_condition (azure_node_events.c). */
 static const ns_repair_policy REPAIR_POLICIES[] = {
     {sizeof(ns_repair_policy), "Ready", "False", 10 * 60 * 1000},
     {sizeof(ns_repair_policy), "Ready", "Unknown", 10 * 60 * 1000},
     {sizeof(ns_repair_policy), "kubernetes.azure.com/NodeHealthy", "False", 0},
-    {sizeof(ns_repair_policy), "PreemptionScheduled", "True", 0},
 };
 
 int az_list_repair_policies(void *state, ns_repair_policy_cb cb, void *cb_ctx)

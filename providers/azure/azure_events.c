@@ -5,8 +5,9 @@
  *   - Resource Health availability statuses of the node resource group: VirtualMachinePreempted (a spot eviction:
  *     Azure evicts at most 30 s after the notice, so the deadline is the occurrence plus 30 s) and
  *     VirtualMachinePossiblyDegradedDueToHardwareFailure (elevated risk: a rebalance recommendation).
- * The Scheduled Events a node sees through IMDS reach the core as node conditions (PreemptionScheduled, set by AKS's
- * node problem detector) through list_repair_policies. Each event is delivered once: IDs the core took are kept. */
+ * The Scheduled Events a node sees through IMDS reach the core as node conditions (PreemptionScheduled and
+ * VMEventScheduled, set by AKS's node problem detector), read by event_from_node_condition (azure_node_events.c).
+ * Each event is delivered once: IDs the core took are kept. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

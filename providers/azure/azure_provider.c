@@ -282,6 +282,8 @@ static const ns_provider AZURE_PROVIDER = {
     .n_nodeclass_kinds = sizeof(AZ_KINDS) / sizeof(AZ_KINDS[0]),
     /* ABI 4 */
     .nodeclass_status = az_nodeclass_status,
+    /* ABI 5 */
+    .event_from_node_condition = az_event_from_node_condition,
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

@@ -12,6 +12,7 @@
  *   azure_launch.c      launch (NIC, then VM; idempotent by the VM name derived from the claim)
  *   azure_instances.c   terminate, list_instances, get_instance, leaked NICs
  *   azure_events.c      poll_events (VM instance views, Resource Health)
+ *   azure_node_events.c event_from_node_condition (ABI 5): Scheduled Events relayed as Node conditions
  *   azure_drift.c       check_drift, validate_nodeclass, list_repair_policies
  *   azure_test_hooks.c  test_inject_fault, through the emulator's control endpoint
  *   azure_status.c      nodeclass_status (ABI 4): images, kubernetesVersion, conditions
@@ -134,6 +135,7 @@ int az_validate_nodeclass(void *state, const ns_nodeclass *nodeclass);
 int az_list_repair_policies(void *state, ns_repair_policy_cb cb, void *cb_ctx);
 int az_test_inject_fault(void *state, const ns_fault *fault);
 int az_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **status);
+int az_event_from_node_condition(void *state, const ns_node_condition *condition, ns_event *event, bool *is_event);
 /* Deletes NICs of this cluster that no VM uses (a launch that failed between the NIC and the VM). */
 int az_collect_leaked_nics(az_state *s);
 
