@@ -7,6 +7,10 @@
  *   instance stopping/terminated -> the node is lost: delete its pods (their controllers recreate them pending),
  *                                 the Node and the claim;
  *   rebalance recommendation   -> recorded on the claim; acted on like maintenance with cfg.act_on_rebalance.
+ * Events come from poll_events and from Node conditions: a notice only the instance itself can read (Azure's Scheduled
+ * Events) is relayed by a node agent as a condition, and the provider says which announce an interruption
+ * (event_from_node_condition, ABI 5). Such a condition holds for as long as the notice does, so an announcement is
+ * acted on once: a claim already deleting only takes an earlier deadline, a rebalance is recorded once.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -182,6 +186,56 @@ static int handle(ns_engine *e, const ns_event *ev)
     return NS_OK;
 }
 
+/* An event read from a node condition, seen again at every step while the condition holds. */
+static int handle_announced(ns_engine *e, const ns_event *ev)
+{
+    ns_nodeclaim *claim = claim_by_provider_id(e, ev->provider_id);
+    if (!claim)
+        return NS_OK;
+    const ns_labels *a = &claim->meta.annotations;
+    if (ns_claim_deleting(claim)) {
+        const char *cur = ns_labels_get(a, NS_ANNOTATION_INTERRUPTION_DEADLINE);
+        bool earlier = ev->deadline_ms && (!cur || ev->deadline_ms < strtoll(cur, NULL, 10));
+        return earlier ? annotate(e, claim, NS_ANNOTATION_INTERRUPTION_DEADLINE, ev->deadline_ms) : NS_OK;
+    }
+    if (ev->kind == NS_EVENT_REBALANCE_RECOMMENDATION && ns_labels_get(a, NS_ANNOTATION_REBALANCE))
+        return NS_OK;
+    return handle(e, ev);
+}
+
+/* Every True condition of every node of a NodeClaim, asked about once per step. */
+static int node_conditions(ns_engine *e)
+{
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < e->cluster->n_nodes; i++) {
+        const ns_node *n = e->cluster->nodes[i];
+        if (!n->provider_id || !n->conditions.n || !claim_by_provider_id(e, n->provider_id))
+            continue;
+        char node[NS_NAME_MAX];
+        snprintf(node, sizeof(node), "%s", n->meta.name);
+        for (size_t k = 0; rc == NS_OK && k < n->conditions.n; k++) {
+            const ns_condition *c = &n->conditions.items[k];
+            ns_node_condition arg = {.struct_size = sizeof(arg), .node_name = n->meta.name,
+                                     .provider_id = n->provider_id, .type = c->type, .status = c->status,
+                                     .reason = c->reason ? c->reason : "", .message = c->message ? c->message : "",
+                                     .last_transition_ms = c->last_transition_ms};
+            ns_event ev;
+            bool is_event = false;
+            int code = ns_plugin_event_from_node_condition(e->plugin, &arg, &ev, &is_event);
+            if (code == NS_ERR_UNSUPPORTED)
+                return NS_OK;
+            if (code != NS_OK)
+                ns_log(NS_LOG_ERROR, "interruption", "failed reading node condition", "Node", node, "condition",
+                       c->type, "error", ns_error_message(), NULL);
+            else if (is_event && (rc = handle_announced(e, &ev)) == NS_OK)
+                n = ns_cluster_find_node(e->cluster, node); /* handling may remove the node (instance lost) */
+            if (!n)
+                break;
+        }
+    }
+    return rc;
+}
+
 int ns_ctl_interruption(ns_engine *e)
 {
     events v = {0};
@@ -192,5 +246,5 @@ int ns_ctl_interruption(ns_engine *e)
     for (size_t i = 0; rc == NS_OK && i < v.n; i++)
         rc = handle(e, &v.items[i]);
     free(v.items);
-    return rc;
+    return rc == NS_OK ? node_conditions(e) : rc;
 }

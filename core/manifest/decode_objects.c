@@ -13,21 +13,21 @@
 static const char *const node_spec_fields[] = {"podCIDR", "podCIDRs", "providerID", "taints", "unschedulable",
                                                "configSource", "externalID", NULL};
 
-/* Ready from status.conditions; a manifest without conditions describes a ready node. */
-static int node_ready(const ns_dec *d, const ns_ynode *status, ns_node *node)
+/* Ready from status.conditions (a manifest without conditions describes a ready node), and the other conditions that
+ * are True, which a provider may read as an interruption notice. */
+static int node_conditions(const ns_dec *d, const ns_ynode *status, ns_node *node)
 {
-    int rc;
-    const ns_ynode *conds = ns_dec_child(d, status, "status", "conditions", NS_Y_SEQ, &rc);
-    for (size_t i = 0; conds && rc == 0 && i < conds->n; i++) {
-        char p[NS_PATH_MAX];
-        ns_path_index(p, sizeof(p), "status.conditions", i);
-        char *type = NULL, *value = NULL;
-        if ((rc = ns_dec_string(d, conds->items[i], p, "type", &type)) == 0 &&
-            (rc = ns_dec_string(d, conds->items[i], p, "status", &value)) == 0 && type && strcmp(type, "Ready") == 0)
-            node->ready = value && strcmp(value, "True") == 0;
-        free(type);
-        free(value);
+    ns_conditions all = {0};
+    int rc = ns_decode_conditions(d, status, "status", "conditions", &all);
+    for (size_t i = 0; rc == 0 && i < all.n; i++) {
+        const ns_condition *c = &all.items[i];
+        if (strcmp(c->type, "Ready") == 0)
+            node->ready = strcmp(c->status, "True") == 0;
+        else if (strcmp(c->status, "True") == 0)
+            rc = ns_conditions_set(&node->conditions, c->type, c->status, c->reason, c->message,
+                                   c->last_transition_ms);
     }
+    ns_conditions_free(&all);
     return rc;
 }
 
@@ -52,7 +52,7 @@ int ns_load_node(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     if ((status = ns_dec_child(d, root, "", "status", NS_Y_MAP, &rc)) &&
         (rc = ns_dec_resources(d, status, "status", "capacity", &node->capacity, NULL)) == 0 &&
         (rc = ns_dec_resources(d, status, "status", "allocatable", &node->allocatable, &has_alloc)) == 0)
-        rc = node_ready(d, status, node);
+        rc = node_conditions(d, status, node);
     if (rc == 0 && !has_alloc)
         rc = ns_res_copy(&node->allocatable, &node->capacity);
 done:

@@ -25,6 +25,7 @@ void ns_node_free(ns_node *node)
     ns_taints_free(node->taints, node->n_taints);
     ns_res_free(&node->capacity);
     ns_res_free(&node->allocatable);
+    ns_conditions_free(&node->conditions);
     free(node);
 }
 

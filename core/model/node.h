@@ -27,6 +27,10 @@ typedef struct ns_node {
     ns_res allocatable; /* status.allocatable; capacity when absent */
     bool ready;               /* status.conditions Ready=True; true when the manifest has no conditions */
     int64_t ready_since_ms;   /* when ready last changed (0 when unknown) */
+    /* status.conditions of status True other than Ready: what a node agent announces (for example AKS's node problem
+     * detector's PreemptionScheduled), each of which the interruption controller asks the provider about
+     * (event_from_node_condition, provider ABI 5). */
+    ns_conditions conditions;
 } ns_node;
 
 ns_node *ns_node_new(void);

@@ -5,6 +5,7 @@
 #ifndef SIM_EVENTS_H
 #define SIM_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,5 +46,7 @@ int sim_events_inject(sim_state *s, const ns_fault *fault);
 /* ABI methods. */
 int sim_poll_events(void *state, ns_event_cb cb, void *cb_ctx);
 int sim_list_repair_policies(void *state, ns_repair_policy_cb cb, void *cb_ctx);
+/* ABI 5 (sim_node_events.c): the sim's node agent's SimInterruptionScheduled condition. */
+int sim_event_from_node_condition(void *state, const ns_node_condition *condition, ns_event *event, bool *is_event);
 
 #endif

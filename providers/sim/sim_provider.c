@@ -247,8 +247,10 @@ static const ns_nodeclass_kind sim_kinds[] = {
 
 static const ns_provider sim_provider = {
     .abi_version = SIM_CLAIM_ABI_VERSION,
-#if SIM_CLAIM_ABI_VERSION >= 4
+#if SIM_CLAIM_ABI_VERSION >= 5
     .struct_size = sizeof(ns_provider),
+#elif SIM_CLAIM_ABI_VERSION == 4
+    .struct_size = offsetof(ns_provider, event_from_node_condition),
 #elif SIM_CLAIM_ABI_VERSION == 3
     .struct_size = offsetof(ns_provider, nodeclass_status),
 #elif SIM_CLAIM_ABI_VERSION == 2
@@ -284,6 +286,10 @@ static const ns_provider sim_provider = {
 #if SIM_CLAIM_ABI_VERSION >= 4
     /* ABI 4 */
     .nodeclass_status = sim_nodeclass_status,
+#endif
+#if SIM_CLAIM_ABI_VERSION >= 5
+    /* ABI 5 */
+    .event_from_node_condition = sim_event_from_node_condition,
 #endif
 };
 
