@@ -1,9 +1,9 @@
 // The Azure emulator checked with Microsoft's official JavaScript SDKs (@azure/identity, @azure/arm-compute,
-// @azure/arm-network): their token requests, ARM calls and long-running-operation polling must work against it and
+// @azure/arm-network, @azure/arm-resourcehealth): their token requests, ARM calls and long-running-operation polling must work against it and
 // its answers must deserialize as Azure's do. Run under test/azure/with_emulator.py (AZURE_EMULATOR_URL, the CA in
 // NODE_EXTRA_CA_CERTS); the SDKs come from NODE_PATH (scripts/install-test-npm.sh).
 "use strict";
-for (const m of ["@azure/identity", "@azure/arm-compute", "@azure/arm-network"]) {
+for (const m of ["@azure/identity", "@azure/arm-compute", "@azure/arm-network", "@azure/arm-resourcehealth"]) {
   try { require.resolve(m); } catch (e) {
     console.error(`${m} is not installed: run scripts/npm-deps.sh test/emulators/azure azure (scripts/install-deps.sh does)`);
     process.exit(1);
@@ -16,6 +16,7 @@ const path = require("node:path");
 const { ClientSecretCredential, WorkloadIdentityCredential, ManagedIdentityCredential } = require("@azure/identity");
 const { ComputeManagementClient } = require("@azure/arm-compute");
 const { NetworkManagementClient } = require("@azure/arm-network");
+const { MicrosoftResourceHealth } = require("@azure/arm-resourcehealth");
 
 const url = process.env.AZURE_EMULATOR_URL;
 const sub = process.env.AZURE_SUBSCRIPTION_ID;
@@ -79,6 +80,31 @@ function vmBody(nicId, extra) {
   };
 }
 
+// The availability statuses azure.so polls (azure_events.c reads id, properties.healthEventType or title, and
+// properties.occuredTime, Azure's own spelling) as the Resource Health SDK reads them: listed for the resource group at
+// the SDK's api-version (azure.so's AZ_API_HEALTH), the fields deserialized from the wire names azure.so reads, the
+// times dates.
+async function healthChecks(credential, scope) {
+  const health = new MicrosoftResourceHealth(credential, sub, { endpoint: url, credentialScopes: [scope] });
+  const deadline = Date.now() + 60000;
+  await control("events", { vm: "sdk-vm", kind: "preempt", deadline_ms: deadline });
+  const statuses = [];
+  for await (const st of health.availabilityStatuses.listByResourceGroup(rg)) statuses.push(st);
+  const st = statuses.find((x) => /\/virtualMachines\/sdk-vm\/providers\/Microsoft\.ResourceHealth\//i.test(x.id));
+  assert.ok(st, `no availability status for sdk-vm among ${statuses.length}`);
+  assert.equal(st.name, "current");
+  assert.equal(st.type, "Microsoft.ResourceHealth/AvailabilityStatuses");
+  const p = st.properties;
+  assert.equal(p.availabilityState, "Unavailable");
+  assert.equal(p.title, "VirtualMachinePreempted");
+  assert.equal(p.healthEventType, "VirtualMachinePreempted");
+  assert.equal(p.reasonType, "Planned");
+  assert.ok(p.occuredTime instanceof Date, "occuredTime deserializes as a date");
+  assert.equal(p.occuredTime.getTime(), Math.floor((deadline - 30000) / 1000) * 1000);
+  assert.ok(p.reportedTime instanceof Date, "reportedTime deserializes as a date");
+  await control("clear", {});
+}
+
 async function main() {
   const credential = await tokens();
   await rawChecks((await credential.getToken("https://management.azure.com/.default")).token);
@@ -109,6 +135,8 @@ async function main() {
   const listed = [];
   for await (const v of compute.virtualMachines.list(rg, { expand: "instanceView" })) listed.push(v);
   assert.ok(listed.some((v) => v.name === "sdk-vm" && v.instanceView && v.instanceView.statuses.length));
+
+  await healthChecks(credential, scope);
 
   await control("faults", { kind: "capacity", sku: "Standard_D4s_v3", zone: "2", capacity_type: "on-demand" });
   const nic2 = await network.networkInterfaces.beginCreateOrUpdateAndWait(rg, "sdk-nic2", {
