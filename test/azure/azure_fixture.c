@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "errors/ns_error.h"
 #include "json/host_json.h"
@@ -157,4 +158,26 @@ int azf_launch(ns_plugin *p, const ns_nodeclass *nc, const char *claim, const ch
                              .n_options = 1, .labels = labels, .n_labels = 1, .taints = taints, .n_taints = 1};
     *out = (ns_launch_result){.struct_size = sizeof(*out)};
     return ns_plugin_launch(p, &req, out);
+}
+
+static int count_types(void *ctx, const ns_instance_type *t)
+{
+    (void)t;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+int azf_list_count(ns_plugin *p, const ns_nodeclass *nc)
+{
+    int n = 0;
+    int rc = ns_plugin_list_instance_types(p, nc, count_types, &n);
+    return rc == NS_OK ? n : rc;
+}
+
+const char *azf_fresh_claim(const char *prefix)
+{
+    static char name[64];
+    static unsigned seq;
+    snprintf(name, sizeof(name), "%s-%x-%u", prefix, (unsigned)getpid(), seq++);
+    return name;
 }

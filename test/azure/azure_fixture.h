@@ -28,6 +28,16 @@ const cJSON *azf_vm(const cJSON *state, const char *name);
 /* A request count from the state ("vm.put", ...). */
 int azf_requests(const cJSON *state, const char *op);
 
+/* API versions and zones of the emulator's subscription, as the tests name them. */
+#define V1BETA1 "karpenter.azure.com/v1beta1"
+#define ZONE1 "southcentralus-1"
+#define ZONE2 "southcentralus-2"
+
+/* The number of instance types listed for nc, or the listing's error. */
+int azf_list_count(ns_plugin *p, const ns_nodeclass *nc);
+/* A claim name unique to this process and call (prefix-pid-seq), in a static buffer the next call overwrites. */
+const char *azf_fresh_claim(const char *prefix);
+
 /* A launch of one option. */
 int azf_launch(ns_plugin *p, const ns_nodeclass *nc, const char *claim, const char *type, const char *zone,
                const char *capacity_type, ns_launch_result *out);
