@@ -1,9 +1,8 @@
 /*
- * alibaba.so through the core's loader against the emulator, one scenario per test (each test forks, so it sets its
- * own environment and loads the provider afresh): every source of the credential chain (environment keys, RRSA with
- * a refresh before expiry, the CLI profile, the credentials file, the ECS RAM role through the metadata service and
- * its session token, none at all) with no secret in any log line or error; catalog labels, prices and allocatable;
- * launch tags, ACK bootstrap and custom-mode user data; listing by the cluster's tag; drift; events with deadlines.
+ * alibaba.so through the core's loader against the emulator, one scenario per test (each test forks and loads the
+ * provider afresh): catalog labels, prices and allocatable; launch tags, ACK bootstrap and custom-mode user data;
+ * listing by the cluster's tag; drift; events with deadlines; no-stock answers; vSwitch selection; the node class
+ * status. The credential chain is in test_credentials.c.
  */
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -14,336 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ali_emulator.h"
+#include "ali_provider_fixture.h"
 #include "errors/ns_error.h"
 #include "json/host_json.h"
 #include "log/ns_log.h"
-#include "plugin/plugin_loader.h"
 #include "plugin/plugin_status.h"
-
-#define REGION "cn-hangzhou"
-#define SPEC_DEMO "\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}]," \
-                  "\"securityGroupSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}]," \
-                  "\"imageSelectorTerms\":[{\"alias\":\"AlibabaCloudLinux3@latest\"}]"
-
-static ali_emulator emu;
-static const char *plugin_path;
-static char tmpdir[256];
-static FILE *logfile;
-
-/* ------------------------------------------------------------------------------------------------------------ */
-
-static void env_clear(void)
-{
-    static const char *const VARS[] = {"ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
-                                       "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_ROLE_ARN",
-                                       "ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "ALIBABA_CLOUD_OIDC_TOKEN_FILE",
-                                       "ALIBABA_CLOUD_PROFILE", "ALIBABA_CLOUD_CREDENTIALS_FILE",
-                                       "ALIBABA_CLOUD_ECS_METADATA", "ALIBABA_CLOUD_ECS_METADATA_DISABLED",
-                                       "ALIBABA_CLOUD_IMDSV1_DISABLED", "METADATA_ENDPOINT"};
-    for (size_t i = 0; i < sizeof(VARS) / sizeof(VARS[0]); i++)
-        unsetenv(VARS[i]);
-    /* a home of its own for each test: no profile or credentials file of another test */
-    static char home[300];
-    snprintf(home, sizeof(home), "%s/home-%d", tmpdir, (int)getpid());
-    mkdir(home, 0700);
-    setenv("HOME", home, 1);
-    setenv("ALIBABA_CLOUD_REGION_ID", REGION, 1);
-}
-
-static void env_static_keys(void)
-{
-    env_clear();
-    setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", ALI_TEST_ACCESS_KEY, 1);
-    setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", ALI_TEST_SECRET, 1);
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* Loads the provider with cluster c-demo on the emulator plus `extra` settings (key, value pairs, NULL-ended). */
-static ns_plugin *load_with(const char *const *extra, int *rc_out)
-{
-    ns_plugin_setting settings[16] = {{"cluster_id", "c-demo"}, {"endpoint_url", emu.url}, {"request_timeout", "3s"}};
-    size_t n = 3;
-    for (size_t i = 0; extra && extra[i] && n < 16; i += 2)
-        settings[n++] = (ns_plugin_setting){extra[i], extra[i + 1]};
-    ns_plugin_load_params params = {.settings = settings, .n_settings = n};
-    ns_plugin *p = NULL;
-    int rc = ns_plugin_load_file(plugin_path, &params, &p);
-    if (rc_out)
-        *rc_out = rc;
-    else
-        ck_assert_msg(rc == NS_OK, "loading alibaba.so: %s", ns_error_message());
-    return p;
-}
-
-static ns_plugin *load(void)
-{
-    return load_with(NULL, NULL);
-}
-
-typedef struct nodeclass_doc {
-    ns_json *spec;
-    ns_nodeclass nc;
-} nodeclass_doc;
-
-static void nodeclass_of(nodeclass_doc *d, const char *name, const char *spec)
-{
-    d->spec = ns_host_json_parse(spec, strlen(spec));
-    ck_assert_ptr_nonnull(d->spec);
-    d->nc = (ns_nodeclass){sizeof(d->nc), "karpenter.k8s.alibabacloud/v1alpha1", "ECSNodeClass", name, d->spec};
-}
-
-static cJSON *state(void)
-{
-    char *text = NULL;
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/state", NULL, &text), 200);
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(doc);
-    return doc;
-}
-
-static int count(const char *action)
-{
-    cJSON *st = state();
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "counts"), action);
-    int n = cJSON_IsNumber(v) ? v->valueint : 0;
-    cJSON_Delete(st);
-    return n;
-}
-
-static int collect_none(void *ctx, const ns_instance *inst)
-{
-    (void)inst;
-    ++*(int *)ctx;
-    return 0;
-}
-
-/* One API call that needs credentials. */
-static void call_api(ns_plugin *p)
-{
-    int n = 0;
-    int rc = ns_plugin_list_instances(p, collect_none, &n);
-    ck_assert_msg(rc == NS_OK, "list_instances: %s", ns_error_message());
-}
-
-/* Everything the core logged, for the secret checks. */
-static char *logged(void)
-{
-    fflush(logfile);
-    long len = ftell(logfile);
-    char *text = calloc(1, (size_t)len + 1);
-    rewind(logfile);
-    ck_assert_int_eq(fread(text, 1, (size_t)len, logfile), (size_t)len);
-    return text;
-}
-
-static void start_logging(void)
-{
-    logfile = tmpfile();
-    ck_assert_ptr_nonnull(logfile);
-    ns_log_set_output(logfile);
-    ns_log_set_level(NS_LOG_DEBUG);
-}
-
-static void assert_no_secret(const char *text, const char *secret)
-{
-    ck_assert_msg(!strstr(text, secret), "a secret (%.6s...) appears in the logs", secret);
-}
-
-/* ------------------------------------------------------------------------------------------------------------ */
-
-START_TEST(test_credentials_environment)
-{
-    env_static_keys();
-    start_logging();
-    int before = count("DescribeInstances");
-    ns_plugin *p = load();
-    call_api(p);
-    ck_assert_int_eq(count("DescribeInstances"), before + 1);
-    char *text = logged();
-    ck_assert_msg(strstr(text, "\"auth-via\":\"environment\""), "the source is not logged: %s", text);
-    assert_no_secret(text, ALI_TEST_SECRET);
-    free(text);
-    ns_plugin_unload(p);
-}
-END_TEST
-
-START_TEST(test_credentials_rrsa_refreshed_before_expiry)
-{
-    env_clear();
-    char token_file[512];
-    snprintf(token_file, sizeof(token_file), "%s/oidc-token", tmpdir);
-    write_file(token_file, "emulator-oidc-token\n");
-    setenv("ALIBABA_CLOUD_ROLE_ARN", "acs:ram::1234567890:role/karpenter", 1);
-    setenv("ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "acs:ram::1234567890:oidc-provider/ack-rrsa-c-demo", 1);
-    setenv("ALIBABA_CLOUD_OIDC_TOKEN_FILE", token_file, 1);
-    /* credentials living 182 s (181 to 182 once the Expiration's milliseconds are cut) are fetched again 3 minutes
-     * before they expire: not at once, but at the next call 3 seconds later */
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
-    start_logging();
-    int before = count("AssumeRoleWithOIDC");
-    ns_plugin *p = load();
-    call_api(p);
-    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 1);
-    call_api(p);
-    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 1);
-    sleep(3);
-    call_api(p);
-    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 2);
-    /* an early refresh STS refuses leaves the current, still valid, credentials in use */
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"sts_reject\",\"count\":1}", NULL),
-                     200);
-    sleep(3);
-    call_api(p);
-    ck_assert_int_eq(count("AssumeRoleWithOIDC"), before + 3);
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
-    char *text = logged();
-    ck_assert(strstr(text, "refreshing alibaba credentials failed; the current ones are still valid"));
-    assert_no_secret(text, "emulator-oidc-token");
-    assert_no_secret(text, "token-"); /* the STS security tokens the emulator issues */
-    ck_assert(strstr(text, "\"auth-via\":\"rrsa\""));
-    free(text);
-    ns_plugin_unload(p);
-}
-END_TEST
-
-START_TEST(test_credentials_rrsa_rejected)
-{
-    env_clear();
-    char token_file[512];
-    snprintf(token_file, sizeof(token_file), "%s/bad-token", tmpdir);
-    write_file(token_file, "not-a-token");
-    setenv("ALIBABA_CLOUD_ROLE_ARN", "acs:ram::1234567890:role/karpenter", 1);
-    setenv("ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "acs:ram::1234567890:oidc-provider/ack-rrsa-c-demo", 1);
-    setenv("ALIBABA_CLOUD_OIDC_TOKEN_FILE", token_file, 1);
-    ns_plugin *p = load();
-    int n = 0;
-    int rc = ns_plugin_list_instances(p, collect_none, &n);
-    ck_assert_int_eq(rc, NS_ERR_UNAUTHORIZED);
-    ck_assert_msg(strstr(ns_error_message(), "AssumeRoleWithOIDC") &&
-                      strstr(ns_error_message(), "AuthenticationFail.OIDCToken.Invalid") &&
-                      !strstr(ns_error_message(), "not-a-token"),
-                  "%s", ns_error_message());
-    ns_plugin_unload(p);
-}
-END_TEST
-
-START_TEST(test_credentials_cli_profile)
-{
-    env_clear();
-    char dir[512], path[600];
-    snprintf(dir, sizeof(dir), "%s/.aliyun", getenv("HOME"));
-    mkdir(dir, 0700);
-    snprintf(path, sizeof(path), "%s/config.json", dir);
-    write_file(path, "{\"current\":\"other\",\"profiles\":[{\"name\":\"other\",\"mode\":\"AK\",\"access_key_id\":"
-                     "\"nobody\",\"access_key_secret\":\"nothing\"},{\"name\":\"karpenter\",\"mode\":\"AK\","
-                     "\"access_key_id\":\"" ALI_TEST_ACCESS_KEY "\",\"access_key_secret\":\"" ALI_TEST_SECRET "\","
-                     "\"region_id\":\"cn-hangzhou\"}]}");
-    setenv("ALIBABA_CLOUD_PROFILE", "karpenter", 1);
-    start_logging();
-    ns_plugin *p = load();
-    call_api(p);
-    char *text = logged();
-    ck_assert(strstr(text, "\"auth-via\":\"cli-profile\""));
-    assert_no_secret(text, ALI_TEST_SECRET);
-    free(text);
-    ns_plugin_unload(p);
-    /* the profile "current" names is refused by the emulator: its key does not exist */
-    unsetenv("ALIBABA_CLOUD_PROFILE");
-    p = load();
-    int n = 0;
-    ck_assert_int_eq(ns_plugin_list_instances(p, collect_none, &n), NS_ERR_UNAUTHORIZED);
-    ck_assert_msg(strstr(ns_error_message(), "InvalidAccessKeyId.NotFound"), "%s", ns_error_message());
-    ns_plugin_unload(p);
-    write_file(path, "{\"current\":\"x\",\"profiles\":[{\"name\":\"x\",\"mode\":\"RsaKeyPair\"}]}");
-    int rc;
-    p = load_with(NULL, &rc);
-    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
-    ck_assert_msg(strstr(ns_error_message(), "mode 'RsaKeyPair' is not supported"), "%s", ns_error_message());
-    unlink(path);
-}
-END_TEST
-
-START_TEST(test_credentials_file)
-{
-    env_clear();
-    char path[512];
-    snprintf(path, sizeof(path), "%s/credentials.ini", tmpdir);
-    write_file(path, "[default]\ntype = access_key\naccess_key_id = nobody\naccess_key_secret = nothing\n\n"
-                     "[karpenter]\ntype = access_key\naccess_key_id = " ALI_TEST_ACCESS_KEY "\n"
-                     "access_key_secret = " ALI_TEST_SECRET "\n");
-    setenv("ALIBABA_CLOUD_CREDENTIALS_FILE", path, 1);
-    setenv("ALIBABA_CLOUD_PROFILE", "karpenter", 1);
-    start_logging();
-    ns_plugin *p = load();
-    call_api(p);
-    char *text = logged();
-    ck_assert(strstr(text, "\"auth-via\":\"credentials-file\""));
-    assert_no_secret(text, ALI_TEST_SECRET);
-    free(text);
-    ns_plugin_unload(p);
-    setenv("ALIBABA_CLOUD_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
-    int rc;
-    p = load_with(NULL, &rc);
-    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
-    ck_assert(strstr(ns_error_message(), "ALIBABA_CLOUD_CREDENTIALS_FILE /nonexistent/credentials"));
-}
-END_TEST
-
-START_TEST(test_credentials_ecs_ram_role)
-{
-    env_clear();
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/metadata", "{\"token_required\":true}", NULL), 200);
-    setenv("ALIBABA_CLOUD_IMDSV1_DISABLED", "true", 1);
-    unsetenv("ALIBABA_CLOUD_REGION_ID"); /* the region comes from the metadata service too */
-    /* the role's credentials live 182 s: fetched again 3 minutes before they expire, as RRSA's are */
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
-    start_logging();
-    const char *const extra[] = {"metadata_endpoint", emu.url, NULL};
-    int before = count("Metadata");
-    ns_plugin *p = load_with(extra, NULL);
-    call_api(p);
-    int fetched = count("Metadata");
-    ck_assert_int_ge(fetched, before + 3); /* region-id, the role's name, its credentials */
-    call_api(p);
-    ck_assert_int_eq(count("Metadata"), fetched);
-    sleep(3);
-    call_api(p);
-    ck_assert_int_gt(count("Metadata"), fetched);
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
-    char *text = logged();
-    ck_assert(strstr(text, "\"auth-via\":\"ecs-ram-role\""));
-    ck_assert(strstr(text, "\"region\":\"cn-hangzhou\""));
-    assert_no_secret(text, "token-");
-    free(text);
-    ns_plugin_unload(p);
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/metadata", "{\"token_required\":false}", NULL), 200);
-}
-END_TEST
-
-START_TEST(test_credentials_none)
-{
-    env_clear();
-    setenv("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true", 1);
-    int rc;
-    load_with(NULL, &rc);
-    ck_assert_int_eq(rc, NS_ERR_UNAUTHORIZED);
-    ck_assert_msg(strstr(ns_error_message(), "no credentials"), "%s", ns_error_message());
-    env_clear();
-    setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", ALI_TEST_ACCESS_KEY, 1);
-    load_with(NULL, &rc);
-    ck_assert_int_eq(rc, NS_ERR_INVALID_CONFIG);
-    ck_assert(strstr(ns_error_message(), "ALIBABA_CLOUD_ACCESS_KEY_SECRET"));
-}
-END_TEST
 
 /* ------------------------------------------------------------------------------------------------------------ */
 
@@ -400,10 +74,10 @@ static const char *label(const found_type *f, const char *key)
 
 START_TEST(test_catalog_labels_prices_allocatable)
 {
-    env_static_keys();
-    ns_plugin *p = load();
-    nodeclass_doc d;
-    nodeclass_of(&d, "catalog", "{" SPEC_DEMO "}");
+    alf_env_static_keys();
+    ns_plugin *p = alf_load();
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "catalog", "{" SPEC_DEMO "}");
     found_type f = {.want = "ecs.g7.large"};
     ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &f), NS_OK);
     ck_assert(f.seen);
@@ -440,21 +114,21 @@ END_TEST
 
 START_TEST(test_builtin_prices_when_describe_price_fails)
 {
-    env_static_keys();
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"error\",\"count\":1,\"code\":"
+    alf_env_static_keys();
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"error\",\"count\":1,\"code\":"
                                           "\"Forbidden.RAM\",\"status\":403,\"actions\":[\"DescribePrice\"]}",
                                           NULL),
                      200);
-    start_logging();
-    ns_plugin *p = load();
-    nodeclass_doc d;
-    nodeclass_of(&d, "catalog", "{" SPEC_DEMO "}");
+    alf_start_logging();
+    ns_plugin *p = alf_load();
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "catalog", "{" SPEC_DEMO "}");
     found_type f = {.want = "ecs.g7.large"};
-    int before = count("DescribePrice");
+    int before = alf_count("DescribePrice");
     ck_assert_int_eq(ns_plugin_list_instance_types(p, &d.nc, find_type, &f), NS_OK);
-    ck_assert_int_eq(count("DescribePrice"), before + 1); /* one failure: no more asking for this catalog */
+    ck_assert_int_eq(alf_count("DescribePrice"), before + 1); /* one failure: no more asking for this catalog */
     ck_assert_msg(f.od > 0.2 && f.od < 2.0, "built-in on-demand %f", f.od);
-    char *text = logged();
+    char *text = alf_logged();
     ck_assert(strstr(text, "DescribePrice failed, using built-in on-demand prices"));
     free(text);
     ns_host_json_free(d.spec);
@@ -479,7 +153,7 @@ static void launch_one(ns_plugin *p, const ns_nodeclass *nc, const char *claim, 
 
 static cJSON *instance_state(const char *provider_id)
 {
-    cJSON *st = state();
+    cJSON *st = alf_state();
     const char *id = strchr(provider_id, '.') + 1;
     cJSON *inst, *out = NULL;
     cJSON_ArrayForEach(inst, cJSON_GetObjectItemCaseSensitive(st, "instances"))
@@ -500,10 +174,10 @@ static const char *str_at(const cJSON *o, const char *a, const char *b)
 
 START_TEST(test_launch_tags_and_ack_bootstrap)
 {
-    env_static_keys();
-    ns_plugin *p = load();
-    nodeclass_doc d;
-    nodeclass_of(&d, "web", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\necho custom-step\\n\",\"tags\":{\"app\":"
+    alf_env_static_keys();
+    ns_plugin *p = alf_load();
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "web", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\necho custom-step\\n\",\"tags\":{\"app\":"
                             "\"shop\"},\"kubeletConfiguration\":{\"maxPods\":30}}");
     ns_launch_result r;
     launch_one(p, &d.nc, "web-abc12", "ecs.g7.large", NS_CAPACITY_SPOT, &r);
@@ -550,21 +224,21 @@ END_TEST
 
 START_TEST(test_custom_mode_user_data_alone)
 {
-    env_static_keys();
+    alf_env_static_keys();
     const char *const extra[] = {"cluster_mode", "custom", NULL};
-    ns_plugin *p = load_with(extra, NULL);
-    nodeclass_doc d;
-    nodeclass_of(&d, "plain", "{" SPEC_DEMO "}");
+    ns_plugin *p = alf_load_with(extra, NULL);
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "plain", "{" SPEC_DEMO "}");
     ck_assert_int_eq(ns_plugin_validate_nodeclass(p, &d.nc), NS_ERR_INVALID_CONFIG);
     ck_assert(strstr(ns_error_message(), "spec.userData is required in cluster_mode custom"));
     ns_host_json_free(d.spec);
-    nodeclass_of(&d, "custom", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\nkubeadm join 10.0.0.1:6443 --taint "
+    alf_nodeclass_of(&d, "custom", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\nkubeadm join 10.0.0.1:6443 --taint "
                                "karpenter.sh/unregistered:NoExecute\\n\"}");
     ck_assert_int_eq(ns_plugin_validate_nodeclass(p, &d.nc), NS_OK);
-    int attach_before = count("DescribeClusterAttachScripts");
+    int attach_before = alf_count("DescribeClusterAttachScripts");
     ns_launch_result r;
     launch_one(p, &d.nc, "custom-x1", "ecs.c7.large", NS_CAPACITY_ON_DEMAND, &r);
-    ck_assert_int_eq(count("DescribeClusterAttachScripts"), attach_before);
+    ck_assert_int_eq(alf_count("DescribeClusterAttachScripts"), attach_before);
     cJSON *inst = instance_state(r.provider_id);
     ck_assert_str_eq(str_at(inst, "UserData", NULL),
                      "#!/bin/bash\nkubeadm join 10.0.0.1:6443 --taint karpenter.sh/unregistered:NoExecute\n");
@@ -600,12 +274,12 @@ static bool has_id(const ids *l, const char *id)
 
 START_TEST(test_list_by_cluster_tag)
 {
-    env_static_keys();
-    ns_plugin *demo = load();
+    alf_env_static_keys();
+    ns_plugin *demo = alf_load();
     const char *const other_cluster[] = {"cluster_id", "c-other", "cluster_mode", "custom", NULL};
-    ns_plugin *other = load_with(other_cluster, NULL);
-    nodeclass_doc d;
-    nodeclass_of(&d, "list", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\n\"}");
+    ns_plugin *other = alf_load_with(other_cluster, NULL);
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "list", "{" SPEC_DEMO ",\"userData\":\"#!/bin/bash\\n\"}");
     ns_launch_result mine, theirs;
     launch_one(demo, &d.nc, "list-mine", "ecs.c7.large", NS_CAPACITY_ON_DEMAND, &mine);
     launch_one(other, &d.nc, "list-theirs", "ecs.c7.large", NS_CAPACITY_ON_DEMAND, &theirs);
@@ -640,28 +314,28 @@ static void drift_of(ns_plugin *p, const ns_launch_result *r, const ns_nodeclass
 
 START_TEST(test_drift_image_vswitch_security_group)
 {
-    env_static_keys();
-    ns_plugin *p = load();
-    nodeclass_doc d;
-    nodeclass_of(&d, "drift", "{" SPEC_DEMO "}");
+    alf_env_static_keys();
+    ns_plugin *p = alf_load();
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "drift", "{" SPEC_DEMO "}");
     ns_launch_result r;
     launch_one(p, &d.nc, "drift-1", "ecs.g7.large", NS_CAPACITY_ON_DEMAND, &r);
     drift_of(p, &r, &d.nc, NULL);
-    nodeclass_doc vsw, sg, pinned;
-    nodeclass_of(&vsw, "drift", "{\"vSwitchSelectorTerms\":[{\"id\":\"vsw-other\"}],\"securityGroupSelectorTerms\":"
+    alf_nodeclass_doc vsw, sg, pinned;
+    alf_nodeclass_of(&vsw, "drift", "{\"vSwitchSelectorTerms\":[{\"id\":\"vsw-other\"}],\"securityGroupSelectorTerms\":"
                                 "[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],\"imageSelectorTerms\":"
                                 "[{\"alias\":\"AlibabaCloudLinux3@latest\"}]}");
     drift_of(p, &r, &vsw.nc, "VSwitchDrift");
-    nodeclass_of(&sg, "drift", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
+    alf_nodeclass_of(&sg, "drift", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
                                "\"securityGroupSelectorTerms\":[{\"name\":\"other-nodes\"}],\"imageSelectorTerms\":"
                                "[{\"alias\":\"AlibabaCloudLinux3@latest\"}]}");
     drift_of(p, &r, &sg.nc, "SecurityGroupDrift");
-    nodeclass_of(&pinned, "drift", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
+    alf_nodeclass_of(&pinned, "drift", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}],"
                                    "\"securityGroupSelectorTerms\":[{\"id\":\"sg-demo\"}],\"imageSelectorTerms\":"
                                    "[{\"id\":\"m-golden123\"}]}");
     drift_of(p, &r, &pinned.nc, "ImageDrift");
     /* ACK releases a newer image for the alias: the instance has drifted */
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/ack_images",
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/ack_images",
                                           "{\"image_id\":\"aliyun_3_x64_20G_alibase_20251201.vhd\",\"image_name\":"
                                           "\"Alibaba Cloud Linux 3\",\"image_type\":\"AliyunLinux3\","
                                           "\"architecture\":\"x86_64\"}",
@@ -703,11 +377,11 @@ static const ns_event *poll_for(ns_plugin *p, events *e, const char *provider_id
 
 START_TEST(test_events_with_deadlines)
 {
-    env_static_keys();
+    alf_env_static_keys();
     const char *const extra[] = {"interruption_queue", "nodesmith-events", "operation_lock_interval", "1s", NULL};
-    ns_plugin *p = load_with(extra, NULL);
-    nodeclass_doc d;
-    nodeclass_of(&d, "events", "{" SPEC_DEMO "}");
+    ns_plugin *p = alf_load_with(extra, NULL);
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "events", "{" SPEC_DEMO "}");
     ns_launch_result a, b, c;
     launch_one(p, &d.nc, "events-a", "ecs.g7.large", NS_CAPACITY_SPOT, &a);
     launch_one(p, &d.nc, "events-b", "ecs.g7.large", NS_CAPACITY_SPOT, &b);
@@ -716,7 +390,7 @@ START_TEST(test_events_with_deadlines)
     int64_t before = (int64_t)time(NULL) * 1000;
     snprintf(body, sizeof(body), "{\"kind\":\"preemptible-interruption\",\"instance_id\":\"%s\"}",
              strchr(a.provider_id, '.') + 1);
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/events", body, NULL), 200);
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/events", body, NULL), 200);
     events e = {.n = 0};
     const ns_event *ev = poll_for(p, &e, a.provider_id, NS_EVENT_SPOT_INTERRUPTION);
     ck_assert_ptr_nonnull(ev);
@@ -725,7 +399,7 @@ START_TEST(test_events_with_deadlines)
     /* the operation lock of a preemptible instance being reclaimed */
     snprintf(body, sizeof(body), "{\"instance_id\":\"%s\",\"reason\":\"Recycling\"}", strchr(b.provider_id, '.') + 1);
     int64_t locked = (int64_t)time(NULL) * 1000;
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/locks", body, NULL), 200);
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/locks", body, NULL), 200);
     sleep(1);
     ev = poll_for(p, &e, b.provider_id, NS_EVENT_SPOT_INTERRUPTION);
     ck_assert_ptr_nonnull(ev);
@@ -741,17 +415,17 @@ START_TEST(test_events_with_deadlines)
     /* scheduled maintenance carries notBefore as its deadline */
     snprintf(body, sizeof(body), "{\"kind\":\"maintenance-scheduled\",\"instance_id\":\"%s\",\"deadline_ms\":"
              "1893456000000}", strchr(c.provider_id, '.') + 1);
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/events", body, NULL), 200);
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/events", body, NULL), 200);
     ev = poll_for(p, &e, c.provider_id, NS_EVENT_SCHEDULED_MAINTENANCE);
     ck_assert_ptr_nonnull(ev);
     ck_assert_int_eq(ev->deadline_ms, 1893456000000LL);
     /* a message that is not an instance event is consumed and ignored */
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/raw_event", "{\"body\":\"{\\\"hello\\\":1}\"}", NULL),
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/raw_event", "{\"body\":\"{\\\"hello\\\":1}\"}", NULL),
                      200);
     int n = e.n;
     ck_assert_int_eq(ns_plugin_poll_events(p, on_event, &e), NS_OK);
     ck_assert_int_eq(e.n, n);
-    cJSON *st = state();
+    cJSON *st = alf_state();
     ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(st, "queue_length")->valueint, 0);
     cJSON_Delete(st);
     ck_assert_int_eq(ns_plugin_terminate(p, a.provider_id, NULL), NS_OK);
@@ -764,11 +438,11 @@ END_TEST
 
 START_TEST(test_no_stock_marks_exactly_the_refused_offering)
 {
-    env_static_keys();
-    ns_plugin *p = load();
-    nodeclass_doc d;
-    nodeclass_of(&d, "stock", "{" SPEC_DEMO "}");
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"nostock\",\"instance_type\":"
+    alf_env_static_keys();
+    ns_plugin *p = alf_load();
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "stock", "{" SPEC_DEMO "}");
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"nostock\",\"instance_type\":"
                                           "\"ecs.c7.large\",\"zone\":\"cn-hangzhou-h\",\"capacity_type\":\"spot\"}",
                                           NULL),
                      200);
@@ -820,7 +494,7 @@ START_TEST(test_no_stock_marks_exactly_the_refused_offering)
     ck_assert_str_eq(e->unavailable[0].capacity_type, "spot");
     ck_assert_int_eq(ns_plugin_terminate(p, on_demand.provider_id, NULL), NS_OK);
     ck_assert_int_eq(ns_plugin_terminate(p, launched.provider_id, NULL), NS_OK);
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/clear", "{}", NULL), 200);
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/clear", "{}", NULL), 200);
     ns_host_json_free(d.spec);
     ns_plugin_unload(p);
 }
@@ -851,14 +525,14 @@ static void assert_condition(const cJSON *status, const char *type, const char *
 
 START_TEST(test_nodeclass_status)
 {
-    env_static_keys();
-    ns_plugin *p = load();
-    cJSON *st = state();
+    alf_env_static_keys();
+    ns_plugin *p = alf_load();
+    cJSON *st = alf_state();
     int launched_before = cJSON_GetArraySize(field(st, "history"));
     cJSON_Delete(st);
 
-    nodeclass_doc d;
-    nodeclass_of(&d, "default", "{" SPEC_DEMO "}");
+    alf_nodeclass_doc d;
+    alf_nodeclass_of(&d, "default", "{" SPEC_DEMO "}");
     cJSON *status = NULL;
     ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
     /* vSwitches: most free addresses first (vsw-demo2 300, vsw-demo1 250, vsw-demo0 200), with their zones */
@@ -902,7 +576,7 @@ START_TEST(test_nodeclass_status)
     ns_host_json_free(d.spec);
 
     /* a vSwitch selector that selects nothing: that condition False naming the selector, the other parts resolved */
-    nodeclass_of(&d, "novsw", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"nowhere\"}}],"
+    alf_nodeclass_of(&d, "novsw", "{\"vSwitchSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"nowhere\"}}],"
                               "\"securityGroupSelectorTerms\":[{\"id\":\"sg-other\"}],"
                               "\"imageSelectorTerms\":[{\"id\":\"m-golden123\"}]}");
     ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
@@ -919,7 +593,7 @@ START_TEST(test_nodeclass_status)
     ns_host_json_free(d.spec);
 
     /* an image that does not exist and a security group name nobody has */
-    nodeclass_of(&d, "noimage", "{\"vSwitchSelectorTerms\":[{\"id\":\"vsw-demo1\"}],"
+    alf_nodeclass_of(&d, "noimage", "{\"vSwitchSelectorTerms\":[{\"id\":\"vsw-demo1\"}],"
                                 "\"securityGroupSelectorTerms\":[{\"name\":\"nobody\"}],"
                                 "\"imageSelectorTerms\":[{\"id\":\"m-missing\"}]}");
     ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
@@ -933,7 +607,7 @@ START_TEST(test_nodeclass_status)
     ns_host_json_free(d.spec);
 
     /* an invalid node class: every condition False with the refusal, which names the field */
-    nodeclass_of(&d, "invalid", "{" SPEC_DEMO ",\"systemDisk\":{\"volumeSize\":\"10Gi\"}}");
+    alf_nodeclass_of(&d, "invalid", "{" SPEC_DEMO ",\"systemDisk\":{\"volumeSize\":\"10Gi\"}}");
     ck_assert_msg(ns_plugin_nodeclass_status(p, &d.nc, &status) == NS_OK, "%s", ns_error_message());
     assert_condition(status, "VSwitchesReady", "False", "NodeClassInvalid", "spec.systemDisk.volumeSize '10Gi'");
     assert_condition(status, "ImagesReady", "False", "NodeClassInvalid", "ECSNodeClass invalid:");
@@ -942,17 +616,17 @@ START_TEST(test_nodeclass_status)
     ns_host_json_free(d.spec);
 
     /* when the cloud cannot be asked, an error and no status */
-    nodeclass_of(&d, "default", "{" SPEC_DEMO "}");
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/faults", "{\"kind\":\"throttle\",\"count\":10,"
+    alf_nodeclass_of(&d, "default", "{" SPEC_DEMO "}");
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"throttle\",\"count\":10,"
                                           "\"actions\":[\"DescribeVSwitches\"]}", NULL),
                      200);
     status = NULL;
     ck_assert_int_eq(ns_plugin_nodeclass_status(p, &d.nc, &status), NS_ERR_THROTTLED);
     ck_assert_ptr_null(status);
-    ck_assert_int_eq(ali_emulator_control(&emu, "/_emulator/clear", "{}", NULL), 200);
+    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/clear", "{}", NULL), 200);
     ns_host_json_free(d.spec);
 
-    st = state();
+    st = alf_state();
     ck_assert_int_eq(cJSON_GetArraySize(field(st, "history")), launched_before);
     cJSON_Delete(st);
     ns_plugin_unload(p);
@@ -983,11 +657,11 @@ static int zones_used(ns_plugin *p, const ns_nodeclass *nc, const char *prefix)
 
 START_TEST(test_vswitch_selection_policy)
 {
-    env_static_keys();
-    ns_plugin *p = load();
-    nodeclass_doc cheapest, balanced;
-    nodeclass_of(&cheapest, "cheapest", "{" SPEC_DEMO "}");
-    nodeclass_of(&balanced, "balanced", "{" SPEC_DEMO ",\"vSwitchSelectionPolicy\":\"balanced\"}");
+    alf_env_static_keys();
+    ns_plugin *p = alf_load();
+    alf_nodeclass_doc cheapest, balanced;
+    alf_nodeclass_of(&cheapest, "cheapest", "{" SPEC_DEMO "}");
+    alf_nodeclass_of(&balanced, "balanced", "{" SPEC_DEMO ",\"vSwitchSelectionPolicy\":\"balanced\"}");
     ck_assert_int_eq(zones_used(p, &cheapest.nc, "cheapest"), 1);
     ck_assert_int_ge(zones_used(p, &balanced.nc, "balanced"), 2);
     ns_host_json_free(cheapest.spec);
@@ -998,24 +672,7 @@ END_TEST
 
 int main(void)
 {
-    plugin_path = getenv("ALIBABA_PLUGIN");
-    if (!plugin_path || ali_emulator_start(&emu) != 0)
-        return EXIT_FAILURE;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/nodesmith-alibaba-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return EXIT_FAILURE;
-    ns_log_set_level(NS_LOG_ERROR);
     Suite *s = suite_create("alibaba_provider");
-    TCase *creds = tcase_create("credentials");
-    tcase_set_timeout(creds, 120);
-    tcase_add_test(creds, test_credentials_environment);
-    tcase_add_test(creds, test_credentials_rrsa_refreshed_before_expiry);
-    tcase_add_test(creds, test_credentials_rrsa_rejected);
-    tcase_add_test(creds, test_credentials_cli_profile);
-    tcase_add_test(creds, test_credentials_file);
-    tcase_add_test(creds, test_credentials_ecs_ram_role);
-    tcase_add_test(creds, test_credentials_none);
-    suite_add_tcase(s, creds);
     TCase *cloud = tcase_create("cloud");
     tcase_set_timeout(cloud, 120);
     tcase_add_test(cloud, test_catalog_labels_prices_allocatable);
@@ -1029,14 +686,5 @@ int main(void)
     tcase_add_test(cloud, test_vswitch_selection_policy);
     tcase_add_test(cloud, test_nodeclass_status);
     suite_add_tcase(s, cloud);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    ali_emulator_stop(&emu);
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return alf_run(s);
 }
