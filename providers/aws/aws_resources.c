@@ -12,6 +12,7 @@
 
 void aws_resource_settings_default(aws_resource_settings *s)
 {
+    memset(s, 0, sizeof(*s)); /* every field, instance_store_raid0 among them, has a defined default */
     s->vm_memory_overhead = 0.075;
     s->root_volume_bytes = 20 * GIB;
     s->max_pods = 0;
