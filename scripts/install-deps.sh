@@ -5,7 +5,7 @@ packages=(
   meson ninja-build pkg-config gcc
   libcurl4-openssl-dev libcjson-dev libssl-dev libyaml-dev libexpat1-dev libmicrohttpd-dev
   check libsubunit-dev
-  python3 python3-botocore python3-kubernetes
+  python3 python3-botocore python3-kubernetes python3-yaml
   openssl curl
 )
 missing=()
