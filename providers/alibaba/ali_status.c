@@ -8,37 +8,7 @@
 #include <string.h>
 
 #include "ali_provider.h"
-
-typedef struct status_doc {
-    const ns_host *h;
-    ns_json *status;
-    ns_json *conditions;
-    bool oom;
-} status_doc;
-
-static ns_json *put(status_doc *d, ns_json *container, const char *key, ns_json *item)
-{
-    if (!container || !item || d->h->json_add(container, key, item) != NS_OK) {
-        d->h->json_free(item);
-        d->oom = true;
-        return NULL;
-    }
-    return item;
-}
-
-static void put_string(status_doc *d, ns_json *container, const char *key, const char *value)
-{
-    put(d, container, key, d->h->json_new_string(value));
-}
-
-static void condition(status_doc *d, const char *type, const char *reason_false, const char *why)
-{
-    ns_json *c = put(d, d->conditions, NULL, d->h->json_new_object());
-    put_string(d, c, "type", type);
-    put_string(d, c, "status", why ? "False" : "True");
-    put_string(d, c, "reason", why ? reason_false : type);
-    put_string(d, c, "message", why ? why : "");
-}
+#include "status_doc.h"
 
 static int by_free_ips(const void *a, const void *b)
 {
@@ -53,11 +23,11 @@ static void vswitches(status_doc *d, ali_nodeclass_view *v)
     if (!v->n_vswitches)
         return;
     qsort(v->vswitches, v->n_vswitches, sizeof(v->vswitches[0]), by_free_ips);
-    ns_json *list = put(d, d->status, "vSwitches", d->h->json_new_array());
+    ns_json *list = status_doc_put(d, d->status, "vSwitches", d->h->json_new_array());
     for (size_t i = 0; list && i < v->n_vswitches; i++) {
-        ns_json *w = put(d, list, NULL, d->h->json_new_object());
-        put_string(d, w, "id", v->vswitches[i].id);
-        put_string(d, w, "zoneID", v->vswitches[i].zone);
+        ns_json *w = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, w, "id", v->vswitches[i].id);
+        status_doc_put_string(d, w, "zoneID", v->vswitches[i].zone);
     }
 }
 
@@ -72,12 +42,12 @@ static void groups(status_doc *d, const ali_nodeclass_view *v)
             order[k] = order[k - 1];
         order[k] = i;
     }
-    ns_json *list = put(d, d->status, "securityGroups", d->h->json_new_array());
+    ns_json *list = status_doc_put(d, d->status, "securityGroups", d->h->json_new_array());
     for (size_t i = 0; list && i < v->n_groups; i++) {
-        ns_json *g = put(d, list, NULL, d->h->json_new_object());
-        put_string(d, g, "id", v->groups[order[i]]);
+        ns_json *g = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, g, "id", v->groups[order[i]]);
         if (v->group_names[order[i]][0])
-            put_string(d, g, "name", v->group_names[order[i]]);
+            status_doc_put_string(d, g, "name", v->group_names[order[i]]);
     }
 }
 
@@ -85,17 +55,17 @@ static void images(status_doc *d, const ali_nodeclass_view *v)
 {
     if (!v->n_images)
         return;
-    ns_json *list = put(d, d->status, "images", d->h->json_new_array());
+    ns_json *list = status_doc_put(d, d->status, "images", d->h->json_new_array());
     for (size_t i = 0; list && i < v->n_images; i++) {
-        ns_json *im = put(d, list, NULL, d->h->json_new_object());
-        put_string(d, im, "id", v->images[i].id);
+        ns_json *im = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, im, "id", v->images[i].id);
         if (v->images[i].name[0])
-            put_string(d, im, "name", v->images[i].name);
-        ns_json *reqs = put(d, im, "requirements", d->h->json_new_array());
-        ns_json *r = put(d, reqs, NULL, d->h->json_new_object());
-        put_string(d, r, "key", "kubernetes.io/arch");
-        put_string(d, r, "operator", "In");
-        put_string(d, put(d, r, "values", d->h->json_new_array()), NULL, v->images[i].arch);
+            status_doc_put_string(d, im, "name", v->images[i].name);
+        ns_json *reqs = status_doc_put(d, im, "requirements", d->h->json_new_array());
+        ns_json *r = status_doc_put(d, reqs, NULL, d->h->json_new_object());
+        status_doc_put_string(d, r, "key", "kubernetes.io/arch");
+        status_doc_put_string(d, r, "operator", "In");
+        status_doc_put_string(d, status_doc_put(d, r, "values", d->h->json_new_array()), NULL, v->images[i].arch);
     }
 }
 
@@ -113,9 +83,9 @@ static int resolve(ali_state *s, status_doc *d, ali_nodeclass_view *v)
     vswitches(d, v);
     groups(d, v);
     images(d, v);
-    condition(d, "VSwitchesReady", "vSwitchesNotFound", why[0][0] ? why[0] : NULL);
-    condition(d, "SecurityGroupsReady", "SecurityGroupsNotFound", why[1][0] ? why[1] : NULL);
-    condition(d, "ImagesReady", "ImagesNotFound", why[2][0] ? why[2] : NULL);
+    status_doc_check(d, "VSwitchesReady", "vSwitchesNotFound", why[0][0] ? why[0] : NULL);
+    status_doc_check(d, "SecurityGroupsReady", "SecurityGroupsNotFound", why[1][0] ? why[1] : NULL);
+    status_doc_check(d, "ImagesReady", "ImagesNotFound", why[2][0] ? why[2] : NULL);
     return NS_OK;
 }
 
@@ -126,18 +96,18 @@ int ali_nodeclass_status(void *state, const ns_nodeclass *nc, ns_json **status)
     *status = NULL;
     ali_nodeclass_view v;
     memset(&v, 0, sizeof(v));
-    status_doc d = {.h = h, .status = h->json_new_object()};
-    d.conditions = put(&d, d.status, "conditions", h->json_new_array());
+    status_doc d;
+    bool opened = status_doc_open(&d, h);
     int rc = NS_OK;
-    if (d.oom || !(v.spec = calloc(1, sizeof(*v.spec)))) {
+    if (!opened || !(v.spec = calloc(1, sizeof(*v.spec)))) {
         rc = NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "alibaba nodeclass_status %s: out of memory", nc->name);
         goto fail;
     }
     if (ali_nodeclass_spec_parse(h, s->ctx, nc, v.spec) < 0) {
         /* the refusal is the node class's state, not a failure to find it out */
-        condition(&d, "VSwitchesReady", "NodeClassInvalid", v.spec->refusal);
-        condition(&d, "SecurityGroupsReady", "NodeClassInvalid", v.spec->refusal);
-        condition(&d, "ImagesReady", "NodeClassInvalid", v.spec->refusal);
+        status_doc_check(&d, "VSwitchesReady", "NodeClassInvalid", v.spec->refusal);
+        status_doc_check(&d, "SecurityGroupsReady", "NodeClassInvalid", v.spec->refusal);
+        status_doc_check(&d, "ImagesReady", "NodeClassInvalid", v.spec->refusal);
     } else if ((rc = resolve(s, &d, &v)) < 0) {
         goto fail;
     }
@@ -145,10 +115,9 @@ int ali_nodeclass_status(void *state, const ns_nodeclass *nc, ns_json **status)
         rc = NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "alibaba nodeclass_status %s: out of memory", nc->name);
         goto fail;
     }
-    *status = d.status;
-    d.status = NULL;
+    *status = status_doc_take(&d);
 fail:
-    h->json_free(d.status);
+    status_doc_close(&d);
     ali_view_free(&v);
     return rc;
 }

@@ -12,114 +12,74 @@
 #include <time.h>
 
 #include "aws_provider.h"
-
-typedef struct status_doc {
-    const ns_host *h;
-    ns_json *status;
-    ns_json *conditions;
-    bool oom;
-} status_doc;
-
-static ns_json *put(status_doc *d, ns_json *container, const char *key, ns_json *item)
-{
-    if (!container || !item || d->h->json_add(container, key, item) != NS_OK) {
-        d->h->json_free(item);
-        d->oom = true;
-        return NULL;
-    }
-    return item;
-}
-
-static void put_string(status_doc *d, ns_json *container, const char *key, const char *value)
-{
-    put(d, container, key, d->h->json_new_string(value));
-}
-
-/* A condition: True with reason = type when why is NULL, else False with reason_false and why as the message. */
-static void condition(status_doc *d, const char *type, const char *reason_false, const char *why)
-{
-    ns_json *c = put(d, d->conditions, NULL, d->h->json_new_object());
-    put_string(d, c, "type", type);
-    put_string(d, c, "status", why ? "False" : "True");
-    put_string(d, c, "reason", why ? reason_false : type);
-    put_string(d, c, "message", why ? why : "");
-}
+#include "status_doc.h"
 
 static void subnets(status_doc *d, const aws_nodeclass_view *v)
 {
-    ns_json *list = v->n_subnet_ids ? put(d, d->status, "subnets", d->h->json_new_array()) : NULL;
+    ns_json *list = v->n_subnet_ids ? status_doc_put(d, d->status, "subnets", d->h->json_new_array()) : NULL;
     for (size_t i = 0; list && i < v->n_subnet_ids; i++) {
-        ns_json *o = put(d, list, NULL, d->h->json_new_object());
-        put_string(d, o, "id", v->subnet_ids[i]);
-        put_string(d, o, "zone", v->subnet_zones[i]);
+        ns_json *o = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, o, "id", v->subnet_ids[i]);
+        status_doc_put_string(d, o, "zone", v->subnet_zones[i]);
         if (v->subnet_zone_ids[i][0])
-            put_string(d, o, "zoneID", v->subnet_zone_ids[i]);
+            status_doc_put_string(d, o, "zoneID", v->subnet_zone_ids[i]);
     }
 }
 
 static void groups(status_doc *d, const aws_nodeclass_view *v)
 {
-    ns_json *list = v->n_security_groups ? put(d, d->status, "securityGroups", d->h->json_new_array()) : NULL;
+    ns_json *list = v->n_security_groups ? status_doc_put(d, d->status, "securityGroups", d->h->json_new_array()) : NULL;
     for (size_t i = 0; list && i < v->n_security_groups; i++) {
-        ns_json *o = put(d, list, NULL, d->h->json_new_object());
-        put_string(d, o, "id", v->security_groups[i]);
+        ns_json *o = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, o, "id", v->security_groups[i]);
         if (v->security_group_names[i][0])
-            put_string(d, o, "name", v->security_group_names[i]);
+            status_doc_put_string(d, o, "name", v->security_group_names[i]);
     }
-}
-
-static void requirement(status_doc *d, ns_json *reqs, const char *key, const char *op, const char *value)
-{
-    ns_json *r = put(d, reqs, NULL, d->h->json_new_object());
-    put_string(d, r, "key", key);
-    put_string(d, r, "operator", op);
-    if (value)
-        put_string(d, put(d, r, "values", d->h->json_new_array()), NULL, value);
 }
 
 /* Karpenter's requirements of an image: its architecture, and for an EKS-optimized variant found through an alias
  * the variant's (standard: no GPU and no accelerator; nvidia: a GPU). */
 static void images(status_doc *d, const aws_nodeclass_view *v)
 {
-    ns_json *list = v->n_images ? put(d, d->status, "amis", d->h->json_new_array()) : NULL;
+    ns_json *list = v->n_images ? status_doc_put(d, d->status, "amis", d->h->json_new_array()) : NULL;
     for (size_t i = 0; list && i < v->n_images; i++) {
         const aws_image *m = &v->images[i];
-        ns_json *o = put(d, list, NULL, d->h->json_new_object());
-        put_string(d, o, "id", m->id);
+        ns_json *o = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, o, "id", m->id);
         if (m->name[0])
-            put_string(d, o, "name", m->name);
-        ns_json *reqs = put(d, o, "requirements", d->h->json_new_array());
-        requirement(d, reqs, "kubernetes.io/arch", "In", m->arch);
+            status_doc_put_string(d, o, "name", m->name);
+        ns_json *reqs = status_doc_put(d, o, "requirements", d->h->json_new_array());
+        status_doc_requirement(d, reqs, "kubernetes.io/arch", "In", m->arch);
         if (strcmp(m->variant, "standard") == 0) {
-            requirement(d, reqs, "karpenter.k8s.aws/instance-accelerator-count", "DoesNotExist", NULL);
-            requirement(d, reqs, "karpenter.k8s.aws/instance-gpu-count", "DoesNotExist", NULL);
+            status_doc_requirement(d, reqs, "karpenter.k8s.aws/instance-accelerator-count", "DoesNotExist", NULL);
+            status_doc_requirement(d, reqs, "karpenter.k8s.aws/instance-gpu-count", "DoesNotExist", NULL);
         } else if (strcmp(m->variant, "nvidia") == 0) {
-            requirement(d, reqs, "karpenter.k8s.aws/instance-gpu-count", "Exists", NULL);
+            status_doc_requirement(d, reqs, "karpenter.k8s.aws/instance-gpu-count", "Exists", NULL);
         }
     }
 }
 
 static void reservations(status_doc *d, const aws_reservation_set *set)
 {
-    ns_json *list = set->n ? put(d, d->status, "capacityReservations", d->h->json_new_array()) : NULL;
+    ns_json *list = set->n ? status_doc_put(d, d->status, "capacityReservations", d->h->json_new_array()) : NULL;
     for (size_t i = 0; list && i < set->n; i++) {
         const aws_reservation *r = &set->items[i];
-        ns_json *o = put(d, list, NULL, d->h->json_new_object());
-        put_string(d, o, "id", r->id);
-        put_string(d, o, "instanceType", r->instance_type);
-        put_string(d, o, "availabilityZone", r->zone);
-        put_string(d, o, "ownerID", r->owner_id);
-        put_string(d, o, "instanceMatchCriteria", r->match_criteria);
-        put_string(d, o, "reservationType", r->reservation_type);
-        put_string(d, o, "state", r->state);
-        put(d, o, "interruptible", d->h->json_new_bool(r->interruptible));
+        ns_json *o = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, o, "id", r->id);
+        status_doc_put_string(d, o, "instanceType", r->instance_type);
+        status_doc_put_string(d, o, "availabilityZone", r->zone);
+        status_doc_put_string(d, o, "ownerID", r->owner_id);
+        status_doc_put_string(d, o, "instanceMatchCriteria", r->match_criteria);
+        status_doc_put_string(d, o, "reservationType", r->reservation_type);
+        status_doc_put_string(d, o, "state", r->state);
+        status_doc_put(d, o, "interruptible", d->h->json_new_bool(r->interruptible));
         if (r->end_ms) {
             time_t t = (time_t)(r->end_ms / 1000);
             struct tm tm;
             char when[32];
             gmtime_r(&t, &tm);
             strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-            put_string(d, o, "endTime", when);
+            status_doc_put_string(d, o, "endTime", when);
         }
     }
 }
@@ -141,15 +101,15 @@ static int resolve(aws_state *s, status_doc *d, aws_nodeclass_view *v)
     subnets(d, v);
     groups(d, v);
     images(d, v);
-    put_string(d, d->status, "instanceProfile", v->instance_profile);
+    status_doc_put_string(d, d->status, "instanceProfile", v->instance_profile);
     reservations(d, &set);
     aws_reservation_set_free(&set);
     char why[256];
     snprintf(why, sizeof(why), "no available subnet matches spec.subnetSelectorTerms (%zu terms)", v->spec.n_subnets);
-    condition(d, "SubnetsReady", "SubnetsNotFound", v->n_subnet_ids ? NULL : why);
+    status_doc_check(d, "SubnetsReady", "SubnetsNotFound", v->n_subnet_ids ? NULL : why);
     snprintf(why, sizeof(why), "no security group matches spec.securityGroupSelectorTerms (%zu terms)",
              v->spec.n_security_groups);
-    condition(d, "SecurityGroupsReady", "SecurityGroupsNotFound", v->n_security_groups ? NULL : why);
+    status_doc_check(d, "SecurityGroupsReady", "SecurityGroupsNotFound", v->n_security_groups ? NULL : why);
     if (v->spec.alias_version)
         snprintf(why, sizeof(why), "the %s images of spec.amiSelectorTerms' alias (version %s) for Kubernetes %s "
                  "are not published", aws_ami_family_name(v->spec.family), v->spec.alias_version,
@@ -157,11 +117,11 @@ static int resolve(aws_state *s, status_doc *d, aws_nodeclass_view *v)
     else
         snprintf(why, sizeof(why), "no available x86_64 or arm64 image matches spec.amiSelectorTerms (%zu terms)",
                  v->spec.n_amis);
-    condition(d, "AMIsReady", "AMINotFound", v->n_images ? NULL : why);
+    status_doc_check(d, "AMIsReady", "AMINotFound", v->n_images ? NULL : why);
     /* aws.so creates no instance profile: spec.role is used through the profile of the same name */
-    condition(d, "InstanceProfileReady", NULL, NULL);
-    condition(d, "CapacityReservationsReady", NULL, NULL);
-    condition(d, "ValidationSucceeded", NULL, NULL);
+    status_doc_check(d, "InstanceProfileReady", NULL, NULL);
+    status_doc_check(d, "CapacityReservationsReady", NULL, NULL);
+    status_doc_check(d, "ValidationSucceeded", NULL, NULL);
     return NS_OK;
 }
 
@@ -170,18 +130,18 @@ int aws_nodeclass_status(void *state, const ns_nodeclass *nc, ns_json **status)
     aws_state *s = state;
     const ns_host *h = s->host;
     *status = NULL;
-    status_doc d = {.h = h, .status = h->json_new_object()};
-    d.conditions = put(&d, d.status, "conditions", h->json_new_array());
+    status_doc d;
+    bool opened = status_doc_open(&d, h);
     aws_nodeclass_view *v = calloc(1, sizeof(*v));
     int rc = NS_OK;
     char refusal[512];
-    if (d.oom || !v) {
+    if (!opened || !v) {
         rc = NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "aws nodeclass_status %s: out of memory", nc->name);
         goto fail;
     }
     if (aws_nodeclass_spec_parse(h, nc, &v->spec, refusal, sizeof(refusal)) != NS_OK) {
         /* the refusal is the node class's state, not a failure to find it out */
-        condition(&d, "ValidationSucceeded", "NodeClassInvalid", refusal);
+        status_doc_check(&d, "ValidationSucceeded", "NodeClassInvalid", refusal);
     } else if ((rc = resolve(s, &d, v)) != NS_OK) {
         goto fail;
     }
@@ -189,10 +149,9 @@ int aws_nodeclass_status(void *state, const ns_nodeclass *nc, ns_json **status)
         rc = NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "aws nodeclass_status %s: out of memory", nc->name);
         goto fail;
     }
-    *status = d.status;
-    d.status = NULL;
+    *status = status_doc_take(&d);
 fail:
-    h->json_free(d.status);
+    status_doc_close(&d);
     free(v);
     return rc;
 }

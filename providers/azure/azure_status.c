@@ -25,63 +25,19 @@
 #include "azure_arm.h"
 #include "azure_bootstrap.h"
 #include "azure_provider.h"
+#include "status_doc.h"
 
-typedef struct doc {
-    const ns_host *h;
-    ns_json *status, *conditions;
-    bool oom;
-} doc;
-
-static ns_json *add(doc *d, ns_json *container, const char *key, ns_json *item)
+static void image(status_doc *d, ns_json *images, const char *id, const char *arch, const char *generation)
 {
-    if (!item || d->h->json_add(container, key, item) != NS_OK) {
-        d->h->json_free(item);
-        d->oom = true;
-        return NULL;
-    }
-    return item;
-}
-
-static void condition(doc *d, const char *type, const char *status, const char *reason, const char *message)
-{
-    ns_json *c = add(d, d->conditions, NULL, d->h->json_new_object());
-    if (!c)
-        return;
-    add(d, c, "type", d->h->json_new_string(type));
-    add(d, c, "status", d->h->json_new_string(status));
-    add(d, c, "reason", d->h->json_new_string(reason));
-    add(d, c, "message", d->h->json_new_string(message));
-}
-
-static void ready(doc *d, const char *type)
-{
-    condition(d, type, "True", type, "");
-}
-
-/* One {key, operator: In, values: [value]} node selector requirement. */
-static void requirement(doc *d, ns_json *reqs, const char *key, const char *value)
-{
-    ns_json *r = add(d, reqs, NULL, d->h->json_new_object());
-    if (!r)
-        return;
-    add(d, r, "key", d->h->json_new_string(key));
-    add(d, r, "operator", d->h->json_new_string("In"));
-    ns_json *values = add(d, r, "values", d->h->json_new_array());
-    if (values)
-        add(d, values, NULL, d->h->json_new_string(value));
-}
-
-static void image(doc *d, ns_json *images, const char *id, const char *arch, const char *generation)
-{
-    ns_json *img = add(d, images, NULL, d->h->json_new_object());
+    ns_json *img = status_doc_put(d, images, NULL, d->h->json_new_object());
     if (!img)
         return;
-    add(d, img, "id", d->h->json_new_string(id));
-    ns_json *reqs = add(d, img, "requirements", d->h->json_new_array());
+    status_doc_put(d, img, "id", d->h->json_new_string(id));
+    ns_json *reqs = status_doc_put(d, img, "requirements", d->h->json_new_array());
     if (reqs && arch)
-        requirement(d, reqs, "kubernetes.io/arch", arch);
+        status_doc_requirement(d, reqs, "kubernetes.io/arch", "In", arch);
     if (reqs && generation)
-        requirement(d, reqs, "karpenter.azure.com/sku-hyperv-generation", generation);
+        status_doc_requirement(d, reqs, "karpenter.azure.com/sku-hyperv-generation", "In", generation);
 }
 
 /* NS_OK (found), NS_ERR_NOT_FOUND, or the error of the GET. */
@@ -94,7 +50,7 @@ static int arm_exists(az_state *s, const char *path, const char *api, const char
     return rc;
 }
 
-static int gallery_images(az_state *s, doc *d, const az_nodeclass *nc)
+static int gallery_images(az_state *s, status_doc *d, const az_nodeclass *nc)
 {
     const char *gallery, *version;
     az_gallery_image defs[3];
@@ -110,37 +66,37 @@ static int gallery_images(az_state *s, doc *d, const az_nodeclass *nc)
             continue;
         if (rc < 0)
             return rc;
-        if (!images && !(images = add(d, d->status, "images", d->h->json_new_array())))
+        if (!images && !(images = status_doc_put(d, d->status, "images", d->h->json_new_array())))
             return NS_OK;
         snprintf(id, sizeof(id), "/CommunityGalleries/%s/images/%s/versions/%s", gallery, defs[i].definition, version);
         image(d, images, id, defs[i].arch, defs[i].generation);
     }
     if (images) {
-        ready(d, "ImagesReady");
+        status_doc_ready(d, "ImagesReady");
         return NS_OK;
     }
     char message[400];
     snprintf(message, sizeof(message), "community gallery %s has no image of family %s at version %s", gallery,
              nc->image_family, version);
-    condition(d, "ImagesReady", "False", "ImagesNotFound", message);
+    status_doc_condition(d, "ImagesReady", "False", "ImagesNotFound", message);
     return NS_OK;
 }
 
-static int images(az_state *s, doc *d, const az_nodeclass *nc)
+static int images(az_state *s, status_doc *d, const az_nodeclass *nc)
 {
     if (nc->image_id[0]) {
-        ns_json *list = add(d, d->status, "images", d->h->json_new_array());
+        ns_json *list = status_doc_put(d, d->status, "images", d->h->json_new_array());
         if (list)
             image(d, list, nc->image_id, NULL, NULL);
-        ready(d, "ImagesReady");
+        status_doc_ready(d, "ImagesReady");
         return NS_OK;
     }
     if (nc->fips) {
-        condition(d, "ImagesReady", "False", "SIGRequiredForFIPS", AZ_FIPS_NO_IMAGE);
+        status_doc_condition(d, "ImagesReady", "False", "SIGRequiredForFIPS", AZ_FIPS_NO_IMAGE);
         return NS_OK;
     }
     if (nc->windows) {
-        ns_json *img = NULL, *list = add(d, d->status, "images", d->h->json_new_array());
+        ns_json *img = NULL, *list = status_doc_put(d, d->status, "images", d->h->json_new_array());
         char ref[200];
         /* the image reference does not depend on the size for Windows: any x64 Hyper-V generation 2 size */
         az_sku k = {.hyperv_v2 = true};
@@ -149,26 +105,26 @@ static int images(az_state *s, doc *d, const az_nodeclass *nc)
             s->host->json_free(img);
             image(d, list, ref, "amd64", NULL);
         }
-        ready(d, "ImagesReady");
+        status_doc_ready(d, "ImagesReady");
         return NS_OK;
     }
     return gallery_images(s, d, nc);
 }
 
-static int subnet(az_state *s, doc *d, const az_nodeclass *nc)
+static int subnet(az_state *s, status_doc *d, const az_nodeclass *nc)
 {
     char what[700];
     snprintf(what, sizeof(what), "GET subnet %s", nc->subnet);
     int rc = arm_exists(s, nc->subnet, AZ_API_NETWORK, what);
     if (rc == NS_OK) {
-        ready(d, "SubnetsReady");
+        status_doc_ready(d, "SubnetsReady");
         return NS_OK;
     }
     if (rc != NS_ERR_NOT_FOUND)
         return rc;
     char message[700];
     snprintf(message, sizeof(message), "resource not found: %s", nc->subnet);
-    condition(d, "SubnetsReady", "False", "SubnetNotFound", message);
+    status_doc_condition(d, "SubnetsReady", "False", "SubnetNotFound", message);
     return NS_OK;
 }
 
@@ -181,28 +137,28 @@ static bool k8s_at_least(const char *version, int major, int minor)
     return ma > major || (ma == major && mi >= minor);
 }
 
-static void local_dns(az_state *s, doc *d, const az_nodeclass *nc)
+static void local_dns(az_state *s, status_doc *d, const az_nodeclass *nc)
 {
     const char *mode = nc->local_dns_mode, *state = "Disabled";
     if (strcmp(mode, "Required") == 0)
         state = "Enabled";
     if (strcmp(mode, "Preferred") == 0 && k8s_at_least(s->kubernetes_version, 1, 36) &&
         strcmp(s->network_plugin, "none") != 0) {
-        condition(d, "LocalDNSReady", "Unknown", "ClusterRequirementsUnchecked",
+        status_doc_condition(d, "LocalDNSReady", "Unknown", "ClusterRequirementsUnchecked",
                   "spec.localDNS.mode Preferred: the cluster's gates (conflicting NetworkPolicies, an upstream "
                   "node-local-dns DaemonSet) need the Kubernetes API, which the azure provider does not read; set "
                   "mode Required or Disabled");
         return;
     }
-    add(d, d->status, "localDNSState", d->h->json_new_string(state));
-    ready(d, "LocalDNSReady");
+    status_doc_put(d, d->status, "localDNSState", d->h->json_new_string(state));
+    status_doc_ready(d, "LocalDNSReady");
 }
 
-static int resolve(az_state *s, doc *d, const az_nodeclass *nc)
+static int resolve(az_state *s, status_doc *d, const az_nodeclass *nc)
 {
-    ready(d, "ValidationSucceeded");
-    add(d, d->status, "kubernetesVersion", d->h->json_new_string(s->kubernetes_version));
-    ready(d, "KubernetesVersionReady");
+    status_doc_ready(d, "ValidationSucceeded");
+    status_doc_put(d, d->status, "kubernetesVersion", d->h->json_new_string(s->kubernetes_version));
+    status_doc_ready(d, "KubernetesVersionReady");
     int rc = images(s, d, nc);
     if (rc == NS_OK)
         rc = subnet(s, d, nc);
@@ -217,30 +173,27 @@ int az_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **st
     const ns_host *h = s->host;
     *status = NULL;
     az_nodeclass *nc = malloc(sizeof(*nc));
-    doc d = {.h = h, .status = h->json_new_object()};
-    if (d.status)
-        d.conditions = add(&d, d.status, "conditions", h->json_new_array());
+    status_doc d;
+    bool opened = status_doc_open(&d, h);
     int rc;
-    if (!nc || !d.conditions) {
+    if (!nc || !opened) {
         rc = NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "nodeclass_status %s: out of memory", nodeclass->name);
         goto fail;
     }
     rc = az_nodeclass_read(s, nodeclass, nc);
     if (rc == NS_ERR_INVALID_CONFIG) {
         /* a refused spec is a status, not a failure: the refusal's words become the condition's */
-        condition(&d, "ValidationSucceeded", "False", "ValidationFailed", nc->why);
+        status_doc_condition(&d, "ValidationSucceeded", "False", "ValidationFailed", nc->why);
         rc = NS_OK;
     } else if (rc == NS_OK) {
         rc = resolve(s, &d, nc);
     }
     if (rc == NS_OK && d.oom)
         rc = NS_ERROR(h, s->ctx, NS_ERR_INTERNAL, "nodeclass_status %s: out of memory", nodeclass->name);
+    if (rc == NS_OK)
+        *status = status_doc_take(&d);
 fail:
     free(nc);
-    if (rc != NS_OK) {
-        h->json_free(d.status);
-        return rc;
-    }
-    *status = d.status;
-    return NS_OK;
+    status_doc_close(&d);
+    return rc;
 }

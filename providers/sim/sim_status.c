@@ -12,35 +12,7 @@
 
 #include "sim_nodeclass.h"
 #include "sim_state.h"
-
-typedef struct sim_status_doc {
-    const ns_host *h;
-    ns_json *status;
-    ns_json *conditions;
-    bool oom;
-} sim_status_doc;
-
-static ns_json *sim_add(sim_status_doc *d, ns_json *container, const char *key, ns_json *item)
-{
-    if (!item || d->h->json_add(container, key, item) != NS_OK) {
-        d->h->json_free(item);
-        d->oom = true;
-        return NULL;
-    }
-    return item;
-}
-
-static void sim_condition(sim_status_doc *d, const char *type, const char *status, const char *reason,
-                          const char *message)
-{
-    ns_json *c = sim_add(d, d->conditions, NULL, d->h->json_new_object());
-    if (!c)
-        return;
-    sim_add(d, c, "type", d->h->json_new_string(type));
-    sim_add(d, c, "status", d->h->json_new_string(status));
-    sim_add(d, c, "reason", d->h->json_new_string(reason));
-    sim_add(d, c, "message", d->h->json_new_string(message));
-}
+#include "status_doc.h"
 
 static bool sim_image_runs_somewhere(const sim_state *s, const sim_nc *nc)
 {
@@ -52,29 +24,29 @@ static bool sim_image_runs_somewhere(const sim_state *s, const sim_nc *nc)
     return false;
 }
 
-static void sim_resolved(sim_status_doc *d, const sim_state *s, const sim_nc *nc)
+static void sim_resolved(status_doc *d, const sim_state *s, const sim_nc *nc)
 {
     const char *images = nc->aws_kind ? "amis" : "images";
     const char *ready = nc->aws_kind ? "AMIsReady" : "ImagesReady";
     if (sim_image_runs_somewhere(s, nc)) {
-        ns_json *list = sim_add(d, d->status, images, d->h->json_new_array());
-        ns_json *image = list ? sim_add(d, list, NULL, d->h->json_new_object()) : NULL;
+        ns_json *list = status_doc_put(d, d->status, images, d->h->json_new_array());
+        ns_json *image = list ? status_doc_put(d, list, NULL, d->h->json_new_object()) : NULL;
         if (image) {
-            sim_add(d, image, "id", d->h->json_new_string(nc->image_id));
-            sim_add(d, image, "os", d->h->json_new_string(sim_os_label(nc->os)));
+            status_doc_put(d, image, "id", d->h->json_new_string(nc->image_id));
+            status_doc_put(d, image, "os", d->h->json_new_string(sim_os_label(nc->os)));
         }
-        sim_condition(d, ready, "True", ready, "");
+        status_doc_ready(d, ready);
     } else {
         char message[NS_NAME_MAX + 160];
         snprintf(message, sizeof(message), "image %s is a %s image and no instance type of the catalog can run it "
                  "(none is Windows-capable)", nc->image_id, sim_os_label(nc->os));
-        sim_condition(d, ready, "False", nc->aws_kind ? "AMINotFound" : "ImageNotFound", message);
+        status_doc_condition(d, ready, "False", nc->aws_kind ? "AMINotFound" : "ImageNotFound", message);
     }
-    ns_json *zones = sim_add(d, d->status, "zones", d->h->json_new_array());
+    ns_json *zones = status_doc_put(d, d->status, "zones", d->h->json_new_array());
     for (size_t z = 0; zones && z < s->n_zones; z++)
         if (nc->zone_allowed[z])
-            sim_add(d, zones, NULL, d->h->json_new_string(s->zones[z]));
-    sim_condition(d, "ZonesReady", "True", "ZonesReady", "");
+            status_doc_put(d, zones, NULL, d->h->json_new_string(s->zones[z]));
+    status_doc_ready(d, "ZonesReady");
 }
 
 int sim_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **status)
@@ -86,29 +58,27 @@ int sim_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **s
     int rc = sim_fault_enter(s, "nodeclass_status");
     if (rc != NS_OK)
         return rc;
-    sim_status_doc d = {.h = s->host, .status = s->host->json_new_object()};
-    if (d.status)
-        d.conditions = sim_add(&d, d.status, "conditions", s->host->json_new_array());
-    if (!d.conditions) {
-        s->host->json_free(d.status);
+    status_doc d;
+    if (!status_doc_open(&d, s->host)) {
+        status_doc_close(&d);
         return SIM_FAIL(s, NS_ERR_INTERNAL, "nodeclass_status %s: out of memory", nodeclass->name);
     }
     sim_nc nc;
     if (sim_nc_parse(s, nodeclass, &nc) == NS_OK) {
-        sim_condition(&d, "ValidationSucceeded", "True", "ValidationSucceeded", "");
+        status_doc_ready(&d, "ValidationSucceeded");
         sim_resolved(&d, s, &nc);
     } else {
         /* The parse recorded its message as the thread's error: it becomes the condition's, and the call succeeds. */
         char message[NS_DETAIL_MAX];
         snprintf(message, sizeof(message), "%s", sim_last_error());
-        sim_condition(&d, "ValidationSucceeded", "False", "ValidationFailed", message);
+        status_doc_condition(&d, "ValidationSucceeded", "False", "ValidationFailed", message);
     }
     if (s->violation == SIM_VIOLATION_STATUS_READY)
-        sim_condition(&d, "Ready", "True", "Ready", "");
+        status_doc_ready(&d, "Ready");
     if (d.oom) {
-        s->host->json_free(d.status);
+        status_doc_close(&d);
         return SIM_FAIL(s, NS_ERR_INTERNAL, "nodeclass_status %s: out of memory", nodeclass->name);
     }
-    *status = d.status;
+    *status = status_doc_take(&d);
     return NS_OK;
 }
