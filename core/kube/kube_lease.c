@@ -15,8 +15,10 @@ void ns_kube_micro_time(int64_t ms, char *buf, size_t len)
     time_t secs = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
-    snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-             tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000) * 1000);
+    /* strftime bounds the date by the buffer where a %04d of tm_year cannot be (a release build's
+     * -Wformat-truncation refuses that); the microseconds are 0..999000, six digits */
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%06uZ", (unsigned)(((ms % 1000) + 1000) % 1000) * 1000u);
 }
 
 /* Through the one Lease decoder the informers use; the resourceVersion is the client's precondition. */
