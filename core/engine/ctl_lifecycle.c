@@ -273,9 +273,15 @@ static int one_claim(ns_engine *e, ns_nodeclaim *claim, int64_t now)
 {
     if (ns_claim_deleting(claim))
         return NS_OK;
-    /* A claim loaded from a manifest has no creation time: the registration TTL counts from when it is first seen. */
-    if (!claim->meta.creation_ms) {
-        claim->meta.creation_ms = now;
+    /* A claim loaded from a manifest has no creation time: the registration TTL counts from when it is first seen.
+     * Nor, unless its author wrote one, the termination finalizer: Karpenter adds it to every claim it manages before
+     * launching, so that deleting the claim drains and removes its Node and terminates its instance instead of
+     * leaving both behind. */
+    if (!claim->meta.creation_ms || !ns_meta_has_finalizer(&claim->meta, NS_FINALIZER_TERMINATION)) {
+        if (!claim->meta.creation_ms)
+            claim->meta.creation_ms = now;
+        if (ns_meta_add_finalizer(&claim->meta, NS_FINALIZER_TERMINATION) < 0)
+            return ns_error_prefix("nodeclaim %s: ", claim->meta.name);
         int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
         if (rc < 0)
             return rc;

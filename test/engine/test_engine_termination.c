@@ -281,6 +281,55 @@ START_TEST(test_disrupt_abandoned_when_replacement_fails)
 }
 END_TEST
 
+/* A NodeClaim written as a manifest (kubectl apply), not created by provisioning. */
+#define MANIFEST_CLAIM                                                                                                 \
+    "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: by-hand\n"                               \
+    "  labels: {karpenter.sh/nodepool: default}\nspec:\n"                                                              \
+    "  nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}\n"                                       \
+    "  requirements:\n    - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n"               \
+    "    - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n"                                      \
+    "  resources: {requests: {cpu: 500m}}\n"
+
+static bool by_hand_initialized(efx *x)
+{
+    ns_nodeclaim *c = ns_cluster_find_nodeclaim(x->cluster, "by-hand");
+    return c && ns_claim_initialized(c);
+}
+
+/* Karpenter's lifecycle controller puts the termination finalizer on every NodeClaim it manages before launching it,
+ * wherever the claim came from; its deletion then goes through the same finalizer: Node deleted, instance
+ * terminated, finalizer removed. Without the finalizer the claim would vanish at once, its Node left behind and its
+ * instance left to the garbage collector. */
+START_TEST(test_manifest_claim_finalizer_and_clean_deletion)
+{
+    efx *x = efx_new(EFX_BASE, MANIFEST_CLAIM, NULL);
+    ns_nodeclaim *c = ns_cluster_find_nodeclaim(x->cluster, "by-hand");
+    ck_assert(!ns_meta_has_finalizer(&c->meta, NS_FINALIZER_TERMINATION));
+    efx_step(x);
+    c = ns_cluster_find_nodeclaim(x->cluster, "by-hand");
+    ck_assert(ns_meta_has_finalizer(&c->meta, NS_FINALIZER_TERMINATION));
+    ck_assert(ns_claim_launched(c));
+    ck_assert(efx_run_until(x, by_hand_initialized, EFX_S(120)));
+    ck_assert_ptr_nonnull(ns_cluster_find_node(x->cluster, "by-hand"));
+    ck_assert_uint_eq(efx_instances(x), 1);
+
+    c = ns_cluster_find_nodeclaim(x->cluster, "by-hand");
+    ck_assert_int_eq(ns_engine_delete_claim(x->engine, c, NULL, NULL), NS_OK);
+    ck_assert_ptr_nonnull(ns_cluster_find_nodeclaim(x->cluster, "by-hand"));
+    efx_step(x);
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, "by-hand"));
+    ck_assert_ptr_null(ns_cluster_find_node(x->cluster, "by-hand"));
+    ck_assert_uint_eq(efx_instances(x), 0);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_TERMINATED_INSTANCE, "by-hand"), 1);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DELETED_NODE, "by-hand"), 1);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DELETED_NODECLAIM, "by-hand"), 1);
+    efx_run_for(x, EFX_S(120));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_GC_INSTANCE, NULL), 0);
+    ck_assert_uint_eq(x->cluster->n_nodes, 0);
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-termination");
@@ -292,6 +341,7 @@ int main(void)
     tcase_add_test(tc, test_pdb_blocks_until_grace_period);
     tcase_add_test(tc, test_disrupt_launches_replacement_first);
     tcase_add_test(tc, test_disrupt_abandoned_when_replacement_fails);
+    tcase_add_test(tc, test_manifest_claim_finalizer_and_clean_deletion);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
