@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "model/cluster.h"
 #include "model/nodeclass_kinds.h"
 #include "plugin/plugin_loader.h"
 
@@ -56,6 +57,13 @@ void cli_provider_args_free(cli_provider_args *args);
 /* Loads the provider and, when kinds is not NULL, the node-class kinds it declares into a new *kinds (the caller's,
  * free with ns_nodeclass_kinds_free before unloading the provider). Prints the error and returns NS_EXIT_FAILED. */
 int cli_load_provider(const char *cmd, const cli_provider_args *args, ns_plugin **out, ns_nodeclass_kinds **kinds);
+
+/* Reads the live cluster of the kubeconfig (NULL: $KUBECONFIG, in-cluster, ~/.kube/config) and context (NULL: its
+ * current one) into c: Pods, Nodes, NodePools, NodeClaims, PDBs, DaemonSets and the node classes of the kinds
+ * (borrowed) that the server serves, each listed once (get and list only; nothing is written). 0 or an error naming
+ * what could not be read. */
+int cli_cluster_from_live(const char *kubeconfig, const char *context, const ns_nodeclass_kinds *kinds,
+                          ns_cluster *c);
 
 #define CLI_PROVIDER_LONG_OPTIONS                                                                                      \
     {"provider", required_argument, NULL, CLI_OPT_PROVIDER},                                                           \

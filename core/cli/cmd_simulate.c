@@ -27,10 +27,16 @@
 static const char simulate_help[] =
     "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME [--allow-launch]] [--catalog FILE]\n"
     "                          [--output text|json] [--timeline FILE [--report FILE.html]]\n"
+    "       nodesmith simulate --from-cluster [--kubeconfig FILE] [--context NAME] [-f FILE...] [options]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
     "provisioning round of the node-lifecycle engine (its first step), launches the node claims it decides through the\n"
     "provider plugin and prints Karpenter-style log lines and a summary. See docs/simulate.md.\n"
+    "\n"
+    "With --from-cluster, starts from the live cluster instead (its Pods, Nodes, NodePools, NodeClaims, node classes,\n"
+    "PDBs and DaemonSets, read with get and list only): what nodesmith would do now. Nothing is written to the\n"
+    "cluster and nothing is launched: it runs on the sim provider (give --catalog for your cloud's types). Manifests\n"
+    "given with -f are added to what the cluster holds: what would happen if they were applied.\n"
     "\n"
     "With --timeline, runs the engine over simulated time instead and applies the timeline's steps (scale, add,\n"
     "delete, patch, interrupt, launchFailure, advance) as it goes. See docs/timeline.md.\n"
@@ -39,6 +45,9 @@ static const char simulate_help[] =
     "sim launches real instances: simulate refuses unless --allow-launch is given.\n"
     "\n"
     "  -f, --filename PATH      a manifest file, or a directory of *.yaml/*.yml/*.json; repeatable\n"
+    "  --from-cluster           start from the live cluster (see above)\n"
+    "  --kubeconfig FILE        with --from-cluster (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+    "  --context NAME           with --from-cluster: a kubeconfig context other than the current one\n"
     "  --allow-launch           let a provider other than sim launch (real) instances\n"
     "  --catalog FILE           instance-type catalog for the sim provider (sets its `catalog` option)\n"
     "  --output text|json       a table (default), or one JSON document on stdout with the log lines on stderr\n"
@@ -47,7 +56,7 @@ static const char simulate_help[] =
     CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
-enum { OPT_CATALOG = 2000, OPT_TIMELINE, OPT_REPORT, OPT_ALLOW_LAUNCH };
+enum { OPT_CATALOG = 2000, OPT_TIMELINE, OPT_REPORT, OPT_ALLOW_LAUNCH, OPT_FROM_CLUSTER, OPT_KUBECONFIG, OPT_CONTEXT };
 
 /* Set by SIGINT/SIGTERM: the engine stops between two steps and simulate cleans up. */
 static volatile sig_atomic_t stop_signal;
@@ -381,11 +390,15 @@ int cmd_simulate(int argc, char **argv)
         {"timeline", required_argument, NULL, OPT_TIMELINE},
         {"report", required_argument, NULL, OPT_REPORT},
         {"allow-launch", no_argument, NULL, OPT_ALLOW_LAUNCH},
+        {"from-cluster", no_argument, NULL, OPT_FROM_CLUSTER},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"context", required_argument, NULL, OPT_CONTEXT},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
     cli_provider_args pargs = {0};
-    bool json = false, allow_launch = false;
+    bool json = false, allow_launch = false, from_cluster = false;
+    const char *kubeconfig = NULL, *context = NULL;
     int rc = NS_EXIT_OK, opt;
     char **files = calloc((size_t)argc + 1, sizeof(char *));
     size_t n_files = 0;
@@ -418,6 +431,12 @@ int cmd_simulate(int argc, char **argv)
             report = optarg;
         } else if (opt == OPT_ALLOW_LAUNCH) {
             allow_launch = true;
+        } else if (opt == OPT_FROM_CLUSTER) {
+            from_cluster = true;
+        } else if (opt == OPT_KUBECONFIG) {
+            kubeconfig = optarg;
+        } else if (opt == OPT_CONTEXT) {
+            context = optarg;
         } else if (opt == CLI_OPT_OUTPUT) {
             if ((rc = cli_parse_output("simulate", optarg, &json)) != NS_EXIT_OK)
                 goto cleanup;
@@ -433,8 +452,20 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
         goto cleanup;
     }
-    if (n_files == 0) {
-        rc = cli_usage_error("simulate", "no manifests given (use -f FILE)");
+    if (n_files == 0 && !from_cluster) {
+        rc = cli_usage_error("simulate", "no manifests given (use -f FILE, or --from-cluster)");
+        goto cleanup;
+    }
+    if ((kubeconfig || context) && !from_cluster) {
+        rc = cli_usage_error("simulate", "--%s reads a live cluster: it needs --from-cluster",
+                             kubeconfig ? "kubeconfig" : "context");
+        goto cleanup;
+    }
+    /* A what-if must not touch the cloud: only the simulated one launches nothing real. */
+    if (from_cluster && (allow_launch || (pargs.name && strcmp(pargs.name, "sim") != 0))) {
+        rc = cli_usage_error("simulate", "--from-cluster launches nothing, so it runs on the sim provider only (give "
+                             "--catalog FILE for your cloud's instance types), not with %s",
+                             allow_launch ? "--allow-launch" : pargs.name);
         goto cleanup;
     }
     if (report && !timeline_path) {
@@ -471,6 +502,10 @@ int cmd_simulate(int argc, char **argv)
             goto cleanup;
         }
         ns_clock_use_simulated(timeline->start_ms);
+    }
+    if (from_cluster && cli_cluster_from_live(kubeconfig, context, kinds, run.cluster) != NS_OK) {
+        rc = cli_fail("simulate --from-cluster");
+        goto cleanup;
     }
     for (size_t i = 0; i < n_files; i++)
         if (ns_manifest_load_path(run.cluster, files[i]) != NS_OK ||

@@ -326,6 +326,19 @@ int ns_mirror_start(ns_mirror *m)
     return 0;
 }
 
+int ns_mirror_list_once(ns_mirror *m)
+{
+    for (size_t i = 0; i < m->n_infs; i++) {
+        int rc = ns_kube_informer_list_once(m->infs[i].inf);
+        if (rc < 0) {
+            char why[sizeof(ns_error_last()->message)];
+            snprintf(why, sizeof(why), "%s", ns_error_last()->message);
+            return NS_FAIL(rc, "listing %s from the cluster: %s", m->infs[i].res.resource, why);
+        }
+    }
+    return 0;
+}
+
 bool ns_mirror_synced(ns_mirror *m)
 {
     for (size_t i = 0; i < m->n_infs; i++)

@@ -48,6 +48,10 @@ void ns_mirror_free(ns_mirror *m);
 
 /* Starts every informer. 0 or NS_ERR_INTERNAL. */
 int ns_mirror_start(ns_mirror *m);
+/* Lists every resource once on the calling thread, with no watch: a snapshot for readers that must only get and
+ * list (simulate --from-cluster). Instead of ns_mirror_start. 0 or the first list's error, naming the resource. */
+int ns_mirror_list_once(ns_mirror *m);
+
 /* True once every informer has listed its resource once. */
 bool ns_mirror_synced(ns_mirror *m);
 /* Waits until synced or timeout_ms; false on timeout (the informers keep trying). */

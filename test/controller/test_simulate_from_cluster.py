@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""`nodesmith simulate --from-cluster` on a real control plane (test/kube): the live cluster's NodePool, EC2NodeClass,
+a static Node, a Deployment whose pods the real kube-scheduler bound where they fit, and the rest Unschedulable.
+simulate reads it as a user allowed only get and list (no watch, no write), decides NodeClaims for exactly the pods
+the scheduler could not place, and the cluster is unchanged afterwards. Manifests given with -f add to the live state.
+Starts and stops its own control plane and every process it starts.
+
+Usage: test_simulate_from_cluster.py NODESMITH_BINARY SOURCE_ROOT
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "kube"))
+import kubebed  # noqa: E402
+
+KUBECTL = os.environ.get("NS_TEST_KUBECTL", "/usr/bin/kubectl")
+NODESMITH = None
+ROOT = None
+BED = None
+PLANE = None
+
+# What a what-if reader needs, and nothing more: get and list of what the engine reads, with every node-class kind the
+# loaded provider declares (the sim takes SimNodeClass and AWS's two).
+READ_ONLY_ROLE = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: nodesmith-whatif}
+rules:
+  - apiGroups: [""]
+    resources: [pods, nodes]
+    verbs: [get, list]
+  - apiGroups: [policy]
+    resources: [poddisruptionbudgets]
+    verbs: [get, list]
+  - apiGroups: [apps]
+    resources: [daemonsets]
+    verbs: [get, list]
+  - apiGroups: [karpenter.sh]
+    resources: [nodepools, nodeclaims]
+    verbs: [get, list]
+  - apiGroups: [karpenter.k8s.aws]
+    resources: [ec2nodeclasses, awsnodetemplates]
+    verbs: [get, list]
+  - apiGroups: [nodesmith.io]
+    resources: [simnodeclasses]
+    verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: nodesmith-whatif}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: nodesmith-whatif}
+subjects:
+  - {apiGroup: rbac.authorization.k8s.io, kind: User, name: whatif}
+"""
+
+EXTRA = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: batch, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: batch}}
+  template:
+    metadata: {labels: {app: batch}}
+    spec:
+      containers:
+        - name: work
+          image: busybox
+          resources: {requests: {cpu: "2", memory: 1Gi}}
+"""
+
+
+def kubectl(*args, stdin=None, check=True):
+    return subprocess.run([KUBECTL, "--kubeconfig", BED.kubeconfig] + list(args), input=stdin, capture_output=True,
+                          text=True, check=check).stdout
+
+
+def kget(*args):
+    return json.loads(kubectl("get", "-o", "json", *args))
+
+
+def simulate(*args):
+    return subprocess.run([NODESMITH, "simulate", "--from-cluster"] + list(args), capture_output=True, text=True,
+                          timeout=120)
+
+
+def setUpModule():
+    global BED, PLANE
+    PLANE = kubebed.plane()
+    BED = PLANE.__enter__()
+    kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "charts", "nodesmith", "crds"))
+    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"):
+        kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/" + crd)
+    kubectl("apply", "-f", "-", stdin=READ_ONLY_ROLE)
+    # A node of an existing node group (no NodeClaim): room for four of the ten 500m nginx pods
+    BED.node("static-1", cpu="2", memory="8Gi")
+    kubectl("apply", "-f", os.path.join(ROOT, "examples", "nginx.yaml"))
+
+
+def tearDownModule():
+    PLANE.__exit__(None, None, None)
+
+
+def unschedulable_pods():
+    """The nginx pods kube-scheduler could not place, once all ten exist and every one was tried."""
+    def settled():
+        pods = kget("pods", "-n", "default", "-l", "app=nginx")["items"]
+        if len(pods) != 10:
+            return None
+        pending = []
+        for p in pods:
+            if p["spec"].get("nodeName"):
+                continue
+            cond = [c for c in p["status"].get("conditions", []) if c["type"] == "PodScheduled"]
+            if not cond or cond[0].get("reason") != "Unschedulable":
+                return None
+            pending.append(p["metadata"]["name"])
+        return pending
+    return BED.wait_for("the scheduler to try every nginx pod", settled, timeout=120)
+
+
+class FromCluster(unittest.TestCase):
+    def test_decides_claims_for_what_the_scheduler_could_not_place(self):
+        pending = unschedulable_pods()
+        self.assertEqual(len(pending), 6, pending)
+        whatif = BED.user("whatif")
+        before = (kget("nodeclaims")["items"], [n["metadata"]["name"] for n in kget("nodes")["items"]])
+        r = simulate("--kubeconfig", whatif, "--output", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["pods_total"], 6, doc)
+        self.assertEqual(doc["pods_scheduled"], 6, doc)
+        self.assertEqual(doc["pods_on_existing_nodes"], 0, doc)
+        placed = sorted(p.split("/")[1] for c in doc["nodeclaims"] for p in c["pods"])
+        self.assertEqual(placed, sorted(pending))
+        self.assertEqual(doc["pods_unschedulable"], [], doc)
+        self.assertGreater(len(doc["nodeclaims"]), 0, doc)
+        self.assertTrue(all(c["nodepool"] == "default" for c in doc["nodeclaims"]), doc["nodeclaims"])
+        self.assertIn('"read the cluster"', r.stderr)
+        # nothing was written: no NodeClaim, no Node
+        after = (kget("nodeclaims")["items"], [n["metadata"]["name"] for n in kget("nodes")["items"]])
+        self.assertEqual(before, after)
+
+        # -f adds to the live state: three more pods of 2 cpu each, which need claims of their own
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as extra:
+            extra.write(EXTRA)
+            extra.flush()
+            r = simulate("--kubeconfig", whatif, "--output", "json", "-f", extra.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        more = json.loads(r.stdout)
+        self.assertEqual((more["pods_total"], more["pods_scheduled"]), (9, 9), more)
+        placed = [p for c in more["nodeclaims"] for p in c["pods"]]
+        self.assertEqual(sum(p.startswith("default/batch-") for p in placed), 3, placed)
+
+    def test_a_timeline_from_the_live_cluster_writes_its_report(self):
+        unschedulable_pods()
+        with tempfile.TemporaryDirectory() as tmp:
+            timeline, report = os.path.join(tmp, "t.yaml"), os.path.join(tmp, "r.html")
+            with open(timeline, "w") as f:
+                f.write("description: the live cluster ten minutes on\nsteps:\n  - name: ten minutes on\n"
+                        "    advance: 10m\n")
+            r = simulate("--kubeconfig", BED.user("whatif"), "--timeline", timeline, "--report", report,
+                         "--output", "json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            doc = json.loads(r.stdout)
+            last = doc["steps"][-1]
+            self.assertEqual(last["name"], "ten minutes on")
+            self.assertEqual(last["state"]["pods_pending"], 0, last)
+            with open(report) as f:
+                self.assertIn("ten minutes on", f.read())
+
+    def test_a_cluster_it_cannot_read_is_an_error_naming_it(self):
+        denied = BED.user("nobody")  # no role: every list is forbidden
+        r = simulate("--kubeconfig", denied)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("nodesmith simulate --from-cluster: ", r.stderr)
+        self.assertIn('User "nobody" cannot list resource', r.stderr)
+
+    def test_refuses_what_a_what_if_cannot_do(self):
+        for args, why in ((["--provider", "aws"], "sim provider only"),
+                          (["--allow-launch"], "sim provider only")):
+            r = simulate(*args)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(why, r.stderr)
+        r = subprocess.run([NODESMITH, "simulate", "--kubeconfig", BED.kubeconfig, "-f",
+                            os.path.join(ROOT, "examples", "nginx.yaml")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("needs --from-cluster", r.stderr)
+
+
+if __name__ == "__main__":
+    NODESMITH, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
