@@ -1,7 +1,11 @@
 /*
  * Garbage collection (Karpenter's nodeclaim garbage collection): instances the provider lists that no NodeClaim owns
- * are terminated once older than the grace period; launched NodeClaims whose instance is gone are removed with their
+ * are terminated once older than the grace period; registered NodeClaims whose instance is gone are removed with their
  * Node (the pods come back pending through their controllers).
+ *
+ * As in Karpenter, a claim not registered yet is left to the registration TTL rather than to the provider's listing,
+ * a claim already deleting to termination, and a claim whose Node is still Ready is left alone: its kubelet still
+ * reports, so the instance is there whatever the listing says.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +106,10 @@ static int lost_claims(ns_engine *e, const instances *v)
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < n; i++) {
         const ns_nodeclaim *c = e->cluster->nodeclaims[i];
-        if (!ns_claim_launched(c) || listed(v, c->provider_id))
+        if (!ns_claim_launched(c) || !ns_claim_registered(c) || ns_claim_deleting(c) || listed(v, c->provider_id))
+            continue;
+        const ns_node *node = ns_engine_node_of_claim(e, c);
+        if (node && node->ready)
             continue;
         /* Listing may lag a launch; ask for the instance itself before giving the claim up. */
         ns_instance inst;

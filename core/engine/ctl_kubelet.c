@@ -2,7 +2,9 @@
  * The simulated kubelet (in-memory cluster only, cfg.simulate_kubelet): a launched instance's Node registers
  * registration_delay_ms after the launch, not ready and tainted as a starting node is, and turns Ready
  * initialization_delay_ms later with its startup taints removed (by the agent that owns them, as a CNI daemon
- * would). Instances that are no longer running never register.
+ * would). Instances that are no longer running never register, and the Node of an instance that stopped running
+ * turns NotReady: its kubelet stopped with it, as the node lifecycle controller then reports (garbage collection and
+ * termination wait for that before they trust the cloud's word that the instance is gone).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +84,13 @@ static bool instance_running(ns_engine *e, const char *provider_id)
            (inst.state == NS_INSTANCE_PENDING || inst.state == NS_INSTANCE_RUNNING);
 }
 
+static int kubelet_stopped(ns_engine *e, ns_node *n)
+{
+    n->ready = false;
+    n->ready_since_ms = ns_clock_now_ms();
+    return e->writes.ops->update_node_status(e->writes.ctx, n);
+}
+
 static int become_ready(ns_engine *e, ns_node *n, const ns_nodeclaim *claim)
 {
     const ns_cluster_writes *w = &e->writes;
@@ -107,8 +116,11 @@ int ns_ctl_kubelet(ns_engine *e)
             continue;
         ns_node *n = ns_engine_node_of_claim(e, claim);
         if (n) {
-            if (!n->ready && !n->meta.deletion_ms && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms &&
-                instance_running(e, claim->provider_id))
+            bool running = instance_running(e, claim->provider_id);
+            if (n->ready && !running)
+                rc = kubelet_stopped(e, n);
+            else if (!n->ready && !n->meta.deletion_ms && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms &&
+                     running)
                 rc = become_ready(e, n, claim);
             continue;
         }

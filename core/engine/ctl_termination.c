@@ -210,8 +210,10 @@ static int terminate_claim(ns_engine *e, ns_nodeclaim *claim)
     if (n) {
         if ((rc = ns_engine_taint_disrupted(e, n, method_of(claim))) < 0)
             return rc;
-        bool done = gone;
-        if (!gone && (rc = drain(e, claim, n, grace_expired, &done)) < 0)
+        /* An instance the cloud no longer knows is not drained, unless its Node is still Ready: then its kubelet
+         * still runs, whatever the cloud says (Karpenter's check, after the node lifecycle controller's). */
+        bool done = gone && !n->ready;
+        if (!done && (rc = drain(e, claim, n, grace_expired, &done)) < 0)
             return rc;
         if (!done)
             return NS_OK;

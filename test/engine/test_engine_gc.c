@@ -1,5 +1,6 @@
-/* Garbage collection: orphaned instances are terminated after the grace period; claims whose instance vanished
- * are removed and their pods re-planned; an instance tagged with a claim that is not launched yet is left alone. */
+/* Garbage collection: orphaned instances are terminated after the grace period; registered claims whose instance
+ * vanished are removed once their Node is NotReady and their pods re-planned; an instance tagged with a claim that is
+ * not launched yet is left alone; so is a claim whose Node is Ready, and one that never registered. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,11 @@ START_TEST(test_vanished_instance_removes_claim)
     bool gone = false;
     ck_assert_int_eq(ns_plugin_terminate(x->plugin, efx_claim(x, 0)->provider_id, &gone), NS_OK);
     ck_assert(!gone);
+    /* The Node is still Ready when garbage collection first looks: the claim is left alone; the kubelet went with
+     * the instance, so the Node turns NotReady in the same step and the claim goes at the next. */
+    efx_step(x);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_GC_NODECLAIM, a), 0);
+    ck_assert(!ns_cluster_find_node(x->cluster, a)->ready);
     efx_step(x);
     ck_assert_uint_eq(efx_count(x, NS_DECISION_GC_NODECLAIM, a), 1);
     ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
@@ -68,6 +74,65 @@ START_TEST(test_vanished_instance_removes_claim)
     ck_assert_uint_eq(efx_pending(x), 2);
     ck_assert(efx_run_until(x, settled, EFX_S(120)));
     ck_assert_str_ne(efx_claim(x, 0)->meta.name, a);
+    efx_free(x);
+}
+END_TEST
+
+/* Karpenter's garbage collection takes only registered claims that are not deleting, and leaves one alone while its
+ * Node is Ready: a kubelet that still reports says the instance is there, whatever the cloud's listing says. Here the
+ * kubelet stand-in is off after the node came up, so nothing marks the Node NotReady but the test. */
+START_TEST(test_ready_node_keeps_instance_less_claim)
+{
+    efx *x = efx_new(EFX_BASE, WEB2, NULL);
+    ck_assert(efx_run_until(x, settled, EFX_S(120)));
+    x->cfg.simulate_kubelet = false;
+    efx_restart(x);
+    char a[128];
+    snprintf(a, sizeof(a), "%s", efx_claim(x, 0)->meta.name);
+    bool gone = false;
+    ck_assert_int_eq(ns_plugin_terminate(x->plugin, efx_claim(x, 0)->provider_id, &gone), NS_OK);
+    efx_run_for(x, EFX_S(600));
+    ns_nodeclaim *c = ns_cluster_find_nodeclaim(x->cluster, a);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(!ns_claim_deleting(c));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_GC_NODECLAIM, NULL), 0);
+    ck_assert_uint_eq(efx_pods_on(x, a), 2);
+
+    /* The node lifecycle controller reports the silent kubelet: the claim goes with its Node, not drained. */
+    ns_node *n = ns_cluster_find_node(x->cluster, a);
+    n->ready = false;
+    ck_assert_int_eq(ns_engine_store(x->engine)->ops->update_node_status(ns_engine_store(x->engine)->ctx, n), NS_OK);
+    efx_step(x);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_GC_NODECLAIM, a), 1);
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_ptr_null(ns_cluster_find_node(x->cluster, a));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, NULL), 0);
+    ck_assert_uint_eq(efx_pending(x), 2);
+    efx_free(x);
+}
+END_TEST
+
+/* A claim whose instance vanished before its Node registered is not the collector's: the registration TTL ends it. */
+START_TEST(test_unregistered_claim_left_to_registration_ttl)
+{
+    efx *x = efx_new(EFX_BASE, WEB2, NULL);
+    efx_step(x);
+    ns_nodeclaim *c = efx_claim(x, 0);
+    ck_assert(ns_claim_launched(c));
+    char a[128];
+    snprintf(a, sizeof(a), "%s", c->meta.name);
+    bool gone = false;
+    ck_assert_int_eq(ns_plugin_terminate(x->plugin, c->provider_id, &gone), NS_OK);
+    int64_t created = c->meta.creation_ms;
+    efx_run_for(x, EFX_S(14 * 60));
+    ck_assert_ptr_nonnull(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_ptr_null(ns_cluster_find_node(x->cluster, a));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_GC_NODECLAIM, NULL), 0);
+    ck_assert(efx_run_until(x, settled, EFX_S(180)));
+    const ns_decision *d = efx_first(x, NS_DECISION_REGISTRATION_TIMEOUT, a);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->time_ms - created, EFX_S(15 * 60));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_GC_NODECLAIM, NULL), 0);
     efx_free(x);
 }
 END_TEST
@@ -112,6 +177,8 @@ int main(void)
     tcase_add_test(tc, test_orphan_instance_terminated_after_grace);
     tcase_add_test(tc, test_vanished_instance_removes_claim);
     tcase_add_test(tc, test_instance_of_unlaunched_claim_kept);
+    tcase_add_test(tc, test_ready_node_keeps_instance_less_claim);
+    tcase_add_test(tc, test_unregistered_claim_left_to_registration_ttl);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
