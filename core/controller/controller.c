@@ -9,6 +9,7 @@
 #include "clock/ns_clock.h"
 #include "controller/cluster_writes_kube.h"
 #include "controller/controller.h"
+#include "controller/controller_events.h"
 #include "controller/controller_metrics.h"
 #include "controller/controller_mirror.h"
 #include "controller/endpoints.h"
@@ -96,6 +97,7 @@ typedef struct run {
     ns_nodeclass_status *class_status;
     ns_metrics *metrics;
     ns_controller_metrics *counts;
+    ns_controller_events *events;
     ns_endpoints *endpoints;
     election el;
     char identity[300];
@@ -186,7 +188,8 @@ static int build_engine(run *r)
     cfg.initialization_delay_ms = 2000;
     cfg.simulate_scheduler = false;
     cfg.simulate_controllers = false;
-    if ((rc = ns_engine_new_with_store(r->cluster, r->o->plugin, &cfg, w, &r->engine)) < 0)
+    if ((rc = ns_engine_new_with_store(r->cluster, r->o->plugin, &cfg, w, &r->engine)) < 0 ||
+        (rc = ns_controller_events_new(r->client, r->mirror, &r->events)) < 0)
         return rc;
     ns_engine_set_stop_flag(r->engine, r->o->stop);
     ns_disruption_config dc = {.spot_to_spot = s->gates.spot_to_spot};
@@ -206,6 +209,8 @@ static void tick(run *r, bool leader)
         return;
     if ((rc = ns_engine_step(r->engine)) < 0 && !*r->o->stop)
         ns_log(NS_LOG_ERROR, "controller", "reconciler error", "error", ns_error_message(), NULL);
+    if ((rc = ns_controller_events_publish(r->events, r->engine, r->cluster)) < 0)
+        ns_log(NS_LOG_ERROR, "events", "failed publishing events", "error", ns_error_message(), NULL);
     if (r->o->simulate_kubelet && (rc = ns_sim_kubelet_pods(r->client, r->mirror, r->cluster, NULL)) < 0)
         ns_log(NS_LOG_ERROR, "kubelet", "failed updating pods", "error", ns_error_message(), NULL);
     if ((rc = ns_nodepool_status_sync(r->pool_status, r->client, r->mirror, r->cluster)) < 0)
@@ -226,6 +231,7 @@ static void run_free(run *r)
     ns_endpoints_stop(r->endpoints);
     ns_controller_metrics_free(r->counts);
     ns_metrics_free(r->metrics);
+    ns_controller_events_free(r->events);
     ns_engine_free(r->engine);
     ns_nodepool_status_free(r->pool_status);
     ns_nodeclass_status_free(r->class_status);

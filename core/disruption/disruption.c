@@ -12,8 +12,16 @@
 /* Karpenter recomputes consolidation at least this often even when nothing changed. */
 #define RECONSIDER_MS INT64_C(300000)
 
+/* A blocked candidate already reported, and why. */
+typedef struct ds_reported {
+    char claim[NS_NAME_MAX];
+    char why[160];
+} ds_reported;
+
 typedef struct ns_disruption {
     ns_disruption_config cfg;
+    ds_reported *reported;
+    size_t n_reported;
     ds_command cmd;
     ds_pod_events pod_events;
     /* Consolidation found nothing for this cluster state (Karpenter's IsConsolidated). */
@@ -29,6 +37,7 @@ static void disruption_free(void *vctx)
         return;
     ds_command_clear(&d->cmd);
     ds_pod_events_free(&d->pod_events);
+    free(d->reported);
     free(d);
 }
 
@@ -310,13 +319,52 @@ static uint64_t cluster_state(const ns_engine *e, const ds_candidates *cands)
 
 /* ---- The step. */
 
+static bool was_reported(const ns_disruption *d, const ds_candidate *c)
+{
+    for (size_t i = 0; i < d->n_reported; i++)
+        if (strcmp(d->reported[i].claim, c->claim->meta.name) == 0 && strcmp(d->reported[i].why, c->blocked_why) == 0)
+            return true;
+    return false;
+}
+
+/* Records each blocked candidate once for as long as the same reason blocks it (Karpenter publishes a
+ * DisruptionBlocked event for it at every pass, de-duplicated by its recorder): a block that lifts and comes back is
+ * reported again. */
+static int report_blocked(ns_engine *e, ns_disruption *d, const ds_candidates *cands)
+{
+    ds_reported *now = calloc(cands->n ? cands->n : 1, sizeof(*now));
+    if (!now)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory reporting blocked disruption candidates");
+    size_t n = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < cands->n; i++) {
+        const ds_candidate *c = &cands->items[i];
+        if (!c->blocked)
+            continue;
+        if (!was_reported(d, c))
+            rc = ns_engine_record(e, NS_DECISION_DISRUPTION_BLOCKED, NULL, c->blocked_why, c->node->meta.name,
+                                  c->claim->meta.name, c->blocked_pod, NULL);
+        snprintf(now[n].claim, sizeof(now[n].claim), "%s", c->claim->meta.name);
+        snprintf(now[n].why, sizeof(now[n].why), "%s", c->blocked_why);
+        n++;
+    }
+    free(d->reported);
+    d->reported = now;
+    d->n_reported = n;
+    return rc;
+}
+
 static int decide(ns_engine *e, ns_disruption *d)
 {
     ds_candidates cands = {0};
     int64_t *budgets = NULL;
     int rc = ds_candidates_build(e, &cands);
-    if (rc < 0)
+    if (rc == 0)
+        rc = report_blocked(e, d, &cands);
+    if (rc < 0) {
+        ds_candidates_free(&cands);
         return rc;
+    }
     static const ds_method methods[] = {DS_EMPTY, DS_DRIFTED, DS_UNDERUTILIZED};
     for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]) && rc == 0 && !d->cmd.pending; i++) {
         int64_t now = ns_clock_now_ms();

@@ -56,10 +56,8 @@ static void block(ds_candidate *c, const char *why, const char *pod)
     if (c->blocked)
         return;
     c->blocked = true;
-    if (pod)
-        snprintf(c->blocked_why, sizeof(c->blocked_why), "pod %s: %s", pod, why);
-    else
-        snprintf(c->blocked_why, sizeof(c->blocked_why), "%s", why);
+    snprintf(c->blocked_why, sizeof(c->blocked_why), "%s", why);
+    snprintf(c->blocked_pod, sizeof(c->blocked_pod), "%s", pod ? pod : "");
 }
 
 static int64_t last_pod_event(const ns_nodeclaim *claim)
@@ -103,17 +101,17 @@ static int fill(ns_engine *e, ds_candidate *c, int64_t now)
         char ref[2 * NS_NAME_MAX];
         ns_engine_pod_ref(p, ref, sizeof(ref));
         if (ns_pod_do_not_disrupt(p, ns_clock_now_ms()))
-            block(c, "has the karpenter.sh/do-not-disrupt annotation", ref);
+            block(c, "Pod has \"karpenter.sh/do-not-disrupt\" annotation", ref);
         /* Mirror pods are never evicted, so their budgets do not matter (Karpenter's IsEvictable). */
         if (!ns_pod_owned_by(p, "Node") && ns_pdb_check_eviction(e->cluster, p) < 0) {
-            block(c, ns_error_message(), ref);
+            block(c, "Pdb prevents pod evictions", ref);
             ns_error_clear();
         }
     }
     c->pods = all;
     if (annotated_true(&c->node->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT) ||
         annotated_true(&claim->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT))
-        block(c, "disruption is blocked through the karpenter.sh/do-not-disrupt annotation", NULL);
+        block(c, "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation", NULL);
 
     c->cost = ns_disruption_rescheduling_cost((const ns_pod *const *)c->pods, c->n_pods) *
               ns_disruption_lifetime_remaining(now, claim->meta.creation_ms, claim->expire_after_ms);

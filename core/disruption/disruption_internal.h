@@ -40,7 +40,8 @@ typedef struct ds_candidate {
     bool drifted;
     int64_t drifted_ms;            /* Drifted condition's transition time */
     bool blocked;                  /* graceful disruption is blocked (do-not-disrupt, PDB) */
-    char blocked_why[1400]; /* the pod and, for a budget, the Eviction API's message */
+    char blocked_why[160];         /* Karpenter's sentence (its DisruptionBlocked event's message) */
+    char blocked_pod[2 * NS_NAME_MAX]; /* "namespace/name" of the pod that blocks it, "" when the node does */
 } ds_candidate;
 
 typedef struct ds_candidates {

@@ -242,6 +242,7 @@ static const char *const kind_messages[] = {
     [NS_DECISION_POD_RESCHEDULED] = "re-planned pod",
     [NS_DECISION_UNSCHEDULABLE_POD] = "could not schedule pod",
     [NS_DECISION_DISRUPTION_INFO] = "disruption",
+    [NS_DECISION_DISRUPTION_BLOCKED] = "disruption blocked",
 };
 
 const char *ns_decision_kind_message(ns_decision_kind kind)
@@ -267,6 +268,7 @@ static const char *logger_of(ns_decision_kind kind)
     case NS_DECISION_DISRUPTING:
     case NS_DECISION_DISRUPTION_ABORTED:
     case NS_DECISION_DISRUPTION_INFO:
+    case NS_DECISION_DISRUPTION_BLOCKED:
         return "disruption";
     case NS_DECISION_TAINTED_NODE:
     case NS_DECISION_UNTAINTED_NODE:
@@ -320,7 +322,8 @@ static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method
     ns_log_level level = kind == NS_DECISION_LAUNCH_FAILED || kind == NS_DECISION_UNSCHEDULABLE_POD ? NS_LOG_ERROR
                          : kind == NS_DECISION_EVICTION_BLOCKED || kind == NS_DECISION_DISRUPTION_ABORTED
                              ? NS_LOG_WARN
-                             : NS_LOG_INFO;
+                         : kind == NS_DECISION_DISRUPTION_BLOCKED ? NS_LOG_DEBUG
+                                                                  : NS_LOG_INFO;
     ns_log_fields(level, logger_of(kind), d.message, fields, n);
     return NS_OK;
 }

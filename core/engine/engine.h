@@ -169,6 +169,9 @@ typedef enum ns_decision_kind {
     NS_DECISION_POD_RESCHEDULED,         /* "re-planned pod" (a controller's pod came back pending) */
     NS_DECISION_UNSCHEDULABLE_POD,       /* "could not schedule pod" (reason from the scheduler) */
     NS_DECISION_DISRUPTION_INFO,         /* free-form decision of a registered controller ("validated", ...) */
+    NS_DECISION_DISRUPTION_BLOCKED,      /* "disruption blocked" (reason: Karpenter's sentence; once per claim and
+                                          * reason while it lasts; logged at debug level, as Karpenter only emits an
+                                          * event) */
 } ns_decision_kind;
 
 typedef struct ns_decision {

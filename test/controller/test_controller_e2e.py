@@ -113,6 +113,14 @@ def metric(text, name, **labels):
     return None
 
 
+def karpenter_events(namespace, reason=None, kind=None):
+    """Events nodesmith published (source karpenter) in NAMESPACE ("default" holds those about cluster-scoped
+    objects, as client-go puts them), optionally of one reason and involved kind."""
+    sel = ["source=karpenter"] + (["reason=" + reason] if reason else []) + (["involvedObject.kind=" + kind] if kind
+                                                                              else [])
+    return kget("events", "-n", namespace, "--field-selector", ",".join(sel))["items"]
+
+
 def tearDownModule():
     PLANE.__exit__(None, None, None)
     STATE_DIR.cleanup()
@@ -290,6 +298,20 @@ class Test1ProvisioningEndToEnd(unittest.TestCase):
             self.assertGreaterEqual(len(events), 50)
             self.assertTrue(all(e.get("source", {}).get("component") == "default-scheduler" or
                                 e.get("reportingComponent") == "default-scheduler" for e in events))
+            # Karpenter's Nominated events on the pods, rate-limited as Karpenter's (burst 10, then 5 per second)
+            uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods}
+            claim_names = {c["metadata"]["name"] for c in claims}
+            nominated = karpenter_events(ns, "Nominated", "Pod")
+            self.assertGreaterEqual(len(nominated), 10, nominated)
+            self.assertLessEqual(len(nominated), 50)
+            for e in nominated:
+                inv = e["involvedObject"]
+                self.assertEqual((inv["apiVersion"], inv["namespace"], e["type"], e["count"],
+                                  e.get("reportingComponent")), ("v1", ns, "Normal", 1, "karpenter"), e)
+                self.assertEqual(inv["uid"], uids[inv["name"]], e)
+                m = re.fullmatch(r"Pod should schedule on: nodeclaim/(\S+)", e["message"])
+                self.assertTrue(m and m.group(1) in claim_names, e["message"])
+            print("# %d Nominated events for 50 pods (rate-limited)" % len(nominated))
             # the node class's status as the provider resolved it (ABI 4), with the root Ready
             nc_status = eventually("the SimNodeClass's status", lambda: kget("simnodeclass", "default")
                                    .get("status"), timeout=30)
@@ -465,6 +487,19 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
                 self.fail("NodeClaim %s was not drained and removed within 240 s" % claim)
             self.assertGreaterEqual(low, 4, "the PodDisruptionBudget was broken")
             self.assertIn('"message":"evicted pod"', ctl.text())
+            # Karpenter's events: the consolidated claim and node, the evicted pods, a drain the budget held up
+            terminating = karpenter_events("default", "DisruptionTerminating", "NodeClaim")
+            self.assertTrue(terminating, "no DisruptionTerminating event")
+            self.assertTrue(all(re.fullmatch(r"Disrupting NodeClaim: (Empty|Underutilized)", e["message"])
+                                for e in terminating), terminating)
+            evicted = karpenter_events(ns, "Evicted", "Pod")
+            self.assertTrue(any(e["message"] == "Evicted pod: Forceful Termination" for e in evicted), evicted)
+            if '"message":"eviction blocked"' in ctl.text():
+                draining = [e for e in karpenter_events("default", "FailedDraining", "Node")
+                            if e["involvedObject"]["name"] == node]
+                self.assertTrue(draining, "eviction blocked, yet no FailedDraining event on %s" % node)
+                self.assertEqual((draining[0]["type"], draining[0]["message"]),
+                                 ("Warning", "Failed to drain node, evicting pod violates a PDB"))
             self.assertEqual(kubectl("get", "node", node, "--ignore-not-found"), "")
             # the instances of removed NodeClaims are terminated: the cloud and the NodeClaims agree
             eventually("cloud and NodeClaims to agree", lambda: sorted(cloud_instances()) == sorted(

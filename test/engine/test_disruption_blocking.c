@@ -42,6 +42,17 @@ static void left_alone(efx *x, const char *name, size_t pods)
     ck_assert_uint_eq(efx_pods_on(x, name), pods);
 }
 
+/* The block was recorded once (Karpenter's DisruptionBlocked event), with Karpenter's sentence and the pod. */
+static void blocked_once(efx *x, const char *name, const char *why, const char *pod)
+{
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTION_BLOCKED, NULL), 1);
+    const ns_decision *d = dfx_nth_method(x, NS_DECISION_DISRUPTION_BLOCKED, "", 0);
+    ck_assert_str_eq(d->reason, why);
+    ck_assert_str_eq(d->nodeclaims, name);
+    ck_assert_str_eq(d->nodes, efx_node_of(x, efx_claim(x, 0))->meta.name);
+    ck_assert_str_eq(d->pods, pod);
+}
+
 /* Once the block is lifted, the node is replaced by an m5.large. */
 static void replaced_once_unblocked(efx *x, const char *name, const char *method)
 {
@@ -58,6 +69,7 @@ START_TEST(test_do_not_disrupt_pod_blocks_consolidation)
     char name[64];
     efx *x = oversized(POOL("", UNDERUTILIZED) DFX_DEPLOY("a", 4, "1500m", "1Gi", "") KEEP_POD, name, sizeof(name));
     left_alone(x, name, 2);
+    blocked_once(x, name, "Pod has \"karpenter.sh/do-not-disrupt\" annotation", "default/keep");
     ck_assert_int_eq(ns_engine_delete_pod(x->engine, "default", "keep"), NS_OK);
     replaced_once_unblocked(x, name, "underutilized");
     efx_free(x);
@@ -71,6 +83,7 @@ START_TEST(test_do_not_disrupt_node_blocks_consolidation)
     ns_node *node = efx_node_of(x, efx_claim(x, 0));
     ck_assert_int_eq(ns_labels_set(&node->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT, "true"), 0);
     left_alone(x, name, 1);
+    blocked_once(x, name, "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation", "");
     ns_labels_remove(&efx_node_of(x, efx_claim(x, 0))->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT);
     replaced_once_unblocked(x, name, "underutilized");
     efx_free(x);
@@ -96,6 +109,7 @@ START_TEST(test_pdb_max_unavailable_zero_blocks_consolidation)
     efx *x = oversized(POOL("", UNDERUTILIZED) DFX_DEPLOY("a", 4, "1500m", "1Gi", "") DFX_PDB("a", "maxUnavailable", 0),
                        name, sizeof(name));
     left_alone(x, name, 1);
+    ck_assert_str_eq(dfx_nth_method(x, NS_DECISION_DISRUPTION_BLOCKED, "", 0)->reason, "Pdb prevents pod evictions");
     efx_free(x);
 }
 END_TEST
