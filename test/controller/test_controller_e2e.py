@@ -513,6 +513,124 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
             ctl.close()
 
 
+SPOT_POOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: spot
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        group: nodesmith.io
+        kind: SimNodeClass
+        name: default
+      requirements:
+      - key: karpenter.sh/capacity-type
+        operator: In
+        values: ["spot"]
+      - key: node.kubernetes.io/instance-type
+        operator: In
+        values: ["m5.large"]
+  limits:
+    cpu: "100"
+"""
+
+
+class Test4SpotInterruptionEndToEnd(unittest.TestCase):
+    """A spot interruption announced by the provider on the live cluster: the sim's node agent sets the Node condition
+    SimInterruptionScheduled=True (reason SpotInterruption, the deadline two minutes ahead, EC2's warning), as AKS's
+    node problem detector relays Azure's Scheduled Events. The node is cordoned (karpenter.sh/disrupted), a replacement
+    NodeClaim is launched in another offering (the interrupted one is marked unavailable), the pods are drained onto it
+    and the interrupted NodeClaim, its instance and Node are gone before the deadline; Karpenter's events say so."""
+
+    def test_interrupted_node_is_replaced_and_drained_before_the_deadline(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL + "---" + SPOT_POOL)
+        ns = BED.namespace("spot")
+        ctl = Controller("replica-e")
+        try:
+            eventually("replica-e to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            # three pods that fit one m5.large, with a do-not-disrupt value Karpenter ignores (with an event)
+            deployment = (DEPLOYMENT % {"ns": ns}).replace("name: inflate", "name: spot").replace(
+                "replicas: 50", "replicas: 3").replace("    spec:\n      terminationGracePeriodSeconds",
+                                                       "    spec:\n      nodeSelector: {karpenter.sh/nodepool: spot}"
+                                                       "\n      terminationGracePeriodSeconds").replace(
+                "      labels: {app: inflate}\n    spec",
+                "      labels: {app: inflate}\n      annotations: {karpenter.sh/do-not-disrupt: ten}\n    spec")
+            kubectl("apply", "-f", "-", stdin=deployment)
+
+            def pods():
+                return [p for p in kget("pods", "-n", ns)["items"] if not p["metadata"].get("deletionTimestamp")]
+
+            def running():
+                ps = pods()
+                return len(ps) == 3 and all(p["status"].get("phase") == "Running" for p in ps) and ps
+            before = eventually("3 pods Running on spot capacity", running, timeout=240)
+            node = before[0]["spec"]["nodeName"]
+            self.assertEqual({p["spec"]["nodeName"] for p in before}, {node}, "the pods should share one node")
+            claim = [c for c in kget("nodeclaims")["items"] if c["status"].get("nodeName") == node][0]
+            claim_name = claim["metadata"]["name"]
+            self.assertEqual(claim["metadata"]["labels"]["karpenter.sh/capacity-type"], "spot")
+            zone = claim["metadata"]["labels"]["topology.kubernetes.io/zone"]
+            claims_before = {c["metadata"]["name"] for c in kget("nodeclaims")["items"]}
+            deadline = time.time() + 120
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline))
+            patch = {"status": {"conditions": [{"type": "SimInterruptionScheduled", "status": "True",
+                                                "reason": "SpotInterruption", "message": stamp,
+                                                "lastHeartbeatTime": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ")}]}}
+            kubectl("patch", "node", node, "--subresource=status", "--type=strategic", "-p", json.dumps(patch))
+            cordoned = False
+            while time.time() < deadline:
+                n = kubectl("get", "node", node, "-o", "json", "--ignore-not-found")
+                if n:
+                    taints = json.loads(n)["spec"].get("taints", [])
+                    cordoned = cordoned or any(t["key"] == "karpenter.sh/disrupted" and t["effect"] == "NoSchedule"
+                                               for t in taints)
+                gone = kubectl("get", "nodeclaim", claim_name, "--ignore-not-found") == "" and not n
+                if gone and running():
+                    break
+                time.sleep(0.5)
+            else:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                self.fail("the interrupted node %s was not drained and removed before the deadline" % node)
+            left = deadline - time.time()
+            self.assertTrue(cordoned, "the interrupted node was never seen cordoned")
+            after = running()
+            self.assertTrue(all(p["spec"]["nodeName"] != node for p in after))
+            replacements = [c for c in kget("nodeclaims")["items"] if c["metadata"]["name"] not in claims_before]
+            self.assertTrue(replacements, "no replacement NodeClaim was launched")
+            for r in replacements:
+                labels = r["metadata"]["labels"]
+                # the interrupted offering (m5.large spot in its zone) is unavailable for a while
+                self.assertNotEqual(labels["topology.kubernetes.io/zone"], zone, labels)
+            self.assertNotIn(claim["status"]["providerID"], cloud_instances())
+            print("# %s interrupted (deadline %s): replaced by %s and drained %.0f s before the deadline"
+                  % (claim_name, stamp, ", ".join(r["metadata"]["name"] for r in replacements), left))
+            self.assertIn('"message":"received interruption event"', ctl.text())
+            # Karpenter's events (the AWS provider's interruption events, the terminator's evictions)
+            for kind, name in (("NodeClaim", claim_name), ("Node", node)):
+                for reason in ("SpotInterrupted", "TerminatingOnInterruption"):
+                    got = [e for e in karpenter_events("default", reason, kind) if e["involvedObject"]["name"] == name]
+                    self.assertEqual(len(got), 1, (kind, name, reason, got))
+                    self.assertEqual(got[0]["type"], "Warning")
+            uids = {p["metadata"]["name"] for p in before}
+            evicted = [e for e in karpenter_events(ns, "Evicted", "Pod") if e["involvedObject"]["name"] in uids]
+            self.assertEqual(len(evicted), 3, evicted)
+            self.assertTrue(all(e["message"] == "Evicted pod: Forceful Termination" for e in evicted), evicted)
+            invalid = karpenter_events(ns, "InvalidDoNotDisruptAnnotation", "Pod")
+            self.assertTrue(invalid, "no InvalidDoNotDisruptAnnotation event")
+            self.assertEqual(invalid[0]["message"], 'Invalid karpenter.sh/do-not-disrupt annotation: failed to parse '
+                             '"ten" as a duration: time: invalid duration "ten", ignoring annotation')
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            ctl.close()
+            kubectl("delete", "namespace", ns, "--wait=false")
+
+
 if __name__ == "__main__":
     NODESMITH = sys.argv.pop(1)
     unittest.main(verbosity=2)
