@@ -11,6 +11,8 @@ bash test/kube/build-control-plane.sh >/dev/null
 # the client's CRD tests (test/kube/client), from the Go module proxy, cached.
 bash test/controller/fetch-karpenter-crds.sh >/dev/null
 bash test/kube/fetch-crds.sh github.com/aws/karpenter-provider-aws v1.14.0 >/dev/null
+# Helm for the chart's tests (test/chart), built from its Go module through the proxy, cached.
+bash test/chart/build-helm.sh >/dev/null
 # Plugins writable by group or others are refused by the loader, so builds must not produce them.
 umask 022
 
