@@ -137,19 +137,21 @@ def cloud_instances():
 
 
 class Controller:
-    """A `nodesmith controller` process with its log in a file."""
+    """A `nodesmith controller` process with its log in a file. COMMAND replaces the default command line (the
+    simulated provider with the shared cloud, on the bed's admin kubeconfig); its ports and identity still come from
+    here."""
 
-    def __init__(self, identity, extra_env=None):
+    def __init__(self, identity, extra_env=None, command=None):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="controller-", suffix=".log", delete=False)
         env = dict(os.environ, BATCH_IDLE_DURATION="1s", BATCH_MAX_DURATION="10s", LOG_LEVEL="info",
                    METRICS_PORT=str(free_port()), HEALTH_PROBE_PORT=str(free_port()), **(extra_env or {}))
         self.env = env
         self.metrics_port = int(env["METRICS_PORT"])
         self.health_port = int(env["HEALTH_PROBE_PORT"])
-        self.p = subprocess.Popen([NODESMITH, "controller", "--provider", "sim", "--simulate-kubelet",
-                                   "--set", "state_file=" + os.path.join(STATE_DIR.name, "cloud"),
-                                   "--kubeconfig", BED.kubeconfig, "--identity", identity, "--bind-address",
-                                   "127.0.0.1"],
+        command = command or [NODESMITH, "controller", "--provider", "sim", "--simulate-kubelet",
+                              "--set", "state_file=" + os.path.join(STATE_DIR.name, "cloud"),
+                              "--kubeconfig", BED.kubeconfig]
+        self.p = subprocess.Popen(command + ["--identity", identity, "--bind-address", "127.0.0.1"],
                                   stdout=self.log, stderr=subprocess.STDOUT, env=env,
                                   preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
 
