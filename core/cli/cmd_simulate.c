@@ -26,7 +26,7 @@
 
 static const char simulate_help[] =
     "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME [--allow-launch]] [--catalog FILE]\n"
-    "                          [--output text|json] [--timeline FILE [--report FILE.html]]\n"
+    "                          [--output text|json] [--timeline FILE [--report FILE.html] [--every-tick]]\n"
     "       nodesmith simulate --from-cluster [--kubeconfig FILE] [--context NAME] [-f FILE...] [options]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
@@ -39,7 +39,8 @@ static const char simulate_help[] =
     "given with -f are added to what the cluster holds: what would happen if they were applied.\n"
     "\n"
     "With --timeline, runs the engine over simulated time instead and applies the timeline's steps (scale, add,\n"
-    "delete, patch, interrupt, launchFailure, advance) as it goes. See docs/timeline.md.\n"
+    "delete, patch, interrupt, launchFailure, advance) as it goes. See docs/timeline.md. A violated invariant makes\n"
+    "the exit status non-zero.\n"
     "\n"
     "Every instance simulate launched is terminated before it exits, also on SIGINT and SIGTERM. A provider other than\n"
     "sim launches real instances: simulate refuses unless --allow-launch is given.\n"
@@ -53,10 +54,21 @@ static const char simulate_help[] =
     "  --output text|json       a table (default), or one JSON document on stdout with the log lines on stderr\n"
     "  --timeline FILE          run this timeline of steps over simulated time\n"
     "  --report FILE.html       with --timeline: also write a self-contained HTML report (chart and decision log)\n"
+    "  --every-tick             with --timeline: step the engine at every tick, not only when something is due\n"
+    "                           (slower; the same decisions and report, for comparison)\n"
     CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
-enum { OPT_CATALOG = 2000, OPT_TIMELINE, OPT_REPORT, OPT_ALLOW_LAUNCH, OPT_FROM_CLUSTER, OPT_KUBECONFIG, OPT_CONTEXT };
+enum {
+    OPT_CATALOG = 2000,
+    OPT_TIMELINE,
+    OPT_REPORT,
+    OPT_ALLOW_LAUNCH,
+    OPT_FROM_CLUSTER,
+    OPT_KUBECONFIG,
+    OPT_CONTEXT,
+    OPT_EVERY_TICK
+};
 
 /* Set by SIGINT/SIGTERM: the engine stops between two steps and simulate cleans up. */
 static volatile sig_atomic_t stop_signal;
@@ -82,8 +94,10 @@ typedef struct sim_run {
     ns_plugin *plugin;
     ns_engine *engine;
     bool json;
+    bool every_tick;    /* --every-tick */
     cJSON *doc;         /* the round's or the timeline's document */
     bool launch_failed; /* a claim of the round was not launched */
+    size_t violations;  /* invariant violations the timeline's steps recorded */
 } sim_run;
 
 static void sim_run_free(sim_run *r)
@@ -144,6 +158,7 @@ static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *so
     ns_engine_config cfg;
     ns_engine_config_default(&cfg);
     cfg.cluster_name = SIMULATE_CLUSTER;
+    cfg.every_tick = r->every_tick;
     ns_timeline_engine_config(t, &cfg);
     ns_disruption_config disruption = {.spot_to_spot = t->engine.spot_to_spot > 0};
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -153,6 +168,7 @@ static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *so
         rc = ns_disruption_register(r->engine, &disruption);
     if (rc == NS_OK)
         rc = ns_timeline_run(r->engine, t, sources, &r->doc);
+    r->violations = r->doc ? ns_timeline_violations(r->doc) : 0;
     return rc;
 }
 
@@ -370,6 +386,10 @@ static int run_and_clean_up(sim_run *r, const ns_timeline *t, ns_tl_sources *sou
     } else if (r->launch_failed) {
         fprintf(stderr, "nodesmith simulate: a node claim could not be launched (see launch_failures)\n");
         exit_rc = NS_EXIT_FAILED;
+    } else if (r->violations) {
+        fprintf(stderr, "nodesmith simulate: %zu invariant violation(s) (see each step's state.invariants)\n",
+                r->violations);
+        exit_rc = NS_EXIT_FAILED;
     }
     if (stop_signal) {
         fprintf(stderr, "nodesmith simulate: stopped by %s\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -393,6 +413,7 @@ int cmd_simulate(int argc, char **argv)
         {"from-cluster", no_argument, NULL, OPT_FROM_CLUSTER},
         {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
         {"context", required_argument, NULL, OPT_CONTEXT},
+        {"every-tick", no_argument, NULL, OPT_EVERY_TICK},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -437,6 +458,8 @@ int cmd_simulate(int argc, char **argv)
             kubeconfig = optarg;
         } else if (opt == OPT_CONTEXT) {
             context = optarg;
+        } else if (opt == OPT_EVERY_TICK) {
+            run.every_tick = true;
         } else if (opt == CLI_OPT_OUTPUT) {
             if ((rc = cli_parse_output("simulate", optarg, &json)) != NS_EXIT_OK)
                 goto cleanup;
@@ -466,6 +489,10 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_usage_error("simulate", "--from-cluster launches nothing, so it runs on the sim provider only (give "
                              "--catalog FILE for your cloud's instance types), not with %s",
                              allow_launch ? "--allow-launch" : pargs.name);
+        goto cleanup;
+    }
+    if (run.every_tick && !timeline_path) {
+        rc = cli_usage_error("simulate", "--every-tick needs --timeline (a single round has no ticks)");
         goto cleanup;
     }
     if (report && !timeline_path) {

@@ -414,6 +414,38 @@ static int step(ns_engine *e, void *vctx)
     return rc;
 }
 
+/* Whether reconsidering consolidation could find anything: not without a candidate eligible for it (which only a
+ * change in the cluster or a consolidateAfter window running out, both declared, can bring). */
+static int may_consolidate(ns_engine *e, bool *out)
+{
+    ds_candidates cands = {0};
+    int rc = ds_candidates_build(e, &cands);
+    *out = false;
+    for (size_t i = 0; rc == 0 && i < cands.n && !*out; i++)
+        *out = ds_candidate_eligible(&cands.items[i], DS_UNDERUTILIZED);
+    ds_candidates_free(&cands);
+    return rc;
+}
+
+/* After each step, what the controller waits for: the pending command's validation once the stabilization window has
+ * passed, a consolidated cluster's reconsideration, and what the cluster holds (ds_declare_due). */
+static int step_and_declare(ns_engine *e, void *vctx)
+{
+    ns_disruption *d = vctx;
+    bool reconsider = false;
+    int rc = step(e, d);
+    if (rc == 0 && d->consolidated && d->consolidated_ms + RECONSIDER_MS > ns_clock_now_ms())
+        rc = may_consolidate(e, &reconsider);
+    if (rc < 0)
+        return rc;
+    if (d->cmd.pending)
+        ns_engine_due(e, d->cmd.decided_ms + e->cfg.stabilization_ms);
+    if (reconsider)
+        ns_engine_due(e, d->consolidated_ms + RECONSIDER_MS);
+    ds_declare_due(e);
+    return rc;
+}
+
 int ns_disruption_register(ns_engine *e, const ns_disruption_config *cfg)
 {
     ns_disruption *d = calloc(1, sizeof(*d));
@@ -421,7 +453,7 @@ int ns_disruption_register(ns_engine *e, const ns_disruption_config *cfg)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the disruption controller");
     if (cfg)
         d->cfg = *cfg;
-    int rc = ns_engine_register_controller(e, "disruption", step, d, disruption_free);
+    int rc = ns_engine_register_controller(e, "disruption", step_and_declare, d, disruption_free);
     if (rc < 0)
         disruption_free(d); /* the engine takes the state only when registration succeeds */
     return rc;

@@ -120,4 +120,8 @@ int ds_compute_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_co
 int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_candidates *cands, int64_t *budgets,
                              ds_command *cmd);
 
+/* Declares to the engine what the controller waits for in the cluster: expiry, consolidateAfter, scheduled budgets
+ * (disruption_due.c). */
+void ds_declare_due(ns_engine *e);
+
 #endif

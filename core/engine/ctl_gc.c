@@ -58,9 +58,14 @@ static int orphans(ns_engine *e, const instances *v, int64_t now)
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < v->n; i++) {
         const ns_instance *inst = &v->items[i];
-        if (owned(e, inst) || now - inst->launch_time_ms < e->cfg.orphan_gc_grace_ms)
+        if (owned(e, inst))
             continue;
+        if (now - inst->launch_time_ms < e->cfg.orphan_gc_grace_ms) {
+            ns_engine_due(e, inst->launch_time_ms + e->cfg.orphan_gc_grace_ms);
+            continue;
+        }
         bool already = false;
+        ns_engine_busy(e);
         if (ns_plugin_terminate(e->plugin, inst->provider_id, &already) != NS_OK) {
             ns_log(NS_LOG_ERROR, "nodeclaim.garbagecollection", "failed terminating orphaned instance", "provider-id",
                    inst->provider_id, "error", ns_error_message(), NULL);
@@ -115,8 +120,10 @@ static int lost_claims(ns_engine *e, const instances *v)
         ns_instance inst;
         memset(&inst, 0, sizeof(inst));
         inst.struct_size = sizeof(inst);
-        if (ns_plugin_get_instance(e->plugin, c->provider_id, &inst) != NS_ERR_NOT_FOUND)
+        if (ns_plugin_get_instance(e->plugin, c->provider_id, &inst) != NS_ERR_NOT_FOUND) {
+            ns_engine_busy(e); /* the listing lags: look again at the next step */
             continue;
+        }
         if (!(names[k++] = ns_strdup(c->meta.name)))
             rc = NS_ERR_INTERNAL;
     }
@@ -131,6 +138,7 @@ int ns_ctl_gc(ns_engine *e)
     instances v = {0};
     int code = ns_plugin_list_instances(e->plugin, collect, &v);
     if (code != NS_OK) {
+        ns_engine_busy(e); /* listed again at the next step */
         ns_log(NS_LOG_ERROR, "nodeclaim.garbagecollection", "failed listing instances", "error", ns_error_message(),
                NULL);
         free(v.items);

@@ -98,6 +98,7 @@ static int node_lost(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev)
     int rc = NS_OK;
     if (ev->kind == NS_EVENT_INSTANCE_STOPPING) {
         bool already;
+        ns_engine_busy(e);
         if (ns_plugin_terminate(e->plugin, claim->provider_id, &already) != NS_OK)
             ns_log(NS_LOG_ERROR, "interruption", "failed terminating stopping instance", "NodeClaim", name, "error",
                    ns_error_message(), NULL);
@@ -224,9 +225,13 @@ static int node_conditions(ns_engine *e)
             int code = ns_plugin_event_from_node_condition(e->plugin, &arg, &ev, &is_event);
             if (code == NS_ERR_UNSUPPORTED)
                 return NS_OK;
-            if (code != NS_OK)
+            if (code != NS_OK) {
+                ns_engine_busy(e); /* asked again at the next step */
                 ns_log(NS_LOG_ERROR, "interruption", "failed reading node condition", "Node", node, "condition",
                        c->type, "error", ns_error_message(), NULL);
+            }
+            else if (is_event && ev.deadline_ms > 0 && (rc = ns_engine_remember_deadline(e, ev.deadline_ms)) < 0)
+                break;
             else if (is_event && (rc = handle_announced(e, &ev)) == NS_OK)
                 n = ns_cluster_find_node(e->cluster, node); /* handling may remove the node (instance lost) */
             if (!n)
@@ -240,9 +245,15 @@ int ns_ctl_interruption(ns_engine *e)
 {
     events v = {0};
     int code = ns_plugin_poll_events(e->plugin, collect, &v);
-    if (code != NS_OK && code != NS_ERR_UNSUPPORTED)
+    if (code != NS_OK && code != NS_ERR_UNSUPPORTED) {
+        ns_engine_busy(e); /* polled again at the next step */
         ns_log(NS_LOG_ERROR, "interruption", "failed polling provider events", "error", ns_error_message(), NULL);
+    }
     int rc = NS_OK;
+    /* The provider changes the instance at an event's deadline; the engine must look then. */
+    for (size_t i = 0; rc == NS_OK && i < v.n; i++)
+        if (v.items[i].deadline_ms > 0)
+            rc = ns_engine_remember_deadline(e, v.items[i].deadline_ms);
     for (size_t i = 0; rc == NS_OK && i < v.n; i++)
         rc = handle(e, &v.items[i]);
     free(v.items);

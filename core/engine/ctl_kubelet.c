@@ -115,21 +115,27 @@ int ns_ctl_kubelet(ns_engine *e)
         if (!ns_claim_launched(claim))
             continue;
         ns_node *n = ns_engine_node_of_claim(e, claim);
+        /* An instance that is not running yet (or stopped) may start at any time: look again at the next step. */
         if (n) {
             bool running = instance_running(e, claim->provider_id);
             if (n->ready && !running)
                 rc = kubelet_stopped(e, n);
-            else if (!n->ready && !n->meta.deletion_ms && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms &&
-                     running)
-                rc = become_ready(e, n, claim);
+            else if (!n->ready && !n->meta.deletion_ms && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms) {
+                if (running)
+                    rc = become_ready(e, n, claim);
+                else
+                    ns_engine_busy(e);
+            }
             continue;
         }
         const ns_condition *launched = ns_conditions_get(&claim->conditions, NS_COND_LAUNCHED);
         if (ns_claim_deleting(claim) || e->cfg.registration_delay_ms < 0 || !launched ||
-            now - launched->last_transition_ms < e->cfg.registration_delay_ms ||
-            ns_claim_registered(claim) || !instance_running(e, claim->provider_id))
+            now - launched->last_transition_ms < e->cfg.registration_delay_ms || ns_claim_registered(claim))
             continue;
-        rc = register_node(e, claim);
+        if (instance_running(e, claim->provider_id))
+            rc = register_node(e, claim);
+        else
+            ns_engine_busy(e);
     }
     return rc;
 }

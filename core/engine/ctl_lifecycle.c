@@ -121,6 +121,7 @@ static int launch_attempt(ns_engine *e, ns_nodeclaim *claim, const ns_nodeclass_
     memset(&res, 0, sizeof(res));
     res.struct_size = sizeof(res);
     int code = ns_plugin_launch(e->plugin, &req, &res);
+    ns_engine_busy(e); /* a launch changes the provider whatever it answered, and a failed one is retried */
     free(opts);
     ns_error_record err = *ns_error_last();
     if (code == NS_OK) {

@@ -127,16 +127,19 @@ static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
     for (size_t i = 0; rc == NS_OK && i < p->result.n_unschedulable; i++) {
         size_t idx = p->result.unschedulable[i].pod;
         const ns_pod *pod = p->view.pods[idx];
-        /* The log, not a decision, repeats at debug level. */
+        bool by_limits = p->result.unschedulable[i].by_limits;
+        /* The log, not a decision, repeats at debug level; a pod waiting for room under a NodePool's limits is
+         * reported once, when it starts waiting. */
         if (!unschedulable_is_news(e, pod)) {
-            ns_log(NS_LOG_DEBUG, "provisioner", "could not schedule pod", "Pod", pod->meta.name, "error",
-                   p->result.unschedulable[i].reason, NULL);
+            if (!by_limits)
+                ns_log(NS_LOG_DEBUG, "provisioner", "could not schedule pod", "Pod", pod->meta.name, "error",
+                       p->result.unschedulable[i].reason, NULL);
             continue;
         }
         char ref[300];
         ns_engine_pod_ref(pod, ref, sizeof(ref));
-        rc = ns_engine_record(e, NS_DECISION_UNSCHEDULABLE_POD, NULL, p->result.unschedulable[i].reason, NULL, NULL,
-                              ref, NULL);
+        rc = ns_engine_record(e, by_limits ? NS_DECISION_HELD_BY_LIMITS : NS_DECISION_UNSCHEDULABLE_POD, NULL,
+                              p->result.unschedulable[i].reason, NULL, NULL, ref, NULL);
     }
     return rc;
 }
@@ -201,8 +204,11 @@ int ns_ctl_provisioner(ns_engine *e)
     int64_t now = ns_clock_now_ms();
     /* The batch window: wait while pods keep arriving, but no longer than batch_max after the first. */
     bool window_open = b.pending && now - b.newest < e->cfg.batch_idle_ms && now - b.oldest < e->cfg.batch_max_ms;
-    if (window_open && !leaving)
+    if (window_open && !leaving) {
+        ns_engine_due(e, b.newest + e->cfg.batch_idle_ms); /* the window closes at the earlier of the two */
+        ns_engine_due(e, b.oldest + e->cfg.batch_max_ms);
         return NS_OK;
+    }
     /* Each given-up launch marked its offerings unavailable, so a few rounds settle on offerings with capacity. */
     bool replan = true;
     int rc = NS_OK;

@@ -173,6 +173,7 @@ static int terminate_instance(ns_engine *e, ns_nodeclaim *claim, const ns_node *
             return rc;
     }
     int code = ns_plugin_terminate(e->plugin, claim->provider_id, &already);
+    ns_engine_busy(e); /* until the instance is gone, termination asks again at every step */
     if (code != NS_OK) {
         /* Retried next step: a throttled or failing terminate must not lose the finalizer. */
         ns_log(NS_LOG_ERROR, "node.termination", "failed terminating instance", "NodeClaim", claim->meta.name,

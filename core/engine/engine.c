@@ -51,7 +51,9 @@ int ns_engine_new_with_store(ns_cluster *cluster, ns_plugin *plugin, const ns_en
         store_destroy(&store);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the engine");
     }
-    e->store = e->writes = store;
+    e->store = store;
+    ns_engine_count_writes(e);
+    e->wake_ms = INT64_MAX;
     ns_engine_config_default(&e->cfg);
     if (cfg)
         memcpy(&e->cfg, cfg, cfg->struct_size && cfg->struct_size < sizeof(*cfg) ? cfg->struct_size : sizeof(*cfg));
@@ -91,6 +93,7 @@ void ns_engine_free(ns_engine *e)
         free(e->decisions[i].method); /* the block of all six texts (engine_record) */
     free(e->decisions);
     free(e->history);
+    free(e->deadlines);
     ns_strv_free(e->blocked, e->n_blocked);
     ns_engine_types_free(&e->types);
     ns_unavailable_free(&e->unavailable);
@@ -113,6 +116,11 @@ int ns_engine_check_stop(const ns_engine *e)
 const char *ns_engine_listing_error(const ns_engine *e)
 {
     return e->listing_error;
+}
+
+int64_t ns_engine_steps(const ns_engine *e)
+{
+    return e->step_seq;
 }
 
 const ns_engine_config *ns_engine_get_config(const ns_engine *e)
@@ -167,6 +175,8 @@ static int run_controller(ns_engine *e, const char *name, int (*fn)(ns_engine *)
 
 static int engine_step(ns_engine *e)
 {
+    e->activity_at_step = e->activity;
+    e->wake_ms = INT64_MAX;
     ns_unavailable_expire(&e->unavailable, ns_clock_now_ms());
     static const struct {
         const char *name;
@@ -188,6 +198,7 @@ static int engine_step(ns_engine *e)
         if (ns_grow((void **)&e->history, &e->cap_history, e->n_history + 1, sizeof(*e->history)) < 0)
             return NS_ERR_INTERNAL;
         ns_engine_sample_now(e, &e->history[e->n_history++]);
+        ns_engine_declare_due(e);
     }
     return rc;
 }
@@ -197,8 +208,7 @@ static int engine_run_until(ns_engine *e, int64_t until_ms)
     int rc = ns_engine_step(e);
     while (rc == NS_OK && ns_clock_is_simulated() && ns_clock_now_ms() < until_ms &&
            (rc = ns_engine_check_stop(e)) == NS_OK) {
-        int64_t left = until_ms - ns_clock_now_ms();
-        ns_clock_advance(left < e->cfg.tick_ms ? left : e->cfg.tick_ms);
+        ns_clock_advance(ns_engine_next_step_ms(e, until_ms) - ns_clock_now_ms());
         rc = ns_engine_step(e);
     }
     return rc;
@@ -243,6 +253,7 @@ static const char *const kind_messages[] = {
     [NS_DECISION_UNSCHEDULABLE_POD] = "could not schedule pod",
     [NS_DECISION_DISRUPTION_INFO] = "disruption",
     [NS_DECISION_DISRUPTION_BLOCKED] = "disruption blocked",
+    [NS_DECISION_HELD_BY_LIMITS] = "pod held back by NodePool limits",
 };
 
 const char *ns_decision_kind_message(ns_decision_kind kind)
@@ -263,6 +274,7 @@ static const char *logger_of(ns_decision_kind kind)
     switch (kind) {
     case NS_DECISION_CREATED_NODECLAIM:
     case NS_DECISION_UNSCHEDULABLE_POD:
+    case NS_DECISION_HELD_BY_LIMITS:
     case NS_DECISION_POD_RESCHEDULED:
         return "provisioner";
     case NS_DECISION_DISRUPTING:
@@ -311,6 +323,7 @@ static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method
         block += len[i] + 1;
     }
     e->decisions[e->n_decisions++] = d;
+    e->activity++;
     ns_label fields[6];
     size_t n = 0;
     const char *keys[] = {"method", "reason", "Node", "NodeClaim", "Pod", "detail"};

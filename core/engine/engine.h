@@ -99,6 +99,11 @@ typedef struct ns_engine_config {
     bool simulate_kubelet;
     bool simulate_scheduler;
     bool simulate_controllers;
+    /* Time is event-driven by default: after a step that changed nothing, ns_engine_run_until jumps to the first
+     * tick at which something is due (ns_engine_next_step_ms) instead of stepping every tick. Decisions and reports
+     * are those of stepping every tick; this forces the every-tick loop, the reference the event-driven one is
+     * compared with (docs/engine.md, "Time"). Default false. */
+    bool every_tick;
 } ns_engine_config;
 
 /* Fills cfg with the defaults above. */
@@ -122,9 +127,21 @@ void ns_engine_free(ns_engine *e);
  * scheduler's binding), registered controllers (disruption), termination; then appends one ns_engine_sample to the
  * history. */
 int ns_engine_step(ns_engine *e);
-/* Steps at the current time, then advances the simulated clock by cfg.tick_ms and steps again, until the clock has
- * reached until_ms (the last step runs at until_ms). With the real clock it steps once. */
+/* Steps at the current time, then advances the simulated clock to ns_engine_next_step_ms and steps again, until the
+ * clock has reached until_ms (the last step runs at until_ms). With the real clock it steps once. */
 int ns_engine_run_until(ns_engine *e, int64_t until_ms);
+/* When the next step is due, at most until_ms: the next tick (now + cfg.tick_ms) when the last step changed anything
+ * (a write, a decision, a provider launch or termination) or cfg.every_tick is set; otherwise the first tick, counted
+ * from now, at or after the earliest time something declared due (ns_engine_due), or until_ms when nothing is. Ticks
+ * stay on the grid of the every-tick loop, so both step at the same instants whenever anything can happen. */
+int64_t ns_engine_next_step_ms(const ns_engine *e, int64_t until_ms);
+/* Declares that what a controller or a watcher looks at changes at at_ms (a delay, a TTL, a deadline running out),
+ * so an event-driven run steps then. A time not after now means "may change at any tick": the next step comes one
+ * tick later (a launch to retry, an instance that is not running yet, a provider that failed to answer). The
+ * engine's own controllers declare theirs; a registered controller declares what its own state waits for. */
+void ns_engine_due(ns_engine *e, int64_t at_ms);
+/* Engine steps run since the engine was built. */
+int64_t ns_engine_steps(const ns_engine *e);
 /* ns_engine_run_until(now + ms). */
 int ns_engine_run_for(ns_engine *e, int64_t ms);
 
@@ -172,6 +189,9 @@ typedef enum ns_decision_kind {
     NS_DECISION_DISRUPTION_BLOCKED,      /* "disruption blocked" (reason: Karpenter's sentence; once per claim and
                                           * reason while it lasts; logged at debug level, as Karpenter only emits an
                                           * event) */
+    /* "pod held back by NodePool limits" (reason: the pool, the resource, its limit and what is in use), logged at
+     * INFO once per pending spell: the pod waits for room, nothing is wrong with it. */
+    NS_DECISION_HELD_BY_LIMITS,
 } ns_decision_kind;
 
 typedef struct ns_decision {

@@ -75,7 +75,29 @@ struct ns_engine {
     size_t n_history, cap_history;
     ns_engine_controller controllers[NS_ENGINE_MAX_CONTROLLERS];
     size_t n_controllers;
+    /* Event-driven time (engine_due.c). activity counts writes, decisions, provider launches and terminations, and
+     * "due now" declarations; a step during which it did not move changed nothing, so the next one can wait for
+     * wake_ms, the earliest time declared due since the step started. */
+    uint64_t activity;
+    uint64_t activity_at_step;
+    int64_t wake_ms;
+    int64_t *deadlines; /* provider deadlines announced by events (an instance stops or terminates then) */
+    size_t n_deadlines, cap_deadlines;
+    ns_cluster_writes counting; /* what controllers write through unless a watcher wraps it: counts, then e->store */
 };
+
+/* ---- Event-driven time (engine_due.c). */
+
+/* Wraps e->store so every write counts as activity; e->writes starts as this wrapper. */
+void ns_engine_count_writes(ns_engine *e);
+/* Something happened, or may change at any tick: the next step comes one tick later. */
+void ns_engine_busy(ns_engine *e);
+/* Remembers a provider's announced deadline (an interruption's, a stop's) until it has passed. */
+int ns_engine_remember_deadline(ns_engine *e, int64_t at_ms);
+/* Declares what the engine's controllers wait for in the cluster and in their own state (registration and
+ * initialization delays, the registration TTL, grace periods, do-not-disrupt durations, back-off, the unavailable
+ * offerings' expiry, provider deadlines). Called at the end of every step. */
+void ns_engine_declare_due(ns_engine *e);
 
 /* Replaces the writes controllers use (a watcher wrapping e->writes); the caller keeps ownership of w's ctx and must
  * restore the previous table (ns_engine_set_writes with the value it saved) before freeing it. */

@@ -74,6 +74,8 @@ typedef struct ns_sched_claim {
 typedef struct ns_sched_unschedulable {
     size_t pod;   /* index in cluster->pods */
     char *reason; /* owned */
+    /* Only NodePool limits keep the pod off a new node: a pool would take it with room left under its limits. */
+    bool by_limits;
 } ns_sched_unschedulable;
 
 #define NS_SCHED_NOT_PENDING ((size_t)-1)

@@ -52,6 +52,7 @@ typedef struct sched_pool {
     uint64_t pairs;      /* pairs the pool's requirements allow */
     bool has_limits;
     bool *limited; /* per dimension (arena) */
+    sched_vec limit;     /* spec.limits, per dimension (meaningful where limited) */
     sched_vec remaining;
     ns_res ds_overhead;
     char *unusable; /* why the pool offers nothing at all, or NULL */
@@ -135,10 +136,14 @@ typedef struct sched_group {
     char **pool_why; /* why a pool is incompatible (owned), NULL when compatible */
     uint8_t *node_ok; /* per existing node: 0 unknown, 1 compatible, 2 not */
     char reason[768];
+    bool by_limits; /* the reason is NodePool limits alone (ns_sched_unschedulable.by_limits) */
 } sched_group;
 
 /* What a claim's kept types offer: the most allocatable cpu, memory and pods among them (for the capacity index) and
  * their available (zone, capacity type) pairs. */
+/* How a pool's limits reason starts (sched_new_claim_explain); explain() tells limits from other causes by it. */
+#define SCHED_LIMITS_REASON "all instance types exceed the NodePool's limits"
+
 typedef struct sched_room {
     int64_t max[3];
     uint64_t offered;

@@ -9,6 +9,7 @@
 
 #include "errors/ns_error.h"
 #include "model/labels.h"
+#include "model/quantity.h"
 #include "sched/sched_internal.h"
 
 bool sched_ports_conflict(const ns_pod *a, const ns_pod *b)
@@ -207,6 +208,8 @@ static void charge_limits(sched *s, sched_pool *p, const sched_claim *c)
     sched_pool_recompute_limits(s, p);
 }
 
+/* Names the limit that blocks the pool (the first one used up, else the last limited one) with its value and what the
+ * pool's nodes and this round's claims already use, so whoever reads it knows which number to raise. */
 static void limits_reason(const sched *s, const sched_pool *p, char *why, size_t len)
 {
     static const char *const names[] = {"cpu", "memory", "ephemeral-storage", "pods"};
@@ -214,8 +217,12 @@ static void limits_reason(const sched *s, const sched_pool *p, char *why, size_t
         if (!p->limited[d])
             continue;
         const char *name = d < SCHED_EXT0 ? names[d] : s->ext_names[d - SCHED_EXT0];
-        snprintf(why, len, "all instance types exceed the NodePool's limits (%s remaining %lld)", name,
-                 (long long)p->remaining.v[d]);
+        int scale = d == SCHED_CPU ? NS_QTY_MILLI : NS_QTY_UNITS;
+        bool bytes = d == SCHED_MEM || d == SCHED_EPH;
+        char limit[48], used[48], left[48];
+        snprintf(why, len, SCHED_LIMITS_REASON " (%s limit %s, in use %s, remaining %s)", name, ns_quantity_format(p->limit.v[d], scale, bytes, limit, sizeof(limit)),
+                 ns_quantity_format(p->limit.v[d] - p->remaining.v[d], scale, bytes, used, sizeof(used)),
+                 ns_quantity_format(p->remaining.v[d], scale, bytes, left, sizeof(left)));
         if (p->remaining.v[d] <= 0)
             return;
     }

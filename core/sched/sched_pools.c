@@ -80,8 +80,10 @@ static int pool_limits(sched *s, sched_pool *p)
     const ns_resource_limits *l = &p->np->limits;
     sched_vec cap;
     p->limited = sched_arena_alloc(s, s->n_dims * sizeof(bool));
-    if (!p->limited || sched_vec_init(s, &p->remaining) != NS_OK || sched_vec_init(s, &cap) != NS_OK)
+    if (!p->limited || sched_vec_init(s, &p->limit) != NS_OK || sched_vec_init(s, &p->remaining) != NS_OK ||
+        sched_vec_init(s, &cap) != NS_OK)
         return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for its limits", p->np->meta.name);
+    sched_vec_from(s, &l->max, &p->limit);
     sched_vec_from(s, &l->max, &p->remaining);
     p->limited[SCHED_CPU] = l->cpu;
     p->limited[SCHED_MEM] = l->memory;

@@ -228,6 +228,7 @@ static int explain(sched *s, sched_group *g)
     }
     size_t off = 0;
     int w = snprintf(g->reason, sizeof(g->reason), "%s", s->n_pools ? "" : "no NodePool exists");
+    g->by_limits = false;
     off = w > 0 ? (size_t)w : 0;
     for (size_t o = 0; o < s->n_pools && off < sizeof(g->reason); o++) {
         size_t p = s->pool_order[o];
@@ -239,6 +240,10 @@ static int explain(sched *s, sched_group *g)
         }
         if (!text)
             continue;
+        /* Limits alone hold the pod back when the first pool that says something says limits and no pool says
+         * anything else. */
+        bool limits = text == buf && strncmp(why[p], SCHED_LIMITS_REASON, strlen(SCHED_LIMITS_REASON)) == 0;
+        g->by_limits = limits && (off == 0 || g->by_limits);
         w = snprintf(g->reason + off, sizeof(g->reason) - off, "%s%s", off ? "; " : "", text);
         off += w > 0 ? (size_t)w : 0;
     }

@@ -20,6 +20,11 @@ struct ns_invariants {
     char notes[MAX_NOTES][512]; /* violations seen by the wrapper since the last check */
     size_t n_notes, dropped;
     size_t total;
+    /* When room for pending pods last appeared without a pod's own change: the checker was attached (pods pending
+     * before the engine first ran), or a write that may make room went through (a pod or Node removed after
+     * provisioning in a step, or by a timeline step, frees room under a NodePool's limits). A pending pod is given
+     * its patience again from then: the engine acts on the change at its next step. */
+    int64_t room_ms;
 };
 
 static void note(ns_invariants *inv, const char *fmt, ...) NS_PRINTF(2, 3);
@@ -107,6 +112,8 @@ static int w_evict_pod(void *ctx, ns_pod *pod, bool voluntary)
     char verdict[512];
     judge(inv, pod, voluntary, "evicted", verdict, sizeof(verdict));
     int rc = inv->inner.ops->evict_pod(inv->inner.ctx, pod, voluntary);
+    if (rc == NS_OK)
+        inv->room_ms = ns_clock_now_ms();
     if (rc == NS_OK && verdict[0])
         note(inv, "%s", verdict);
     return rc;
@@ -118,10 +125,25 @@ static int w_delete_pod(void *ctx, ns_pod *pod, bool voluntary)
     char verdict[512];
     judge(inv, pod, voluntary, "deleted", verdict, sizeof(verdict));
     int rc = inv->inner.ops->delete_pod(inv->inner.ctx, pod, voluntary);
+    if (rc == NS_OK)
+        inv->room_ms = ns_clock_now_ms();
     if (rc == NS_OK && verdict[0])
         note(inv, "%s", verdict);
     return rc;
 }
+
+/* Writes that may make room for pending pods (a Node or NodeClaim going, a taint or a cordon lifted, a Node's status
+ * changing, a NodePool or node class changing; pods going, above) pass through and restart the pending pods'
+ * patience (room_ms). */
+#define ROOM(op, params, args)                                                                                         \
+    static int w_##op params                                                                                           \
+    {                                                                                                                  \
+        ns_invariants *inv = ctx;                                                                                      \
+        int rc = inv->inner.ops->op args;                                                                              \
+        if (rc == NS_OK)                                                                                               \
+            inv->room_ms = ns_clock_now_ms();                                                                          \
+        return rc;                                                                                                     \
+    }
 
 /* Everything else passes straight through. */
 #define FWD(op, params, args)                                                                                          \
@@ -132,22 +154,22 @@ static int w_delete_pod(void *ctx, ns_pod *pod, bool voluntary)
     }
 FWD(create_nodeclaim, (void *ctx, ns_nodeclaim *c), (inv->inner.ctx, c))
 FWD(update_nodeclaim, (void *ctx, ns_nodeclaim *c), (inv->inner.ctx, c))
-FWD(delete_nodeclaim, (void *ctx, ns_nodeclaim *c), (inv->inner.ctx, c))
-FWD(remove_nodeclaim_finalizer, (void *ctx, ns_nodeclaim *c, const char *f), (inv->inner.ctx, c, f))
+ROOM(delete_nodeclaim, (void *ctx, ns_nodeclaim *c), (inv->inner.ctx, c))
+ROOM(remove_nodeclaim_finalizer, (void *ctx, ns_nodeclaim *c, const char *f), (inv->inner.ctx, c, f))
 FWD(create_node, (void *ctx, ns_node *n), (inv->inner.ctx, n))
 FWD(add_node_taint, (void *ctx, ns_node *n, const ns_taint *t), (inv->inner.ctx, n, t))
-FWD(remove_node_taint, (void *ctx, ns_node *n, const char *k, const char *eff), (inv->inner.ctx, n, k, eff))
+ROOM(remove_node_taint, (void *ctx, ns_node *n, const char *k, const char *eff), (inv->inner.ctx, n, k, eff))
 FWD(set_node_label, (void *ctx, ns_node *n, const char *k, const char *v), (inv->inner.ctx, n, k, v))
 FWD(set_node_annotation, (void *ctx, ns_node *n, const char *k, const char *v), (inv->inner.ctx, n, k, v))
-FWD(set_node_unschedulable, (void *ctx, ns_node *n, bool u), (inv->inner.ctx, n, u))
-FWD(update_node_status, (void *ctx, ns_node *n), (inv->inner.ctx, n))
-FWD(delete_node, (void *ctx, ns_node *n), (inv->inner.ctx, n))
-FWD(remove_node_finalizer, (void *ctx, ns_node *n, const char *f), (inv->inner.ctx, n, f))
+ROOM(set_node_unschedulable, (void *ctx, ns_node *n, bool u), (inv->inner.ctx, n, u))
+ROOM(update_node_status, (void *ctx, ns_node *n), (inv->inner.ctx, n))
+ROOM(delete_node, (void *ctx, ns_node *n), (inv->inner.ctx, n))
+ROOM(remove_node_finalizer, (void *ctx, ns_node *n, const char *f), (inv->inner.ctx, n, f))
 FWD(create_pod, (void *ctx, ns_pod *p), (inv->inner.ctx, p))
 FWD(bind_pod, (void *ctx, ns_pod *p, const char *node), (inv->inner.ctx, p, node))
-FWD(put_nodepool, (void *ctx, ns_nodepool *np), (inv->inner.ctx, np))
-FWD(delete_nodepool, (void *ctx, const char *name), (inv->inner.ctx, name))
-FWD(put_nodeclass, (void *ctx, ns_nodeclass_def *d), (inv->inner.ctx, d))
+ROOM(put_nodepool, (void *ctx, ns_nodepool *np), (inv->inner.ctx, np))
+ROOM(delete_nodepool, (void *ctx, const char *name), (inv->inner.ctx, name))
+ROOM(put_nodeclass, (void *ctx, ns_nodeclass_def *d), (inv->inner.ctx, d))
 
 static const ns_cluster_writes_ops watch_ops = {
     .create_nodeclaim = w_create_nodeclaim,
@@ -178,6 +200,7 @@ int ns_invariants_attach(ns_engine *e, ns_invariants **out)
     if (!inv)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating the invariant checker");
     inv->e = e;
+    inv->room_ms = ns_clock_now_ms();
     inv->inner = e->writes;
     inv->wrapper = (ns_cluster_writes){&watch_ops, inv};
     ns_engine_set_writes(e, &inv->wrapper);
@@ -191,6 +214,11 @@ void ns_invariants_free(ns_invariants *inv)
         return;
     ns_engine_set_writes(inv->e, &inv->inner);
     free(inv);
+}
+
+void ns_invariants_outside_change(ns_invariants *inv)
+{
+    inv->room_ms = ns_clock_now_ms();
 }
 
 size_t ns_invariants_total(const ns_invariants *inv)
@@ -240,7 +268,7 @@ static int collect(void *ctx, const ns_instance *inst)
 
 static int check_instances(ns_invariants *inv, report *r, int64_t now)
 {
-    const ns_engine *e = inv->e;
+    ns_engine *e = inv->e;
     inst_list v = {0};
     int rc = ns_plugin_list_instances(e->plugin, collect, &v);
     if (rc != NS_OK) {
@@ -256,7 +284,9 @@ static int check_instances(ns_invariants *inv, report *r, int64_t now)
             owned = (claim->provider_id && strcmp(claim->provider_id, inst->provider_id) == 0) ||
                     (!claim->provider_id && strcmp(claim->meta.name, inst->nodeclaim_name) == 0);
         }
-        if (!owned && now - inst->launch_time_ms > limit)
+        if (!owned && now - inst->launch_time_ms <= limit)
+            ns_engine_due(e, inst->launch_time_ms + limit + 1);
+        else if (!owned)
             add(r, "instance %s has run %" PRId64 "s without a nodeclaim (garbage collection grace %" PRId64 "s)",
                 inst->provider_id, (now - inst->launch_time_ms) / 1000, e->cfg.orphan_gc_grace_ms / 1000);
     }
@@ -264,14 +294,26 @@ static int check_instances(ns_invariants *inv, report *r, int64_t now)
     return NS_OK;
 }
 
+/* Since when the pod could have been placed, as far as the checker can tell (see room_ms). */
+static int64_t pending_for(const ns_invariants *inv, const ns_pod *p, int64_t now)
+{
+    return now - (p->pending_since_ms > inv->room_ms ? p->pending_since_ms : inv->room_ms);
+}
+
 static int check_pending(ns_invariants *inv, report *r, int64_t now)
 {
     ns_engine *e = inv->e;
     int64_t patience = e->cfg.batch_max_ms + 2 * e->cfg.tick_ms;
     bool any = false;
-    for (size_t i = 0; i < e->cluster->n_pods && !any; i++) {
+    for (size_t i = 0; i < e->cluster->n_pods; i++) {
         const ns_pod *p = e->cluster->pods[i];
-        any = ns_sched_pod_is_pending(p) && now - p->pending_since_ms > patience;
+        if (!ns_sched_pod_is_pending(p))
+            continue;
+        int64_t waited = pending_for(inv, p, now);
+        any = any || waited > patience;
+        /* An event-driven run checks when stepping every tick would first blame the pod. */
+        if (waited <= patience)
+            ns_engine_due(e, now - waited + patience + 1);
     }
     if (!any)
         return NS_OK;
@@ -282,7 +324,7 @@ static int check_pending(ns_invariants *inv, report *r, int64_t now)
     for (size_t i = 0; i < plan.result.n_placement && i < e->cluster->n_pods; i++) {
         const ns_pod *p = e->cluster->pods[i];
         size_t at = plan.result.placement[i];
-        if (!ns_sched_pod_is_pending(p) || now - p->pending_since_ms <= patience || at == NS_SCHED_NOT_PENDING ||
+        if (!ns_sched_pod_is_pending(p) || pending_for(inv, p, now) <= patience || at == NS_SCHED_NOT_PENDING ||
             at == NS_SCHED_UNPLACED)
             continue;
         char ref[300];

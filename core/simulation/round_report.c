@@ -69,7 +69,7 @@ static void fates(const ns_engine *e, pod_fate *f, size_t n)
     for (size_t i = 0; i < nd; i++) {
         if (d[i].kind == NS_DECISION_CREATED_NODECLAIM) {
             each_listed(f, n, d[i].pods, set_claim, d[i].nodeclaims);
-        } else if (d[i].kind == NS_DECISION_UNSCHEDULABLE_POD) {
+        } else if (d[i].kind == NS_DECISION_UNSCHEDULABLE_POD || d[i].kind == NS_DECISION_HELD_BY_LIMITS) {
             pod_fate *fate = fate_of(f, n, d[i].pods, strlen(d[i].pods));
             if (fate)
                 fate->reason = d[i].reason;

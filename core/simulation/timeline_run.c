@@ -19,8 +19,8 @@ typedef struct tl_runner {
     ns_invariants *inv;
     cJSON *violations; /* strings, "at 2m31s: ..." */
     size_t checks;     /* engine steps checked since the last timeline step */
-    int64_t steps;          /* engine steps run so far */
-    int64_t progress_every; /* a progress line every this many engine steps; 0 on short runs */
+    int64_t progress_every; /* a progress line every this much simulated time; 0 on short runs */
+    int64_t progress_next;  /* simulated time (from the start) of the next progress line */
 } tl_runner;
 
 void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
@@ -179,37 +179,40 @@ static int check(tl_runner *r)
     return 0;
 }
 
-/* One engine step and its checks; on long runs, a progress line every tenth of the way. */
+/* One engine step and its checks; on long runs, a progress line every tenth of the simulated time. */
 static int step_checked(tl_runner *r)
 {
     int rc = ns_engine_step(r->e);
     if (rc == 0)
         rc = check(r);
-    if (++r->steps % (r->progress_every ? r->progress_every : INT64_MAX) == 0) {
+    int64_t elapsed = ns_clock_now_ms() - r->t->start_ms;
+    if (r->progress_every && elapsed >= r->progress_next) {
         char at[32], end[32], done[24];
-        snprintf(done, sizeof(done), "%d%%", (int)(r->steps / r->progress_every * 10));
+        snprintf(done, sizeof(done), "%d%%", (int)(elapsed / r->progress_every * 10));
         ns_log(NS_LOG_INFO, "timeline", "simulated time progress", "simulated",
-               ns_duration_format(ns_clock_now_ms() - r->t->start_ms, at, sizeof(at)), "end",
-               ns_duration_format(r->t->end_ms, end, sizeof(end)), "done", done, NULL);
+               ns_duration_format(elapsed, at, sizeof(at)), "end", ns_duration_format(r->t->end_ms, end, sizeof(end)),
+               "done", done, NULL);
+        r->progress_next = (elapsed / r->progress_every + 1) * r->progress_every;
     }
     return rc;
 }
 
-/* ns_engine_run_until, checking after every engine step. */
+/* ns_engine_run_until, checking after every engine step: the engine steps at the next tick, or later when nothing
+ * is due sooner (ns_engine_next_step_ms); the checker declares what it waits for too. */
 static int run_until(tl_runner *r, int64_t until_ms)
 {
-    int64_t tick = ns_engine_get_config(r->e)->tick_ms;
     int rc = step_checked(r);
     while (rc == 0 && ns_clock_now_ms() < until_ms && (rc = ns_engine_check_stop(r->e)) == 0) {
-        int64_t left = until_ms - ns_clock_now_ms();
-        ns_clock_advance(left < tick ? left : tick);
+        ns_clock_advance(ns_engine_next_step_ms(r->e, until_ms) - ns_clock_now_ms());
         rc = step_checked(r);
     }
     return rc;
 }
 
-/* Simulated time costs an engine step per tick: a timeline of 876000h, or of an hour in ticks of 1ms, would run for
- * days without a word. Refuse what cannot finish in reasonable time; warn about long runs and report progress. */
+/* Stepping every tick costs an engine step per tick: a timeline of 876000h, or of an hour in ticks of 1ms, would run
+ * for days without a word. Refuse what cannot finish in reasonable time that way; an event-driven run steps only when
+ * something is due, but a busy cluster can still need a step per tick, so its bound is higher, not absent. Warn about
+ * long runs and report progress. */
 static int check_length(tl_runner *r)
 {
     const ns_timeline *t = r->t;
@@ -218,16 +221,22 @@ static int check_length(tl_runner *r)
     char len[32], tk[32], n[24];
     ns_duration_format(t->end_ms, len, sizeof(len));
     ns_duration_format(tick, tk, sizeof(tk));
-    if (steps > NS_TIMELINE_MAX_ENGINE_STEPS)
+    if (steps > NS_TIMELINE_MAX_ENGINE_STEPS && ns_engine_get_config(r->e)->every_tick)
         return NS_FAIL(NS_ERR_INVALID_CONFIG,
-                       "%s: the timeline lasts %s in ticks of %s, %lld engine steps; at most %lld are allowed "
-                       "(make engine.tick longer or the timeline shorter)",
+                       "%s: the timeline lasts %s in ticks of %s, %lld engine steps; at most %lld are allowed when "
+                       "stepping every tick (make engine.tick longer or the timeline shorter)",
                        t->path, len, tk, (long long)steps, (long long)NS_TIMELINE_MAX_ENGINE_STEPS);
+    if (steps > NS_TIMELINE_MAX_TICKS)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                       "%s: the timeline lasts %s in ticks of %s, %lld ticks; at most %lld are allowed "
+                       "(make engine.tick longer or the timeline shorter)",
+                       t->path, len, tk, (long long)steps, (long long)NS_TIMELINE_MAX_TICKS);
     if (steps > NS_TIMELINE_LONG_RUN_STEPS) {
         snprintf(n, sizeof(n), "%lld", (long long)steps);
         ns_log(NS_LOG_WARN, "timeline", "long simulated run: progress is logged every tenth", "timeline", t->path,
-               "duration", len, "tick", tk, "engine-steps", n, NULL);
-        r->progress_every = steps / 10;
+               "duration", len, "tick", tk, "ticks", n, NULL);
+        r->progress_every = t->end_ms / 10 > 0 ? t->end_ms / 10 : 1;
+        r->progress_next = r->progress_every;
     }
     return 0;
 }
@@ -273,6 +282,7 @@ static int run_steps(tl_runner *r, cJSON *doc)
         log_step(t, s);
         if ((rc = tl_apply(r->e, t, s, r->sources)) < 0)
             break;
+        ns_invariants_outside_change(r->inv);
         if (s->action == NS_TL_ADVANCE && (rc = run_until(r, t->start_ms + s->end_ms)) < 0) {
             ns_error_prefix("%s:%d: timeline step %zu: advance: ", t->path, s->action_line, s->index + 1);
             break;
@@ -300,7 +310,21 @@ static int timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sourc
     int rc2 = add_series(doc, e, t->start_ms);
     if (rc2 == 0)
         rc2 = add_decisions(doc, e, t->start_ms);
+    if (rc2 == 0 && !cJSON_AddNumberToObject(doc, "engine_steps", (double)ns_engine_steps(e)))
+        rc2 = NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the engine steps");
     return rc < 0 ? rc : rc2;
+}
+
+size_t ns_timeline_violations(const cJSON *doc)
+{
+    size_t n = 0;
+    const cJSON *step;
+    cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(doc, "steps"))
+    {
+        const cJSON *inv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(step, "state"), "invariants");
+        n += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(inv, "violations"));
+    }
+    return n;
 }
 
 int ns_timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sources, cJSON **doc_out)

@@ -34,12 +34,15 @@ def expect_failure(name, proc, *parts):
 
 
 nginx = os.path.join(EXAMPLES, "nginx.yaml")
-# Simulated time: a timeline of 876000h, or an hour in ticks of 1ms, is refused before any engine step.
+# Simulated time: a timeline of 876000h is refused before any engine step; so is an hour in ticks of 1ms when
+# stepping every tick (event-driven, that hour runs).
 expect_failure("876000h", run("simulate", "-f", nginx, "--timeline", os.path.join(BAD, "timeline-876000h.yaml")),
-               "timeline-876000h.yaml: the timeline lasts 876000h in ticks of 1s, 3153600001 engine steps; at most "
-               "1000000 are allowed (make engine.tick longer or the timeline shorter)")
-expect_failure("tick 1ms", run("simulate", "-f", nginx, "--timeline", os.path.join(BAD, "timeline-tick-1ms.yaml")),
-               "the timeline lasts 1h in ticks of 1ms, 3600001 engine steps")
+               "timeline-876000h.yaml: the timeline lasts 876000h in ticks of 1s, 3153600001 ticks; at most "
+               "100000000 are allowed (make engine.tick longer or the timeline shorter)")
+expect_failure("tick 1ms", run("simulate", "-f", nginx, "--timeline", os.path.join(BAD, "timeline-tick-1ms.yaml"),
+                               "--every-tick"),
+               "the timeline lasts 1h in ticks of 1ms, 3600001 engine steps; at most 1000000 are allowed when "
+               "stepping every tick")
 # An option duration that would wrap when turned into milliseconds.
 expect_failure("launch_latency", run("offerings", "--provider", "sim", "--set", "launch_latency=18446744073709553"),
                "option 'launch_latency' of provider sim: invalid duration \"18446744073709553\": 18446744073709553 "
