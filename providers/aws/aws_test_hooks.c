@@ -1,26 +1,20 @@
 /* test_inject_fault: faults are injected where a real cloud would produce them, in the AWS endpoint itself, through
- * the control endpoint of the AWS emulator (test/emulators/aws) named by the test_control_url option. Refused unless
- * the test_hooks option is true.
+ * the control endpoint of the AWS emulator (test/emulators/aws) named by the test_control_url option; the mechanism is
+ * providers/common/emulator_hooks.c, what is AWS's is here. Refused unless the test_hooks option is true.
  *
  * A method's faults apply to the AWS actions that method calls (each method's first call fails, so its result is the
- * fault's); throttles are injected once per attempt the client makes, so they outlast its retries. */
+ * fault's). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "aws_provider.h"
-
-typedef struct method_actions {
-    const char *method;
-    const char *actions; /* JSON array */
-} method_actions;
+#include "emulator_hooks.h"
 
 #define NODECLASS_ACTIONS "\"DescribeSubnets\",\"DescribeSecurityGroups\",\"DescribeImages\",\"GetParameter\""
 #define CATALOG_ACTIONS                                                                                                \
     "\"DescribeAvailabilityZones\",\"DescribeInstanceTypes\",\"DescribeInstanceTypeOfferings\","                      \
     "\"DescribeSpotPriceHistory\",\"GetProducts\""
 
-static const method_actions METHODS[] = {
+static const emulator_method METHODS[] = {
     {"list_instance_types", "[\"DescribeSubnets\"," CATALOG_ACTIONS "]"},
     {"launch", "[" NODECLASS_ACTIONS "," CATALOG_ACTIONS ",\"DescribeCluster\",\"DescribeLaunchTemplates\","
                "\"CreateLaunchTemplate\",\"CreateFleet\"]"},
@@ -31,13 +25,8 @@ static const method_actions METHODS[] = {
     {"check_drift", "[" NODECLASS_ACTIONS ",\"DescribeInstances\"]"},
 };
 
-/* An error code from the provider's table for each category, and the HTTP status AWS answers it with. NOT_FOUND
- * avoids InvalidInstanceID.NotFound, which terminate rightly takes as "already gone". */
-static const struct {
-    ns_err category;
-    const char *code;
-    int status;
-} CODES[] = {
+/* NOT_FOUND avoids InvalidInstanceID.NotFound, which terminate rightly takes as "already gone". */
+static const emulator_error ERRORS[] = {
     {NS_ERR_NOT_FOUND, "InvalidAMIID.NotFound", 400},
     {NS_ERR_INSUFFICIENT_CAPACITY, "InsufficientInstanceCapacity", 400},
     {NS_ERR_UNAUTHORIZED, "UnauthorizedOperation", 403},
@@ -47,100 +36,39 @@ static const struct {
     {NS_ERR_INVALID_ARGUMENT, "IdempotentParameterMismatch", 400},
 };
 
-static int post(aws_state *s, const char *path, const char *body)
+static int capacity(void *state, const ns_fault *f, char *body, size_t len)
 {
-    char url[320];
-    snprintf(url, sizeof(url), "%s%s", s->control_url, path);
-    ns_http_header headers[] = {{"Content-Type", "application/json"}};
-    ns_http_request req = {.struct_size = sizeof(req), .method = "POST", .url = url, .headers = headers,
-                           .n_headers = 1, .body = body, .body_len = strlen(body), .timeout_ms = 5000};
-    ns_http_response *resp = NULL;
-    int rc = s->host->http_request(s->ctx, &req, &resp);
-    if (rc != NS_OK)
-        return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "test hook: the emulator's control endpoint %s did not "
-                        "answer", url);
-    long status = resp->status;
-    s->host->http_response_free(resp);
-    return status == 200 ? NS_OK
-                         : NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "test hook: %s answered HTTP %ld to %s", url,
-                                    status, body);
+    (void)state;
+    snprintf(body, len, "{\"kind\":\"ice\",\"instance_type\":\"%s\",\"zone\":\"%s\",\"capacity_type\":\"%s\"}",
+             f->instance_type, f->zone, f->capacity_type);
+    return NS_OK;
 }
 
-static const char *actions_of(const char *method)
+static int interrupt(void *state, const ns_fault *f, char *body, size_t len)
 {
-    for (size_t i = 0; i < sizeof(METHODS) / sizeof(METHODS[0]); i++)
-        if (strcmp(METHODS[i].method, method) == 0)
-            return METHODS[i].actions;
-    return NULL;
-}
-
-static int call_fault(aws_state *s, const ns_fault *f)
-{
-    const char *actions = "null";
-    if (f->method && !(actions = actions_of(f->method)))
-        return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: unknown method %s", f->method);
-    char body[1024];
-    unsigned count = f->count ? f->count : 1;
-    if (f->kind == NS_FAULT_DELAY) {
-        snprintf(body, sizeof(body), "{\"kind\":\"slow\",\"count\":%u,\"delay_ms\":%lld,\"actions\":%s}", count,
-                 (long long)f->delay_ms, actions);
-        return post(s, "/faults", body);
-    }
-    if (f->kind == NS_FAULT_THROTTLE || (f->kind == NS_FAULT_FAIL && f->error == NS_ERR_THROTTLED)) {
-        snprintf(body, sizeof(body), "{\"kind\":\"throttle\",\"count\":%u,\"actions\":%s}",
-                 count * (unsigned)s->max_attempts, actions);
-        return post(s, "/faults", body);
-    }
-    for (size_t i = 0; i < sizeof(CODES) / sizeof(CODES[0]); i++)
-        if (CODES[i].category == f->error) {
-            snprintf(body, sizeof(body), "{\"kind\":\"error\",\"count\":%u,\"code\":\"%s\",\"status\":%d,"
-                     "\"actions\":%s}", count, CODES[i].code, CODES[i].status, actions);
-            return post(s, "/faults", body);
-        }
-    return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: no AWS error stands for category %d",
-                    (int)f->error);
-}
-
-static int interrupt(aws_state *s, const ns_fault *f)
-{
+    aws_state *s = state;
     static const char *const KINDS[] = {NULL, "spot-interruption", "rebalance", "scheduled-change", "state-change",
                                         "state-change"};
     const char *id = aws_instance_id_of(f->provider_id);
-    if (!id || f->event < NS_EVENT_SPOT_INTERRUPTION || f->event > NS_EVENT_INSTANCE_TERMINATED)
-        return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs an event kind and an "
-                        "aws:///zone/i-... provider ID (got %s)", f->provider_id ? f->provider_id : "none");
-    char body[300];
-    snprintf(body, sizeof(body), "{\"kind\":\"%s\",\"instance_id\":\"%s\",\"state\":\"%s\"}", KINDS[f->event], id,
+    if (!id)
+        return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs an aws:///zone/i-... "
+                        "provider ID (got %s)", f->provider_id ? f->provider_id : "none");
+    snprintf(body, len, "{\"kind\":\"%s\",\"instance_id\":\"%s\",\"state\":\"%s\"}", KINDS[f->event], id,
              f->event == NS_EVENT_INSTANCE_STOPPING ? "stopping" : "shutting-down");
-    return post(s, "/events", body);
+    return NS_OK;
 }
+
+static const emulator_dialect AWS = {
+    .provider = "aws", .cloud = "AWS", .calls_key = "actions", .throttle_extra = "",
+    .methods = METHODS, .n_methods = sizeof(METHODS) / sizeof(METHODS[0]),
+    .errors = ERRORS, .n_errors = sizeof(ERRORS) / sizeof(ERRORS[0]),
+    .capacity = capacity, .interrupt = interrupt,
+};
 
 int aws_test_inject_fault(void *state, const ns_fault *f)
 {
     aws_state *s = state;
-    if (!s->test_hooks)
-        return NS_ERROR(s->host, s->ctx, NS_ERR_UNSUPPORTED, "aws test hooks are off (set the option test_hooks)");
-    if (!s->control_url[0])
-        return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG,
-                        "aws test hooks need test_control_url, the AWS emulator's control endpoint");
-    switch (f->kind) {
-    case NS_FAULT_INSUFFICIENT_CAPACITY: {
-        if (!f->instance_type || !f->zone || !f->capacity_type)
-            return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: insufficient capacity needs an "
-                            "instance type, zone and capacity type");
-        char body[400];
-        snprintf(body, sizeof(body), "{\"kind\":\"ice\",\"instance_type\":\"%s\",\"zone\":\"%s\",\"capacity_type\":"
-                 "\"%s\"}", f->instance_type, f->zone, f->capacity_type);
-        return post(s, "/faults", body);
-    }
-    case NS_FAULT_THROTTLE:
-    case NS_FAULT_FAIL:
-    case NS_FAULT_DELAY:
-        return call_fault(s, f);
-    case NS_FAULT_INTERRUPT:
-        return interrupt(s, f);
-    case NS_FAULT_CLEAR:
-        return post(s, "/clear", "{}");
-    }
-    return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: unknown fault kind %d", (int)f->kind);
+    emulator_hooks e = {.host = s->host, .ctx = s->ctx, .state = s, .enabled = s->test_hooks,
+                        .control_url = s->control_url, .max_attempts = (unsigned)s->max_attempts, .dialect = &AWS};
+    return emulator_inject_fault(&e, f);
 }
