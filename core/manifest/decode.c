@@ -113,16 +113,23 @@ int ns_dec_scalar_string(const ns_dec *d, const ns_ynode *node, const char *path
     return 0;
 }
 
+/* The string at map[key] into *s (borrowed), its node into *v and its path into p; *v NULL when absent. */
+static int string_at(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, const ns_ynode **v,
+                     char p[NS_PATH_MAX], const char **s)
+{
+    if (!(*v = ns_ymap_get(map, key)))
+        return 0;
+    ns_path_key(p, NS_PATH_MAX, path, key);
+    return ns_dec_scalar_string(d, *v, p, s);
+}
+
 int ns_dec_string(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char **out)
 {
-    const ns_ynode *v = ns_ymap_get(map, key);
-    if (!v)
-        return 0;
+    const ns_ynode *v;
     char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
     const char *s = NULL;
-    int rc = ns_dec_scalar_string(d, v, p, &s);
-    if (rc < 0)
+    int rc = string_at(d, map, path, key, &v, p, &s);
+    if (rc < 0 || !v)
         return rc;
     char *copy = ns_strdup(s);
     if (!copy)
@@ -343,14 +350,11 @@ int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, cons
 {
     if (present)
         *present = false;
-    const ns_ynode *v = ns_ymap_get(map, key);
-    if (!v)
-        return 0;
+    const ns_ynode *v;
     char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
     const char *s = NULL;
-    int rc = ns_dec_scalar_string(d, v, p, &s);
-    if (rc < 0)
+    int rc = string_at(d, map, path, key, &v, p, &s);
+    if (rc < 0 || !v)
         return rc;
     if (ns_duration_parse(s, allow_never, p, out_ms) < 0)
         return ns_dec_wrap(d, v);

@@ -193,10 +193,13 @@ int ns_decode_name_max(const ns_dec *d, const ns_ynode *obj, const char *name, s
 
 /* ---- taints and tolerations ---- */
 
-static const char *const taint_fields[] = {"key", "value", "effect", "timeAdded", NULL};
+/* Decodes one item of a sequence (at path p) into out, an element of the new array; arg is the caller's. */
+typedef int (*item_fn)(const ns_dec *d, const ns_ynode *item, const char *p, const void *arg, void *out);
 
-int ns_decode_taints(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_taint **out,
-                     size_t *n)
+/* The sequence at path.key decoded item by item into a new array of elements of `size` bytes, which replaces *out
+ * (the old one freed with free_items) once every item decoded; absent or empty, *out is left as it is. */
+static int decode_seq(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, size_t size, item_fn fn,
+                      const void *arg, void (*free_items)(void *v, size_t n), void **out, size_t *n)
 {
     int rc;
     const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
@@ -204,36 +207,62 @@ int ns_decode_taints(const ns_dec *d, const ns_ynode *map, const char *path, con
         return rc;
     char p[NS_PATH_MAX];
     ns_path_key(p, sizeof(p), path, key);
-    ns_taint *v = calloc(seq->n, sizeof(*v));
+    char *v = calloc(seq->n, size);
     if (!v)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", p);
-    size_t i = 0;
-    for (; i < seq->n && rc == 0; i++) {
+    for (size_t i = 0; i < seq->n && rc == 0; i++) {
         char ip[NS_PATH_MAX];
         ns_path_index(ip, sizeof(ip), p, i);
-        const ns_ynode *t = seq->items[i];
-        char *k = NULL, *val = NULL, *eff = NULL;
-        if ((rc = ns_dec_fields(d, t, ip, taint_fields)) == 0 && (rc = ns_dec_string_required(d, t, ip, "key", &k)) == 0 &&
-            (rc = ns_dec_string(d, t, ip, "value", &val)) == 0 &&
-            (rc = ns_dec_string_required(d, t, ip, "effect", &eff)) == 0 && !ns_taint_effect_valid(eff))
-            rc = ns_dec_fail(d, ns_ymap_get(t, "effect"), ip,
-                             "effect \"%s\" is not one of NoSchedule, PreferNoSchedule, NoExecute", eff);
-        v[i] = (ns_taint){k, val, eff};
+        rc = fn(d, seq->items[i], ip, arg, v + i * size);
     }
     if (rc < 0) {
-        ns_taints_free(v, i);
+        free_items(v, seq->n);
         return rc;
     }
-    ns_taints_free(*out, *n);
+    free_items(*out, *n);
     *out = v;
     *n = seq->n;
     return 0;
 }
 
+static int effect_invalid(const ns_dec *d, const ns_ynode *t, const char *p, const char *effect)
+{
+    return ns_dec_fail(d, ns_ymap_get(t, "effect"), p,
+                       "effect \"%s\" is not one of NoSchedule, PreferNoSchedule, NoExecute", effect);
+}
+
+static const char *const taint_fields[] = {"key", "value", "effect", "timeAdded", NULL};
+
+static int decode_taint(const ns_dec *d, const ns_ynode *t, const char *p, const void *arg, void *out)
+{
+    (void)arg;
+    char *k = NULL, *val = NULL, *eff = NULL;
+    int rc;
+    if ((rc = ns_dec_fields(d, t, p, taint_fields)) == 0 && (rc = ns_dec_string_required(d, t, p, "key", &k)) == 0 &&
+        (rc = ns_dec_string(d, t, p, "value", &val)) == 0 &&
+        (rc = ns_dec_string_required(d, t, p, "effect", &eff)) == 0 && !ns_taint_effect_valid(eff))
+        rc = effect_invalid(d, t, p, eff);
+    *(ns_taint *)out = (ns_taint){k, val, eff};
+    return rc;
+}
+
+static void free_taints(void *v, size_t n)
+{
+    ns_taints_free(v, n);
+}
+
+int ns_decode_taints(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_taint **out,
+                     size_t *n)
+{
+    return decode_seq(d, map, path, key, sizeof(**out), decode_taint, NULL, free_taints, (void **)out, n);
+}
+
 static const char *const toleration_fields[] = {"key", "operator", "value", "effect", "tolerationSeconds", NULL};
 
-static int decode_toleration(const ns_dec *d, const ns_ynode *t, const char *p, ns_toleration *out)
+static int decode_toleration(const ns_dec *d, const ns_ynode *t, const char *p, const void *arg, void *item)
 {
+    (void)arg;
+    ns_toleration *out = item;
     char *op = NULL;
     int rc;
     if ((rc = ns_dec_fields(d, t, p, toleration_fields)) < 0 || (rc = ns_dec_string(d, t, p, "key", &out->key)) < 0 ||
@@ -253,8 +282,7 @@ static int decode_toleration(const ns_dec *d, const ns_ynode *t, const char *p, 
     else if (!out->exists && (!out->key || !*out->key))
         rc = ns_dec_fail(d, t, p, "operator must be Exists when key is empty");
     else if (out->effect && *out->effect && !ns_taint_effect_valid(out->effect))
-        rc = ns_dec_fail(d, ns_ymap_get(t, "effect"), p,
-                         "effect \"%s\" is not one of NoSchedule, PreferNoSchedule, NoExecute", out->effect);
+        rc = effect_invalid(d, t, p, out->effect);
     else if (out->has_toleration_seconds && (!out->effect || strcmp(out->effect, "NoExecute") != 0))
         rc = ns_dec_fail(d, t, p, "tolerationSeconds is only allowed with effect NoExecute");
 done:
@@ -262,32 +290,15 @@ done:
     return rc;
 }
 
+static void free_tolerations(void *v, size_t n)
+{
+    ns_tolerations_free(v, n);
+}
+
 int ns_decode_tolerations(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                           ns_toleration **out, size_t *n)
 {
-    int rc;
-    const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
-    if (!seq || seq->n == 0)
-        return rc;
-    char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
-    ns_toleration *v = calloc(seq->n, sizeof(*v));
-    if (!v)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", p);
-    size_t i = 0;
-    for (; i < seq->n && rc == 0; i++) {
-        char ip[NS_PATH_MAX];
-        ns_path_index(ip, sizeof(ip), p, i);
-        rc = decode_toleration(d, seq->items[i], ip, &v[i]);
-    }
-    if (rc < 0) {
-        ns_tolerations_free(v, seq->n);
-        return rc;
-    }
-    ns_tolerations_free(*out, *n);
-    *out = v;
-    *n = seq->n;
-    return 0;
+    return decode_seq(d, map, path, key, sizeof(**out), decode_toleration, NULL, free_tolerations, (void **)out, n);
 }
 
 /* ---- requirements and selectors ---- */
@@ -295,8 +306,10 @@ int ns_decode_tolerations(const ns_dec *d, const ns_ynode *map, const char *path
 static const char *const req_fields[] = {"key", "operator", "values", NULL};
 static const char *const req_fields_min[] = {"key", "operator", "values", "minValues", NULL};
 
-static int decode_req(const ns_dec *d, const ns_ynode *r, const char *p, ns_ops_allowed ops, ns_selector_req *out)
+static int decode_req(const ns_dec *d, const ns_ynode *r, const char *p, const void *arg, void *item)
 {
+    ns_ops_allowed ops = *(const ns_ops_allowed *)arg;
+    ns_selector_req *out = item;
     char *op = NULL;
     int rc;
     if ((rc = ns_dec_fields(d, r, p, ops == NS_OPS_KARPENTER ? req_fields_min : req_fields)) < 0 ||
@@ -321,31 +334,15 @@ done:
     return rc;
 }
 
+static void free_reqs(void *v, size_t n)
+{
+    ns_selector_reqs_free(v, n);
+}
+
 int ns_decode_selector_reqs(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                             ns_ops_allowed ops, ns_selector_req **out, size_t *n)
 {
-    int rc;
-    const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
-    if (!seq || seq->n == 0)
-        return rc;
-    char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
-    ns_selector_req *v = calloc(seq->n, sizeof(*v));
-    if (!v)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", p);
-    for (size_t i = 0; i < seq->n && rc == 0; i++) {
-        char ip[NS_PATH_MAX];
-        ns_path_index(ip, sizeof(ip), p, i);
-        rc = decode_req(d, seq->items[i], ip, ops, &v[i]);
-    }
-    if (rc < 0) {
-        ns_selector_reqs_free(v, seq->n);
-        return rc;
-    }
-    ns_selector_reqs_free(*out, *n);
-    *out = v;
-    *n = seq->n;
-    return 0;
+    return decode_seq(d, map, path, key, sizeof(**out), decode_req, &ops, free_reqs, (void **)out, n);
 }
 
 static const char *const label_selector_fields[] = {"matchLabels", "matchExpressions", NULL};
