@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -630,6 +631,213 @@ class Test4SpotInterruptionEndToEnd(unittest.TestCase):
             self.assertEqual(errors, [], "the controller logged errors")
         finally:
             ctl.close()
+            kubectl("delete", "namespace", ns, "--wait=false")
+
+
+STATIC_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: %(name)s
+  labels:
+    eks.amazonaws.com/nodegroup: legacy
+    node.kubernetes.io/instance-type: m5.xlarge
+    topology.kubernetes.io/zone: us-west-2a
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    kubernetes.io/hostname: %(name)s
+"""
+
+LEGACY_PDB = """
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: legacy
+  namespace: %(ns)s
+spec:
+  minAvailable: 50%%
+  selector:
+    matchLabels: {app: legacy}
+"""
+
+
+class StaticKubelet(threading.Thread):
+    """Plays kubelet for the static nodes of the Cluster Autoscaler's node group (nodesmith's simulated kubelet only
+    plays it for its own nodes): keeps them Ready, reports their pods Running and Ready, and confirms the deletion of
+    the pods evicted from them."""
+
+    def __init__(self, nodes):
+        super().__init__(daemon=True)
+        self.nodes = set(nodes)
+        self.quit = threading.Event()
+
+    def run(self):
+        while not self.quit.is_set():
+            try:
+                self.once()
+            except (AssertionError, subprocess.TimeoutExpired) as e:  # an API hiccup: next round
+                print("# static kubelet: %s" % e, file=sys.stderr)
+            self.quit.wait(0.5)
+
+    def once(self):
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for p in kget("pods", "-A")["items"]:
+            if p["spec"].get("nodeName") not in self.nodes:
+                continue
+            name, ns = p["metadata"]["name"], p["metadata"]["namespace"]
+            if p["metadata"].get("deletionTimestamp"):
+                kubectl("delete", "pod", "-n", ns, name, "--grace-period=0", "--force", "--wait=false", check=False)
+            elif p["status"].get("phase") != "Running":
+                status = {"phase": "Running", "startTime": now, "conditions": [
+                    {"type": t, "status": "True", "lastTransitionTime": now}
+                    for t in ("Initialized", "ContainersReady", "Ready", "PodScheduled")]}
+                kubectl("patch", "pod", "-n", ns, name, "--subresource=status", "--type=merge", "-p",
+                        json.dumps({"status": status}), check=False)
+
+
+class ReadyWatch(threading.Thread):
+    """Every change of a namespace's pods as `kubectl get --watch` streams it: the fewest Ready pods (not being
+    deleted) seen at any moment since start, and how many changes were seen."""
+
+    def __init__(self, ns):
+        super().__init__(daemon=True)
+        self.p = subprocess.Popen([KUBECTL, "--kubeconfig", BED.kubeconfig, "get", "pods", "-n", ns, "--watch",
+                                   "--output-watch-events", "-o", "json"], stdout=subprocess.PIPE, text=True)
+        self.ready, self.low, self.changes = {}, None, 0
+        self.armed = False  # set once the initial listing is in: the count grows through it
+
+    def run(self):
+        buf, dec = "", json.JSONDecoder()
+        for line in self.p.stdout:
+            buf += line
+            while True:
+                buf = buf.lstrip()
+                try:
+                    ev, end = dec.raw_decode(buf)
+                except ValueError:
+                    break
+                buf = buf[end:]
+                self.seen(ev)
+
+    def seen(self, ev):
+        o = ev["object"]
+        name = o["metadata"]["name"]
+        ok = ev["type"] != "DELETED" and not o["metadata"].get("deletionTimestamp") and any(
+            c["type"] == "Ready" and c["status"] == "True" for c in o.get("status", {}).get("conditions", []))
+        self.ready[name] = ok
+        if self.armed:
+            self.changes += 1
+            n = sum(self.ready.values())
+            self.low = n if self.low is None else min(self.low, n)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            self.p.wait()
+        self.join()
+
+
+class Test6ClusterAutoscalerMigrationEndToEnd(unittest.TestCase):
+    """A migration from Cluster Autoscaler, as Karpenter's guide describes it: the workload runs on the static nodes of
+    an existing node group (Nodes the test creates and plays kubelet for) under a PodDisruptionBudget minAvailable 50%;
+    with nodesmith running and a NodePool in place, the node group's nodes are cordoned and drained with kubectl drain
+    (the Eviction API, which the budget gates): the evicted pods go pending, nodesmith launches NodeClaims for them,
+    and the pods end up on nodesmith's nodes; the budget holds throughout (sampled), the static nodes are left to
+    their owner (cordoned and empty, nothing of nodesmith's on them)."""
+
+    def test_pods_move_from_a_drained_node_group_without_breaking_the_pdb(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL)
+        ctl = Controller("replica-f")
+        kubelet = watch = None
+        statics = ["legacy-1", "legacy-2"]
+        ns = BED.namespace("migrate")
+        try:
+            eventually("replica-f to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            # a cluster with only the node group: the earlier tests' workloads and NodeClaims go
+            for d in kget("deployments", "-A")["items"]:
+                if d["metadata"]["namespace"] != "kube-system":
+                    kubectl("delete", "deployment", "-n", d["metadata"]["namespace"], d["metadata"]["name"],
+                            "--wait=false", "--ignore-not-found")
+            eventually("the earlier tests' pods to go", lambda: not [
+                p for p in kget("pods", "-A")["items"] if p["metadata"]["namespace"] != "kube-system"], timeout=120)
+            kubectl("delete", "nodeclaims", "--all", "--wait=false")
+            eventually("the earlier tests' NodeClaims and nodes to go", lambda: not kget("nodeclaims")["items"] and
+                       not kubectl("get", "nodes", "-l", "karpenter.sh/nodepool", "-o", "name"), timeout=180)
+            for name in statics:
+                kubectl("apply", "-f", "-", stdin=STATIC_NODE % {"name": name})
+                status = {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                          "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                          "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                          "lastHeartbeatTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                          "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}
+                kubectl("patch", "node", name, "--subresource=status", "--type=merge", "-p",
+                        json.dumps({"status": status}))
+            kubelet = StaticKubelet(statics)
+            kubelet.start()
+            deployment = (DEPLOYMENT % {"ns": ns}).replace("name: inflate", "name: legacy").replace(
+                "replicas: 50", "replicas: 6").replace("app: inflate", "app: legacy")
+            kubectl("apply", "-f", "-", stdin=deployment)
+
+            def ready_pods():
+                return [p for p in kget("pods", "-n", ns)["items"] if not p["metadata"].get("deletionTimestamp") and
+                        any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
+            eventually("6 pods Ready on the node group", lambda: len(ready_pods()) == 6, timeout=120)
+            self.assertEqual({p["spec"]["nodeName"] for p in ready_pods()} - set(statics), set())
+            kubectl("apply", "-f", "-", stdin=LEGACY_PDB % {"ns": ns})
+            eventually("the PDB to be observed", lambda: kget("pdb", "-n", ns, "legacy").get("status", {})
+                       .get("observedGeneration") == 1, timeout=60)
+            claims_before = len(kget("nodeclaims")["items"])
+            self.assertEqual(claims_before, 0)
+            # the migration: cordon the node group, then drain it
+            watch = ReadyWatch(ns)
+            watch.start()
+            eventually("the watch to list the 6 Ready pods", lambda: sum(watch.ready.values()) == 6, timeout=30)
+            watch.armed = True
+            kubectl("cordon", *statics)
+            drain = subprocess.Popen([KUBECTL, "--kubeconfig", BED.kubeconfig, "drain", *statics,
+                                      "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=240s"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                moved = [p for p in ready_pods() if p["spec"]["nodeName"] not in statics]
+                if drain.poll() is not None and len(moved) == 6:
+                    break
+                time.sleep(0.3)
+            else:
+                drain.kill()
+                print(ctl.text()[-8000:], file=sys.stderr)
+                self.fail("the pods did not move to nodesmith's nodes within 300 s")
+            out = drain.communicate()[0]
+            self.assertEqual(drain.returncode, 0, out)
+            time.sleep(1)  # the watch catches up with the last changes
+            watch.stop()
+            low = watch.low
+            self.assertGreaterEqual(low, 3, "the PodDisruptionBudget (minAvailable 50%) was broken")
+            # kubectl drain met the budget: some evictions were refused until the moved pods were Ready
+            self.assertIn("Cannot evict pod as it would violate the pod's disruption budget", out)
+            claims = kget("nodeclaims")["items"]
+            nodes = {n["metadata"]["name"]: n for n in kget("nodes")["items"]}
+            claim_nodes = {c["status"].get("nodeName") for c in claims}
+            for p in ready_pods():
+                self.assertIn(p["spec"]["nodeName"], claim_nodes, p["metadata"]["name"])
+            # the node group's nodes are the autoscaler's (or the operator's) to remove: nodesmith left them alone
+            for name in statics:
+                self.assertTrue(nodes[name]["spec"].get("unschedulable"))
+                self.assertNotIn("karpenter.sh/disrupted", [t["key"] for t in nodes[name]["spec"].get("taints", [])])
+            print("# %d pods moved from %d drained static nodes to %d NodeClaims; fewest Ready pods under the PDB: %d "
+                  "(over %d pod changes)" % (6, len(statics), len(claims), low, watch.changes))
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            if watch:
+                watch.stop()
+            if kubelet:
+                kubelet.quit.set()
+                kubelet.join()
+            ctl.close()
+            kubectl("delete", "nodes", *statics, "--ignore-not-found", "--wait=false")
             kubectl("delete", "namespace", ns, "--wait=false")
 
 
