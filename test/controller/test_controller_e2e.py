@@ -583,14 +583,17 @@ class Test4SpotInterruptionEndToEnd(unittest.TestCase):
                                                 "reason": "SpotInterruption", "message": stamp,
                                                 "lastHeartbeatTime": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
                                                 "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ")}]}}
+            # every version of the node, as a watch streams them: the cordon is seen however short it lasts
+            watch = subprocess.Popen([KUBECTL, "--kubeconfig", BED.kubeconfig, "get", "node", node, "--watch", "-o",
+                                      "jsonpath={.spec.taints[*].key}={.spec.taints[*].effect}{\"\\n\"}"],
+                                     stdout=subprocess.PIPE, text=True)
+            seen = []
+            reader = threading.Thread(target=lambda: seen.extend(watch.stdout), daemon=True)
+            reader.start()
+            eventually("the node watch to start", lambda: seen, timeout=30, interval=0.2)
             kubectl("patch", "node", node, "--subresource=status", "--type=strategic", "-p", json.dumps(patch))
-            cordoned = False
             while time.time() < deadline:
-                n = kubectl("get", "node", node, "-o", "json", "--ignore-not-found")
-                if n:
-                    taints = json.loads(n)["spec"].get("taints", [])
-                    cordoned = cordoned or any(t["key"] == "karpenter.sh/disrupted" and t["effect"] == "NoSchedule"
-                                               for t in taints)
+                n = kubectl("get", "node", node, "-o", "name", "--ignore-not-found")
                 gone = kubectl("get", "nodeclaim", claim_name, "--ignore-not-found") == "" and not n
                 if gone and running():
                     break
@@ -599,7 +602,11 @@ class Test4SpotInterruptionEndToEnd(unittest.TestCase):
                 print(ctl.text()[-8000:], file=sys.stderr)
                 self.fail("the interrupted node %s was not drained and removed before the deadline" % node)
             left = deadline - time.time()
-            self.assertTrue(cordoned, "the interrupted node was never seen cordoned")
+            watch.terminate()
+            watch.wait()
+            reader.join()
+            self.assertTrue(any(re.match(r".*karpenter\.sh/disrupted.*=.*NoSchedule", line) for line in seen),
+                            "the interrupted node was never seen cordoned: %s" % seen)
             after = running()
             self.assertTrue(all(p["spec"]["nodeName"] != node for p in after))
             replacements = [c for c in kget("nodeclaims")["items"] if c["metadata"]["name"] not in claims_before]
