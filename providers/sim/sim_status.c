@@ -14,14 +14,39 @@
 #include "sim_state.h"
 #include "status_doc.h"
 
+/* Can an instance type of the catalog run the node class's image? */
+static bool sim_type_runs(const sim_itype *t, const sim_nc *nc)
+{
+    return nc->os == SIM_OS_LINUX || t->windows_capable;
+}
+
 static bool sim_image_runs_somewhere(const sim_state *s, const sim_nc *nc)
 {
-    if (nc->os == SIM_OS_LINUX)
-        return true;
     for (size_t i = 0; i < s->catalog.n; i++)
-        if (s->catalog.types[i].windows_capable)
+        if (sim_type_runs(&s->catalog.types[i], nc))
             return true;
     return false;
+}
+
+/* The AWS kinds' amis: one entry per architecture that can run the image, each with the kubernetes.io/arch
+ * requirement Karpenter's EC2NodeClass status requires (a status without it is refused by the CRD). */
+static void sim_amis(status_doc *d, const sim_state *s, const sim_nc *nc, ns_json *list)
+{
+    const char *seen[8];
+    size_t n = 0;
+    for (size_t i = 0; i < s->catalog.n && n < sizeof(seen) / sizeof(seen[0]); i++) {
+        const sim_itype *t = &s->catalog.types[i];
+        bool known = false;
+        for (size_t k = 0; k < n && !known; k++)
+            known = strcmp(seen[k], t->arch) == 0;
+        if (known || !sim_type_runs(t, nc))
+            continue;
+        seen[n++] = t->arch;
+        ns_json *ami = status_doc_put(d, list, NULL, d->h->json_new_object());
+        status_doc_put_string(d, ami, "id", nc->image_id);
+        status_doc_requirement(d, status_doc_put(d, ami, "requirements", d->h->json_new_array()),
+                               "kubernetes.io/arch", "In", t->arch);
+    }
 }
 
 static void sim_resolved(status_doc *d, const sim_state *s, const sim_nc *nc)
@@ -30,10 +55,12 @@ static void sim_resolved(status_doc *d, const sim_state *s, const sim_nc *nc)
     const char *ready = nc->aws_kind ? "AMIsReady" : "ImagesReady";
     if (sim_image_runs_somewhere(s, nc)) {
         ns_json *list = status_doc_put(d, d->status, images, d->h->json_new_array());
-        ns_json *image = list ? status_doc_put(d, list, NULL, d->h->json_new_object()) : NULL;
-        if (image) {
-            status_doc_put(d, image, "id", d->h->json_new_string(nc->image_id));
-            status_doc_put(d, image, "os", d->h->json_new_string(sim_os_label(nc->os)));
+        if (nc->aws_kind) {
+            sim_amis(d, s, nc, list);
+        } else {
+            ns_json *image = status_doc_put(d, list, NULL, d->h->json_new_object());
+            status_doc_put_string(d, image, "id", nc->image_id);
+            status_doc_put_string(d, image, "os", sim_os_label(nc->os));
         }
         status_doc_ready(d, ready);
     } else {

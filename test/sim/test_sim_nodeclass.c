@@ -195,6 +195,18 @@ START_TEST(node_class_status_reports_what_was_resolved)
 
     st = status_of(p, "karpenter.k8s.aws/v1", "EC2NodeClass", "{\"amiSelectorTerms\": [{\"id\": \"ami-0abc\"}]}");
     ck_assert_str_eq(first_id(st, "amis"), "ami-0abc");
+    /* one entry per architecture of the catalog, each with the requirement Karpenter's CRD requires */
+    const cJSON *amis = cJSON_GetObjectItem(st, "amis");
+    ck_assert_int_eq(cJSON_GetArraySize(amis), 2);
+    const char *archs[2];
+    for (int i = 0; i < 2; i++) {
+        const cJSON *req = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(amis, i), "requirements"), 0);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(req, "key")), "kubernetes.io/arch");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(req, "operator")), "In");
+        archs[i] = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(req, "values"), 0));
+    }
+    ck_assert_msg((strcmp(archs[0], "amd64") == 0 && strcmp(archs[1], "arm64") == 0) ||
+                  (strcmp(archs[0], "arm64") == 0 && strcmp(archs[1], "amd64") == 0), "%s %s", archs[0], archs[1]);
     ck_assert_str_eq(ns_nodeclass_status_condition(st, "AMIsReady", NULL, NULL), "True");
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(st, "zones")), 3);
     cJSON_Delete(st);
