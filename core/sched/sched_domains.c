@@ -117,15 +117,6 @@ bool sched_domain_host_counts(const sched *s, const sched_domain_filter *f, size
     return !f->affinity;
 }
 
-static uint32_t pairs_zones(const sched *s, uint64_t pairs)
-{
-    uint32_t zones = 0;
-    for (size_t z = 0; z < s->n_zones; z++)
-        if (pairs & sched_zone_pairs((int)z))
-            zones |= 1u << z;
-    return zones;
-}
-
 uint32_t sched_domain_zones(const sched *s, const sched_domain_filter *f)
 {
     uint32_t zones = 0;
@@ -134,14 +125,14 @@ uint32_t sched_domain_zones(const sched *s, const sched_domain_filter *f)
         if (p->unusable || p->n_types == 0 || !tolerated(f, p->np->taints, p->np->n_taints))
             continue;
         if (!f->affinity) {
-            zones |= pairs_zones(s, p->pairs);
+            zones |= sched_pairs_zones(s, p->pairs);
             continue;
         }
         ns_compat_opts opts = {.allow_undefined_well_known = true, .extra_well_known = p->keys,
                                .n_extra_well_known = p->n_keys};
         for (size_t i = 0; i < f->n_terms; i++)
             if (ns_requirements_compatible(&p->reqs, &f->terms[i], &opts, NULL, 0))
-                zones |= pairs_zones(s, p->pairs & sched_pairs_for(s, &f->terms[i]));
+                zones |= sched_pairs_zones(s, p->pairs & sched_pairs_for(s, &f->terms[i]));
     }
     for (size_t n = 0; n < s->n_nodes; n++)
         if (s->nodes[n].zone >= 0 && node_counts(f, s->nodes[n].node))

@@ -199,9 +199,12 @@ typedef struct sched {
     sched_claim *claims;
     size_t n_claims, cap_claims;
     int64_t *claim_used; /* cap_claims x n_dims: claims[i].used.v is row i (re-pointed when it grows) */
-    /* Max-tree over claims of (free cpu, free memory, free pods) on their roomiest type, for first-fit search. */
+    /* Max-tree over claims of (free cpu, free memory, free pods) on their roomiest type: it prunes claims without
+     * room before the fewest-pods order is applied (sched_place_planned). */
     int64_t *tree;
     size_t tree_leaves;
+    size_t *cand; /* sched_place_planned's scratch: the claims that refused the pod being placed */
+    size_t cap_cand;
     size_t *placement;
     uint32_t next_req_id;
     uint64_t *scratch; /* one bitset of the largest pool */
@@ -226,6 +229,7 @@ int sched_zone_index(const sched *s, const char *zone);
 int sched_ct_index(const char *capacity_type);
 uint64_t sched_zone_pairs(int zone);
 uint64_t sched_pairs_for(const sched *s, const ns_requirements *reqs);
+uint32_t sched_pairs_zones(const sched *s, uint64_t pairs); /* the zones (bit per zone) pairs name */
 
 /* sched_pools.c */
 int sched_pools_build(sched *s);
@@ -248,6 +252,8 @@ bool sched_topo_allow(const sched *s, const sched_group *g, uint32_t host, uint3
                       char *why, size_t why_len);
 void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t zones, int64_t count);
 void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone);
+/* Zones (bit per zone) g's zonal constraints may still allow on some claim: a superset, for pruning the search. */
+uint32_t sched_topo_zones(const sched *s, const sched_group *g);
 /* Registers the anti-affinity terms of a pod already bound to a node, so pending pods honour them. */
 int sched_topo_register_bound(sched *s, const ns_pod *pod);
 /* Fills g->skips from its active constraints and the anti-affinity terms that match it. */
@@ -263,13 +269,15 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
 void sched_group_assign(sched *s, sched_group *g, size_t target, int64_t k);
 bool sched_ports_conflict(const ns_pod *a, const ns_pod *b);
 
-/* sched_index.c: the capacity index over claims (leaf value: claim room minus used, per cpu, memory, pods). */
-void sched_tree_set(sched *s, size_t leaf, const int64_t v[3]);
+/* sched_index.c: the index over claims (leaf value: claim room minus used, per cpu, memory, pods; and its pod count). */
+void sched_tree_clear(sched *s, size_t leaf);
 int sched_tree_grow(sched *s, size_t need);
 void sched_tree_update(sched *s, size_t claim);
-size_t sched_tree_next(const sched *s, size_t from, const sched_vec *req);
-/* The first claim >= from that may have room for one pod of g and is not blocked for it by a hostname count. */
-size_t sched_claim_next(sched *s, const sched_group *g, size_t from);
+/* Offers pods of g to the round's planned claims, fewest pods first (ties: the earlier claim), as Karpenter's
+ * scheduler does; at most `want` pods go to one claim, and no more than keep it the fewest-pods choice. Pods go one
+ * at a time when one_at_a_time (a placement may open other claims to the group). How many were placed (0: no claim
+ * took one), or -1 on error. */
+int64_t sched_place_planned(sched *s, sched_group *g, int64_t want, bool one_at_a_time);
 
 /* sched_fit.c */
 /* How many pods of `req` fit on top of `used` in `free` (dimensions g does not request are ignored), at most limit. */

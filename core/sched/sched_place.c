@@ -43,7 +43,7 @@ static int add_port_pod(const ns_pod ***list, size_t *n, const ns_pod *pod)
     return NS_OK;
 }
 
-static uint32_t pairs_zones(const sched *s, uint64_t pairs)
+uint32_t sched_pairs_zones(const sched *s, uint64_t pairs)
 {
     uint32_t zones = 0;
     for (size_t z = 0; z < s->n_zones; z++)
@@ -128,7 +128,7 @@ static int commit_claim(sched *s, sched_group *g, size_t ci, int64_t k, const ui
     }
     if (g->pod->n_host_ports && add_port_pod(&c->port_pods, &c->n_port_pods, g->pod) != NS_OK)
         return NS_ERR_INTERNAL;
-    sched_topo_record(s, g, c->host, pairs_zones(s, c->pairs), k);
+    sched_topo_record(s, g, c->host, sched_pairs_zones(s, c->pairs), k);
     sched_group_assign(s, g, s->n_nodes + ci, k);
     c->n_pods += (size_t)k;
     sched_tree_update(s, ci);
@@ -147,7 +147,7 @@ static int64_t try_claim(sched *s, sched_group *g, size_t ci, int64_t want, char
     bool known = claim_has_req(c, g->req_id);
     if (!known && !ns_requirements_intersects(&c->reqs, &g->reqs, why, len))
         return 0;
-    uint32_t zones = pairs_zones(s, pairs);
+    uint32_t zones = sched_pairs_zones(s, pairs);
     int64_t limit = g->pod->n_host_ports ? 1 : want;
     if (!sched_topo_allow(s, g, c->host, &zones, &limit, why, len) || limit <= 0)
         return 0;
@@ -271,7 +271,7 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
         }
         s->n_claims--;
         claim_release(c);
-        sched_tree_set(s, s->n_claims, (int64_t[3]){-1, -1, -1});
+        sched_tree_clear(s, s->n_claims);
         if (k < 0)
             return -1;
         if (why_pool)
@@ -292,6 +292,7 @@ void sched_claims_free(sched *s)
     free(s->claims);
     free(s->claim_used);
     free(s->tree);
+    free(s->cand);
     for (size_t i = 0; s->nodes && i < s->n_nodes; i++)
         free(s->nodes[i].port_pods);
     free(s->nodes);

@@ -1,7 +1,7 @@
 /*
  * Set queries over a pool's instance types, answered with bitsets instead of a scan: "types whose allocatable of
  * resource d is at least x" (types sorted by each resource, with the bitset of every suffix of that order) and
- * "types with an available offering in any of these (zone, capacity type) pairs". A claim's first-fit check then
+ * "types with an available offering in any of these (zone, capacity type) pairs". A claim's fit check then
  * costs a few binary searches and word ANDs, not one comparison per type, which is what dominates with hundreds of
  * types (Karpenter's benchmark has 400).
  */

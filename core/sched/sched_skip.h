@@ -2,9 +2,9 @@
  * Claims a hostname count has blocked for good. Counts only grow during a round, so a claim that fails a hostname
  * spread check (its count reached maxSkew) or an anti-affinity check (a matching pod, or a pod whose term matches,
  * is on it) fails that check for every later pod with the same constraint. Each such condition keeps "next claim
- * not blocked" links over claim indices (union-find with path halving), so first-fit scans jump over blocked claims
- * instead of retrying each one: the hostname anti-affinity fifth of Karpenter's benchmark would otherwise scan every
- * earlier claim per pod.
+ * not blocked" links over claim indices (union-find with path halving), so the scan for candidate claims jumps over
+ * blocked claims instead of retrying each one: the hostname anti-affinity fifth of Karpenter's benchmark would
+ * otherwise scan every earlier claim per pod.
  */
 #ifndef NS_SCHED_SKIP_H
 #define NS_SCHED_SKIP_H

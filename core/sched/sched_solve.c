@@ -1,6 +1,6 @@
 /*
  * The provisioning round: build the tables, then Karpenter's queue. Each group is tried on existing nodes, then on
- * planned claims (first fit, via the capacity index), then on a new claim; a group that fails is relaxed one step
+ * planned claims (fewest pods first, sched_place_planned), then on a new claim; a group that fails is relaxed one step
  * and queued again; the round ends when the queue has cycled without progress.
  */
 #include <stdio.h>
@@ -137,19 +137,34 @@ static int account_bound(sched *s, const name_index *by_name)
     return rc;
 }
 
+/* True when placing a pod of g can open other claims to the next one: a zonal spread or affinity that counts the
+ * group's own pods (a zone's count rises, so another zone's claims may meet the skew or the affinity). Such pods go
+ * one at a time, as Karpenter offers each pod on its own; otherwise a batch goes where the first pod would. */
+static bool placement_opens_claims(const sched *s, const sched_group *g)
+{
+    for (size_t i = 0; i < g->n_cons; i++) {
+        const sched_constraint *c = &g->cons[i];
+        const sched_topo *t = &s->topos[c->topo];
+        if (c->active && c->self && !t->hostname && t->kind != SCHED_TOPO_ANTI)
+            return true;
+    }
+    return false;
+}
+
 /* 1 when every pod of the group is placed, 0 when some are left, negative on error. */
 static int place_group(sched *s, sched_group *g)
 {
     if (g->bad_topology_key)
         return 0;
+    bool one = placement_opens_claims(s, g);
     while (g->done < g->n_pods) {
         int64_t want = (int64_t)(g->n_pods - g->done), k = 0;
         for (size_t n = 0; n < s->n_nodes && k == 0; n++)
             k = sched_try_node(s, g, n, want);
-        for (size_t c = sched_claim_next(s, g, 0); c != SIZE_MAX && k == 0; c = sched_claim_next(s, g, c + 1))
-            k = sched_try_claim(s, g, c, want);
         if (k == 0)
-            k = sched_new_claim(s, g, want);
+            k = sched_place_planned(s, g, want, one);
+        if (k == 0)
+            k = sched_new_claim(s, g, one ? 1 : want);
         if (k < 0)
             return (int)k;
         if (k == 0)

@@ -448,6 +448,44 @@ static bool allow_one(const sched *s, const sched_group *g, const sched_constrai
     return true;
 }
 
+static uint32_t zones_allowed_by(const sched *s, const sched_constraint *c, const sched_topo *t, uint32_t all)
+{
+    uint32_t with = 0, zones = 0;
+    int32_t min = INT32_MAX;
+    for (size_t z = 0; z < s->n_zones; z++) {
+        with |= t->zone[z] > 0 ? 1u << z : 0;
+        if ((t->universe >> z) & 1u)
+            min = t->zone[z] < min ? t->zone[z] : min;
+    }
+    if (t->kind == SCHED_TOPO_AFFINITY)
+        return with ? with : (c->self ? all : 0);
+    if (t->kind == SCHED_TOPO_ANTI)
+        return all & ~with;
+    if (min == INT32_MAX || (t->min_domains > 0 && __builtin_popcount(t->universe) < t->min_domains))
+        min = 0;
+    for (size_t z = 0; z < s->n_zones; z++)
+        if (((t->universe >> z) & 1u) && t->zone[z] + (c->self ? 1 : 0) - min <= t->max_skew)
+            zones |= 1u << z;
+    return zones;
+}
+
+uint32_t sched_topo_zones(const sched *s, const sched_group *g)
+{
+    uint32_t all = s->n_zones >= 32 ? UINT32_MAX : (1u << s->n_zones) - 1u, zones = all;
+    for (size_t i = 0; i < g->n_cons; i++) {
+        const sched_topo *t = &s->topos[g->cons[i].topo];
+        if (g->cons[i].active && !t->hostname)
+            zones &= zones_allowed_by(s, &g->cons[i], t, all);
+    }
+    for (size_t i = 0; i < g->n_inverse; i++) {
+        const sched_topo *t = &s->topos[g->inverse[i]];
+        for (size_t z = 0; !t->hostname && z < s->n_zones; z++)
+            if (t->owner_zone[z] > 0)
+                zones &= ~(1u << z);
+    }
+    return zones;
+}
+
 bool sched_topo_allow(const sched *s, const sched_group *g, uint32_t host, uint32_t *zones, int64_t *limit,
                       char *why, size_t len)
 {

@@ -305,8 +305,8 @@ START_TEST(gpu_pods_get_gpu_types_only)
     fx_type_extended(g, "nvidia.com/gpu", 1);
     fx_pool(e.c, "default", 0, "");
     fx_pod_extended(fx_pod(e.c, "train", 1000, FX_GI, ""), "nvidia.com/gpu", 1);
-    /* Karpenter first-fits the GPU pod onto the web pod's claim when a GPU type can hold both; 3500m + 1000m does
-     * not fit the 4-cpu GPU type, so the two claims stay apart. */
+    /* Karpenter offers the GPU pod to the web pod's claim (the only planned one) when a GPU type can hold both;
+     * 3500m + 1000m does not fit the 4-cpu GPU type, so the two claims stay apart. */
     fx_pod(e.c, "web", 3500, FX_GI, "");
     sched_env_run(&e);
     const ns_sched_claim *t = fx_claim_of(e.c, &e.r, "train");
