@@ -102,8 +102,9 @@ static int fill(ns_engine *e, ds_candidate *c, int64_t now)
         ns_engine_pod_ref(p, ref, sizeof(ref));
         if (ns_pod_do_not_disrupt(p, ns_clock_now_ms()))
             block(c, "Pod has \"karpenter.sh/do-not-disrupt\" annotation", ref);
-        /* Mirror pods are never evicted, so their budgets do not matter (Karpenter's IsEvictable). */
-        if (!ns_pod_owned_by(p, "Node") && ns_pdb_check_eviction(e->cluster, p) < 0) {
+        /* Pods termination never evicts (mirror pods, pods tolerating the disrupted taint) are not held to their
+         * budgets (Karpenter's IsEvictable); a pod two budgets select can never be evicted, so it blocks. */
+        if (!ns_engine_pod_stays_on_node(p) && ns_pdb_check_eviction(e->cluster, p) < 0) {
             block(c, "Pdb prevents pod evictions", ref);
             ns_error_clear();
         }

@@ -78,7 +78,8 @@ typedef struct ns_cluster_writes {
 
 /* Kubernetes' eviction check, shared by the in-memory store and the engine's drain planning: NS_OK when evicting pod
  * now leaves every PodDisruptionBudget selecting it with disruptionsAllowed >= 0, else NS_ERR_THROTTLED with a
- * message naming the budget. A pod counts as healthy when it is bound to a Ready node and not terminal. */
+ * message naming the budget; NS_ERR_THROTTLED too for a running pod that more than one budget selects (the API's
+ * refusal). A pod counts as healthy when it is bound to a Ready node and not terminal. */
 int ns_pdb_check_eviction(const ns_cluster *c, const ns_pod *pod);
 
 #endif

@@ -9,8 +9,10 @@
  *
  * Drain order: non-critical pods, then non-critical DaemonSet pods, then critical pods, then critical DaemonSet
  * pods; a group starts only when the one before it is gone. Evictions a PodDisruptionBudget refuses are retried at
- * the next step; karpenter.sh/do-not-disrupt pods are not evicted. Both wait at most until the claim's
- * terminationGracePeriod has run out, after which the remaining pods are deleted.
+ * the next step; karpenter.sh/do-not-disrupt pods are not evicted. With a terminationGracePeriod on the claim, each
+ * pod still there is deleted at the node's termination time minus the pod's own grace period. Mirror pods and pods
+ * tolerating the disrupted taint are neither evicted nor waited for. The node counts as drained no sooner than five
+ * seconds after its drain started.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,81 +75,125 @@ static void forget_blocked(ns_engine *e, const char *claim)
     e->n_blocked = k;
 }
 
-/* Evicts what may go now. *done when no pod is left on the node. */
-static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool grace_expired, bool *done)
+/* Karpenter's IsWaitingEviction: a pod the node waits for. Terminal pods are done; pods that stay on the node
+ * (mirror pods, pods tolerating the disrupted taint) and pods stuck terminating for over a minute are not waited for. */
+static bool waiting_eviction(const ns_pod *p, int64_t now)
+{
+    return !pod_terminal(p) && !ns_engine_pod_stays_on_node(p) && !(p->meta.deletion_ms && now - p->meta.deletion_ms > 60000);
+}
+
+/* Karpenter's needsForceDelete: with a terminationGracePeriod on the claim, a pod is deleted once the node's
+ * termination time minus the pod's own terminationGracePeriodSeconds has passed (30 when unset, the API server's
+ * default), so that it has its full grace period to stop before the instance goes; strictly after that instant. */
+static bool force_delete_due(const ns_nodeclaim *claim, const ns_pod *p, int64_t now)
+{
+    if (claim->termination_grace_period_ms < 0)
+        return false;
+    int64_t node_end = ns_saturating_add(claim->meta.deletion_ms, claim->termination_grace_period_ms);
+    int64_t pod_grace_ms = (p->termination_grace_period_s >= 0 ? p->termination_grace_period_s : 30) * 1000;
+    return now > node_end - pod_grace_ms;
+}
+
+/* The pods to act on now, by namespace and name (evictions change the cluster's pod list): every pod due for
+ * deletion, whatever its group (a budget on an earlier group must not hold back a pod past its deadline), and the
+ * pods of the first group with any left that are not being deleted already. */
+static size_t to_act_on(const ns_nodeclaim *claim, ns_pod **pods, size_t np, int64_t now, char (*refs)[2][256])
+{
+    int group = 4;
+    for (size_t i = 0; i < np; i++)
+        if (waiting_eviction(pods[i], now) && !force_delete_due(claim, pods[i], now) && drain_group(pods[i]) < group)
+            group = drain_group(pods[i]);
+    size_t n = 0;
+    for (size_t i = 0; i < np; i++) {
+        const ns_pod *p = pods[i];
+        if (!waiting_eviction(p, now) ||
+            !(force_delete_due(claim, p, now) || (!p->meta.deletion_ms && drain_group(p) == group)))
+            continue;
+        snprintf(refs[n][0], 256, "%s", p->meta.namespace_ ? p->meta.namespace_ : "default");
+        snprintf(refs[n][1], 256, "%s", p->meta.name);
+        n++;
+    }
+    return n;
+}
+
+static int drain_pod(ns_engine *e, ns_nodeclaim *claim, ns_node *n, ns_pod *pod, int64_t now)
+{
+    char ref[300];
+    ns_engine_pod_ref(pod, ref, sizeof(ref));
+    if (force_delete_due(claim, pod, now)) {
+        int rc = e->writes.ops->delete_pod(e->writes.ctx, pod, false);
+        return rc < 0 ? rc
+                      : ns_engine_record(e, NS_DECISION_EVICTED_POD, "forced deletion",
+                                         "the node's terminationGracePeriod ends within the pod's own grace period",
+                                         n->meta.name, claim->meta.name, ref, NULL);
+    }
+    if (ns_pod_do_not_disrupt(pod, now))
+        return blocked(e, claim, n, pod, "pod is annotated karpenter.sh/do-not-disrupt");
+    int rc = e->writes.ops->evict_pod(e->writes.ctx, pod, true);
+    if (rc == NS_ERR_THROTTLED)
+        return blocked(e, claim, n, pod, ns_error_message());
+    return rc < 0 ? rc
+                  : ns_engine_record(e, NS_DECISION_EVICTED_POD, "eviction", method_of(claim), n->meta.name,
+                                     claim->meta.name, ref, NULL);
+}
+
+/* Evicts (or deletes) what may go now. *done when the node has no pod left to wait for. */
+static int drain(ns_engine *e, ns_nodeclaim *claim, ns_node *n, bool *done)
 {
     *done = false;
+    int64_t now = ns_clock_now_ms();
     ns_pod **pods;
     size_t np;
     int rc = ns_engine_pods_on_node(e, n->meta.name, &pods, &np);
     if (rc < 0)
         return rc;
-    int group = 4;
-    for (size_t i = 0; i < np; i++) {
-        if (pod_terminal(pods[i]))
-            continue;
-        int g = drain_group(pods[i]);
-        group = g < group ? g : group;
-    }
-    if (group == 4) {
-        *done = true;
-        free(pods);
-        return NS_OK;
-    }
-    /* Collect names first: evictions change the cluster's pod list. */
-    char (*refs)[2][256] = calloc(np, sizeof(*refs));
-    size_t nrefs = 0;
+    char (*refs)[2][256] = calloc(np ? np : 1, sizeof(*refs));
     if (!refs) {
         free(pods);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory draining node %s", n->meta.name);
     }
-    /* A pod already being deleted (evicted, waiting for its kubelet) is not evicted again; the node waits for it
-     * until the grace period runs out. */
-    for (size_t i = 0; i < np; i++)
-        if (!pod_terminal(pods[i]) && (grace_expired || (!pods[i]->meta.deletion_ms && drain_group(pods[i]) == group))) {
-            snprintf(refs[nrefs][0], 256, "%s", pods[i]->meta.namespace_ ? pods[i]->meta.namespace_ : "default");
-            snprintf(refs[nrefs][1], 256, "%s", pods[i]->meta.name);
-            nrefs++;
-        }
+    size_t nrefs = to_act_on(claim, pods, np, now, refs);
     free(pods);
     for (size_t i = 0; rc == NS_OK && i < nrefs; i++) {
         ns_pod *pod = ns_cluster_find_pod(e->cluster, refs[i][0], refs[i][1]);
-        if (!pod)
-            continue;
-        char ref[300];
-        ns_engine_pod_ref(pod, ref, sizeof(ref));
-        if (grace_expired) {
-            rc = e->writes.ops->delete_pod(e->writes.ctx, pod, false);
-            if (rc == NS_OK)
-                rc = ns_engine_record(e, NS_DECISION_EVICTED_POD, "forced deletion",
-                                      "terminationGracePeriod expired", n->meta.name, claim->meta.name, ref, NULL);
-            continue;
-        }
-        if (ns_pod_do_not_disrupt(pod, ns_clock_now_ms())) {
-            rc = blocked(e, claim, n, pod, "pod is annotated karpenter.sh/do-not-disrupt");
-            continue;
-        }
-        rc = e->writes.ops->evict_pod(e->writes.ctx, pod, true);
-        if (rc == NS_ERR_THROTTLED)
-            rc = blocked(e, claim, n, pod, ns_error_message());
-        else if (rc == NS_OK)
-            rc = ns_engine_record(e, NS_DECISION_EVICTED_POD, "eviction", method_of(claim), n->meta.name,
-                                  claim->meta.name, ref, NULL);
+        if (pod)
+            rc = drain_pod(e, claim, n, pod, now);
     }
     free(refs);
-    if (rc == NS_OK) {
-        /* Done when nothing is left; the next group starts at the next step otherwise. */
-        ns_pod **left;
-        size_t nl;
-        if ((rc = ns_engine_pods_on_node(e, n->meta.name, &left, &nl)) == NS_OK) {
-            size_t live = 0;
-            for (size_t i = 0; i < nl; i++)
-                live += !pod_terminal(left[i]);
-            *done = live == 0;
-            free(left);
-        }
-    }
-    return rc;
+    if (rc < 0 || (rc = ns_engine_pods_on_node(e, n->meta.name, &pods, &np)) < 0)
+        return rc;
+    size_t left = 0;
+    for (size_t i = 0; i < np; i++)
+        left += waiting_eviction(pods[i], now);
+    free(pods);
+    *done = left == 0;
+    return NS_OK;
+}
+
+/* Karpenter's minimum drain time: the Drained condition turns Unknown when the drain starts, and the node is not
+ * counted drained until five seconds later, so pods bound just before the taint was seen are drained too. */
+#define MIN_DRAIN_MS 5000
+
+static int start_drain(ns_engine *e, ns_nodeclaim *claim)
+{
+    if (ns_conditions_get(&claim->conditions, NS_COND_DRAINED))
+        return NS_OK;
+    if (ns_conditions_set(&claim->conditions, NS_COND_DRAINED, "Unknown", "Draining", "Draining", ns_clock_now_ms()) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory marking nodeclaim %s draining", claim->meta.name);
+    return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+}
+
+static int finish_drain(ns_engine *e, ns_nodeclaim *claim, bool *done)
+{
+    const ns_condition *c = ns_conditions_get(&claim->conditions, NS_COND_DRAINED);
+    int64_t now = ns_clock_now_ms();
+    *done = c && strcmp(c->status, "True") == 0;
+    if (*done || (c && now - c->last_transition_ms < MIN_DRAIN_MS))
+        return NS_OK;
+    if (ns_conditions_set(&claim->conditions, NS_COND_DRAINED, "True", "Drained", NULL, now) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory marking nodeclaim %s drained", claim->meta.name);
+    *done = true;
+    return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
 }
 
 static bool instance_gone(ns_engine *e, const ns_nodeclaim *claim)
@@ -201,23 +247,21 @@ static int finish(ns_engine *e, ns_nodeclaim *claim)
 
 static int terminate_claim(ns_engine *e, ns_nodeclaim *claim)
 {
-    int64_t now = ns_clock_now_ms();
     ns_node *n = ns_engine_node_of_claim(e, claim);
     bool launched = ns_claim_launched(claim);
     bool gone = launched && instance_gone(e, claim);
-    bool grace_expired = claim->termination_grace_period_ms >= 0 &&
-                         now >= ns_saturating_add(claim->meta.deletion_ms, claim->termination_grace_period_ms);
     int rc = NS_OK;
     if (n) {
         if ((rc = ns_engine_taint_disrupted(e, n, method_of(claim))) < 0)
             return rc;
         /* An instance the cloud no longer knows is not drained, unless its Node is still Ready: then its kubelet
          * still runs, whatever the cloud says (Karpenter's check, after the node lifecycle controller's). */
-        bool done = gone && !n->ready;
-        if (!done && (rc = drain(e, claim, n, grace_expired, &done)) < 0)
-            return rc;
-        if (!done)
-            return NS_OK;
+        if (!gone || n->ready) {
+            bool done;
+            if ((rc = start_drain(e, claim)) < 0 || (rc = drain(e, claim, n, &done)) < 0 || !done ||
+                (rc = finish_drain(e, claim, &done)) < 0 || !done)
+                return rc;
+        }
     }
     if (launched && !gone) {
         bool ok;

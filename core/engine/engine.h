@@ -67,6 +67,7 @@
 #define NS_COND_DRIFTED "Drifted"
 #define NS_COND_DISRUPTION_REASON "DisruptionReason"
 #define NS_COND_INSTANCE_TERMINATING "InstanceTerminating"
+#define NS_COND_DRAINED "Drained"
 
 typedef struct ns_engine ns_engine;
 

@@ -48,6 +48,12 @@ bool ns_engine_pod_is_daemon(const ns_pod *pod)
     return ns_pod_owned_by(pod, "DaemonSet") || ns_pod_owned_by(pod, "Node");
 }
 
+bool ns_engine_pod_stays_on_node(const ns_pod *pod)
+{
+    static const ns_taint disrupted = {NS_TAINT_DISRUPTED_KEY, NULL, NS_EFFECT_NO_SCHEDULE};
+    return ns_pod_owned_by(pod, "Node") || ns_tolerations_tolerate(pod->tolerations, pod->n_tolerations, &disrupted);
+}
+
 bool ns_engine_pod_is_critical(const ns_pod *pod)
 {
     const char *pc = pod->priority_class_name;

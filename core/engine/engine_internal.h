@@ -175,6 +175,9 @@ ns_node *ns_engine_node_of_claim(const ns_engine *e, const ns_nodeclaim *claim);
 int ns_engine_pods_on_node(const ns_engine *e, const char *node_name, ns_pod ***out, size_t *n);
 /* True for pods that are DaemonSet pods (owner kind DaemonSet) or mirror pods (owner kind Node). */
 bool ns_engine_pod_is_daemon(const ns_pod *pod);
+/* True for pods termination neither evicts nor waits for (Karpenter's IsDrainable): mirror pods, and pods that
+ * tolerate karpenter.sh/disrupted:NoSchedule (they were meant to stay on a node being disrupted). */
+bool ns_engine_pod_stays_on_node(const ns_pod *pod);
 /* system-cluster-critical / system-node-critical priority class. */
 bool ns_engine_pod_is_critical(const ns_pod *pod);
 /* Launched (provider id set), Registered, Initialized, deleting. */

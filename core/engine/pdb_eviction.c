@@ -19,8 +19,32 @@ static bool healthy(const ns_cluster *c, const ns_pod *p)
     return n && n->ready;
 }
 
+/* The Eviction API refuses a pod more than one budget selects, whatever the budgets allow (a 500 that Karpenter, like
+ * nodesmith's Kubernetes client, treats as a refusal to retry). A pod that is not running is deleted without a look at
+ * the budgets, as the API does. */
+static int multiple_budgets(const ns_cluster *c, const ns_pod *pod)
+{
+    if (!pod->node_name || terminal(pod) || pod->meta.deletion_ms)
+        return NS_OK;
+    const ns_pdb *first = NULL;
+    for (size_t b = 0; b < c->n_pdbs; b++) {
+        if (!ns_pdb_selects(c->pdbs[b], pod))
+            continue;
+        if (first)
+            return NS_FAIL(NS_ERR_THROTTLED,
+                           "Cannot evict pod %s/%s: This pod has more than one PodDisruptionBudget (%s, %s), which the "
+                           "eviction subresource does not support.",
+                           pod->meta.namespace_ ? pod->meta.namespace_ : "default", pod->meta.name ? pod->meta.name : "",
+                           first->meta.name ? first->meta.name : "", c->pdbs[b]->meta.name ? c->pdbs[b]->meta.name : "");
+        first = c->pdbs[b];
+    }
+    return NS_OK;
+}
+
 int ns_pdb_check_eviction(const ns_cluster *c, const ns_pod *pod)
 {
+    if (multiple_budgets(c, pod) < 0)
+        return NS_ERR_THROTTLED;
     bool pod_healthy = healthy(c, pod);
     for (size_t b = 0; b < c->n_pdbs; b++) {
         const ns_pdb *pdb = c->pdbs[b];

@@ -19,6 +19,11 @@
     "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: " #min      \
     "\n  selector: {matchLabels: {app: web}}\n"
 
+/* A DaemonSet's tolerations of the base pool's taints, not of karpenter.sh/disrupted (a DaemonSet tolerating every
+ * taint stays on a node being terminated, which Karpenter's drain neither evicts nor waits for). */
+#define DS_TOLERATE                                                                                                    \
+    "      tolerations: [{key: dedicated, operator: Exists}, {key: example.com/agent-not-ready, operator: Exists}]\n"
+
 /* The base pool with a terminationGracePeriod. */
 static char *base_with_tgp(const char *tgp)
 {
@@ -111,12 +116,12 @@ START_TEST(test_drain_order)
                           "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"
                           "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n"
                           "  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n"
-                          "    spec:\n      tolerations: [{operator: Exists}]\n"
+                          "    spec:\n" DS_TOLERATE
                           "      containers: [{name: c, resources: {requests: {cpu: 50m}}}]\n"
                           "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: critical-agent}\nspec:\n"
                           "  selector: {matchLabels: {app: ca}}\n  template:\n    metadata: {labels: {app: ca}}\n"
                           "    spec:\n      priorityClassName: system-node-critical\n"
-                          "      tolerations: [{operator: Exists}]\n"
+                          DS_TOLERATE
                           "      containers: [{name: c, resources: {requests: {cpu: 50m}}}]\n";
     char a[128];
     efx *x = running(EFX_BASE, extra, a, sizeof(a));
@@ -165,17 +170,18 @@ START_TEST(test_do_not_disrupt_waits_for_grace_period)
     ck_assert(!node_tainted(ns_cluster_find_node(x->cluster, a)));
     ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTING, NULL), 0);
 
-    /* Deleted anyway: the pod is never evicted, only deleted once the grace period runs out. */
+    /* Deleted anyway: the pod is never evicted, only deleted once the node's termination time (90 s) minus the pod's
+     * own grace period (30 s, the default) has passed. */
     int64_t deleted_at = efx_now();
     ck_assert_int_eq(ns_engine_delete_claim(x->engine, ca, "expiration", "Expired"), NS_OK);
-    efx_run_for(x, EFX_S(89));
+    efx_run_for(x, EFX_S(60));
     ck_assert_ptr_nonnull(ns_cluster_find_node(x->cluster, a));
     ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTION_BLOCKED, "do-not-disrupt"), 1);
     ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, "default/batch"), 0);
     ck_assert(efx_run_until(x, claim_gone, EFX_S(60)));
     const ns_decision *forced = efx_first(x, NS_DECISION_EVICTED_POD, "default/batch");
     ck_assert_str_eq(forced->method, "forced deletion");
-    ck_assert_int_ge(forced->time_ms - deleted_at, 90000);
+    ck_assert_int_eq(forced->time_ms - deleted_at, EFX_S(61));
     ck_assert_uint_eq(efx_count(x, NS_DECISION_DELETED_NODECLAIM, a), 1);
     efx_free(x);
 }
@@ -200,7 +206,7 @@ START_TEST(test_pdb_blocks_until_grace_period)
     free(base);
     ck_assert_int_eq(ns_engine_delete_claim(x->engine, ns_cluster_find_nodeclaim(x->cluster, a), "test", "Manual"),
                      NS_OK);
-    efx_run_for(x, EFX_S(119));
+    efx_run_for(x, EFX_S(90));
     ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, NULL), 0);
     ck_assert(efx_run_until(x, claim_gone, EFX_S(60)));
     ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, "forced deletion"), 2);
@@ -251,6 +257,58 @@ START_TEST(test_disrupt_launches_replacement_first)
     const ns_decision *del = efx_first(x, NS_DECISION_DELETED_NODE, a);
     ck_assert_str_eq(del->method, "drift");
     free(repl);
+    efx_free(x);
+}
+END_TEST
+
+/* Karpenter's termination details: a pod tolerating karpenter.sh/disrupted:NoSchedule is neither evicted nor waited
+ * for; the Eviction API refuses a pod two budgets select (even budgets that allow it), so it stays until deleted; with
+ * a terminationGracePeriod each pod still there is deleted strictly after the node's termination time minus the pod's
+ * own terminationGracePeriodSeconds (30 by default); the node is drained no sooner than 5 s after its drain began. */
+START_TEST(test_termination_details)
+{
+    static const char extra[] =
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: stay}\nspec:\n"
+        "  tolerations: [{key: dedicated, operator: Exists}, {key: karpenter.sh/disrupted, operator: Exists}]\n"
+        "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: twice\n  labels: {app: twice}\nspec:\n" EFX_POD_TOLERATE
+        "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: quick\n"
+        "  annotations: {karpenter.sh/do-not-disrupt: 'true'}\nspec:\n  terminationGracePeriodSeconds: 10\n"
+        EFX_POD_TOLERATE "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"
+        "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: one}\nspec:\n"
+        "  maxUnavailable: 1\n  selector: {matchLabels: {app: twice}}\n"
+        "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: two}\nspec:\n"
+        "  maxUnavailable: 1\n  selector: {matchLabels: {app: twice}}\n";
+    char *base = base_with_tgp("2m");
+    char a[128];
+    efx *x = running(base, extra, a, sizeof(a));
+    free(base);
+    ck_assert_uint_eq(efx_pods_on(x, a), 3);
+    int64_t deleted_at = efx_now();
+    ck_assert_int_eq(ns_engine_delete_claim(x->engine, ns_cluster_find_nodeclaim(x->cluster, a), "test", "Manual"),
+                     NS_OK);
+    efx_run_for(x, EFX_S(90));
+    const ns_decision *multi = efx_first(x, NS_DECISION_EVICTION_BLOCKED, "default/twice");
+    ck_assert_ptr_nonnull(multi);
+    ck_assert_msg(strstr(multi->reason, "more than one PodDisruptionBudget") != NULL, "%s", multi->reason);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, NULL), 0);
+    efx_run_for(x, EFX_S(1));
+    const ns_decision *d = efx_first(x, NS_DECISION_EVICTED_POD, "default/twice");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d->method, "forced deletion");
+    ck_assert_int_eq(d->time_ms - deleted_at, EFX_S(91));
+    efx_run_for(x, EFX_S(19));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, "default/quick"), 0);
+    efx_run_for(x, EFX_S(1));
+    d = efx_first(x, NS_DECISION_EVICTED_POD, "default/quick");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->time_ms - deleted_at, EFX_S(111));
+    /* Only the tolerating pod is left, and the node does not wait for it: terminated in the same step. */
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DELETED_NODE, a), 1);
+    ck_assert_int_eq(efx_first(x, NS_DECISION_DELETED_NODE, a)->time_ms - deleted_at, EFX_S(111));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, "default/stay"), 0);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTION_BLOCKED, "default/stay"), 0);
     efx_free(x);
 }
 END_TEST
@@ -324,7 +382,12 @@ START_TEST(test_manifest_claim_finalizer_and_clean_deletion)
     c = ns_cluster_find_nodeclaim(x->cluster, "by-hand");
     ck_assert_int_eq(ns_engine_delete_claim(x->engine, c, NULL, NULL), NS_OK);
     ck_assert_ptr_nonnull(ns_cluster_find_nodeclaim(x->cluster, "by-hand"));
+    /* Empty, it still counts as drained only five seconds after its drain started (the taint's step). */
     efx_step(x);
+    int64_t drain_start = efx_first(x, NS_DECISION_TAINTED_NODE, "by-hand")->time_ms;
+    efx_run_for(x, drain_start + EFX_S(4) - efx_now());
+    ck_assert_ptr_nonnull(ns_cluster_find_node(x->cluster, "by-hand"));
+    efx_run_for(x, EFX_S(1));
     ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, "by-hand"));
     ck_assert_ptr_null(ns_cluster_find_node(x->cluster, "by-hand"));
     ck_assert_uint_eq(efx_instances(x), 0);
@@ -350,6 +413,7 @@ int main(void)
     tcase_add_test(tc, test_disrupt_launches_replacement_first);
     tcase_add_test(tc, test_disrupt_abandoned_when_replacement_fails);
     tcase_add_test(tc, test_manifest_claim_finalizer_and_clean_deletion);
+    tcase_add_test(tc, test_termination_details);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
