@@ -155,14 +155,21 @@ static void termination_times(ns_engine *e, const ns_nodeclaim *claim, const ns_
         return;
     int64_t deleted = claim->meta.deletion_ms;
     due_later(e, now, ns_saturating_add(deleted, 5000));
+    /* the minimum drain time runs from the drain's start (its Drained condition turning Unknown), which voluntary
+     * disruption puts after the replacements initialized, not from the deletion */
+    const ns_condition *drained = ns_conditions_get(&claim->conditions, NS_COND_DRAINED);
+    if (drained && strcmp(drained->status, "True") != 0)
+        due_later(e, now, ns_saturating_add(drained->last_transition_ms, 5000));
     if (claim->termination_grace_period_ms < 0)
         return;
     int64_t end = ns_saturating_add(deleted, claim->termination_grace_period_ms);
     due_later(e, now, end);
+    /* a pod is deleted strictly after the node's end minus its own grace period: the first instant past it */
     for (size_t i = 0; node && i < e->cluster->n_pods; i++) {
         const ns_pod *p = e->cluster->pods[i];
         if (p->node_name && strcmp(p->node_name, node->meta.name) == 0)
-            due_later(e, now, end - 1000 * (p->termination_grace_period_s >= 0 ? p->termination_grace_period_s : 30));
+            due_later(e, now,
+                      end - 1000 * (p->termination_grace_period_s >= 0 ? p->termination_grace_period_s : 30) + 1);
     }
 }
 

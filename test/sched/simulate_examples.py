@@ -86,7 +86,9 @@ def check_windows(doc, nodesmith):
     for name, nc in classes.items():
         assert nc["kind"] == "EC2NodeClass" and nc["apiVersion"] == "karpenter.k8s.aws/v1", nc
         status = nc["status"]
-        assert status["amis"] == [{"id": f"{name}@latest", "os": "windows"}], status
+        # one entry per architecture with Windows-capable types (amd64 only), with Karpenter's requirement
+        assert status["amis"] == [{"id": f"{name}@latest", "requirements": [
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}], status
         conditions = {c["type"]: c for c in status["conditions"]}
         assert status["conditions"][0]["type"] == "Ready", status
         assert conditions["Ready"]["status"] == "True" and conditions["Ready"]["reason"] == "Ready", conditions
