@@ -94,15 +94,21 @@ typedef struct sim_run {
     ns_plugin *plugin;
     ns_engine *engine;
     bool json;
-    bool every_tick;    /* --every-tick */
-    cJSON *doc;         /* the round's or the timeline's document */
+    bool every_tick;        /* --every-tick */
+    ns_round_report *round; /* the round's summary */
+    cJSON *doc;             /* the timeline's document, or the round's when JSON is printed */
+    /* The clean-up's lists of terminated instances and failures, for the document. */
+    cJSON *terminated, *termination_failures;
     bool launch_failed; /* a claim of the round was not launched */
     size_t violations;  /* invariant violations the timeline's steps recorded */
 } sim_run;
 
 static void sim_run_free(sim_run *r)
 {
+    cJSON_Delete(r->termination_failures);
+    cJSON_Delete(r->terminated);
     cJSON_Delete(r->doc);
+    ns_round_report_free(r->round);
     ns_engine_free(r->engine);
     ns_plugin_unload(r->plugin);
     ns_cluster_free(r->cluster);
@@ -143,11 +149,14 @@ static int simulate_round(sim_run *r)
         rc = pending_pods(r->cluster, &pending, &n_pending);
     if (rc == NS_OK)
         rc = ns_engine_step(r->engine);
-    if (rc == NS_OK)
-        rc = ns_report_round(r->engine, pending, n_pending, r->json, &r->doc);
+    if (rc == NS_OK) {
+        rc = ns_report_round(r->engine, pending, n_pending, &r->round); /* takes pending */
+        pending = NULL;
+        n_pending = 0;
+    }
     ns_strv_free(pending, n_pending);
     if (rc == NS_OK)
-        r->launch_failed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r->doc, "launch_failures")) > 0;
+        r->launch_failed = ns_round_report_launch_failed(r->round);
     return rc;
 }
 
@@ -237,7 +246,7 @@ static void owned_free(owned *o)
     ns_strv_free(o->claims, o->n);
 }
 
-/* Terminates what the run launched; the summary goes into the JSON document or to stdout. Every failure is an
+/* Terminates what the run launched; the summary goes into r's lists for the JSON document or to stdout. Every failure is an
  * error naming the instance; the first one is returned. */
 static int terminate_launched(sim_run *r)
 {
@@ -286,9 +295,9 @@ static int terminate_launched(sim_run *r)
     }
     if (rc == NS_OK && !r->json)
         printf("%d instance(s) terminated, %d could not be\n", n_done, n_failed);
-    if (rc == NS_OK && r->doc) {
-        cJSON_AddItemToObject(r->doc, "terminated", done);
-        cJSON_AddItemToObject(r->doc, "termination_failures", failed);
+    if (rc == NS_OK) {
+        r->terminated = done;
+        r->termination_failures = failed;
     } else {
         cJSON_Delete(done);
         cJSON_Delete(failed);
@@ -314,10 +323,18 @@ static int add_nodeclass_statuses(const sim_run *r)
     return NS_OK;
 }
 
-/* Prints the document (JSON) or its summary (text), and writes the HTML page when asked. */
-static int print_outputs(const sim_run *r, bool timeline, const char *report)
+/* Prints the document (JSON) or its summary (text), and writes the HTML page when asked. The round's document is
+ * built here, only for JSON; the clean-up's lists move into the document. */
+static int print_outputs(sim_run *r, bool timeline, const char *report)
 {
     int rc = NS_OK;
+    if (!timeline && r->json && (rc = ns_round_report_json(r->round, true, &r->doc)) != NS_OK)
+        return rc;
+    if (r->doc && r->terminated) {
+        cJSON_AddItemToObject(r->doc, "terminated", r->terminated);
+        cJSON_AddItemToObject(r->doc, "termination_failures", r->termination_failures);
+        r->terminated = r->termination_failures = NULL;
+    }
     if (r->json) {
         if ((rc = add_nodeclass_statuses(r)) != NS_OK)
             return rc;
@@ -327,7 +344,7 @@ static int print_outputs(const sim_run *r, bool timeline, const char *report)
         puts(text);
         cJSON_free(text);
     } else {
-        rc = timeline ? ns_report_text(stdout, r->doc) : ns_report_round_text(stdout, r->doc);
+        rc = timeline ? ns_report_text(stdout, r->doc) : ns_round_report_text(stdout, r->round);
     }
     if (rc == NS_OK && report)
         rc = ns_report_html_file(report, r->doc);
@@ -376,7 +393,7 @@ static int run_and_clean_up(sim_run *r, const ns_timeline *t, ns_tl_sources *sou
     failure = *ns_error_last();
     /* A failed run still reports what it did, then its error. */
     int clean_rc = terminate_launched(r);
-    int out_rc = r->doc ? print_outputs(r, t != NULL, report) : NS_OK;
+    int out_rc = r->doc || r->round ? print_outputs(r, t != NULL, report) : NS_OK;
     int exit_rc = NS_EXIT_OK;
     if (rc != NS_OK) {
         ns_error_set(failure.code, failure.file, failure.line, "%s", failure.message);

@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "errors/ns_error.h"
 #include "model/labels.h"
+#include "model/model_util.h"
 #include "simulation/round_report.h"
 
 /* What became of one pod that was pending. */
@@ -116,6 +117,40 @@ static const char *label(const ns_nodeclaim *c, const char *key)
     return v ? v : "";
 }
 
+/* A launched claim: its NodeClaim, the pods its "created nodeclaim" decision listed and how many of them it kept. */
+typedef struct round_claim {
+    const ns_nodeclaim *claim;
+    const char *listed;
+    int pod_count;
+} round_claim;
+
+/* A claim that was not launched, and the provider's last message. */
+typedef struct round_failure {
+    const char *name;
+    const char *nodepool;
+    const char *error;
+} round_failure;
+
+typedef struct round_unsched {
+    const char *ref;
+    char *reason; /* owned */
+} round_unsched;
+
+struct ns_round_report {
+    char **pending; /* owned: the pods pending before the step, in that order */
+    size_t n_pending;
+    pod_fate *fates; /* the same pods sorted by ref */
+    size_t scheduled, on_existing;
+    round_claim *claims; /* launched, in the order they were created */
+    size_t n_claims;
+    round_failure *failures; /* not launched, in the order they were created */
+    size_t n_failures;
+    round_unsched *unsched; /* in the order the pods were pending */
+    size_t n_unsched, cap_unsched;
+    double cost;
+    int64_t cpu_req, cpu_alloc, mem_req, mem_alloc;
+};
+
 typedef struct claim_pods {
     const char *claim;
     cJSON *list; /* NULL: count only */
@@ -123,6 +158,7 @@ typedef struct claim_pods {
     bool ok;
 } claim_pods;
 
+/* Counts (and with a list, names) the pods of a claim's decision that the claim kept. */
 static void add_pod(pod_fate *fate, void *ctx)
 {
     claim_pods *cp = ctx;
@@ -133,11 +169,123 @@ static void add_pod(pod_fate *fate, void *ctx)
         cp->ok = false;
 }
 
+static bool add_unsched(ns_round_report *r, const char *ref, const char *reason)
+{
+    if (ns_grow((void **)&r->unsched, &r->cap_unsched, r->n_unsched + 1, sizeof(*r->unsched)) < 0)
+        return false;
+    round_unsched *u = &r->unsched[r->n_unsched];
+    if (!(u->reason = ns_strdup(reason)))
+        return false;
+    u->ref = ref;
+    r->n_unsched++;
+    return true;
+}
+
+/* Each pending pod is bound, on a launched claim, or unschedulable (with the launch's error when its claim failed). */
+static bool sort_pods(const ns_engine *e, ns_round_report *r)
+{
+    for (size_t i = 0; i < r->n_pending; i++) {
+        const pod_fate *fate = fate_of(r->fates, r->n_pending, r->pending[i], strlen(r->pending[i]));
+        char why[1400];
+        if (bound(e, fate->ref)) {
+            r->on_existing++;
+            r->scheduled++;
+        } else if (fate->claim && launched_claim(e, fate->claim)) {
+            r->scheduled++;
+        } else if (fate->claim) {
+            snprintf(why, sizeof(why), "launching nodeclaim %s failed: %s", fate->claim,
+                     launch_error(e, fate->claim));
+            if (!add_unsched(r, fate->ref, why))
+                return false;
+        } else if (!add_unsched(r, fate->ref, fate->reason ? fate->reason : "not placed")) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Claims (launched, then failed) in the order they were created, and the launched ones' totals. */
+static bool sort_claims(const ns_engine *e, ns_round_report *r)
+{
+    size_t nd, created = 0;
+    const ns_decision *d = ns_engine_decisions(e, &nd);
+    for (size_t i = 0; i < nd; i++)
+        created += d[i].kind == NS_DECISION_CREATED_NODECLAIM;
+    r->claims = calloc(created ? created : 1, sizeof(*r->claims));
+    r->failures = calloc(created ? created : 1, sizeof(*r->failures));
+    if (!r->claims || !r->failures)
+        return false;
+    for (size_t i = 0; i < nd; i++) {
+        if (d[i].kind != NS_DECISION_CREATED_NODECLAIM)
+            continue;
+        const ns_nodeclaim *c = launched_claim(e, d[i].nodeclaims);
+        if (!c) {
+            const ns_nodeclaim *any = ns_cluster_find_nodeclaim(ns_engine_cluster(e), d[i].nodeclaims);
+            r->failures[r->n_failures++] = (round_failure){d[i].nodeclaims, any ? label(any, NS_LABEL_NODEPOOL) : "",
+                                                           launch_error(e, d[i].nodeclaims)};
+            continue;
+        }
+        claim_pods cp = {.claim = c->meta.name, .ok = true};
+        each_listed(r->fates, r->n_pending, d[i].pods, add_pod, &cp);
+        r->claims[r->n_claims++] = (round_claim){c, d[i].pods, cp.count};
+        r->cost += price_of(c) > 0 ? price_of(c) : 0;
+        r->cpu_req += c->requests.cpu_milli;
+        r->mem_req += c->requests.memory_bytes;
+        r->cpu_alloc += c->allocatable.cpu_milli;
+        r->mem_alloc += c->allocatable.memory_bytes;
+    }
+    return true;
+}
+
+int ns_report_round(const ns_engine *e, char **pending, size_t n_pending, ns_round_report **out)
+{
+    *out = NULL;
+    ns_round_report *r = calloc(1, sizeof(*r));
+    if (!r) {
+        ns_strv_free(pending, n_pending);
+        return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory building the round's summary");
+    }
+    r->pending = pending;
+    r->n_pending = n_pending;
+    if (!(r->fates = calloc(n_pending ? n_pending : 1, sizeof(*r->fates))))
+        goto nomem;
+    for (size_t p = 0; p < n_pending; p++)
+        r->fates[p].ref = pending[p];
+    fates(e, r->fates, n_pending);
+    if (!sort_pods(e, r) || !sort_claims(e, r))
+        goto nomem;
+    *out = r;
+    return NS_OK;
+nomem:
+    ns_round_report_free(r);
+    return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory building the round's summary");
+}
+
+void ns_round_report_free(ns_round_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_unsched; i++)
+        free(r->unsched[i].reason);
+    free(r->unsched);
+    free(r->claims);
+    free(r->failures);
+    free(r->fates);
+    ns_strv_free(r->pending, r->n_pending);
+    free(r);
+}
+
+bool ns_round_report_launch_failed(const ns_round_report *r)
+{
+    return r->n_failures > 0;
+}
+
 #define ADD(ok, expr) ((ok) = (ok) && (expr) != NULL)
 
 /* One launched claim. full: also its labels, its pods by name and the instance types it could have launched. */
-static cJSON *claim_json(const ns_nodeclaim *c, const char *listed, pod_fate *f, size_t n, bool full)
+static cJSON *claim_json(const ns_round_report *r, const round_claim *rc, bool full)
 {
+    const ns_nodeclaim *c = rc->claim;
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
     ADD(ok, cJSON_AddStringToObject(o, "name", c->meta.name));
@@ -155,10 +303,10 @@ static cJSON *claim_json(const ns_nodeclaim *c, const char *listed, pod_fate *f,
     claim_pods cp = {.claim = c->meta.name, .ok = true};
     if (full)
         ADD(ok, cp.list = cJSON_AddArrayToObject(o, "pods"));
-    if (ok)
-        each_listed(f, n, listed, add_pod, &cp);
+    if (ok && cp.list)
+        each_listed(r->fates, r->n_pending, rc->listed, add_pod, &cp);
     ok = ok && cp.ok;
-    ADD(ok, cJSON_AddNumberToObject(o, "pod_count", cp.count));
+    ADD(ok, cJSON_AddNumberToObject(o, "pod_count", rc->pod_count));
     ADD(ok, cJSON_AddNumberToObject(o, "cpu_requested_milli", (double)c->requests.cpu_milli));
     ADD(ok, cJSON_AddNumberToObject(o, "cpu_allocatable_milli", (double)c->allocatable.cpu_milli));
     ADD(ok, cJSON_AddNumberToObject(o, "memory_requested_bytes", (double)c->requests.memory_bytes));
@@ -171,10 +319,10 @@ static cJSON *claim_json(const ns_nodeclaim *c, const char *listed, pod_fate *f,
     cJSON *types = NULL;
     if (full)
         ADD(ok, types = cJSON_AddArrayToObject(o, "instance_type_options"));
-    for (size_t r = 0; ok && types && r < c->n_requirements; r++)
-        if (strcmp(c->requirements[r].key, NS_LABEL_INSTANCE_TYPE) == 0 && c->requirements[r].op == NS_OP_IN)
-            for (size_t v = 0; ok && v < c->requirements[r].n_values; v++)
-                ok = cJSON_AddItemToArray(types, cJSON_CreateString(c->requirements[r].values[v]));
+    for (size_t q = 0; ok && types && q < c->n_requirements; q++)
+        if (strcmp(c->requirements[q].key, NS_LABEL_INSTANCE_TYPE) == 0 && c->requirements[q].op == NS_OP_IN)
+            for (size_t v = 0; ok && v < c->requirements[q].n_values; v++)
+                ok = cJSON_AddItemToArray(types, cJSON_CreateString(c->requirements[q].values[v]));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -182,135 +330,71 @@ static cJSON *claim_json(const ns_nodeclaim *c, const char *listed, pod_fate *f,
     return o;
 }
 
-static cJSON *unschedulable(const char *ref, const char *reason)
+static cJSON *pair(const char *k1, const char *v1, const char *k2, const char *v2, const char *k3, const char *v3)
 {
     cJSON *o = cJSON_CreateObject();
-    if (o && (!cJSON_AddStringToObject(o, "pod", ref) || !cJSON_AddStringToObject(o, "reason", reason))) {
+    if (o && (!cJSON_AddStringToObject(o, k1, v1) || !cJSON_AddStringToObject(o, k2, v2) ||
+              (k3 && !cJSON_AddStringToObject(o, k3, v3)))) {
         cJSON_Delete(o);
         return NULL;
     }
     return o;
 }
 
-/* Claims (launched, then failed) in the order they were created. false when out of memory. */
-static bool add_claims(const ns_engine *e, pod_fate *f, size_t n, bool full, cJSON *root, cJSON *claims,
-                       cJSON *failed)
+static double ratio(int64_t part, int64_t whole)
 {
-    size_t nd;
-    const ns_decision *d = ns_engine_decisions(e, &nd);
-    double cost = 0;
-    int64_t cpu_req = 0, cpu_alloc = 0, mem_req = 0, mem_alloc = 0;
-    bool ok = true;
-    for (size_t i = 0; ok && i < nd; i++) {
-        if (d[i].kind != NS_DECISION_CREATED_NODECLAIM)
-            continue;
-        const ns_nodeclaim *c = launched_claim(e, d[i].nodeclaims);
-        if (c) {
-            ok = cJSON_AddItemToArray(claims, claim_json(c, d[i].pods, f, n, full));
-            cost += price_of(c) > 0 ? price_of(c) : 0;
-            cpu_req += c->requests.cpu_milli;
-            mem_req += c->requests.memory_bytes;
-            cpu_alloc += c->allocatable.cpu_milli;
-            mem_alloc += c->allocatable.memory_bytes;
-            continue;
-        }
-        cJSON *o = cJSON_CreateObject();
-        const ns_nodeclaim *any = ns_cluster_find_nodeclaim(ns_engine_cluster(e), d[i].nodeclaims);
-        ok = cJSON_AddItemToArray(failed, o);
-        ADD(ok, cJSON_AddStringToObject(o, "name", d[i].nodeclaims));
-        ADD(ok, cJSON_AddStringToObject(o, "nodepool", any ? label(any, NS_LABEL_NODEPOOL) : ""));
-        ADD(ok, cJSON_AddStringToObject(o, "error", launch_error(e, d[i].nodeclaims)));
-    }
-    ADD(ok, cJSON_AddNumberToObject(root, "cost_per_hour", cost));
-    ADD(ok, cJSON_AddNumberToObject(root, "cpu_utilization",
-                                    cpu_alloc > 0 ? (double)cpu_req / (double)cpu_alloc : 0.0));
-    ADD(ok, cJSON_AddNumberToObject(root, "memory_utilization",
-                                    mem_alloc > 0 ? (double)mem_req / (double)mem_alloc : 0.0));
-    return ok;
+    return whole > 0 ? (double)part / (double)whole : 0.0;
 }
 
-int ns_report_round(const ns_engine *e, char *const *pending, size_t n_pending, bool full, cJSON **doc)
+int ns_round_report_json(const ns_round_report *r, bool full, cJSON **doc)
 {
-    *doc = NULL;
-    pod_fate *f = calloc(n_pending ? n_pending : 1, sizeof(*f));
-    cJSON *root = cJSON_CreateObject();
-    if (!f || !root)
-        goto nomem;
-    for (size_t p = 0; p < n_pending; p++)
-        f[p].ref = pending[p];
-    fates(e, f, n_pending);
-    size_t on_existing = 0, scheduled = 0;
-    cJSON *unsched = cJSON_AddArrayToObject(root, "pods_unschedulable");
-    bool ok = unsched != NULL;
-    /* In the order the pods were pending, as the document always listed them. */
-    for (size_t i = 0; ok && i < n_pending; i++) {
-        const pod_fate *fate = fate_of(f, n_pending, pending[i], strlen(pending[i]));
-        char why[1400];
-        if (bound(e, fate->ref)) {
-            on_existing++;
-            scheduled++;
-        } else if (fate->claim && launched_claim(e, fate->claim)) {
-            scheduled++;
-        } else if (fate->claim) {
-            snprintf(why, sizeof(why), "launching nodeclaim %s failed: %s", fate->claim,
-                     launch_error(e, fate->claim));
-            ok = cJSON_AddItemToArray(unsched, unschedulable(fate->ref, why));
-        } else {
-            ok = cJSON_AddItemToArray(unsched, unschedulable(fate->ref, fate->reason ? fate->reason : "not placed"));
-        }
-    }
-    ADD(ok, cJSON_AddNumberToObject(root, "pods_total", (double)n_pending));
-    ADD(ok, cJSON_AddNumberToObject(root, "pods_scheduled", (double)scheduled));
-    ADD(ok, cJSON_AddNumberToObject(root, "pods_on_existing_nodes", (double)on_existing));
-    cJSON *claims = NULL, *failed = NULL;
+    cJSON *root = cJSON_CreateObject(), *unsched = NULL, *claims = NULL, *failed = NULL;
+    bool ok = root != NULL;
+    ADD(ok, unsched = cJSON_AddArrayToObject(root, "pods_unschedulable"));
+    for (size_t i = 0; ok && i < r->n_unsched; i++)
+        ok = cJSON_AddItemToArray(unsched, pair("pod", r->unsched[i].ref, "reason", r->unsched[i].reason, NULL, NULL));
+    ADD(ok, cJSON_AddNumberToObject(root, "pods_total", (double)r->n_pending));
+    ADD(ok, cJSON_AddNumberToObject(root, "pods_scheduled", (double)r->scheduled));
+    ADD(ok, cJSON_AddNumberToObject(root, "pods_on_existing_nodes", (double)r->on_existing));
     ADD(ok, claims = cJSON_AddArrayToObject(root, "nodeclaims"));
+    for (size_t i = 0; ok && i < r->n_claims; i++)
+        ok = cJSON_AddItemToArray(claims, claim_json(r, &r->claims[i], full));
     ADD(ok, failed = cJSON_AddArrayToObject(root, "launch_failures"));
-    if (!ok || !add_claims(e, f, n_pending, full, root, claims, failed))
-        goto nomem;
-    free(f);
+    for (size_t i = 0; ok && i < r->n_failures; i++)
+        ok = cJSON_AddItemToArray(failed, pair("name", r->failures[i].name, "nodepool", r->failures[i].nodepool,
+                                               "error", r->failures[i].error));
+    ADD(ok, cJSON_AddNumberToObject(root, "cost_per_hour", r->cost));
+    ADD(ok, cJSON_AddNumberToObject(root, "cpu_utilization", ratio(r->cpu_req, r->cpu_alloc)));
+    ADD(ok, cJSON_AddNumberToObject(root, "memory_utilization", ratio(r->mem_req, r->mem_alloc)));
+    if (!ok) {
+        cJSON_Delete(root);
+        *doc = NULL;
+        return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory building the round's JSON document");
+    }
     *doc = root;
     return NS_OK;
-nomem:
-    free(f);
-    cJSON_Delete(root);
-    return NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory building the round's summary");
 }
 
-static double num(const cJSON *o, const char *key)
+int ns_round_report_text(FILE *out, const ns_round_report *r)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-int ns_report_round_text(FILE *out, const cJSON *doc)
-{
-    const cJSON *claims = cJSON_GetObjectItemCaseSensitive(doc, "nodeclaims"), *c;
-    if (cJSON_GetArraySize(claims) > 0)
+    if (r->n_claims > 0)
         fprintf(out, "\n%-22s %-14s %-18s %-12s %-10s %9s %5s %13s %17s\n", "NODECLAIM", "NODEPOOL", "INSTANCE TYPE",
                 "ZONE", "CAPACITY", "PRICE/H", "PODS", "CPU REQ/ALLOC", "MEMORY REQ/ALLOC");
-    cJSON_ArrayForEach(c, claims)
-    {
+    for (size_t i = 0; i < r->n_claims; i++) {
+        const ns_nodeclaim *c = r->claims[i].claim;
         char cpu[48], mem[48];
-        snprintf(cpu, sizeof(cpu), "%.0f/%.0fm", num(c, "cpu_requested_milli"), num(c, "cpu_allocatable_milli"));
-        snprintf(mem, sizeof(mem), "%" PRId64 "/%" PRId64 "Mi", (int64_t)num(c, "memory_requested_bytes") >> 20,
-                 (int64_t)num(c, "memory_allocatable_bytes") >> 20);
-        fprintf(out, "%-22s %-14s %-18s %-12s %-10s %9.4f %5d %13s %17s\n", str(c, "name"), str(c, "nodepool"),
-                str(c, "instance_type"), str(c, "zone"), str(c, "capacity_type"), num(c, "price_per_hour"),
-                (int)num(c, "pod_count"), cpu, mem);
+        snprintf(cpu, sizeof(cpu), "%" PRId64 "/%" PRId64 "m", c->requests.cpu_milli, c->allocatable.cpu_milli);
+        snprintf(mem, sizeof(mem), "%" PRId64 "/%" PRId64 "Mi", c->requests.memory_bytes >> 20,
+                 c->allocatable.memory_bytes >> 20);
+        fprintf(out, "%-22s %-14s %-18s %-12s %-10s %9.4f %5d %13s %17s\n", c->meta.name, label(c, NS_LABEL_NODEPOOL),
+                label(c, NS_LABEL_INSTANCE_TYPE), label(c, NS_LABEL_ZONE), label(c, NS_LABEL_CAPACITY_TYPE),
+                price_of(c), r->claims[i].pod_count, cpu, mem);
     }
-    const cJSON *unsched = cJSON_GetObjectItemCaseSensitive(doc, "pods_unschedulable"), *u;
-    fprintf(out, "\n%.0f pending pod(s): %.0f scheduled (%.0f on existing nodes), %d unschedulable\n",
-            num(doc, "pods_total"), num(doc, "pods_scheduled"), num(doc, "pods_on_existing_nodes"),
-            cJSON_GetArraySize(unsched));
-    fprintf(out, "%d node claim(s) launched, %.4f per hour; requests use %.1f%% of cpu and %.1f%% of memory\n",
-            cJSON_GetArraySize(claims), num(doc, "cost_per_hour"), 100.0 * num(doc, "cpu_utilization"),
-            100.0 * num(doc, "memory_utilization"));
-    cJSON_ArrayForEach(u, unsched) fprintf(out, "unschedulable %s: %s\n", str(u, "pod"), str(u, "reason"));
+    fprintf(out, "\n%zu pending pod(s): %zu scheduled (%zu on existing nodes), %zu unschedulable\n", r->n_pending,
+            r->scheduled, r->on_existing, r->n_unsched);
+    fprintf(out, "%zu node claim(s) launched, %.4f per hour; requests use %.1f%% of cpu and %.1f%% of memory\n",
+            r->n_claims, r->cost, 100.0 * ratio(r->cpu_req, r->cpu_alloc), 100.0 * ratio(r->mem_req, r->mem_alloc));
+    for (size_t i = 0; i < r->n_unsched; i++)
+        fprintf(out, "unschedulable %s: %s\n", r->unsched[i].ref, r->unsched[i].reason);
     return ferror(out) ? NS_FAIL(NS_ERR_INTERNAL, "simulate: writing the summary failed") : NS_OK;
 }

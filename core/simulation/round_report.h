@@ -1,6 +1,8 @@
 /*
  * The summary of one provisioning round (`nodesmith simulate` without --timeline): the engine's first step, read back
- * from its decisions and NodeClaims (docs/simulate.md). The document is JSON; the text form is rendered from it.
+ * from its decisions and NodeClaims (docs/simulate.md). The summary is compact rows that point into the engine; the
+ * text form is rendered from them, and the JSON document is built from them only when it is asked for, so a round of
+ * tens of thousands of pods holds no document tree per claim or pod.
  */
 #ifndef NS_ROUND_REPORT_H
 #define NS_ROUND_REPORT_H
@@ -13,14 +15,25 @@
 
 #include "engine/engine.h"
 
-/* The round's document (docs/simulate.md, "--output json") from the engine after the step: pending lists the pods
- * ("namespace/name") that were pending before it. Claims come from the engine's "created nodeclaim" decisions (their
- * pods) and the NodeClaims' launch results; pods neither bound nor on a launched claim are unschedulable with the
- * scheduler's reason or the launch's error. Each claim has its pod_count; full adds its "pods" (by name) and
- * "instance_type_options", which the text form does not show and which are most of the document's size. *doc is the
- * caller's (cJSON_Delete). 0 or NS_ERR_INTERNAL. */
-int ns_report_round(const ns_engine *e, char *const *pending, size_t n_pending, bool full, cJSON **doc);
-/* The table of launched claims and the totals, from the round's document. 0 or NS_ERR_INTERNAL. */
-int ns_report_round_text(FILE *out, const cJSON *doc);
+typedef struct ns_round_report ns_round_report;
+
+/* The round's summary from the engine after the step. pending lists the pods ("namespace/name") that were pending
+ * before it; the report takes it (the array and its strings), also on failure. Claims come from the engine's
+ * "created nodeclaim" decisions (their pods) and the NodeClaims' launch results; pods neither bound nor on a launched
+ * claim are unschedulable with the scheduler's reason or the launch's error. The report borrows the engine's
+ * decisions and NodeClaims: the engine must outlive it and take no further step. *out is the caller's
+ * (ns_round_report_free). 0 or NS_ERR_INTERNAL. */
+int ns_report_round(const ns_engine *e, char **pending, size_t n_pending, ns_round_report **out);
+void ns_round_report_free(ns_round_report *r); /* accepts NULL */
+
+/* True when a claim the round created was not launched (the document's launch_failures is not empty). */
+bool ns_round_report_launch_failed(const ns_round_report *r);
+
+/* The round's document (docs/simulate.md, "--output json"). Each claim has its pod_count; full adds its "labels",
+ * "pods" (by name) and "instance_type_options", which are most of the document's size. *doc is the caller's
+ * (cJSON_Delete). 0 or NS_ERR_INTERNAL. */
+int ns_round_report_json(const ns_round_report *r, bool full, cJSON **doc);
+/* The table of launched claims, the totals and the unschedulable pods. 0 or NS_ERR_INTERNAL. */
+int ns_round_report_text(FILE *out, const ns_round_report *r);
 
 #endif
