@@ -539,6 +539,8 @@ int cmd_simulate(int argc, char **argv)
     if ((rc = cli_load_provider("simulate", &pargs, &run.plugin, &kinds)) != NS_EXIT_OK)
         goto cleanup;
     ns_cluster_set_kinds(run.cluster, kinds);
+    /* Only the in-memory writes change this cluster's pods, and they bind packed pods (ns_pod_set_binding). */
+    ns_cluster_set_packed_pods(run.cluster, true);
     /* The timeline is read before the manifests: its errors come before any work, and its start sets the clock. */
     if (timeline_path) {
         if (ns_timeline_load_file(timeline_path, kinds, &timeline) != NS_OK || !(sources = ns_tl_sources_new())) {

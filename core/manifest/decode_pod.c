@@ -521,5 +521,9 @@ int ns_load_pod(ns_dec *d, const ns_ynode *root, ns_cluster *c)
         ns_pod_free(pod);
         return rc;
     }
+    /* Packed when the cluster asks: simulate's cluster of tens of thousands of pods is mostly pods (ns_pod_pack frees
+     * the pod when it fails). */
+    if (c->packed_pods && !(pod = ns_pod_pack(pod)))
+        return NS_ERR_INTERNAL;
     return ns_cluster_add_pod(c, pod);
 }

@@ -230,6 +230,8 @@ int ns_load_workload(ns_dec *d, const ns_ynode *root, const char *kind, ns_clust
         }
         if (rc < 0)
             ns_pod_free(pod);
+        else if (c->packed_pods && !(pod = ns_pod_pack(pod))) /* as the Pods of manifests are (ns_load_pod) */
+            rc = NS_ERR_INTERNAL;
         else
             rc = ns_cluster_add_pod(c, pod);
     }

@@ -90,6 +90,11 @@ void ns_cluster_set_kinds(ns_cluster *c, const struct ns_nodeclass_kinds *kinds)
     c->kinds = kinds;
 }
 
+void ns_cluster_set_packed_pods(ns_cluster *c, bool packed)
+{
+    c->packed_pods = packed;
+}
+
 void ns_cluster_free(ns_cluster *c)
 {
     if (!c)

@@ -46,6 +46,10 @@ typedef struct ns_cluster {
     /* The node-class kinds manifests may hold (model/nodeclass_kinds.h), borrowed: the loaded providers' kinds, set
      * with ns_cluster_set_kinds before manifests are loaded. NULL: no node class is accepted. */
     const struct ns_nodeclass_kinds *kinds;
+    /* Pods loaded from manifests are packed (ns_pod_pack): read-only but for their binding. Set it with
+     * ns_cluster_set_packed_pods for a cluster only the in-memory writes change (simulate's); a cluster whose pods
+     * are changed in place (the controller's mirror, the kube decoders' scratch clusters) keeps ordinary pods. */
+    bool packed_pods;
 } ns_cluster;
 
 /* An empty cluster; NULL with NS_ERR_INTERNAL recorded on allocation failure. Free with ns_cluster_free. */
@@ -53,6 +57,7 @@ ns_cluster *ns_cluster_new(void);
 void ns_cluster_free(ns_cluster *c); /* the cluster and every object in it; accepts NULL */
 /* Sets the node-class kinds (borrowed; they must outlive the cluster's manifest loading). */
 void ns_cluster_set_kinds(ns_cluster *c, const struct ns_nodeclass_kinds *kinds);
+void ns_cluster_set_packed_pods(ns_cluster *c, bool packed); /* before manifests are loaded */
 
 /* Add an object (ownership passes to the cluster, even on failure). 0, NS_ERR_INVALID_CONFIG for a duplicate name
  * or a missing name, NS_ERR_INTERNAL on allocation failure. */

@@ -6,6 +6,7 @@
 
 #include "errors/ns_error.h"
 #include "model/checked.h"
+#include "model/intern.h"
 #include "model/model_util.h"
 #include "model/resources.h"
 
@@ -106,6 +107,8 @@ void ns_pod_free(ns_pod *pod)
         return;
     if (pod->packed) {
         /* everything but these lives in the pod's own block (ns_pod_pack) */
+        if (pod->node_name_owned)
+            free(pod->node_name);
         ns_affinity_free(&pod->affinity);
         for (size_t i = 0; i < pod->n_spread; i++)
             ns_topology_spread_free(&pod->spread[i]);
@@ -144,6 +147,31 @@ void ns_pod_spec_resources_free(ns_pod_spec_resources *r)
     ns_res_free(&r->requests);
     ns_res_free(&r->limits);
     free(r);
+}
+
+/* A packed pod's phase is interned, as the rest of its names from bounded sets; its node name stays in its block
+ * until the first binding gives it one of its own. */
+int ns_pod_set_binding(ns_pod *pod, const char *node_name, const char *phase)
+{
+    char *name = node_name ? ns_strdup(node_name) : NULL;
+    char *ph = NULL;
+    if (phase)
+        ph = pod->packed ? (char *)ns_intern(phase) : ns_strdup(phase);
+    if ((node_name && !name) || (phase && !ph)) {
+        free(name);
+        if (!pod->packed)
+            free(ph);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory binding pod %s/%s",
+                       pod->meta.namespace_ ? pod->meta.namespace_ : "default", pod->meta.name ? pod->meta.name : "");
+    }
+    if (!pod->packed || pod->node_name_owned)
+        free(pod->node_name);
+    if (!pod->packed)
+        free(pod->phase);
+    pod->node_name = name;
+    pod->phase = ph;
+    pod->node_name_owned = pod->packed;
+    return 0;
 }
 
 ns_pod_spec_resources *ns_pod_spec_resources_get(ns_pod *pod)

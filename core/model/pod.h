@@ -139,8 +139,10 @@ typedef struct ns_pod {
      * started. Read it through ns_pod_do_not_disrupt. */
     int64_t do_not_disrupt_ms;
     /* Set by ns_pod_pack: the pod and its strings and arrays live in one block (affinity, spread and host ports
-     * excepted), its names from bounded sets are interned; read-only, freed by ns_pod_free. */
+     * excepted), its names from bounded sets are interned; read-only but for its binding (ns_pod_set_binding), freed
+     * by ns_pod_free. */
     bool packed;
+    bool node_name_owned; /* packed pods: node_name was set by ns_pod_set_binding and is no longer in the block */
     int32_t priority;
     char *preemption_policy; /* NULL = PreemptLowerPriority */
     char *node_name;         /* spec.nodeName: bound to this node */
@@ -167,14 +169,19 @@ ns_pod *ns_pod_copy(const ns_pod *src);
 /* The pod's spec_resources, allocated zeroed on first use; NULL with NS_ERR_INTERNAL recorded when out of memory. */
 ns_pod_spec_resources *ns_pod_spec_resources_get(ns_pod *pod);
 
-/* A packed copy of *pod for caches holding many pods (the informer's): one allocation holds the pod, its arrays and
- * its strings; strings from bounded sets (namespace, label and annotation keys, owner kind, container names,
+/* A packed copy of *pod for models holding many pods (the informer's cache, simulate's cluster): one allocation
+ * holds the pod, its arrays and its strings; strings from bounded sets (namespace, label and annotation keys, owner kind, container names,
  * tolerations, nodeSelector, finalizers, scheduler and priority class names, preemption policy, phase) are interned
  * (model/intern.h), the rest (name, label and annotation values, owner name, node name) are copied in. Affinity,
  * spread constraints, host ports and spec_resources are moved from *pod, not copied. *pod is consumed (freed, also
  * on failure). A packed pod is read-only: copy it with ns_pod_copy to change it; ns_pod_free frees it. NULL with
  * NS_ERR_INTERNAL recorded when out of memory. */
 ns_pod *ns_pod_pack(ns_pod *pod);
+
+/* Sets spec.nodeName (NULL: unbound) and status.phase (NULL: absent) of a pod, packed or not: what a cluster's
+ * writes change on a pod they bind, or return to pending. 0, or NS_ERR_INTERNAL naming the pod when out of memory
+ * (the pod is unchanged then). */
+int ns_pod_set_binding(ns_pod *pod, const char *node_name, const char *phase);
 
 /* Computes pod->requests and pod->limits from the containers, overhead and pod-level resources (see above).
  * NS_ERR_INTERNAL when out of memory; NS_ERR_INVALID_CONFIG naming the resource when a sum does not fit in 64 bits

@@ -136,6 +136,7 @@ static ns_pod *pack(arena *a, const ns_pod *src)
     v.phase = shared(a, src->phase);
     v.node_name = own(a, src->node_name);
     v.packed = true;
+    v.node_name_owned = false;
     if (p)
         *p = v;
     return p;

@@ -106,7 +106,7 @@ static int set_str(char **field, const char *value)
 static int pod_gone(mem_store *s, ns_pod *p)
 {
     if (s->simulate_controllers && recreated_by_controller(p) && !(p->phase && strcmp(p->phase, "Succeeded") == 0)) {
-        if (template_remember(s, p) < 0 || set_str(&p->node_name, NULL) < 0 || set_str(&p->phase, "Pending") < 0)
+        if (template_remember(s, p) < 0 || ns_pod_set_binding(p, NULL, "Pending") < 0)
             return NS_ERR_INTERNAL;
         p->pending_since_ms = ns_clock_now_ms();
         p->meta.deletion_ms = 0;
@@ -183,8 +183,7 @@ static int create_daemon_pods(mem_store *s, const ns_node *n)
         if (ns_cluster_find_pod(s->c, ds->meta.namespace_, name))
             continue;
         ns_pod *p = ns_pod_copy(ds->template_pod);
-        if (!p || set_str(&p->meta.name, name) < 0 || set_str(&p->node_name, n->meta.name) < 0 ||
-            set_str(&p->phase, "Running") < 0) {
+        if (!p || set_str(&p->meta.name, name) < 0 || ns_pod_set_binding(p, n->meta.name, "Running") < 0) {
             ns_pod_free(p);
             return NS_FAIL(NS_ERR_INTERNAL, "out of memory creating DaemonSet pod %s", name);
         }
@@ -369,7 +368,7 @@ static int m_bind_pod(void *ctx, ns_pod *pod, const char *node_name)
     if (!ns_cluster_find_node(s->c, node_name))
         return NS_FAIL(NS_ERR_NOT_FOUND, "binding pod %s/%s: node %s does not exist", ns_of(pod),
                        nz(pod->meta.name), node_name);
-    if (set_str(&pod->node_name, node_name) < 0 || set_str(&pod->phase, "Running") < 0)
+    if (ns_pod_set_binding(pod, node_name, "Running") < 0)
         return NS_ERR_INTERNAL;
     pod->pending_since_ms = 0;
     pod->start_ms = ns_clock_now_ms(); /* the simulated kubelet starts it at once */
