@@ -8,6 +8,7 @@
 #include "model/checked.h"
 #include "model/intern.h"
 #include "model/model_util.h"
+#include "model/pod_share.h"
 #include "model/resources.h"
 
 ns_pod *ns_pod_new(void)
@@ -109,10 +110,14 @@ void ns_pod_free(ns_pod *pod)
         /* everything but these lives in the pod's own block (ns_pod_pack) */
         if (pod->node_name_owned)
             free(pod->node_name);
-        ns_affinity_free(&pod->affinity);
-        for (size_t i = 0; i < pod->n_spread; i++)
-            ns_topology_spread_free(&pod->spread[i]);
-        free(pod->spread);
+        if (pod->share) {
+            ns_pod_share_release(pod->share);
+        } else {
+            ns_affinity_free(&pod->affinity);
+            for (size_t i = 0; i < pod->n_spread; i++)
+                ns_topology_spread_free(&pod->spread[i]);
+            free(pod->spread);
+        }
         free(pod->host_ports);
         ns_pod_spec_resources_free(pod->spec_resources);
         free(pod);

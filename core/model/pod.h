@@ -143,6 +143,9 @@ typedef struct ns_pod {
      * by ns_pod_free. */
     bool packed;
     bool node_name_owned; /* packed pods: node_name was set by ns_pod_set_binding and is no longer in the block */
+    /* Packed pods: the share (model/pod_share.h) that affinity and spread point into; NULL when the pod has neither
+     * or is not packed. */
+    struct ns_pod_share *share;
     int32_t priority;
     char *preemption_policy; /* NULL = PreemptLowerPriority */
     char *node_name;         /* spec.nodeName: bound to this node */
@@ -172,8 +175,9 @@ ns_pod_spec_resources *ns_pod_spec_resources_get(ns_pod *pod);
 /* A packed copy of *pod for models holding many pods (the informer's cache, simulate's cluster): one allocation
  * holds the pod, its arrays and its strings; strings from bounded sets (namespace, label and annotation keys, owner kind, container names,
  * tolerations, nodeSelector, finalizers, scheduler and priority class names, preemption policy, phase) are interned
- * (model/intern.h), the rest (name, label and annotation values, owner name, node name) are copied in. Affinity,
- * spread constraints, host ports and spec_resources are moved from *pod, not copied. *pod is consumed (freed, also
+ * (model/intern.h), the rest (name, label and annotation values, owner name, node name) are copied in. Affinity and
+ * spread constraints are shared with the packed pods that have equal ones (model/pod_share.h); host ports and
+ * spec_resources are moved from *pod, not copied. *pod is consumed (freed, also
  * on failure). A packed pod is read-only: copy it with ns_pod_copy to change it; ns_pod_free frees it. NULL with
  * NS_ERR_INTERNAL recorded when out of memory. */
 ns_pod *ns_pod_pack(ns_pod *pod);

@@ -179,6 +179,7 @@ ns_pod *ns_pod_copy(const ns_pod *src)
     p->n_host_ports = 0;
     p->priority_class_name = p->preemption_policy = p->node_name = p->scheduler_name = p->phase = NULL;
     p->packed = p->node_name_owned = false;
+    p->share = NULL;
     p->spec_resources = NULL;
     memset(&p->requests, 0, sizeof(p->requests));
     memset(&p->limits, 0, sizeof(p->limits));

@@ -8,6 +8,7 @@
 #include "errors/ns_error.h"
 #include "model/intern.h"
 #include "model/pod.h"
+#include "model/pod_share.h"
 
 typedef struct arena {
     char *base; /* NULL while measuring */
@@ -173,5 +174,9 @@ ns_pod *ns_pod_pack(ns_pod *pod)
     pod->n_host_ports = 0;
     pod->spec_resources = NULL;
     ns_pod_free(pod);
+    if (ns_pod_share_take(p) < 0) {
+        ns_pod_free(p);
+        return NULL;
+    }
     return p;
 }

@@ -50,7 +50,7 @@ static int assign_groups(sched *s, size_t *gid, char ***sigs_out)
     sig_slot *slots = calloc(n_slots, sizeof(*slots));
     size_t *counts = NULL, cap = 0;
     char **sigs = NULL;
-    sched_sb sb = {0};
+    ns_key sb = {0};
     int rc = slots ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory grouping %zu pods", cl->n_pods);
     for (size_t i = 0; rc == NS_OK && i < cl->n_pods; i++) {
         gid[i] = SIZE_MAX;
@@ -58,7 +58,7 @@ static int assign_groups(sched *s, size_t *gid, char ***sigs_out)
             continue;
         if ((rc = sched_signature(cl->pods[i], &sb)) != NS_OK)
             break;
-        uint64_t h = sched_sb_hash(&sb);
+        uint64_t h = ns_key_hash(&sb);
         size_t at = (size_t)h & (n_slots - 1);
         while (slots[at].group && (slots[at].hash != h || strcmp(sigs[slots[at].group - 1], sb.buf) != 0))
             at = (at + 1) & (n_slots - 1);

@@ -9,16 +9,9 @@
 #include <stdint.h>
 
 #include "model/pod.h"
-
-/* A reusable growable buffer; free buf with free(). */
-typedef struct sched_sb {
-    char *buf;
-    size_t len, cap;
-    bool failed;
-} sched_sb;
+#include "model/pod_key.h"
 
 /* Overwrites b with the pod's signature. 0 or NS_ERR_INTERNAL. */
-int sched_signature(const ns_pod *pod, sched_sb *b);
-uint64_t sched_sb_hash(const sched_sb *b);
+int sched_signature(const ns_pod *pod, ns_key *b);
 
 #endif

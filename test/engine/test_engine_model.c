@@ -22,6 +22,15 @@ static ns_cluster *load(const char *yaml)
     return c;
 }
 
+/* A cluster as simulate loads it: pods packed. */
+static ns_cluster *load_packed(const char *yaml)
+{
+    ns_cluster *c = test_cluster_new();
+    ns_cluster_set_packed_pods(c, true);
+    ck_assert_msg(ns_manifest_load_string(c, "t.yaml", yaml, strlen(yaml)) == NS_OK, "%s", ns_error_message());
+    return c;
+}
+
 START_TEST(test_remove_pods_keeps_index)
 {
     ns_cluster *c = test_cluster_new();
@@ -218,6 +227,90 @@ START_TEST(test_eviction_budget_rules)
 }
 END_TEST
 
+/* Three replicas as a Deployment writes them: two with equal affinity and spread, one whose spread differs. */
+static const char SHARING_PODS[] =
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: w0, labels: {app: w}}\nspec:\n"
+    "  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "    [{labelSelector: {matchLabels: {app: w}}, topologyKey: kubernetes.io/hostname}]}}\n"
+    "  topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone,\n"
+    "    whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: w}}}]\n"
+    "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w1, labels: {app: w}}\nspec:\n"
+    "  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "    [{labelSelector: {matchLabels: {app: w}}, topologyKey: kubernetes.io/hostname}]}}\n"
+    "  topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone,\n"
+    "    whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: w}}}]\n"
+    "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w2, labels: {app: w}}\nspec:\n"
+    "  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "    [{labelSelector: {matchLabels: {app: w}}, topologyKey: kubernetes.io/hostname}]}}\n"
+    "  topologySpreadConstraints: [{maxSkew: 2, topologyKey: topology.kubernetes.io/zone,\n"
+    "    whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: w}}}]\n"
+    "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec:\n"
+    "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n";
+
+/* A cluster that did not ask keeps ordinary pods (the controller's mirror changes them in place). */
+static bool load_plain_is_packed(void)
+{
+    ns_cluster *c = load(SHARING_PODS);
+    bool packed = c->pods[0]->packed;
+    ns_cluster_free(c);
+    return packed;
+}
+
+START_TEST(test_packed_pods_share_constraints)
+{
+    ns_cluster *c = load_packed(SHARING_PODS);
+    ck_assert(!load_plain_is_packed());
+    ns_pod *w0 = ns_cluster_find_pod(c, NULL, "w0"), *w1 = ns_cluster_find_pod(c, NULL, "w1"),
+           *w2 = ns_cluster_find_pod(c, NULL, "w2"), *plain = ns_cluster_find_pod(c, NULL, "plain");
+    ck_assert(w0->packed && w1->packed && w2->packed && plain->packed);
+    /* Equal constraints are held once; different ones, and none, are not shared. */
+    ck_assert_ptr_nonnull(w0->share);
+    ck_assert_ptr_eq(w0->share, w1->share);
+    ck_assert_ptr_eq(w0->spread, w1->spread);
+    ck_assert_ptr_eq(w0->affinity.anti_required, w1->affinity.anti_required);
+    ck_assert_ptr_ne(w2->share, w0->share);
+    ck_assert_int_eq(w2->spread[0].max_skew, 2);
+    ck_assert_ptr_null(plain->share);
+    /* The share outlives the first pod that leaves; a copy owns its own constraints. */
+    ck_assert_int_eq(ns_cluster_remove_pod(c, w0), NS_OK);
+    ck_assert_str_eq(w1->affinity.anti_required[0].topology_key, "kubernetes.io/hostname");
+    ck_assert_str_eq(ns_labels_get(&w1->spread[0].selector.match_labels, "app"), "w");
+    ns_pod *copy = ns_pod_copy(w1);
+    ck_assert_ptr_nonnull(copy);
+    ck_assert(!copy->packed && !copy->share);
+    ck_assert_ptr_ne(copy->spread, w1->spread);
+    ck_assert_int_eq(ns_cluster_remove_pod(c, w1), NS_OK);
+    ck_assert_str_eq(copy->spread[0].topology_key, "topology.kubernetes.io/zone");
+    ns_pod_free(copy);
+    ns_cluster_free(c);
+}
+END_TEST
+
+/* A packed pod is bound, rebound and returned to pending as the in-memory writes do it. */
+START_TEST(test_packed_pod_binding)
+{
+    ns_cluster *c = load_packed("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n0\n"
+                         "  containers: [{name: c}]\nstatus: {phase: Running}\n");
+    ns_pod *p = c->pods[0];
+    ck_assert(p->packed);
+    ck_assert_str_eq(p->node_name, "n0");
+    ck_assert_int_eq(ns_pod_set_binding(p, "n1", "Running"), NS_OK);
+    ck_assert_str_eq(p->node_name, "n1");
+    ck_assert_int_eq(ns_pod_set_binding(p, "n2", "Running"), NS_OK);
+    ck_assert_str_eq(p->node_name, "n2");
+    ck_assert_str_eq(p->phase, "Running");
+    ck_assert_int_eq(ns_pod_set_binding(p, NULL, "Pending"), NS_OK);
+    ck_assert_ptr_null(p->node_name);
+    ck_assert_str_eq(p->phase, "Pending");
+    ck_assert_int_eq(ns_pod_set_binding(p, "n3", NULL), NS_OK);
+    ck_assert_ptr_null(p->phase);
+    ns_cluster_free(c); /* the sanitizer build checks what was freed */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-model");
@@ -227,6 +320,8 @@ int main(void)
     tcase_add_test(tc, test_pod_copy_is_deep);
     tcase_add_test(tc, test_scale_workloads);
     tcase_add_test(tc, test_eviction_budget_rules);
+    tcase_add_test(tc, test_packed_pods_share_constraints);
+    tcase_add_test(tc, test_packed_pod_binding);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
