@@ -381,13 +381,7 @@ static int set_node_map(kstore *s, ns_node *node, const char *field, ns_labels *
         p = NULL;
     }
     int rc = node_merge(s, node, NULL, NS_KUBE_MERGE_PATCH, p);
-    if (rc < 0)
-        return rc;
-    if (!value) {
-        ns_labels_remove(map, key);
-        return 0;
-    }
-    return ns_labels_set(map, key, value);
+    return rc < 0 ? rc : ns_labels_assign(map, key, value);
 }
 
 static int k_set_node_label(void *ctx, ns_node *node, const char *key, const char *value)

@@ -105,6 +105,16 @@ const ns_ynode *ns_dec_child(const ns_dec *d, const ns_ynode *map, const char *p
     return NULL;
 }
 
+const ns_ynode *ns_dec_object(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
+                              const char *const *known, char *p, int *rc)
+{
+    const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, rc);
+    if (!m)
+        return NULL;
+    ns_path_key(p, NS_PATH_MAX, path, key);
+    return (*rc = ns_dec_fields(d, m, p, known)) < 0 ? NULL : m;
+}
+
 int ns_dec_scalar_string(const ns_dec *d, const ns_ynode *node, const char *path, const char **out)
 {
     if (node->kind != NS_Y_SCALAR)
@@ -221,12 +231,9 @@ static int each_string(const ns_dec *d, const ns_ynode *map, const char *path, c
                        void *ctx)
 {
     int rc;
-    const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
-    if (!m)
-        return rc;
     char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
-    if ((rc = ns_dec_fields(d, m, p, NULL)) < 0)
+    const ns_ynode *m = ns_dec_object(d, map, path, key, NULL, p, &rc);
+    if (!m)
         return rc;
     for (size_t i = 0; i < m->n; i++) {
         const ns_ynode *k = ns_ymap_key(m, i), *v = ns_ymap_value(m, i);

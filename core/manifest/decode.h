@@ -43,6 +43,11 @@ int ns_dec_fields(const ns_dec *d, const ns_ynode *node, const char *path, const
 /* The child map[key] when it is of `kind` (NULL and 0 when absent or null; NULL and an error for another kind). */
 const ns_ynode *ns_dec_child(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                              ns_ynode_kind kind, int *rc);
+/* The object (mapping) map[key] with its keys checked against `known` as ns_dec_fields does, and its path written to
+ * p (NS_PATH_MAX bytes): NULL and 0 when absent or null, NULL and the error when it is not a mapping or has an
+ * unknown key. */
+const ns_ynode *ns_dec_object(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
+                              const char *const *known, char *p, int *rc);
 
 /* Typed fields of a mapping. Absent (or null) fields leave the outputs untouched and set *present (may be NULL)
  * to false. Strings are allocated; the caller frees them. */

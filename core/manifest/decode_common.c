@@ -351,14 +351,12 @@ int ns_decode_label_selector(const ns_dec *d, const ns_ynode *map, const char *p
                              ns_label_selector *out)
 {
     int rc;
-    const ns_ynode *sel = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
+    char p[NS_PATH_MAX];
+    const ns_ynode *sel = ns_dec_object(d, map, path, key, label_selector_fields, p, &rc);
     if (!sel)
         return rc;
-    char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
     out->present = true;
-    if ((rc = ns_dec_fields(d, sel, p, label_selector_fields)) < 0 ||
-        (rc = ns_dec_label_map(d, sel, p, "matchLabels", &out->match_labels)) < 0)
+    if ((rc = ns_dec_label_map(d, sel, p, "matchLabels", &out->match_labels)) < 0)
         return rc;
     return ns_decode_selector_reqs(d, sel, p, "matchExpressions", NS_OPS_LABEL_SELECTOR, &out->exprs, &out->n_exprs);
 }
@@ -435,14 +433,13 @@ int ns_decode_kubelet(const ns_dec *d, const ns_ynode *map, const char *path, co
                       ns_kubelet_config *out)
 {
     int rc;
-    const ns_ynode *k = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc);
+    char p[NS_PATH_MAX];
+    const ns_ynode *k = ns_dec_object(d, map, path, key, provisioner ? kubelet_fields_provisioner : kubelet_fields, p,
+                                      &rc);
     if (!k)
         return rc;
-    char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
     out->present = true;
-    if ((rc = ns_dec_fields(d, k, p, provisioner ? kubelet_fields_provisioner : kubelet_fields)) < 0 ||
-        (rc = ns_dec_strings(d, k, p, "clusterDNS", &out->cluster_dns, &out->n_cluster_dns)) < 0 ||
+    if ((rc = ns_dec_strings(d, k, p, "clusterDNS", &out->cluster_dns, &out->n_cluster_dns)) < 0 ||
         (rc = ns_dec_int32(d, k, p, "maxPods", 0, INT32_MAX, &out->max_pods, &out->has_max_pods)) < 0 ||
         (rc = ns_dec_int32(d, k, p, "podsPerCore", 0, INT32_MAX, &out->pods_per_core, &out->has_pods_per_core)) < 0 ||
         (rc = check_reserved(d, k, p, "systemReserved")) < 0 || (rc = check_reserved(d, k, p, "kubeReserved")) < 0 ||

@@ -72,6 +72,15 @@ void ns_labels_remove(ns_labels *l, const char *key)
     l->n--;
 }
 
+int ns_labels_assign(ns_labels *l, const char *key, const char *value)
+{
+    if (!value) {
+        ns_labels_remove(l, key);
+        return 0;
+    }
+    return ns_labels_set(l, key, value);
+}
+
 int ns_labels_copy(const ns_labels *src, ns_labels *dst)
 {
     memset(dst, 0, sizeof(*dst));

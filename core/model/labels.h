@@ -38,6 +38,8 @@ int ns_labels_set(ns_labels *l, const char *key, const char *value);
 const char *ns_labels_get(const ns_labels *l, const char *key);
 /* Removes key if present. */
 void ns_labels_remove(ns_labels *l, const char *key);
+/* ns_labels_set, or ns_labels_remove when value is NULL (a merge patch's null). 0 or NS_ERR_INTERNAL. */
+int ns_labels_assign(ns_labels *l, const char *key, const char *value);
 /* Deep copy into *dst (which must be empty or zeroed). 0 or NS_ERR_INTERNAL; on failure *dst is empty. */
 int ns_labels_copy(const ns_labels *src, ns_labels *dst);
 /* Frees the members; accepts NULL. The struct is left empty and reusable. */

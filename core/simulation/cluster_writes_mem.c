@@ -255,13 +255,7 @@ static int m_remove_node_taint(void *ctx, ns_node *node, const char *key, const 
 static int set_node_map(mem_store *s, ns_node *node, ns_labels *map, const char *key, const char *value)
 {
     int rc = node_known(s, node);
-    if (rc < 0)
-        return rc;
-    if (!value) {
-        ns_labels_remove(map, key);
-        return 0;
-    }
-    return ns_labels_set(map, key, value);
+    return rc < 0 ? rc : ns_labels_assign(map, key, value);
 }
 
 static int m_set_node_label(void *ctx, ns_node *node, const char *key, const char *value)
