@@ -17,7 +17,9 @@
  * since namespaces' labels are not part of the simulated cluster. Topology keys other than
  * topology.kubernetes.io/zone and kubernetes.io/hostname make the pod unschedulable with a reason naming the key.
  * minValues on zone and capacity type counts the values left among a claim's launch options (after its zone and
- * capacity-type narrowing), where Karpenter counts the instance types' offerings as listed.
+ * capacity-type narrowing), where Karpenter counts the instance types' offerings as listed. A DaemonSet's required
+ * node-affinity terms are each tried on every instance type (Karpenter drops a term that failed on one type for the
+ * types after it).
  *
  * Kubelet settings: a node class's spec.kubelet is the provider's to apply; pool-level settings (v1alpha5, v1beta1)
  * are applied here to the core's copy of the instance types (sched_kubelet.h).
@@ -60,7 +62,7 @@ typedef struct ns_sched_claim {
     size_t nodepool;              /* index in cluster->nodepools */
     ns_requirements requirements; /* pool and pods' requirements, zone and capacity type narrowed */
     ns_res pod_requests;    /* sum of the pods' requests */
-    ns_res daemon_overhead; /* requests of the DaemonSet pods that would run on it */
+    ns_res daemon_overhead; /* the least DaemonSet overhead among its instance types (each type has its own) */
     size_t *pods;                 /* indices in cluster->pods */
     size_t n_pods;
     /* Launch choices, cheapest first: every offering the claim allows of the NS_SCHED_MAX_LAUNCH_TYPES cheapest

@@ -215,14 +215,21 @@ static int pool_view(sched *s, sched_group *g, size_t pi)
              i = sched_bits_next(s->scratch, p->words, i))
             if (!sched_type_satisfies(p, p->types[i], &g->reqs))
                 sched_bits_clear(s->scratch, i);
+        bool any_req = sched_bits_any(s->scratch, p->words);
+        const ns_pod *ds = any_req && g->pod->n_host_ports ? sched_daemons_port_block(p, g->pod, s->scratch) : NULL;
         memcpy(bits, s->scratch, p->words * sizeof(uint64_t));
         for (size_t d = 0; d < s->n_dims; d++)
             sched_pool_index_at_least(p, d, g->req.v[d], bits);
-        bool any_req = sched_bits_any(s->scratch, p->words), any_fit = sched_bits_any(bits, p->words);
+        bool any_open = sched_bits_any(s->scratch, p->words), any_fit = sched_bits_any(bits, p->words);
         if (!any_req) {
             const ns_requirement *req = blocking_requirement(s, p, g);
             snprintf(why, sizeof(why), "no instance type satisfies %s",
                      req ? ns_requirement_format(req, r, sizeof(r)) : ns_requirements_format(&g->reqs, r, sizeof(r)));
+        } else if (!any_open) {
+            const ns_host_port *hp = sched_ports_conflict_at(g->pod, ds);
+            snprintf(why, sizeof(why), "every instance type that satisfies the pod's requirements runs a DaemonSet "
+                     "taking a host port the pod asks for (DaemonSet %s/%s takes %s port %d)", ds->meta.namespace_,
+                     ds->meta.name, hp->protocol, (int)hp->port);
         } else if (!any_fit) {
             resource_reason(s, p, g, s->scratch, why, sizeof(why));
         }

@@ -34,6 +34,14 @@ typedef struct sched_vec {
 /* A block of the round's arena: vectors and per-dimension flags that live until ns_sched_run returns. */
 typedef struct sched_block sched_block;
 
+/* Types of a pool that run the same DaemonSets (sched_daemons.c). */
+typedef struct sched_ds_group {
+    uint64_t *types;          /* bitset over the pool's types (arena) */
+    sched_vec overhead;       /* the DaemonSets' summed requests */
+    const ns_pod **port_pods; /* their template pods that take host ports (owned array) */
+    size_t n_port_pods;
+} sched_ds_group;
+
 typedef struct sched_pool {
     const ns_nodepool *np;
     size_t index; /* in cluster->nodepools */
@@ -54,7 +62,9 @@ typedef struct sched_pool {
     bool *limited; /* per dimension (arena) */
     sched_vec limit;     /* spec.limits, per dimension (meaningful where limited) */
     sched_vec remaining;
-    ns_res ds_overhead;
+    sched_ds_group *ds_groups;
+    size_t n_ds_groups;
+    uint32_t *ds_group_of; /* per type: its group */
     char *unusable; /* why the pool offers nothing at all, or NULL */
     /* sched_pool_index.h: per dimension, types by allocatable (ascending) and the bitset of each suffix of that
      * order ((n_types + 1) x words); per pair, the types offering it (64 x words). */
@@ -236,6 +246,16 @@ int sched_pools_build(sched *s);
 void sched_pools_free(sched *s);
 void sched_pool_recompute_limits(sched *s, sched_pool *p);
 
+/* sched_daemons.c: after the pool's types and their allocatable are set, groups them by the DaemonSets that run on
+ * them and takes each group's overhead off its types' allocatable. 0 or an error. */
+int sched_daemons_build(sched *s, sched_pool *p);
+void sched_daemons_free(sched_pool *p);
+/* Clears from `types` the types where a DaemonSet takes a host port the pod asks for; the first such DaemonSet's
+ * template pod, or NULL when none conflicts. */
+const ns_pod *sched_daemons_port_block(const sched_pool *p, const ns_pod *pod, uint64_t *types);
+/* The least DaemonSet overhead among the claim's types (Karpenter's addDaemonRequests). 0 or NS_ERR_INTERNAL. */
+int sched_daemons_claim_overhead(sched *s, const sched_claim *c, ns_res *out);
+
 /* sched_groups.c */
 int sched_groups_build(sched *s);
 int sched_group_prepare(sched *s, sched_group *g);
@@ -268,6 +288,8 @@ int64_t sched_new_claim(sched *s, sched_group *g, int64_t want);
 int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **why_pool);
 void sched_group_assign(sched *s, sched_group *g, size_t target, int64_t k);
 bool sched_ports_conflict(const ns_pod *a, const ns_pod *b);
+/* The first host port of a that b also takes (same port and protocol, overlapping IPs), or NULL. */
+const ns_host_port *sched_ports_conflict_at(const ns_pod *a, const ns_pod *b);
 
 /* sched_index.c: the index over claims (leaf value: claim room minus used, per cpu, memory, pods; and its pod count). */
 void sched_tree_clear(sched *s, size_t leaf);

@@ -12,7 +12,7 @@
 #include "model/quantity.h"
 #include "sched/sched_internal.h"
 
-bool sched_ports_conflict(const ns_pod *a, const ns_pod *b)
+const ns_host_port *sched_ports_conflict_at(const ns_pod *a, const ns_pod *b)
 {
     for (size_t i = 0; i < a->n_host_ports; i++)
         for (size_t j = 0; j < b->n_host_ports; j++) {
@@ -20,9 +20,14 @@ bool sched_ports_conflict(const ns_pod *a, const ns_pod *b)
             if (x->port != y->port || strcmp(x->protocol, y->protocol) != 0)
                 continue;
             if (strcmp(x->ip, y->ip) == 0 || strcmp(x->ip, "0.0.0.0") == 0 || strcmp(y->ip, "0.0.0.0") == 0)
-                return true;
+                return x;
         }
-    return false;
+    return NULL;
+}
+
+bool sched_ports_conflict(const ns_pod *a, const ns_pod *b)
+{
+    return sched_ports_conflict_at(a, b) != NULL;
 }
 
 static bool ports_taken(const sched_group *g, const ns_pod *const *pods, size_t n)

@@ -1,7 +1,7 @@
 /*
  * Per-NodePool instance-type tables: the types the pool's requirements allow, sorted cheapest first, with their
  * allocatable resources after the pool's kubelet settings (sched_kubelet.h) and the DaemonSet pods that would run on
- * them, their available offerings as a pair mask, and the pool's remaining limits.
+ * each (sched_daemons.c), their available offerings as a pair mask, and the pool's remaining limits.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,32 +46,6 @@ static uint64_t type_offers(const sched *s, const ns_itype *t, uint64_t allowed,
             *cheapest = o->price_per_hour;
     }
     return offers;
-}
-
-static int daemon_overhead(sched *s, sched_pool *p)
-{
-    const ns_cluster *cl = s->cl;
-    ns_compat_opts opts = {.allow_undefined_well_known = true, .extra_well_known = p->keys, .n_extra_well_known =
-                                                                                                  p->n_keys};
-    for (size_t i = 0; i < cl->n_daemonsets; i++) {
-        const ns_pod *tp = cl->daemonsets[i]->template_pod;
-        if (!tp || !ns_pod_tolerates(tp, p->np->taints, p->np->n_taints, NULL, 0, 0, NULL, 0))
-            continue;
-        ns_requirements reqs = {0};
-        int rc = ns_pod_node_requirements(tp, tp->affinity.n_node_required ? 0 : -1, -1, &reqs);
-        if (rc == NS_OK)
-            rc = ns_zone_labels_rewrite(s->zone_labels, &reqs);
-        if (rc != NS_OK) {
-            ns_requirements_free(&reqs);
-            return rc;
-        }
-        bool ok = ns_requirements_compatible(&p->reqs, &reqs, &opts, NULL, 0);
-        ns_requirements_free(&reqs);
-        if (ok && (rc = ns_res_add(&p->ds_overhead, &tp->requests)) != NS_OK)
-            return ns_error_prefix("DaemonSet %s overhead on NodePool %s: ", cl->daemonsets[i]->meta.name,
-                                   p->np->meta.name);
-    }
-    return NS_OK;
 }
 
 /* Capacity of the existing nodes of the pool, and the remaining limits. */
@@ -148,12 +122,6 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
         free(ranks);
         return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for %zu instance types", p->np->meta.name, n);
     }
-    sched_vec ds;
-    if (sched_vec_init(s, &ds) != NS_OK) {
-        free(ranks);
-        return ns_error_prefix("NodePool %s: ", p->np->meta.name);
-    }
-    sched_vec_from(s, &p->ds_overhead, &ds);
     const ns_kubelet_config *kubelet = sched_kubelet_applies(s->cl, p->np) ? &p->np->kubelet : NULL;
     for (size_t i = 0; i < n; i++) {
         p->types[i] = ranks[i].type;
@@ -173,8 +141,6 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
             return ns_error_prefix("NodePool %s: ", p->np->meta.name);
         }
         sched_kubelet_resources(s, ranks[i].type, kubelet, &p->alloc[i], &p->capacity[i]);
-        for (size_t d = 0; d < s->n_dims; d++)
-            p->alloc[i].v[d] -= ds.v[d];
     }
     free(ranks);
     if (n == 0 && !p->unusable) {
@@ -183,7 +149,9 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
                  ns_requirements_format(&p->reqs, (char[400]){0}, 400));
         p->unusable = strdup(buf);
     }
-    int rc = pool_limits(s, p);
+    int rc = sched_daemons_build(s, p);
+    if (rc == NS_OK)
+        rc = pool_limits(s, p);
     if (rc != NS_OK)
         return rc;
     sched_pool_recompute_limits(s, p);
@@ -228,8 +196,7 @@ int sched_pools_build(sched *s)
             const char *why = s->in->pool_errors ? s->in->pool_errors[i] : NULL;
             p->unusable = strdup(why ? why : "no instance types were loaded for its node class");
         }
-        if ((rc = daemon_overhead(s, p)) != NS_OK ||
-            (rc = pool_types(s, p, set ? set : &(ns_itype_set){NULL, 0})) != NS_OK)
+        if ((rc = pool_types(s, p, set ? set : &(ns_itype_set){NULL, 0})) != NS_OK)
             return rc;
     }
     qsort_r(s->pool_order, s->n_pools, sizeof(size_t), pool_prio_cmp, s);
@@ -261,7 +228,7 @@ void sched_pools_free(sched *s)
         free(p->in_limits);
         free(p->keys);
         free(p->unusable);
-        ns_res_free(&p->ds_overhead);
+        sched_daemons_free(p);
         sched_pool_index_free(p);
     }
     free(s->pools);

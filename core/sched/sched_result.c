@@ -53,7 +53,7 @@ int sched_result_fill(sched *s, ns_sched_result *out)
         if (rc == NS_OK)
             rc = sched_vec_to(s, &c->used, &oc->pod_requests);
         if (rc == NS_OK)
-            rc = ns_res_copy(&oc->daemon_overhead, &s->pools[c->pool].ds_overhead);
+            rc = sched_daemons_claim_overhead(s, c, &oc->daemon_overhead);
         if (rc == NS_OK)
             rc = claim_requirements(s, c, &oc->requirements);
     }

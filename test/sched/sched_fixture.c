@@ -286,7 +286,7 @@ ns_node *fx_node(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem
     return n;
 }
 
-void fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_bytes)
+ns_pod *fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_bytes)
 {
     ns_daemonset *ds = ns_daemonset_new();
     if (!ds)
@@ -295,10 +295,13 @@ void fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t me
     ds->meta.namespace_ = xstrdup("kube-system");
     ns_pod *tp = new_pod(name, cpu_milli, mem_bytes, "");
     ds->template_pod = tp;
+    free(tp->meta.namespace_);
+    tp->meta.namespace_ = xstrdup("kube-system"); /* a DaemonSet's pods live in its namespace */
     tp->meta.owner_kind = xstrdup("DaemonSet");
     tp->meta.owner_name = xstrdup(name);
     if (ns_cluster_add_daemonset(c, ds) != 0)
         die("adding a DaemonSet");
+    return tp;
 }
 
 void fx_run(const ns_cluster *c, const ns_itype_set *set, const ns_itype_set *const *sets, ns_sched_result *r)

@@ -36,7 +36,8 @@ ns_nodepool *fx_pool(ns_cluster *c, const char *name, int32_t weight, const char
 void fx_pool_taint(ns_nodepool *np, const char *key, const char *value, const char *effect);
 ns_node *fx_node(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_bytes, int64_t pods,
                  const char *labels);
-void fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_bytes);
+/* Adds a DaemonSet in kube-system; returns its template pod, to give it selectors, affinity or host ports. */
+ns_pod *fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_bytes);
 
 /* Runs the scheduler with one set for every pool (sets == NULL: `set` for all). Aborts on an error. */
 void fx_run(const ns_cluster *c, const ns_itype_set *set, const ns_itype_set *const *sets, ns_sched_result *r);
