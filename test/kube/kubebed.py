@@ -371,6 +371,14 @@ class ControlPlane:
                               p(component + ".key"), "system:kube-" + component)
         common = ["--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=true",
                   "--profiling=false"]
+        # A benchmark of thousands of pods (bench/controller_bench.py) raises the scheduler's and controller manager's
+        # client rate limits (50 and 20 requests/s by default), which would otherwise be what it measures. It loads
+        # the API server enough that a lease renewal can miss its 10 s deadline, and a component whose renewal fails
+        # exits: their leases get a minute.
+        if os.environ.get("NS_KUBEBED_COMPONENT_QPS"):
+            qps = int(os.environ["NS_KUBEBED_COMPONENT_QPS"])
+            common += ["--kube-api-qps", str(qps), "--kube-api-burst", str(2 * qps),
+                       "--leader-elect-lease-duration", "90s", "--leader-elect-renew-deadline", "60s"]
         self._spawn("kube-controller-manager", [
             os.path.join(bindir, "kube-controller-manager"), *common,
             "--kubeconfig", p("controller-manager.kubeconfig"),

@@ -1,0 +1,373 @@
+#!/usr/bin/python3
+"""Figures of `nodesmith controller --provider sim --simulate-kubelet` on the real control plane (test/kube's bed,
+with the real kube-scheduler binding every pod): N pending pods to all bound and all Running.
+
+Each row runs on a fresh control plane. The pods (one namespace, alike: pause, 100m cpu, 128Mi) are created first,
+with nothing to run on, and kube-scheduler marks them Unschedulable; then the controller starts, and the clock runs
+from its start to the moment the last pod is bound (spec.nodeName) and Running, as a watch of the namespace sees it.
+
+Printed per row: pods, seconds to all bound and to all Running, nodes, cost per hour (the provider's prices of the
+nodes' instance types), API requests, controller CPU seconds and peak RSS (VmHWM from /proc at the moment all pods
+run). API requests come from the API server's own metrics: the controller runs as a user of its own whose requests
+fall in the API Priority and Fairness flow schema global-default (nothing else in the bed does), so
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="global-default"} counts them, watches and lists
+included.
+
+Targets (issue 12): all bound within 60 s at 20,000 pods; peak RSS at most 64 MiB at 1,000 pods and 256 MiB at 50,000.
+The figures are printed; nothing fails on a missed target (a loaded machine would make that a flaky test).
+
+Usage: controller_bench.py NODESMITH [--pods N,...] (default 1000,20000). One JSON object per row on stdout, then a
+table. The scheduler and controller manager get a client rate limit of 1000 requests/s (NS_KUBEBED_COMPONENT_QPS), so
+their defaults (50 and 20 requests/s: 400 s to bind 20,000 pods) are not what is measured.
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "kube"))
+import kubebed  # noqa: E402
+
+CREATORS = 8
+APF_FLOW = "global-default"
+POD_CPU, POD_MEMORY = "100m", "128Mi"
+
+SIM_NODECLASS_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "simnodeclasses.nodesmith.io"},
+    "spec": {"group": "nodesmith.io", "scope": "Cluster",
+             "names": {"plural": "simnodeclasses", "singular": "simnodeclass", "kind": "SimNodeClass",
+                       "listKind": "SimNodeClassList"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
+}
+
+
+def nodepool(group, kind):
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
+            "spec": {"template": {"spec": {
+                "nodeClassRef": {"group": group, "kind": kind, "name": "default"},
+                "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+                                 {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}],
+                "expireAfter": "720h"}},
+                # the run measures provisioning: nothing is consolidated while it runs
+                "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1h"}}}
+
+
+class Session:
+    """Keep-alive HTTPS requests to the bed's API server as its admin (one per thread)."""
+
+    def __init__(self, bed):
+        self.bed = bed
+        self.conn = None
+
+    def request(self, method, path, body=None, ok=(200, 201)):
+        for attempt in range(3):
+            if self.conn is None:
+                self.conn = http.client.HTTPSConnection("127.0.0.1", self.bed._port, context=self.bed._ctx,
+                                                        timeout=60)
+            try:
+                data = None if body is None else json.dumps(body).encode()
+                headers = {"Accept": "application/json", "Content-Type": "application/json"}
+                self.conn.request(method, path, body=data, headers=headers)
+                resp = self.conn.getresponse()
+                text = resp.read()
+            except (OSError, http.client.HTTPException):
+                self.conn.close()
+                self.conn = None
+                if attempt == 2:
+                    raise
+                continue
+            if resp.status not in ok:
+                raise kubebed.BedError("%s %s: HTTP %d %s" % (method, path, resp.status, text[:300]))
+            return text
+        return None
+
+
+def create_pods(bed, ns, total):
+    """TOTAL pods created by CREATORS threads; returns the seconds it took."""
+    nxt = iter(range(total))
+    lock = threading.Lock()
+    errors = []
+
+    def creator():
+        s = Session(bed)
+        while True:
+            with lock:
+                i = next(nxt, None)
+            if i is None:
+                return
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "bench-%06d" % i, "labels": {"app": "bench"}},
+                   "spec": {"terminationGracePeriodSeconds": 0,
+                            "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                                            "resources": {"requests": {"cpu": POD_CPU, "memory": POD_MEMORY}}}]}}
+            try:
+                s.request("POST", "/api/v1/namespaces/%s/pods" % ns, pod)
+            except (OSError, kubebed.BedError) as e:
+                errors.append(str(e))
+                return
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=creator) for _ in range(CREATORS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise kubebed.BedError("creating the benchmark's pods failed: " + errors[0])
+    return time.monotonic() - t0
+
+
+class PodWatch:
+    """Follows the namespace's pods with one watch: when each pod was first seen bound and Running."""
+
+    def __init__(self, bed, ns, total):
+        self.bed, self.ns, self.total = bed, ns, total
+        self.bound, self.running, self.unschedulable = set(), set(), set()
+        self.all_bound_at = self.all_running_at = None
+        self.done = threading.Event()
+        self.error = None
+        listing = json.loads(Session(bed).request("GET", "/api/v1/namespaces/%s/pods?limit=0" % ns))
+        for p in listing["items"]:
+            self._see(p)
+        self.rv = listing["metadata"]["resourceVersion"]
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _see(self, pod):
+        name = pod["metadata"]["name"]
+        if pod["spec"].get("nodeName"):
+            self.bound.add(name)
+        if pod.get("status", {}).get("phase") == "Running":
+            self.running.add(name)
+        for c in pod.get("status", {}).get("conditions", []):
+            if c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable":
+                self.unschedulable.add(name)
+        now = time.monotonic()
+        if self.all_bound_at is None and len(self.bound) >= self.total:
+            self.all_bound_at = now
+        if self.all_running_at is None and len(self.running) >= self.total:
+            self.all_running_at = now
+            self.done.set()
+
+    def _run(self):
+        while not self.done.is_set():
+            conn = http.client.HTTPSConnection("127.0.0.1", self.bed._port, context=self.bed._ctx, timeout=600)
+            try:
+                conn.request("GET", "/api/v1/namespaces/%s/pods?watch=1&allowWatchBookmarks=true&resourceVersion=%s"
+                             % (self.ns, self.rv), headers={"Accept": "application/json"})
+                resp = conn.getresponse()
+                if resp.status != 200:
+                    raise kubebed.BedError("watch of pods in %s: HTTP %d" % (self.ns, resp.status))
+                while not self.done.is_set():
+                    line = resp.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    if ev["type"] == "ERROR":
+                        raise kubebed.BedError("watch of pods in %s: %s" % (self.ns, ev["object"].get("message")))
+                    self.rv = ev["object"]["metadata"]["resourceVersion"]
+                    if ev["type"] in ("ADDED", "MODIFIED"):
+                        self._see(ev["object"])
+            except (OSError, http.client.HTTPException, ValueError, kubebed.BedError) as e:
+                self.error = e
+                return
+            finally:
+                conn.close()
+
+
+def apf_dispatched(session, flow):
+    """Requests the API server dispatched in one APF flow schema so far."""
+    text = session.request("GET", "/metrics").decode()
+    total = 0.0
+    for m in re.finditer(r'^apiserver_flowcontrol_dispatched_requests_total\{([^}]*)\} (\S+)$', text, re.M):
+        if 'flow_schema="%s"' % flow in m.group(1):
+            total += float(m.group(2))
+    return int(total)
+
+
+def proc_figures(pid):
+    """CPU seconds (user + system) and peak RSS in MiB of a running process, from /proc."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    with open("/proc/%d/status" % pid) as f:
+        hwm = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+    return cpu, hwm / 1024.0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def create(bed, path, obj):
+    bed.request("POST", path, obj)
+
+
+def kubectl(bed, *args):
+    r = subprocess.run(["kubectl", "--kubeconfig", bed.kubeconfig, *args], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        raise kubebed.BedError("kubectl %s failed: %s" % (" ".join(args), r.stderr.strip()))
+    return r.stdout
+
+
+def bench_user(bed, name, group):
+    """A kubeconfig for NAME (in GROUP, not system:masters) bound to cluster-admin."""
+    kubeconfig = bed.user(name, [group])
+    create(bed, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+                        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                        "metadata": {"name": name + "-admin"},
+                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                    "name": "cluster-admin"},
+                        "subjects": [{"kind": "User", "name": name, "apiGroup": "rbac.authorization.k8s.io"}]})
+    return kubeconfig
+
+
+def install_crds(bed, directory, files):
+    for f in files:
+        kubectl(bed, "apply", "--server-side", "--validate=false", "-f", os.path.join(directory, f))
+    for f in files:
+        kubectl(bed, "wait", "--for", "condition=Established", "--timeout=60s", "-f", os.path.join(directory, f))
+
+
+def sim_prices(nodesmith):
+    """The sim's price per hour of each (instance type, zone, capacity type), from `nodesmith offerings`."""
+    r = subprocess.run([nodesmith, "offerings", "--provider", "sim", "--output", "json"], capture_output=True,
+                       text=True, check=True)
+    return {(it["name"], o["zone"], o["capacity_type"]): o["price_per_hour"]
+            for it in json.loads(r.stdout)["instance_types"] for o in it["offerings"]}
+
+
+def nodes_and_cost(bed, prices):
+    """The cluster's Nodes and what they cost per hour at PRICES."""
+    nodes = json.loads(kubectl(bed, "get", "nodes", "-o", "json"))["items"]
+    cost, unknown = 0.0, set()
+    for n in nodes:
+        labels = n["metadata"]["labels"]
+        key = tuple(labels.get(k) for k in ("node.kubernetes.io/instance-type", "topology.kubernetes.io/zone",
+                                            "karpenter.sh/capacity-type"))
+        if key in prices:
+            cost += prices[key]
+        else:
+            unknown.add(key)
+    if unknown:
+        raise kubebed.BedError("no price for the nodes' (instance type, zone, capacity type) %s" % sorted(unknown))
+    return len(nodes), cost
+
+
+def run_row(name, pods, setup, start, prices_of):
+    """One row on a fresh control plane. SETUP(bed) installs what the autoscaler needs; START(bed, log) starts it and
+    returns its Popen and the extra processes to stop with it."""
+    os.environ["NS_KUBEBED_COMPONENT_QPS"] = "1000"
+    with kubebed.plane() as bed:
+        admin = Session(bed)
+        setup(bed)
+        ns = bed.namespace("bench")
+        created_s = create_pods(bed, ns, pods)
+        watch = PodWatch(bed, ns, pods)
+        # kube-scheduler has tried every pod once (the Unschedulable condition autoscalers look for)
+        deadline = time.monotonic() + 300
+        while len(watch.unschedulable) < pods and time.monotonic() < deadline:
+            time.sleep(0.5)
+        before = apf_dispatched(admin, APF_FLOW)
+        log = tempfile.NamedTemporaryFile("w+", prefix="bench-%s-" % name, suffix=".log", delete=False)
+        t0 = time.monotonic()
+        proc, others = start(bed, log)
+        try:
+            rss_series = []
+            while not watch.done.is_set():
+                if proc.poll() is not None:
+                    raise kubebed.BedError("%s exited with status %d; log %s" % (name, proc.returncode, log.name))
+                if watch.error:
+                    raise kubebed.BedError(str(watch.error))
+                if time.monotonic() - t0 > 900:
+                    raise kubebed.BedError("%s: %d/%d pods bound, %d Running after 900 s; log %s" % (
+                        name, len(watch.bound), pods, len(watch.running), log.name))
+                rss_series.append(proc_figures(proc.pid)[1])
+                watch.done.wait(0.5)
+            cpu, peak = proc_figures(proc.pid)
+            requests = apf_dispatched(admin, APF_FLOW) - before
+            nodes, cost = nodes_and_cost(bed, prices_of())
+        finally:
+            for p in [proc] + others:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+                    try:
+                        p.wait(30)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        p.wait()
+        row = {"autoscaler": name, "pods": pods, "create_pods_s": round(created_s, 1),
+               "all_bound_s": round(watch.all_bound_at - t0, 1), "all_running_s": round(watch.all_running_at - t0, 1),
+               "nodes": nodes, "cost_per_hour": round(cost, 2), "api_requests": requests,
+               "cpu_s": round(cpu, 1), "peak_rss_mib": round(peak, 1)}
+        os.unlink(log.name)
+        return row
+
+
+def nodesmith_row(nodesmith, pods):
+    crds = subprocess.run(["bash", os.path.join(HERE, "..", "test", "controller", "fetch-karpenter-crds.sh")],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+    users = {}
+
+    def setup(bed):
+        install_crds(bed, crds, ["karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml"])
+        create(bed, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", SIM_NODECLASS_CRD)
+        kubectl(bed, "wait", "--for", "condition=Established", "--timeout=60s", "crd/simnodeclasses.nodesmith.io")
+        create(bed, "/apis/karpenter.sh/v1/nodepools", nodepool("nodesmith.io", "SimNodeClass"))
+        create(bed, "/apis/nodesmith.io/v1/simnodeclasses", {"apiVersion": "nodesmith.io/v1", "kind": "SimNodeClass",
+                                                               "metadata": {"name": "default"}, "spec": {}})
+        users["kubeconfig"] = bench_user(bed, "nodesmith-bench", "bench")
+
+    def start(bed, log):
+        env = dict(os.environ, LOG_LEVEL="info", METRICS_PORT=str(free_port()), HEALTH_PROBE_PORT=str(free_port()))
+        p = subprocess.Popen([nodesmith, "controller", "--provider", "sim", "--simulate-kubelet",
+                              "--kubeconfig", users["kubeconfig"], "--bind-address", "127.0.0.1",
+                              "--leader-election-namespace", "default"],
+                             stdout=log, stderr=subprocess.STDOUT, env=env,
+                             preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
+        return p, []
+
+    return run_row("nodesmith", pods, setup, start, lambda: sim_prices(nodesmith))
+
+
+def print_table(rows):
+    cols = ("autoscaler", "pods", "all_bound_s", "all_running_s", "nodes", "cost_per_hour", "api_requests", "cpu_s",
+            "peak_rss_mib")
+    print(" ".join("%-14s" % c for c in cols))
+    for r in rows:
+        print(" ".join("%-14s" % r.get(c, "-") for c in cols))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("nodesmith")
+    ap.add_argument("--pods", default="1000,20000", help="comma-separated pod counts, one row each")
+    args = ap.parse_args()
+    # SIGTERM (meson's timeout) unwinds, so the control plane is stopped and its files removed
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
+    rows = []
+    for n in [int(x) for x in args.pods.split(",")]:
+        row = nodesmith_row(os.path.abspath(args.nodesmith), n)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
