@@ -1,9 +1,14 @@
 #!/usr/bin/python3
-"""The CRDs nodesmith ships (charts/nodesmith/crds): checked against Karpenter's own published CRDs (v1.14.0, fetched
-from the Go module proxy, never copied into the tree) field by field, then applied to a real control plane
-(test/kube) where the API server must default, refuse and print objects as Karpenter's CRDs make it do.
+"""The CRDs nodesmith ships (charts/nodesmith/crds, and nodeclass-crds, which the chart installs per provider): checked
+against the published CRDs of Karpenter (v1.14.0), its AWS provider (v1.14.0, and v0.32.0 for the AWSNodeTemplate of
+the Provisioner era) and its Azure provider (v1.14.2), fetched from the Go module proxy, never copied into the tree,
+field by field; then applied to a real control plane (test/kube) where the API server must default, refuse and print
+objects as those CRDs make it do. The Alibaba Cloud provider's module is one the proxy does not serve
+("This module version is not available"), so its ECSNodeClass is checked on the API server only, against the
+messages and defaults of its published chart (cloudpilot-ai/karpenter-provider-alibabacloud,
+charts/karpenter/crds).
 
-Usage: test_chart_crds.py CRD_DIR
+Usage: test_chart_crds.py CHART_DIR
 """
 import json
 import os
@@ -20,12 +25,19 @@ sys.path.insert(0, os.path.join(HERE, "..", "controller"))
 import kubebed  # noqa: E402
 import test_controller_e2e as e2e  # noqa: E402
 
-CRD_DIR = None
+CHART = None
 PLANE = None
-# Karpenter's CRDs (sigs.k8s.io/karpenter) and the AWS provider's (github.com/aws/karpenter-provider-aws).
-UPSTREAM = {"karpenter.sh_nodepools.yaml": ("sigs.k8s.io/karpenter", "v1.14.0"),
-            "karpenter.sh_nodeclaims.yaml": ("sigs.k8s.io/karpenter", "v1.14.0"),
-            "karpenter.k8s.aws_ec2nodeclasses.yaml": ("github.com/aws/karpenter-provider-aws", "v1.14.0")}
+# file: (Go module, version) publishing the same CRD in its pkg/apis/crds.
+UPSTREAM = {"crds/karpenter.sh_nodepools.yaml": ("sigs.k8s.io/karpenter", "v1.14.0"),
+            "crds/karpenter.sh_nodeclaims.yaml": ("sigs.k8s.io/karpenter", "v1.14.0"),
+            "nodeclass-crds/karpenter.k8s.aws_ec2nodeclasses.yaml": ("github.com/aws/karpenter-provider-aws", "v1.14.0"),
+            "nodeclass-crds/karpenter.k8s.aws_awsnodetemplates.yaml": ("github.com/aws/karpenter", "v0.32.0"),
+            "nodeclass-crds/karpenter.azure.com_aksnodeclasses.yaml": ("github.com/Azure/karpenter-provider-azure",
+                                                                       "v1.14.2")}
+# Where nodesmith's CRD deliberately takes more than the published one: the provider reads these
+# (docs/providers/azure.md marks them as extensions). Only a superset of the published enum is allowed there.
+ENUM_EXTENSIONS = {("nodeclass-crds/karpenter.azure.com_aksnodeclasses.yaml", ".spec.imageFamily"):
+                   {"Windows2019", "Windows2022"}}
 SCHEMA_KEYS = ("type", "default", "enum", "pattern", "format", "minimum", "maximum", "minLength", "maxLength",
                "minItems", "maxItems", "maxProperties", "required", "x-kubernetes-int-or-string")
 
@@ -39,7 +51,12 @@ def upstream(name):
     module, version = UPSTREAM[name]
     d = subprocess.run(["bash", os.path.join(HERE, "..", "kube", "fetch-crds.sh"), module, version],
                        capture_output=True, text=True, check=True).stdout.strip()
-    return load(os.path.join(d, name))
+    return load(os.path.join(d, os.path.basename(name)))
+
+
+def crd_files():
+    """Every CRD the chart ships, relative to the chart."""
+    return ["%s/%s" % (d, f) for d in ("crds", "nodeclass-crds") for f in sorted(os.listdir(os.path.join(CHART, d)))]
 
 
 def schema_facts(schema, path="", out=None):
@@ -74,7 +91,7 @@ class Test1SameFieldsAsKarpenter(unittest.TestCase):
     def test_every_upstream_fact_is_in_ours(self):
         for name in UPSTREAM:
             with self.subTest(crd=name):
-                ours, theirs = load(os.path.join(CRD_DIR, name)), upstream(name)
+                ours, theirs = load(os.path.join(CHART, name)), upstream(name)
                 self.assertEqual(ours["metadata"]["name"], theirs["metadata"]["name"])
                 self.assertEqual((ours["spec"]["group"], ours["spec"]["scope"]),
                                  (theirs["spec"]["group"], theirs["spec"]["scope"]))
@@ -83,6 +100,8 @@ class Test1SameFieldsAsKarpenter(unittest.TestCase):
                 self.assertEqual([v["name"] for v in ov], [v["name"] for v in tv])
                 for o, t in zip(ov, tv):
                     self.assertEqual(o.get("subresources"), t.get("subresources"))
+                    self.assertEqual((o["served"], o["storage"], o.get("deprecated"), o.get("deprecationWarning")),
+                                     (t["served"], t["storage"], t.get("deprecated"), t.get("deprecationWarning")))
                     cols = [(c["name"], c["type"], c["jsonPath"], c.get("priority", 0))
                             for c in o.get("additionalPrinterColumns", [])]
                     self.assertEqual(cols, [(c["name"], c["type"], c["jsonPath"], c.get("priority", 0))
@@ -92,6 +111,12 @@ class Test1SameFieldsAsKarpenter(unittest.TestCase):
                     for path, facts in schema_facts(t["schema"]["openAPIV3Schema"]).items():
                         if path not in mine:
                             missing.append("%s: absent" % path)
+                        elif (name, path) in ENUM_EXTENSIONS:
+                            extra = set(mine[path].get("enum", ())) - set(facts["enum"])
+                            if extra != ENUM_EXTENSIONS[(name, path)] or \
+                                    dict(mine[path], enum=None) != dict(facts, enum=None):
+                                missing.append("%s: ours %s, published %s plus %s" % (
+                                    path, mine[path], facts, sorted(ENUM_EXTENSIONS[(name, path)])))
                         elif " CEL " not in path and mine[path] != facts:
                             missing.append("%s: ours %s, Karpenter's %s" % (path, mine[path], facts))
                         elif " CEL " in path and mine[path]["rule"].replace(" ", "") != facts["rule"].replace(" ", ""):
@@ -144,6 +169,33 @@ spec:
   %(extra)s
 """
 
+AKSNODECLASS = """
+apiVersion: karpenter.azure.com/%(version)s
+kind: AKSNodeClass
+metadata: {name: %(name)s}
+spec: %(spec)s
+"""
+
+ECSNODECLASS = """
+apiVersion: karpenter.k8s.alibabacloud/v1alpha1
+kind: ECSNodeClass
+metadata: {name: %(name)s}
+spec:
+  vSwitchSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  imageSelectorTerms: [{alias: %(alias)s}]
+  %(extra)s
+"""
+
+
+def aks(spec, name="bad"):
+    return AKSNODECLASS % {"version": "v1beta1", "name": name, "spec": spec}
+
+
+def ecs(extra="", alias="AlibabaCloudLinux3", name="bad"):
+    return ECSNODECLASS % {"name": name, "alias": alias, "extra": extra}
+
+
 NODECLAIM = """
 apiVersion: karpenter.sh/v1
 kind: NodeClaim
@@ -160,11 +212,11 @@ spec:
 class Test2OnTheApiServer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        for f in sorted(os.listdir(CRD_DIR)):
-            kubectl("apply", "--server-side", "-f", os.path.join(CRD_DIR, f))
-        for f in sorted(os.listdir(CRD_DIR)):
+        for f in crd_files():
+            kubectl("apply", "--server-side", "-f", os.path.join(CHART, f))
+        for f in crd_files():
             kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/" + load(
-                os.path.join(CRD_DIR, f))["metadata"]["name"])
+                os.path.join(CHART, f))["metadata"]["name"])
 
     def test_defaults_are_karpenters(self):
         kubectl("apply", "-f", "-", stdin=nodepool())
@@ -180,6 +232,33 @@ class Test2OnTheApiServer(unittest.TestCase):
                 "default}, spec: {}}")
         self.assertEqual(e2e.kget("simnodeclass", "default")["spec"],
                          {"imageFamily": "Linux", "imageVersion": "v1", "ephemeralStorage": "20Gi"})
+        kubectl("apply", "-f", "-", stdin=AKSNODECLASS % {"version": "v1beta1", "name": "default", "spec": "{kubelet: {}}"})
+        self.assertEqual(e2e.kget("aksnodeclass", "default")["spec"],
+                         {"imageFamily": "Ubuntu", "osDiskSizeGB": 128,
+                          "kubelet": {"cpuManagerPolicy": "none", "cpuCFSQuota": True, "cpuCFSQuotaPeriod": "100ms",
+                                      "topologyManagerPolicy": "none", "containerLogMaxSize": "50Mi",
+                                      "containerLogMaxFiles": 5}})
+        kubectl("apply", "-f", "-", stdin=ECSNODECLASS % {"name": "default", "alias": "AlibabaCloudLinux3",
+                                                          "extra": "systemDisk: {}\n  dataDisks: [{}]"})
+        spec = e2e.kget("ecsnodeclass", "default")["spec"]
+        self.assertEqual((spec["vSwitchSelectionPolicy"], spec["formatDataDisk"], spec["passwordInherit"],
+                          spec["systemDisk"], spec["dataDisks"]),
+                         ("cheapest", False, False,
+                          {"categories": ["cloud", "cloud_efficiency", "cloud_ssd", "cloud_essd", "cloud_auto",
+                                          "cloud_essd_entry"], "performanceLevel": "PL0"}, [{"volumeSize": "20Gi"}]))
+        kubectl("apply", "-f", "-", stdin="---\n{apiVersion: karpenter.k8s.aws/v1alpha1, kind: AWSNodeTemplate, "
+                "metadata: {name: legacy}, spec: {subnetSelector: {karpenter.sh/discovery: demo}, "
+                "securityGroupSelector: {karpenter.sh/discovery: demo}, instanceProfile: KarpenterNodeInstanceProfile}}")
+        self.assertEqual(e2e.kget("awsnodetemplate", "legacy")["spec"]["instanceProfile"], "KarpenterNodeInstanceProfile")
+
+    def test_aksnodeclass_v1alpha2_is_served_deprecated_and_stored_as_v1beta1(self):
+        r = subprocess.run([e2e.KUBECTL, "--kubeconfig", e2e.BED.kubeconfig, "apply", "-f", "-"],
+                           input=AKSNODECLASS % {"version": "v1alpha2", "name": "old", "spec": "{imageFamily: AzureLinux}"},
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("use v1beta1.AKSNodeClass instead", r.stderr)
+        obj = e2e.kget("aksnodeclass", "old")
+        self.assertEqual((obj["apiVersion"], obj["spec"]["imageFamily"]), ("karpenter.azure.com/v1beta1", "AzureLinux"))
 
     def test_invalid_objects_are_refused_with_karpenters_messages(self):
         cases = [
@@ -219,6 +298,29 @@ class Test2OnTheApiServer(unittest.TestCase):
              % ("v" * 65), "may not be more than 64"),
             ("---\n{apiVersion: nodesmith.io/v1, kind: SimNodeClass, metadata: {name: fam}, spec: {imageFamily: Plan9}}",
              'Unsupported value: "Plan9"'),
+            (aks("{fipsMode: FIPS, imageFamily: Ubuntu2204}"), "FIPS is not yet supported for Ubuntu2204 or Ubuntu2404"),
+            (aks("{linuxOSConfig: {swapFileSize: 1Gi}}"),
+             "kubelet.failSwapOn must be set to false when linuxOSConfig.swapFileSize is specified"),
+            (aks("{tags: {'a<b': x}}"), "tags keys must not contain '<', '>', '%', '&', or '?'"),
+            (aks("{maxPods: 5}"), "should be greater than or equal to 10"),
+            (aks("{imageFamily: Plan9}"), 'Unsupported value: "Plan9"'),
+            (aks("{linuxOSConfig: {sysctls: {netIPv4IPLocalPortRange: '80 40000'}}}"),
+             "netIPv4IPLocalPortRange first port must be in [1024, 60999]"),
+            (aks("{kubelet: {imageGCHighThresholdPercent: 50, imageGCLowThresholdPercent: 60}}"),
+             "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent"),
+            (ecs(alias="Ubuntu"), "family is not supported, must be one of the following: "
+                                  "'AlibabaCloudLinux3,ContainerOS'"),
+            (ecs("passwordInherit: true\n  password: Secret-Pass1"),
+             "password cannot be set when passwordInherit is true"),
+            (ecs("tags: {'ecs:ecs-cluster-name': x}"), "tag contains a restricted tag matching ecs:ecs-cluster-name"),
+            (ecs("systemDisk: {size: 10}"), "size invalid"),
+            (ecs("vSwitchSelectionPolicy: random"), 'Unsupported value: "random"'),
+            (ecs("kubeletConfiguration: {evictionSoft: {memory.available: 5%}, "
+                 "evictionSoftGracePeriod: {nodefs.available: 1m}}"),
+             "evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod"),
+            (ECSNODECLASS.replace("[{tags: {karpenter.sh/discovery: demo}}]\n  securityGroupSelectorTerms", "[]\n  "
+                                  "securityGroupSelectorTerms") % {"name": "bad", "alias": "ContainerOS", "extra": ""},
+             "vSwitchSelectorTerms cannot be empty"),
         ]
         for manifest, message in cases:
             with self.subTest(message=message):
@@ -228,6 +330,10 @@ class Test2OnTheApiServer(unittest.TestCase):
         # a valid one of each passes the same dry run, so the refusals above are the rules', not the harness's
         self.assertIsNone(refused(nodepool(name="fine")))
         self.assertIsNone(refused(EC2NODECLASS % {"name": "fine", "alias": "windows2022@latest", "extra": ""}))
+        # nodesmith's extensions, which the Azure provider reads, pass
+        self.assertIsNone(refused(aks("{imageFamily: Windows2022, imageID: /CommunityGalleries/x/images/y/versions/1, "
+                                      "userData: echo}", name="fine")))
+        self.assertIsNone(refused(ecs("systemDisk: {size: 40}\n  passwordInherit: true", name="fine")))
 
     def test_transition_rules_compare_with_the_stored_object(self):
         kubectl("apply", "-f", "-", stdin=nodepool(name="moving"))
@@ -273,7 +379,12 @@ class Test2OnTheApiServer(unittest.TestCase):
         # `kubectl get karpenter` lists every kind of the category
         kinds = {line.split("/")[0] for line in kubectl("get", "karpenter", "-o", "name").split()}
         self.assertTrue({"nodepool.karpenter.sh", "nodeclaim.karpenter.sh", "simnodeclass.nodesmith.io",
-                         "ec2nodeclass.karpenter.k8s.aws"} <= kinds, kinds)
+                         "ec2nodeclass.karpenter.k8s.aws", "awsnodetemplate.karpenter.k8s.aws",
+                         "aksnodeclass.karpenter.azure.com", "ecsnodeclass.karpenter.k8s.alibabacloud"} <= kinds, kinds)
+        # the AKSNodeClass columns, its image family in the wide view
+        self.assertRegex(kubectl("get", "aksnodeclasses"), r"NAME\s+READY\s+AGE\n")
+        self.assertRegex(kubectl("get", "aksnodeclasses", "-o", "wide"), r"NAME\s+READY\s+AGE\s+IMAGEFAMILY\n"
+                                                                         r"default\s+\S*\s+\S+\s+Ubuntu\n")
 
 
 def setUpModule():
@@ -289,5 +400,5 @@ def tearDownModule():
 
 
 if __name__ == "__main__":
-    CRD_DIR = sys.argv.pop(1)
+    CHART = sys.argv.pop(1)
     unittest.main(verbosity=2)

@@ -192,12 +192,33 @@ class Test2Template(unittest.TestCase):
         updates = [r for r in lease["rules"] if "update" in r["verbs"]]
         self.assertEqual(updates[0]["resourceNames"], ["karpenter-leader-election"])
 
-    def test_crds_ship_with_the_chart(self):
-        objs = render(extra=("--include-crds",))
-        crds = sorted(name for kind, name in objs if kind == "CustomResourceDefinition")
-        self.assertEqual(crds, ["ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh",
-                                "nodepools.karpenter.sh", "simnodeclasses.nodesmith.io"])
-
+    def test_crds_ship_with_the_chart_per_provider(self):
+        """NodePool and NodeClaim for every provider (crds/); the node classes of the chosen provider only, each the
+        kind its ClusterRole names, kept on uninstall; none with nodeClassCRDs.install=false (Karpenter's chart
+        already installed them)."""
+        common = ["nodeclaims.karpenter.sh", "nodepools.karpenter.sh"]
+        expected = {"sim": ["awsnodetemplates.karpenter.k8s.aws", "ec2nodeclasses.karpenter.k8s.aws",
+                            "simnodeclasses.nodesmith.io"],
+                    "aws": ["awsnodetemplates.karpenter.k8s.aws", "ec2nodeclasses.karpenter.k8s.aws"],
+                    "azure": ["aksnodeclasses.karpenter.azure.com"],
+                    "alibaba": ["ecsnodeclasses.karpenter.k8s.alibabacloud"]}
+        for provider, nodeclasses in expected.items():
+            with self.subTest(provider=provider):
+                objs = render("provider.name=" + provider, extra=("--include-crds",))
+                crds = {name: o for (kind, name), o in objs.items() if kind == "CustomResourceDefinition"}
+                self.assertEqual(sorted(crds), sorted(common + nodeclasses))
+                for name in nodeclasses:
+                    self.assertEqual(crds[name]["metadata"]["annotations"]["helm.sh/resource-policy"], "keep")
+                rbac = {"%s.%s" % (r, g) for rule in objs[("ClusterRole", "nodesmith-nodeclasses")]["rules"]
+                        for g in rule["apiGroups"] for r in rule["resources"] if "/" not in r}
+                self.assertEqual(rbac, set(nodeclasses))
+                objs = render("provider.name=" + provider, "nodeClassCRDs.install=false", extra=("--include-crds",))
+                self.assertEqual(sorted(name for kind, name in objs if kind == "CustomResourceDefinition"), common)
+        # the node-class CRDs render as written in the chart (helm's YAML round trip changes no fact)
+        objs = render("provider.name=azure")
+        with open(os.path.join(CHART, "nodeclass-crds", "karpenter.azure.com_aksnodeclasses.yaml")) as f:
+            self.assertEqual(objs[("CustomResourceDefinition", "aksnodeclasses.karpenter.azure.com")]["spec"],
+                             yaml.safe_load(f)["spec"])
 
 if __name__ == "__main__":
     CHART = sys.argv.pop(1)

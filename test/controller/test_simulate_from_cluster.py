@@ -93,7 +93,8 @@ def setUpModule():
     global BED, PLANE
     PLANE = kubebed.plane()
     BED = PLANE.__enter__()
-    kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "charts", "nodesmith", "crds"))
+    for d in ("crds", "nodeclass-crds"):
+        kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "charts", "nodesmith", d))
     for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"):
         kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/" + crd)
     kubectl("apply", "-f", "-", stdin=READ_ONLY_ROLE)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # CRDs published in a Go module (pkg/apis/crds of sigs.k8s.io/karpenter, github.com/aws/karpenter-provider-aws, ...)
-# for tests that apply them to the test control plane: `fetch-crds.sh MODULE VERSION` downloads the module at that
-# release through the module proxy (the go command verifies it against the checksum database), copies its
-# pkg/apis/crds/*.yaml into a cache directory outside the tree (never into it) and prints that directory.
+# for tests that apply them to the test control plane: `fetch-crds.sh MODULE VERSION [DIR]` downloads the module at
+# that release through the module proxy (the go command verifies it against the checksum database), copies its
+# DIR/*.yaml (default pkg/apis/crds; a module that publishes its CRDs only in its chart names that directory) into a
+# cache directory outside the tree (never into it) and prints that directory.
 # Needs the Go that build-control-plane.sh uses (it fetches one when missing).
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: fetch-crds.sh MODULE VERSION" >&2; exit 2; }
-module=$1 version=$2
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: fetch-crds.sh MODULE VERSION [DIR]" >&2; exit 2; }
+module=$1 version=$2 crds=${3:-pkg/apis/crds}
 cache=${NODESMITH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith}
 out=$cache/crds/${module//\//_}@$version
 if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
@@ -20,13 +21,13 @@ mkdir -p "$cache/gomod" "$cache/crds"
 json=$(cd "$work" && GOMODCACHE=$cache/gomod GOFLAGS=-mod=mod GO111MODULE=on GOTOOLCHAIN=auto "$go" mod download \
   -json "$module@$version") || true
 dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-if [ -z "$dir" ] || [ ! -d "$dir/pkg/apis/crds" ]; then
-  echo "fetch-crds: $module@$version: no pkg/apis/crds ($(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",*$/\1/p'))" >&2
+if [ -z "$dir" ] || [ ! -d "$dir/$crds" ]; then
+  echo "fetch-crds: $module@$version: no $crds ($(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",*$/\1/p'))" >&2
   exit 1
 fi
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"
-cp "$dir"/pkg/apis/crds/*.yaml "$out.tmp/"
+cp "$dir/$crds"/*.yaml "$out.tmp/"
 chmod u+w "$out.tmp"/*.yaml
 touch "$out.tmp/.complete"
 rm -rf "$out"
