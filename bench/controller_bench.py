@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "kube"))
@@ -75,7 +76,7 @@ class Session:
         for attempt in range(3):
             if self.conn is None:
                 self.conn = http.client.HTTPSConnection("127.0.0.1", self.bed._port, context=self.bed._ctx,
-                                                        timeout=60)
+                                                        timeout=300)
             try:
                 data = None if body is None else json.dumps(body).encode()
                 headers = {"Accept": "application/json", "Content-Type": "application/json"}
@@ -137,9 +138,15 @@ class PodWatch:
         self.all_bound_at = self.all_running_at = None
         self.done = threading.Event()
         self.error = None
-        listing = json.loads(Session(bed).request("GET", "/api/v1/namespaces/%s/pods?limit=0" % ns))
-        for p in listing["items"]:
-            self._see(p)
+        # in pages: one answer of 20,000 pods outlasted the read timeout of a loaded API server
+        session, cont = Session(bed), ""
+        while True:
+            listing = json.loads(session.request("GET", "/api/v1/namespaces/%s/pods?limit=500%s" % (ns, cont)))
+            for p in listing["items"]:
+                self._see(p)
+            if not listing["metadata"].get("continue"):
+                break
+            cont = "&continue=" + urllib.parse.quote(listing["metadata"]["continue"], safe="")
         self.rv = listing["metadata"]["resourceVersion"]
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -287,7 +294,6 @@ def run_row(name, pods, setup, start, prices_of):
         t0 = time.monotonic()
         proc, others = start(bed, log)
         try:
-            rss_series = []
             while not watch.done.is_set():
                 if proc.poll() is not None:
                     raise kubebed.BedError("%s exited with status %d; log %s" % (name, proc.returncode, log.name))
@@ -296,7 +302,6 @@ def run_row(name, pods, setup, start, prices_of):
                 if time.monotonic() - t0 > 900:
                     raise kubebed.BedError("%s: %d/%d pods bound, %d Running after 900 s; log %s" % (
                         name, len(watch.bound), pods, len(watch.running), log.name))
-                rss_series.append(proc_figures(proc.pid)[1])
                 watch.done.wait(0.5)
             cpu, peak = proc_figures(proc.pid)
             requests = apf_dispatched(admin, APF_FLOW) - before
