@@ -257,6 +257,10 @@ int sched_group_prepare(sched *s, sched_group *g)
     if (rc != NS_OK)
         return ns_error_prefix("pod %s/%s: ", g->pod->meta.namespace_, g->pod->meta.name);
     g->req_id = ++s->next_req_id;
+    const ns_requirement *zr = ns_requirements_get(&g->reqs, NS_LABEL_ZONE);
+    g->pod_zones = 0;
+    for (size_t z = 0; z < s->n_zones; z++)
+        g->pod_zones |= !zr || ns_requirement_has(zr, s->zones[z]) ? 1u << z : 0;
     if (!g->pool_bits) {
         g->pool_bits = calloc((s->n_pools ? s->n_pools : 1) * s->max_words, sizeof(uint64_t));
         g->pool_pairs = calloc(s->n_pools ? s->n_pools : 1, sizeof(uint64_t));

@@ -140,6 +140,7 @@ typedef struct sched_group {
     /* Derived from the relaxation state by sched_group_prepare. */
     ns_requirements reqs;
     uint32_t req_id;
+    uint32_t pod_zones; /* zones (bit per zone) the pod's own requirements allow: Karpenter's podDomains */
     uint64_t *pool_bits; /* n_pools x words bitsets, pool by pool */
     uint64_t *pool_pairs;
     bool *pool_ok;

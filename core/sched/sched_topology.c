@@ -7,8 +7,9 @@
  *
  * Domain choice follows Karpenter: a zonal spread picks the zone with the fewest matching pods among those within
  * maxSkew of the minimum over the domains its filter leaves (the minimum is 0 when fewer than minDomains such zones
- * exist; a hostname spread always has minimum 0, since a new node can always be made); affinity needs a domain that already holds a matching pod, except
- * for the first pod of a self-selecting group; anti-affinity needs a domain without one. Counts are recorded only
+ * exist; a hostname spread always has minimum 0, since a new node can always be made); affinity needs a domain that
+ * already holds a matching pod, except for a self-selecting pod when no matching pod sits in a domain its own
+ * requirements allow; anti-affinity needs a domain without one. Counts are recorded only
  * once a claim's zone is decided, except anti-affinity, which blocks every zone a claim might still use.
  */
 #include <stdarg.h>
@@ -422,7 +423,9 @@ static bool allow_one(const sched *s, const sched_group *g, const sched_constrai
             *zones &= with;
             return true;
         }
-        if (c->self && with == 0 && *zones) {
+        /* Karpenter's nextDomainAffinity: a self-selecting pod starts a domain when no matching pod sits in a
+         * domain its own requirements allow (anyCompatiblePodDomain), not only when there is none at all. */
+        if (c->self && !(with & g->pod_zones) && *zones) {
             *zones = lowest_bit(*zones);
             return true;
         }
@@ -448,7 +451,8 @@ static bool allow_one(const sched *s, const sched_group *g, const sched_constrai
     return true;
 }
 
-static uint32_t zones_allowed_by(const sched *s, const sched_constraint *c, const sched_topo *t, uint32_t all)
+static uint32_t zones_allowed_by(const sched *s, const sched_group *g, const sched_constraint *c,
+                                 const sched_topo *t, uint32_t all)
 {
     uint32_t with = 0, zones = 0;
     int32_t min = INT32_MAX;
@@ -458,7 +462,7 @@ static uint32_t zones_allowed_by(const sched *s, const sched_constraint *c, cons
             min = t->zone[z] < min ? t->zone[z] : min;
     }
     if (t->kind == SCHED_TOPO_AFFINITY)
-        return with ? with : (c->self ? all : 0);
+        return with & g->pod_zones ? with : (c->self ? all : 0);
     if (t->kind == SCHED_TOPO_ANTI)
         return all & ~with;
     if (min == INT32_MAX || (t->min_domains > 0 && __builtin_popcount(t->universe) < t->min_domains))
@@ -475,7 +479,7 @@ uint32_t sched_topo_zones(const sched *s, const sched_group *g)
     for (size_t i = 0; i < g->n_cons; i++) {
         const sched_topo *t = &s->topos[g->cons[i].topo];
         if (g->cons[i].active && !t->hostname)
-            zones &= zones_allowed_by(s, &g->cons[i], t, all);
+            zones &= zones_allowed_by(s, g, &g->cons[i], t, all);
     }
     for (size_t i = 0; i < g->n_inverse; i++) {
         const sched_topo *t = &s->topos[g->inverse[i]];
