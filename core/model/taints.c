@@ -44,16 +44,20 @@ bool ns_taint_matches(const ns_taint *a, const ns_taint *b)
 
 bool ns_taint_is_known_ephemeral(const ns_taint *taint)
 {
+    /* Karpenter's KnownEphemeralTaints, compared as MatchTaint does: key and effect, any value. */
     static const ns_taint known[] = {
         {"node.kubernetes.io/not-ready", NULL, NS_EFFECT_NO_SCHEDULE},
+        {"node.kubernetes.io/not-ready", NULL, NS_EFFECT_NO_EXECUTE},
         {"node.kubernetes.io/unreachable", NULL, NS_EFFECT_NO_SCHEDULE},
-        {"node.cloudprovider.kubernetes.io/uninitialized", "true", NS_EFFECT_NO_SCHEDULE},
+        {"node.cloudprovider.kubernetes.io/uninitialized", NULL, NS_EFFECT_NO_SCHEDULE},
         {"karpenter.sh/unregistered", NULL, NS_EFFECT_NO_EXECUTE},
     };
+    /* KnownEphemeralTaintKeyPrefixes: the Node Readiness Controller's taints, any effect. */
+    static const char readiness[] = "readiness.k8s.io/";
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-        if (ns_taint_matches(&known[i], taint) && (!known[i].value || strcmp(known[i].value, nz(taint->value)) == 0))
+        if (ns_taint_matches(&known[i], taint))
             return true;
-    return false;
+    return strncmp(nz(taint->key), readiness, sizeof(readiness) - 1) == 0;
 }
 
 char *ns_taint_format(const ns_taint *taint, char *buf, size_t len)
@@ -71,8 +75,6 @@ bool ns_taints_tolerated(const ns_taint *taints, size_t n, const ns_taint *ignor
     for (size_t i = 0; i < n; i++) {
         const ns_taint *t = &taints[i];
         if ((flags & NS_TAINTS_IGNORE_PREFER_NO_SCHEDULE) && strcmp(nz(t->effect), NS_EFFECT_PREFER_NO_SCHEDULE) == 0)
-            continue;
-        if ((flags & NS_TAINTS_IGNORE_EPHEMERAL) && ns_taint_is_known_ephemeral(t))
             continue;
         bool skip = false;
         for (size_t j = 0; j < n_ignored && !skip; j++)

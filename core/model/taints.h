@@ -46,12 +46,13 @@ bool ns_tolerations_tolerate(const ns_toleration *tols, size_t n, const ns_taint
 /* Same key and effect (Kubernetes' Taint.MatchTaint). */
 bool ns_taint_matches(const ns_taint *a, const ns_taint *b);
 
-/* Taints Karpenter expects on a node while it initialises (node.kubernetes.io/not-ready and unreachable,
- * node.cloudprovider.kubernetes.io/uninitialized, karpenter.sh/unregistered). */
+/* Taints Karpenter expects on a node while it initialises (pkg/scheduling/taints.go): node.kubernetes.io/not-ready
+ * (NoSchedule, NoExecute), node.kubernetes.io/unreachable, node.cloudprovider.kubernetes.io/uninitialized,
+ * karpenter.sh/unregistered, matched by key and effect, and any key under readiness.k8s.io/. They are ignored only on
+ * a managed node that is not initialized yet (the engine's scheduling view drops them there) and apply after. */
 bool ns_taint_is_known_ephemeral(const ns_taint *taint);
 
 #define NS_TAINTS_IGNORE_PREFER_NO_SCHEDULE 0x1u /* PreferNoSchedule never blocks */
-#define NS_TAINTS_IGNORE_EPHEMERAL 0x2u          /* known ephemeral taints never block (uninitialised nodes) */
 
 /* True when every taint is tolerated, skipping taints that match one in `ignored` (may be NULL) and those the flags
  * exclude. On false, reason (may be NULL) receives a sentence about the first untolerated taint, e.g.

@@ -79,7 +79,9 @@ int64_t sched_try_node(sched *s, sched_group *g, size_t ni, int64_t want)
         return 0;
     if (!g->node_ok[ni]) {
         const ns_labels *l = &n->node->meta.labels;
-        unsigned flags = NS_TAINTS_IGNORE_EPHEMERAL | (g->tolerate_pns ? NS_TAINTS_IGNORE_PREFER_NO_SCHEDULE : 0);
+        /* Known ephemeral taints count here: the engine's view already dropped them from the managed nodes that are
+         * not initialized, the only nodes where Karpenter ignores them. */
+        unsigned flags = g->tolerate_pns ? NS_TAINTS_IGNORE_PREFER_NO_SCHEDULE : 0;
         bool ok = ns_requirements_match_labels(&g->reqs, l->items, l->n, NULL, 0) &&
                   ns_pod_tolerates(g->pod, n->node->taints, n->node->n_taints, NULL, 0, flags, NULL, 0);
         g->node_ok[ni] = ok ? 1 : 2;

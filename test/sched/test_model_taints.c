@@ -59,10 +59,20 @@ START_TEST(test_taints_tolerated_reason_and_flags)
     ns_taint ephemeral[] = {{"node.kubernetes.io/not-ready", NULL, "NoSchedule"},
                             {"node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule"},
                             {"karpenter.sh/unregistered", NULL, "NoExecute"}};
-    ck_assert(!ns_taints_tolerated(ephemeral, 3, NULL, 0, NULL, 0, 0, NULL, 0));
-    ck_assert(ns_taints_tolerated(ephemeral, 3, NULL, 0, NULL, 0, NS_TAINTS_IGNORE_EPHEMERAL, NULL, 0));
-    ns_taint not_ephemeral = {"node.cloudprovider.kubernetes.io/uninitialized", "false", "NoSchedule"};
-    ck_assert(!ns_taint_is_known_ephemeral(&not_ephemeral));
+    for (size_t i = 0; i < 3; i++)
+        ck_assert(ns_taint_is_known_ephemeral(&ephemeral[i]));
+    /* Karpenter compares them as MatchTaint does (key and effect, any value), adds not-ready:NoExecute and every key
+     * under readiness.k8s.io/ (KnownEphemeralTaintKeyPrefixes). */
+    ns_taint also[] = {{"node.cloudprovider.kubernetes.io/uninitialized", "false", "NoSchedule"},
+                       {"node.kubernetes.io/not-ready", NULL, "NoExecute"},
+                       {"readiness.k8s.io/network-ready", "pending", "NoSchedule"}};
+    for (size_t i = 0; i < 3; i++)
+        ck_assert(ns_taint_is_known_ephemeral(&also[i]));
+    ns_taint not_ephemeral[] = {{"node.kubernetes.io/unreachable", NULL, "NoExecute"},
+                                {"node.kubernetes.io/not-readyx", NULL, "NoSchedule"},
+                                {"example.com/readiness.k8s.io/x", NULL, "NoSchedule"}};
+    for (size_t i = 0; i < 3; i++)
+        ck_assert(!ns_taint_is_known_ephemeral(&not_ephemeral[i]));
     ck_assert(ns_taint_effect_valid("NoExecute"));
     ck_assert(!ns_taint_effect_valid("NoScheduleX"));
     ck_assert(!ns_taint_effect_valid(NULL));

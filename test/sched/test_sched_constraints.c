@@ -251,6 +251,28 @@ START_TEST(daemonset_overhead_makes_a_type_too_small)
 }
 END_TEST
 
+/* Karpenter ignores the known ephemeral taints only on a managed node not initialized yet (StateNode.Taints); the
+ * engine's view drops them there, so a node the scheduler sees still carrying one (unmanaged, or initialized) keeps
+ * pods that do not tolerate it off. */
+START_TEST(ephemeral_taints_apply_on_nodes_the_view_keeps)
+{
+    sched_env e;
+    sched_env_init(&e, true);
+    fx_pool(e.c, "default", 0, "");
+    ns_node *n = fx_node(e.c, "node-1", 4000, 8 * FX_GI, 20, "topology.kubernetes.io/zone=z-b");
+    n->taints = calloc(1, sizeof(ns_taint));
+    ck_assert_ptr_nonnull(n->taints);
+    n->taints[0] = (ns_taint){strdup("node.cloudprovider.kubernetes.io/uninitialized"), strdup("true"),
+                              strdup("NoSchedule")};
+    n->n_taints = 1;
+    fx_pod(e.c, "p", 500, FX_GI, "");
+    sched_env_run(&e);
+    ck_assert_uint_eq(e.r.n_on_existing, 0);
+    ck_assert_ptr_nonnull(fx_claim_of(e.c, &e.r, "p"));
+    sched_env_free(&e);
+}
+END_TEST
+
 START_TEST(host_port_conflict_needs_two_nodes)
 {
     sched_env e;
@@ -424,6 +446,7 @@ int main(void)
     tcase_add_test(tc, limits_stop_a_pool_then_the_next_weight_takes_over);
     tcase_add_test(tc, limits_reason_names_the_limit);
     tcase_add_test(tc, daemonset_overhead_makes_a_type_too_small);
+    tcase_add_test(tc, ephemeral_taints_apply_on_nodes_the_view_keeps);
     tcase_add_test(tc, host_port_conflict_needs_two_nodes);
     tcase_add_test(tc, taints_route_pods_by_toleration);
     tcase_add_test(tc, untolerated_taint_is_the_reason);
