@@ -185,7 +185,11 @@ static void term_spec(const ns_pod *pod, const ns_pod_affinity_term *term, int k
 static int add_con(sched *s, sched_group *g, topo_spec *spec, uint8_t src, int32_t weight, bool anyway)
 {
     if (!known_key(spec->key)) {
-        g->bad_topology_key = spec->key ? spec->key : "(none)";
+        /* Only zone and hostname domains are counted. A soft term on another key is relaxed away up front: Karpenter
+         * honours it until relaxation removes it, and it never makes a pod unschedulable there either. */
+        bool soft = anyway || src == SCHED_SRC_AFF_PREF || src == SCHED_SRC_ANTI_PREF;
+        if (!soft)
+            g->bad_topology_key = spec->key ? spec->key : "(none)";
         return NS_OK;
     }
     sched_constraint *nc = realloc(g->cons, (g->n_cons + 1) * sizeof(*nc));

@@ -144,6 +144,29 @@ START_TEST(do_not_schedule_spread_is_kept)
 }
 END_TEST
 
+/* Karpenter relaxes ScheduleAnyway spreads and preferred terms away when they cannot be met, on any key: they never
+ * make a pod unschedulable (Preferences.Relax). A required spread on a key other than zone and hostname still does,
+ * naming the key (sched.h). */
+START_TEST(soft_terms_on_other_keys_never_block)
+{
+    sched_env e;
+    sched_env_init(&e, true);
+    fx_pool(e.c, "default", 0, "");
+    ns_pod *p = fx_pod(e.c, "soft", 500, FX_GI, "app=x");
+    fx_pod_spread(p, "karpenter.sh/capacity-type", 1, true, "app=x");
+    fx_pod_affinity(p, "kubernetes.io/arch", "app=x", true, 10);
+    fx_pod_affinity(p, "example.com/rack", "app=x", false, 5);
+    ns_pod *hard = fx_pod(e.c, "hard", 500, FX_GI, "app=y");
+    fx_pod_spread(hard, "karpenter.sh/capacity-type", 1, false, "app=y");
+    sched_env_run(&e);
+    ck_assert_ptr_nonnull(fx_claim_of(e.c, &e.r, "soft"));
+    const char *why = fx_reason(e.c, &e.r, "hard");
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "karpenter.sh/capacity-type"), "reason: %s", why);
+    sched_env_free(&e);
+}
+END_TEST
+
 START_TEST(prefer_no_schedule_taint_blocks_first)
 {
     sched_env e;
@@ -184,6 +207,7 @@ int main(void)
     tcase_add_test(tc, required_pod_affinity_is_not_relaxed);
     tcase_add_test(tc, schedule_anyway_spread_is_relaxed);
     tcase_add_test(tc, do_not_schedule_spread_is_kept);
+    tcase_add_test(tc, soft_terms_on_other_keys_never_block);
     tcase_add_test(tc, prefer_no_schedule_taint_blocks_first);
     tcase_add_test(tc, prefer_no_schedule_taint_is_tolerated_last);
     suite_add_tcase(s, tc);
