@@ -369,16 +369,16 @@ class ControlPlane:
         for component in ("controller-manager", "scheduler"):
             _write_kubeconfig(p(component + ".kubeconfig"), url, p("ca.crt"), p(component + ".crt"),
                               p(component + ".key"), "system:kube-" + component)
-        common = ["--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=true",
-                  "--profiling=false"]
         # A benchmark of thousands of pods (bench/controller_bench.py) raises the scheduler's and controller manager's
         # client rate limits (50 and 20 requests/s by default), which would otherwise be what it measures. It loads
-        # the API server enough that a lease renewal can miss its 10 s deadline, and a component whose renewal fails
-        # exits: their leases get a minute.
-        if os.environ.get("NS_KUBEBED_COMPONENT_QPS"):
-            qps = int(os.environ["NS_KUBEBED_COMPONENT_QPS"])
-            common += ["--kube-api-qps", str(qps), "--kube-api-burst", str(2 * qps),
-                       "--leader-elect-lease-duration", "90s", "--leader-elect-renew-deadline", "60s"]
+        # the API server enough that a lease renewal can miss its deadline (seen with 60 s at load 50), and a component
+        # whose renewal fails exits: there they run without leader election (one instance of each).
+        bench_qps = int(os.environ.get("NS_KUBEBED_COMPONENT_QPS") or 0)
+        common = ["--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=%s" % ("false" if bench_qps
+                                                                                               else "true"),
+                  "--profiling=false"]
+        if bench_qps:
+            common += ["--kube-api-qps", str(bench_qps), "--kube-api-burst", str(2 * bench_qps)]
         self._spawn("kube-controller-manager", [
             os.path.join(bindir, "kube-controller-manager"), *common,
             "--kubeconfig", p("controller-manager.kubeconfig"),
@@ -398,8 +398,8 @@ class ControlPlane:
                "NS_TEST_KUBE_ETCD_URL": etcd_url, "NS_TEST_KUBE_DIR": d,
                "NS_KUBEBED": os.path.abspath(__file__)}
         bed = Bed(env)
-        # Both components hold their leader lease once they are up.
-        for lease in ("kube-controller-manager", "kube-scheduler"):
+        # Both components hold their leader lease once they are up (with leader election).
+        for lease in ("kube-controller-manager", "kube-scheduler") if not bench_qps else ():
             self._wait(lease + " leader lease", lambda: bed.get(
                 "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/" + lease)["spec"]["holderIdentity"])
         self._wait("service account default/default",
