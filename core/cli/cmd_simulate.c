@@ -27,6 +27,7 @@
 static const char simulate_help[] =
     "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME [--allow-launch]] [--catalog FILE]\n"
     "                          [--output text|json] [--timeline FILE [--report FILE.html] [--every-tick]]\n"
+    "                          [--packing karpenter|cost]\n"
     "       nodesmith simulate --from-cluster [--kubeconfig FILE] [--context NAME] [-f FILE...] [options]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
@@ -56,6 +57,8 @@ static const char simulate_help[] =
     "  --report FILE.html       with --timeline: also write a self-contained HTML report (chart and decision log)\n"
     "  --every-tick             with --timeline: step the engine at every tick, not only when something is due\n"
     "                           (slower; the same decisions and report, for comparison)\n"
+    "  --packing karpenter|cost karpenter: Karpenter's greedy packing (default); cost: the new nodes of each round\n"
+    "                           cost the least per hour found for the same pods (docs/cost.md)\n"
     CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
@@ -67,7 +70,8 @@ enum {
     OPT_FROM_CLUSTER,
     OPT_KUBECONFIG,
     OPT_CONTEXT,
-    OPT_EVERY_TICK
+    OPT_EVERY_TICK,
+    OPT_PACKING
 };
 
 /* Set by SIGINT/SIGTERM: the engine stops between two steps and simulate cleans up. */
@@ -95,6 +99,7 @@ typedef struct sim_run {
     ns_engine *engine;
     bool json;
     bool every_tick;        /* --every-tick */
+    ns_sched_packing packing; /* --packing */
     ns_round_report *round; /* the round's summary */
     cJSON *doc;             /* the timeline's document, or the round's when JSON is printed */
     /* The clean-up's lists of terminated instances and failures, for the document. */
@@ -140,6 +145,7 @@ static int simulate_round(sim_run *r)
     cfg.cluster_name = SIMULATE_CLUSTER;
     cfg.batch_idle_ms = 0;
     cfg.batch_max_ms = 0;
+    cfg.packing = r->packing;
     char **pending = NULL;
     size_t n_pending = 0;
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -168,6 +174,7 @@ static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *so
     ns_engine_config_default(&cfg);
     cfg.cluster_name = SIMULATE_CLUSTER;
     cfg.every_tick = r->every_tick;
+    cfg.packing = r->packing;
     ns_timeline_engine_config(t, &cfg);
     ns_disruption_config disruption = {.spot_to_spot = t->engine.spot_to_spot > 0};
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -431,6 +438,7 @@ int cmd_simulate(int argc, char **argv)
         {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
         {"context", required_argument, NULL, OPT_CONTEXT},
         {"every-tick", no_argument, NULL, OPT_EVERY_TICK},
+        {"packing", required_argument, NULL, OPT_PACKING},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -477,6 +485,11 @@ int cmd_simulate(int argc, char **argv)
             context = optarg;
         } else if (opt == OPT_EVERY_TICK) {
             run.every_tick = true;
+        } else if (opt == OPT_PACKING) {
+            if (ns_sched_packing_parse(optarg, &run.packing) < 0) {
+                rc = cli_usage_error("simulate", "--packing: %s", ns_error_message());
+                goto cleanup;
+            }
         } else if (opt == CLI_OPT_OUTPUT) {
             if ((rc = cli_parse_output("simulate", optarg, &json)) != NS_EXIT_OK)
                 goto cleanup;

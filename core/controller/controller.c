@@ -183,6 +183,7 @@ static int build_engine(run *r)
     cfg.cluster_name = s->cluster_name;
     cfg.batch_idle_ms = s->batch_idle_ms;
     cfg.batch_max_ms = s->batch_max_ms;
+    cfg.packing = s->packing;
     cfg.simulate_kubelet = r->o->simulate_kubelet;
     cfg.registration_delay_ms = 1000;
     cfg.initialization_delay_ms = 2000;

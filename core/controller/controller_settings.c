@@ -21,6 +21,7 @@ typedef enum setting_type {
     T_DISABLE, /* DISABLE_LEADER_ELECTION: true turns the bool at offset off */
     T_STRING,
     T_GATES,
+    T_PACKING,
 } setting_type;
 
 typedef struct setting {
@@ -53,6 +54,8 @@ static const setting settings[] = {
     {"LEADER_ELECTION_NAMESPACE", "leader-election-namespace", T_STRING, OFF(leader_election_namespace),
      "the Lease's namespace (default: the kubeconfig context's or the pod's)"},
     {"CLUSTER_NAME", "cluster-name", T_STRING, OFF(cluster_name), "cluster name tagged on instances (default nodesmith)"},
+    {"PACKING", "packing", T_PACKING, OFF(packing),
+     "karpenter (Karpenter's greedy packing) or cost (the cheapest new nodes per hour; docs/cost.md); default karpenter"},
     {NULL, "bind-address", T_STRING, OFF(bind_address),
      "IPv4 address /metrics, /healthz and /readyz listen on (default 0.0.0.0, every interface)"},
     {NULL, "kubeconfig", T_STRING, OFF(kubeconfig), "kubeconfig file (default $KUBECONFIG, in-cluster, ~/.kube/config)"},
@@ -224,6 +227,10 @@ static int apply(ns_controller_settings *s, const setting *st, const char *value
         return NS_OK;
     }
     case T_GATES: return parse_gates(field, value, name);
+    case T_PACKING:
+        if (ns_sched_packing_parse(value, (ns_sched_packing *)field) < 0)
+            return ns_error_prefix("%s: ", name);
+        return NS_OK;
     }
     return NS_FAIL(NS_ERR_INTERNAL, "%s: unknown setting type", name);
 }

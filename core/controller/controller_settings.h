@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "nodesmith/provider.h"
+#include "sched/sched.h"
 
 /* Karpenter's feature gates (FEATURE_GATES "Name=true,Other=false"); unknown names are refused. */
 typedef struct ns_feature_gates {
@@ -39,6 +40,7 @@ typedef struct ns_controller_settings {
     char *bind_address;           /* --bind-address: where /metrics and the probes listen, default 0.0.0.0 */
     char *kubeconfig;             /* KUBECONFIG handled by the client; --kubeconfig here */
     char *context;                /* --context */
+    ns_sched_packing packing;     /* PACKING karpenter|cost, default karpenter (docs/cost.md) */
 } ns_controller_settings;
 
 /* Fills *s with Karpenter's defaults. 0 or NS_ERR_INTERNAL. */

@@ -105,6 +105,9 @@ typedef struct ns_engine_config {
      * are those of stepping every tick; this forces the every-tick loop, the reference the event-driven one is
      * compared with (docs/engine.md, "Time"). Default false. */
     bool every_tick;
+    /* How provisioning packs the round's new claims (sched.h): Karpenter's greedy packing (the default) or
+     * cheapest total price per hour (docs/cost.md). */
+    ns_sched_packing packing;
 } ns_engine_config;
 
 /* Fills cfg with the defaults above. */

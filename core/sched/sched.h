@@ -44,12 +44,22 @@
 /* Karpenter's cap on the instance types a launch may choose from (MaxInstanceTypes). */
 #define NS_SCHED_MAX_LAUNCH_TYPES 60
 
+/* How the round's new claims are chosen. KARPENTER: Karpenter's greedy packing, decision for decision. COST: the
+ * same round, then the new claims that hold only pods without topology spread, pod (anti-)affinity or host ports are
+ * re-packed to cost less per hour in total (docs/cost.md); never more than the greedy claims they replace. */
+typedef enum ns_sched_packing { NS_SCHED_PACKING_KARPENTER = 0, NS_SCHED_PACKING_COST } ns_sched_packing;
+
+/* "karpenter" or "cost" into *out: 0, or NS_ERR_INVALID_CONFIG naming the value. */
+int ns_sched_packing_parse(const char *name, ns_sched_packing *out);
+const char *ns_sched_packing_name(ns_sched_packing p);
+
 typedef struct ns_sched_input {
     const ns_cluster *cluster;
     /* One instance-type set per NodePool, indexed like cluster->nodepools (the set of the pool's node class; pools
      * may share a set). A NULL entry makes that pool unusable; pool_errors[i] (may be NULL) says why. */
     const ns_itype_set *const *pool_types;
     const char *const *pool_errors;
+    ns_sched_packing packing; /* NS_SCHED_PACKING_KARPENTER (0) unless set */
 } ns_sched_input;
 
 /* One acceptable launch choice of a new claim. */

@@ -288,6 +288,7 @@ int64_t sched_new_claim(sched *s, sched_group *g, int64_t want);
 /* As sched_new_claim; on failure why_pool[i] (owned, caller frees) says why pool i could not take the pod. */
 int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **why_pool);
 void sched_group_assign(sched *s, sched_group *g, size_t target, int64_t k);
+void sched_claim_release(sched_claim *c); /* its members, zeroed */
 bool sched_ports_conflict(const ns_pod *a, const ns_pod *b);
 /* The first host port of a that b also takes (same port and protocol, overlapping IPs), or NULL. */
 const ns_host_port *sched_ports_conflict_at(const ns_pod *a, const ns_pod *b);
@@ -318,5 +319,11 @@ int sched_result_fill(sched *s, ns_sched_result *out);
 /* sched_options.c: fills n_types, options and n_options of res->claims[0..n_claims), each distinct list once in
  * res->option_lists. */
 int sched_claims_options(sched *s, ns_sched_result *res);
+/* The price of type (a bit of pool p) on claim c: its cheapest offering in the claim's pairs, -1 when none is. */
+double sched_claim_type_price(const sched_pool *p, const sched_claim *c, size_t type);
+
+/* sched_cost.c: with packing "cost", re-packs the round's new claims that hold only unconstrained pods into the
+ * cheapest set of claims it finds, keeping the greedy claims when they cost no more. 0 or NS_ERR_INTERNAL. */
+int sched_cost_pack(sched *s);
 
 #endif

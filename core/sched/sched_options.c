@@ -33,7 +33,7 @@ static bool offering_ok(const sched_pool *p, const sched_claim *c, size_t type, 
     return pair >= 0 && (c->pairs & (UINT64_C(1) << pair));
 }
 
-static double claim_price(const sched_pool *p, const sched_claim *c, size_t type)
+double sched_claim_type_price(const sched_pool *p, const sched_claim *c, size_t type)
 {
     double best = -1;
     for (size_t o = 0; o < p->types[type]->n_offerings; o++)
@@ -55,7 +55,7 @@ static size_t cheapest_types(const sched *s, const sched_pool *p, const sched_cl
     for (size_t i = sched_bits_first(types, p->words); i != SIZE_MAX; i = sched_bits_next(types, p->words, i)) {
         if (kept == NS_SCHED_MAX_LAUNCH_TYPES && p->price[i] >= top[kept - 1].price)
             break;
-        ranked r = {claim_price(p, c, i), i, 0};
+        ranked r = {sched_claim_type_price(p, c, i), i, 0};
         size_t at = kept < NS_SCHED_MAX_LAUNCH_TYPES ? kept : kept - 1;
         if (kept == NS_SCHED_MAX_LAUNCH_TYPES && !ranked_before(&r, &top[at]))
             continue;

@@ -190,7 +190,7 @@ static int claims_reserve(sched *s)
     return sched_tree_grow(s, s->n_claims + 1);
 }
 
-static void claim_release(sched_claim *c)
+void sched_claim_release(sched_claim *c)
 {
     free(c->types);
     ns_requirements_free(&c->reqs);
@@ -265,7 +265,7 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
         c->pairs = p->pairs;
         c->types = malloc(s->max_words * sizeof(uint64_t));
         if (!c->types || ns_requirements_copy(&p->reqs, &c->reqs) != NS_OK) {
-            claim_release(c);
+            sched_claim_release(c);
             return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for a node claim");
         }
         memcpy(c->types, p->in_limits, p->words * sizeof(uint64_t));
@@ -277,7 +277,7 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
             return k;
         }
         s->n_claims--;
-        claim_release(c);
+        sched_claim_release(c);
         sched_tree_clear(s, s->n_claims);
         if (k < 0)
             return -1;
@@ -295,7 +295,7 @@ int64_t sched_new_claim(sched *s, sched_group *g, int64_t want)
 void sched_claims_free(sched *s)
 {
     for (size_t i = 0; s->claims && i < s->n_claims; i++)
-        claim_release(&s->claims[i]);
+        sched_claim_release(&s->claims[i]);
     free(s->claims);
     free(s->claim_used);
     free(s->tree);

@@ -325,6 +325,8 @@ int ns_sched_run(const ns_sched_input *in, ns_sched_result *out)
     for (size_t g = 0; rc == NS_OK && g < s.n_groups; g++)
         if (s.groups[g].done < s.groups[g].n_pods)
             rc = explain(&s, &s.groups[g]);
+    if (rc == NS_OK && in->packing == NS_SCHED_PACKING_COST)
+        rc = sched_cost_pack(&s);
     if (rc == NS_OK)
         rc = sched_result_fill(&s, out);
     free(by_name);

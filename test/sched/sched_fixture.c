@@ -306,10 +306,16 @@ ns_pod *fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t
 
 void fx_run(const ns_cluster *c, const ns_itype_set *set, const ns_itype_set *const *sets, ns_sched_result *r)
 {
+    fx_run_packing(c, set, sets, NS_SCHED_PACKING_KARPENTER, r);
+}
+
+void fx_run_packing(const ns_cluster *c, const ns_itype_set *set, const ns_itype_set *const *sets,
+                    ns_sched_packing packing, ns_sched_result *r)
+{
     const ns_itype_set *all[64];
     for (size_t i = 0; i < c->n_nodepools && i < 64; i++)
         all[i] = sets ? sets[i] : set;
-    ns_sched_input in = {.cluster = c, .pool_types = all};
+    ns_sched_input in = {.cluster = c, .pool_types = all, .packing = packing};
     if (ns_sched_run(&in, r) != NS_OK)
         die("scheduling");
 }

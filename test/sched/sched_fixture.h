@@ -41,6 +41,9 @@ ns_pod *fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t
 
 /* Runs the scheduler with one set for every pool (sets == NULL: `set` for all). Aborts on an error. */
 void fx_run(const ns_cluster *c, const ns_itype_set *set, const ns_itype_set *const *sets, ns_sched_result *r);
+/* As fx_run with the given packing (fx_run: NS_SCHED_PACKING_KARPENTER). */
+void fx_run_packing(const ns_cluster *c, const ns_itype_set *set, const ns_itype_set *const *sets,
+                    ns_sched_packing packing, ns_sched_result *r);
 
 long fx_pod_index(const ns_cluster *c, const char *name);
 /* The claim a pod was placed on, or NULL. */

@@ -1,0 +1,432 @@
+/*
+ * Cost packing (packing: cost), a pass over the greedy round's result. The round's new claims that hold only
+ * unconstrained pods (no topology spread, no pod affinity or anti-affinity that counts or binds them, no host ports)
+ * in a NodePool without limits are grouped into classes (one pool, groups allowing the same types and offerings);
+ * each class is planned again by sched_cost_plan, and where the plan is cheaper its pods are placed on new claims
+ * through the scheduler's own sched_new_claim and sched_try_claim, so requirements, taints, minValues and daemon
+ * overhead are checked as for any claim. The greedy claims stay when the new ones would cost as much or more.
+ * Constrained pods, existing nodes and pools with limits keep the greedy placement.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "sched/sched_cost.h"
+
+int ns_sched_packing_parse(const char *name, ns_sched_packing *out)
+{
+    if (name && strcmp(name, "karpenter") == 0)
+        *out = NS_SCHED_PACKING_KARPENTER;
+    else if (name && strcmp(name, "cost") == 0)
+        *out = NS_SCHED_PACKING_COST;
+    else
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "packing '%s' is not known: it is karpenter or cost",
+                       name ? name : "(null)");
+    return NS_OK;
+}
+
+const char *ns_sched_packing_name(ns_sched_packing p)
+{
+    return p == NS_SCHED_PACKING_COST ? "cost" : "karpenter";
+}
+
+typedef struct cost_class {
+    size_t pool;
+    sched_group *rep;
+    size_t *claims;
+    size_t n_claims;
+    double greedy_price;
+    cost_item *items;
+    size_t n_items;
+    cost_plan plan;
+} cost_class;
+
+typedef struct cost_pass {
+    sched *s;
+    size_t n_old; /* claims of the greedy round */
+    size_t *pod_group;
+    size_t *claim_rep; /* per claim: the group of its first pod, SIZE_MAX when the claim cannot move */
+    cost_class *classes;
+    size_t n_classes;
+    size_t *saved_placement;
+    size_t **saved_pods; /* per group: its pods' order before the pass, NULL when untouched */
+    size_t *saved_done;
+    bool *gone; /* per claim */
+} cost_pass;
+
+/* Moving the group's pods changes nothing another pod's placement was decided on. */
+static bool group_movable(const sched_group *g)
+{
+    if (g->bad_topology_key || g->pod->n_host_ports || g->n_counted_by || g->n_inverse || g->n_skips)
+        return false;
+    for (size_t i = 0; i < g->n_cons; i++)
+        if (g->cons[i].active)
+            return false;
+    return true;
+}
+
+/* Same view of pool pi: the same types and offerings allowed, so the planner's candidates hold for both. */
+static bool same_view(const sched *s, const sched_group *a, const sched_group *b, size_t pi)
+{
+    return a == b || (a->pool_ok[pi] && b->pool_ok[pi] && a->pool_pairs[pi] == b->pool_pairs[pi] &&
+                      memcmp(a->pool_bits + pi * s->max_words, b->pool_bits + pi * s->max_words,
+                             s->pools[pi].words * sizeof(uint64_t)) == 0);
+}
+
+static double claim_price(const sched *s, const sched_claim *c)
+{
+    const sched_pool *p = &s->pools[c->pool];
+    double best = -1;
+    for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX; i = sched_bits_next(c->types, p->words, i)) {
+        double x = sched_claim_type_price(p, c, i);
+        if (x >= 0 && (best < 0 || x < best))
+            best = x;
+    }
+    return best < 0 ? 0 : best;
+}
+
+static bool on_claim(const cost_pass *cp, size_t target)
+{
+    return target != NS_SCHED_NOT_PENDING && target != NS_SCHED_UNPLACED && target >= cp->s->n_nodes;
+}
+
+/* claim_rep: which claims may move, and the group that stands for each. */
+static void movable_claims(cost_pass *cp)
+{
+    sched *s = cp->s;
+    bool *ok = (bool *)cp->gone; /* borrowed as scratch until the claims are chosen */
+    for (size_t c = 0; c < cp->n_old; c++) {
+        ok[c] = !s->pools[s->claims[c].pool].has_limits;
+        cp->claim_rep[c] = SIZE_MAX;
+    }
+    for (size_t i = 0; i < s->cl->n_pods; i++) {
+        if (!on_claim(cp, s->placement[i]))
+            continue;
+        size_t c = s->placement[i] - s->n_nodes, gi = cp->pod_group[i];
+        const sched_group *g = &s->groups[gi];
+        if (!ok[c])
+            continue;
+        if (!group_movable(g))
+            ok[c] = false;
+        else if (cp->claim_rep[c] == SIZE_MAX)
+            cp->claim_rep[c] = gi;
+        else if (!same_view(s, &s->groups[cp->claim_rep[c]], g, s->claims[c].pool))
+            ok[c] = false;
+    }
+    for (size_t c = 0; c < cp->n_old; c++) {
+        if (!ok[c])
+            cp->claim_rep[c] = SIZE_MAX;
+        ok[c] = false;
+    }
+}
+
+static int class_add_claim(cost_pass *cp, size_t c)
+{
+    sched *s = cp->s;
+    size_t pi = s->claims[c].pool;
+    sched_group *rep = &s->groups[cp->claim_rep[c]];
+    cost_class *k = NULL;
+    for (size_t i = 0; i < cp->n_classes && !k; i++)
+        if (cp->classes[i].pool == pi && same_view(s, cp->classes[i].rep, rep, pi))
+            k = &cp->classes[i];
+    if (!k) {
+        k = &cp->classes[cp->n_classes++];
+        *k = (cost_class){.pool = pi, .rep = rep};
+        if (!(k->claims = malloc(cp->n_old * sizeof(size_t))))
+            return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory listing claims");
+    }
+    k->claims[k->n_claims++] = c;
+    k->greedy_price += claim_price(s, &s->claims[c]);
+    return NS_OK;
+}
+
+/* The class's pods as items: per group, how many of its pods the class's claims hold. */
+static int class_items(cost_pass *cp, cost_class *k, size_t *item_of)
+{
+    sched *s = cp->s;
+    k->items = malloc((s->n_groups ? s->n_groups : 1) * sizeof(*k->items));
+    if (!k->items)
+        return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory listing pod groups");
+    for (size_t i = 0; i < k->n_claims; i++)
+        cp->gone[k->claims[i]] = true;
+    for (size_t i = 0; i < s->cl->n_pods; i++) {
+        if (!on_claim(cp, s->placement[i]) || !cp->gone[s->placement[i] - s->n_nodes])
+            continue;
+        size_t gi = cp->pod_group[i];
+        if (item_of[gi] == SIZE_MAX) {
+            item_of[gi] = k->n_items;
+            k->items[k->n_items++] = (cost_item){&s->groups[gi], 0, 0};
+        }
+        k->items[item_of[gi]].n++;
+    }
+    for (size_t i = 0; i < k->n_items; i++)
+        item_of[k->items[i].g - s->groups] = SIZE_MAX;
+    for (size_t i = 0; i < k->n_claims; i++)
+        cp->gone[k->claims[i]] = false;
+    return NS_OK;
+}
+
+/* Plans each class; a class whose plan is not cheaper than its greedy claims is dropped from the pass. */
+static int plan_classes(cost_pass *cp)
+{
+    sched *s = cp->s;
+    size_t *item_of = malloc((s->n_groups ? s->n_groups : 1) * sizeof(size_t));
+    if (!item_of)
+        return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu groups", s->n_groups);
+    for (size_t i = 0; i < s->n_groups; i++)
+        item_of[i] = SIZE_MAX;
+    int rc = NS_OK;
+    size_t kept = 0;
+    for (size_t i = 0; rc == NS_OK && i < cp->n_classes; i++) {
+        cost_class *k = &cp->classes[i];
+        const sched_pool *p = &s->pools[k->pool];
+        uint64_t *types = s->scratch;
+        for (size_t w = 0; w < p->words; w++)
+            types[w] = k->rep->pool_bits[k->pool * s->max_words + w] & p->in_limits[w];
+        rc = class_items(cp, k, item_of);
+        int planned = rc == NS_OK ? sched_cost_plan(s, k->pool, types, p->pairs & k->rep->pool_pairs[k->pool],
+                                                    k->items, k->n_items, &k->plan)
+                                  : rc;
+        if (planned < 0)
+            rc = planned;
+        if (rc == NS_OK && planned == 0 && k->plan.price < k->greedy_price * (1 - 1e-9)) {
+            cp->classes[kept++] = *k;
+            continue;
+        }
+        sched_cost_plan_free(&k->plan);
+        free(k->items);
+        free(k->claims);
+    }
+    for (size_t i = kept; rc != NS_OK && i < cp->n_classes; i++) {
+        free(cp->classes[i].items);
+        free(cp->classes[i].claims);
+    }
+    cp->n_classes = kept;
+    free(item_of);
+    return rc;
+}
+
+/* Takes the chosen classes' pods off their claims: each touched group lists its other pods first, and its `done`
+ * stops before the pods to place again. Saves what restore() needs. */
+static int unplace(cost_pass *cp)
+{
+    sched *s = cp->s;
+    memcpy(cp->saved_placement, s->placement, s->cl->n_pods * sizeof(size_t));
+    for (size_t i = 0; i < cp->n_classes; i++)
+        for (size_t c = 0; c < cp->classes[i].n_claims; c++)
+            cp->gone[cp->classes[i].claims[c]] = true;
+    for (size_t i = 0; i < cp->n_classes; i++)
+        for (size_t j = 0; j < cp->classes[i].n_items; j++) {
+            sched_group *g = cp->classes[i].items[j].g;
+            size_t gi = (size_t)(g - s->groups);
+            if (cp->saved_pods[gi])
+                continue;
+            if (!(cp->saved_pods[gi] = malloc(g->n_pods * sizeof(size_t))))
+                return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory saving a group");
+            memcpy(cp->saved_pods[gi], g->pods, g->n_pods * sizeof(size_t));
+            cp->saved_done[gi] = g->done;
+            size_t kept = 0;
+            for (size_t a = 0; a < g->done; a++) {
+                size_t pod = cp->saved_pods[gi][a], t = s->placement[pod];
+                if (on_claim(cp, t) && t - s->n_nodes < cp->n_old && cp->gone[t - s->n_nodes])
+                    s->placement[pod] = NS_SCHED_UNPLACED;
+                else
+                    g->pods[kept++] = pod;
+            }
+            for (size_t a = 0, m = kept; a < g->done; a++) {
+                size_t pod = cp->saved_pods[gi][a];
+                if (s->placement[pod] == NS_SCHED_UNPLACED)
+                    g->pods[m++] = pod;
+            }
+            g->done = kept;
+        }
+    return NS_OK;
+}
+
+/* A new claim of pool pi (only) for up to want pods of g; how many it took, or -1. */
+static int64_t new_claim_in(sched *s, sched_group *g, size_t pi, int64_t want, bool *saved_ok)
+{
+    memcpy(saved_ok, g->pool_ok, s->n_pools * sizeof(bool));
+    for (size_t p = 0; p < s->n_pools; p++)
+        g->pool_ok[p] = saved_ok[p] && p == pi;
+    int64_t k = sched_new_claim(s, g, want);
+    memcpy(g->pool_ok, saved_ok, s->n_pools * sizeof(bool));
+    return k;
+}
+
+/* Places one bin on a new claim of its class's pool, never more of a group than it had to place again. */
+static int place_bin(cost_pass *cp, const cost_class *k, const cost_bin *bin, bool *saved_ok)
+{
+    sched *s = cp->s;
+    size_t claim = SIZE_MAX;
+    for (size_t f = bin->first; f < bin->first + bin->n; f++) {
+        sched_group *g = k->items[k->plan.fills[f].item].g;
+        int64_t left = (int64_t)(cp->saved_done[g - s->groups] - g->done), want = k->plan.fills[f].k, got;
+        want = want < left ? want : left;
+        if (want <= 0)
+            continue;
+        if (claim == SIZE_MAX) {
+            got = new_claim_in(s, g, k->pool, want, saved_ok);
+            if (got > 0)
+                claim = s->n_claims - 1;
+        } else
+            got = sched_try_claim(s, g, claim, want);
+        if (got < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Places each bin on a new claim; pods a bin's claim refused (minValues on the merged requirements) then get new
+ * claims of their own in the same pool. 0, 1 when some pod found no claim, or -1. */
+static int place_plan(cost_pass *cp, bool *saved_ok)
+{
+    sched *s = cp->s;
+    for (size_t i = 0; i < cp->n_classes; i++)
+        for (size_t b = 0; b < cp->classes[i].plan.n_bins; b++)
+            if (place_bin(cp, &cp->classes[i], &cp->classes[i].plan.bins[b], saved_ok) < 0)
+                return -1;
+    for (size_t i = 0; i < cp->n_classes; i++)
+        for (size_t j = 0; j < cp->classes[i].n_items; j++) {
+            sched_group *g = cp->classes[i].items[j].g;
+            size_t target = cp->saved_done[g - s->groups];
+            while (g->done < target) {
+                int64_t got = new_claim_in(s, g, cp->classes[i].pool, (int64_t)(target - g->done), saved_ok);
+                if (got <= 0)
+                    return got < 0 ? -1 : 1;
+            }
+        }
+    return 0;
+}
+
+/* Drops the claims marked gone, renumbering the others (and the placements that name them) in order. */
+static int compact(cost_pass *cp)
+{
+    sched *s = cp->s;
+    size_t *to = malloc((s->n_claims ? s->n_claims : 1) * sizeof(size_t)), j = 0;
+    if (!to)
+        return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory renumbering %zu claims", s->n_claims);
+    for (size_t i = 0; i < s->n_claims; i++) {
+        if (cp->gone[i]) {
+            sched_claim_release(&s->claims[i]);
+            to[i] = SIZE_MAX;
+            continue;
+        }
+        if (j != i) {
+            int64_t *row = s->claim_used + j * s->n_dims;
+            memcpy(row, s->claims[i].used.v, s->n_dims * sizeof(int64_t));
+            s->claims[j] = s->claims[i];
+            s->claims[j].used.v = row;
+            s->claims[j].host = (uint32_t)(s->n_nodes + j);
+        }
+        to[i] = j++;
+    }
+    s->n_claims = j;
+    for (size_t i = 0; i < s->cl->n_pods; i++)
+        if (on_claim(cp, s->placement[i]))
+            s->placement[i] = s->n_nodes + to[s->placement[i] - s->n_nodes];
+    free(to);
+    return NS_OK;
+}
+
+/* Keeps the new claims when they cost less than the greedy ones they replace; otherwise puts everything back. */
+static int settle(cost_pass *cp, int placed)
+{
+    sched *s = cp->s;
+    double old_price = 0, new_price = 0;
+    for (size_t c = 0; c < cp->n_old; c++)
+        old_price += cp->gone[c] ? claim_price(s, &s->claims[c]) : 0;
+    for (size_t c = cp->n_old; c < s->n_claims; c++)
+        new_price += claim_price(s, &s->claims[c]);
+    bool keep = placed == 0 && new_price < old_price * (1 - 1e-9);
+    for (size_t c = 0; c < s->n_claims; c++)
+        cp->gone[c] = c < cp->n_old ? cp->gone[c] && keep : !keep;
+    if (!keep) {
+        memcpy(s->placement, cp->saved_placement, s->cl->n_pods * sizeof(size_t));
+        for (size_t gi = 0; gi < s->n_groups; gi++)
+            if (cp->saved_pods[gi]) {
+                memcpy(s->groups[gi].pods, cp->saved_pods[gi], s->groups[gi].n_pods * sizeof(size_t));
+                s->groups[gi].done = cp->saved_done[gi];
+            }
+    }
+    return compact(cp);
+}
+
+static void pass_free(cost_pass *cp)
+{
+    for (size_t i = 0; i < cp->n_classes; i++) {
+        sched_cost_plan_free(&cp->classes[i].plan);
+        free(cp->classes[i].items);
+        free(cp->classes[i].claims);
+    }
+    for (size_t i = 0; cp->saved_pods && i < cp->s->n_groups; i++)
+        free(cp->saved_pods[i]);
+    free(cp->saved_pods);
+    free(cp->saved_done);
+    free(cp->saved_placement);
+    free(cp->classes);
+    free(cp->claim_rep);
+    free(cp->pod_group);
+    free(cp->gone);
+}
+
+static int pass_alloc(cost_pass *cp)
+{
+    sched *s = cp->s;
+    size_t n_pods = s->cl->n_pods ? s->cl->n_pods : 1, n_groups = s->n_groups ? s->n_groups : 1;
+    cp->pod_group = malloc(n_pods * sizeof(size_t));
+    cp->saved_placement = malloc(n_pods * sizeof(size_t));
+    cp->claim_rep = malloc((cp->n_old ? cp->n_old : 1) * sizeof(size_t));
+    cp->classes = calloc(cp->n_old ? cp->n_old : 1, sizeof(*cp->classes));
+    cp->saved_pods = calloc(n_groups, sizeof(*cp->saved_pods));
+    cp->saved_done = calloc(n_groups, sizeof(*cp->saved_done));
+    if (!cp->pod_group || !cp->saved_placement || !cp->claim_rep || !cp->classes || !cp->saved_pods ||
+        !cp->saved_done)
+        return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu pods and %zu claims", s->cl->n_pods,
+                       cp->n_old);
+    for (size_t g = 0; g < s->n_groups; g++)
+        for (size_t i = 0; i < s->groups[g].n_pods; i++)
+            cp->pod_group[s->groups[g].pods[i]] = g;
+    return NS_OK;
+}
+
+/* gone grows with the claims the pass adds: one flag per claim, the new ones included. */
+static int gone_reserve(cost_pass *cp, size_t n)
+{
+    bool *g = realloc(cp->gone, (n ? n : 1) * sizeof(bool));
+    if (!g)
+        return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu claim flags", n);
+    cp->gone = g;
+    return NS_OK;
+}
+
+int sched_cost_pack(sched *s)
+{
+    cost_pass cp = {.s = s, .n_old = s->n_claims};
+    bool *saved_ok = malloc((s->n_pools ? s->n_pools : 1) * sizeof(bool));
+    int rc = saved_ok ? pass_alloc(&cp) : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory");
+    if (rc == NS_OK)
+        rc = gone_reserve(&cp, cp.n_old);
+    if (rc == NS_OK) {
+        memset(cp.gone, 0, cp.n_old * sizeof(bool));
+        movable_claims(&cp);
+    }
+    for (size_t c = 0; rc == NS_OK && c < cp.n_old; c++)
+        if (cp.claim_rep[c] != SIZE_MAX)
+            rc = class_add_claim(&cp, c);
+    if (rc == NS_OK)
+        rc = plan_classes(&cp);
+    if (rc == NS_OK && cp.n_classes > 0) {
+        rc = unplace(&cp);
+        int placed = rc == NS_OK ? place_plan(&cp, saved_ok) : 0;
+        if (placed < 0)
+            rc = NS_ERR_INTERNAL;
+        if (rc == NS_OK)
+            rc = gone_reserve(&cp, s->n_claims);
+        if (rc == NS_OK)
+            rc = settle(&cp, placed);
+    }
+    free(saved_ok);
+    pass_free(&cp);
+    return rc;
+}

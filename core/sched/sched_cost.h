@@ -1,0 +1,44 @@
+/*
+ * Cost packing's plan for one class of pods (sched_cost.c): pods of one NodePool whose groups allow the same instance
+ * types and offerings, so any of them may share a claim. The plan is a list of bins, each the pods one new claim
+ * would hold, priced at the cheapest type that holds them.
+ */
+#ifndef NS_SCHED_COST_H
+#define NS_SCHED_COST_H
+
+#include "sched/sched_internal.h"
+
+typedef struct cost_item {
+    sched_group *g;
+    int64_t n;    /* pods of g to place */
+    double value; /* a lower bound of what one pod costs per hour: its largest request at the cheapest unit price */
+} cost_item;
+
+typedef struct cost_fill {
+    size_t item;
+    int64_t k;
+} cost_fill;
+
+typedef struct cost_bin {
+    size_t first; /* fills[first .. first + n) */
+    size_t n;
+    int64_t packed; /* pods */
+    double price;
+} cost_bin;
+
+typedef struct cost_plan {
+    cost_bin *bins;
+    size_t n_bins, cap_bins;
+    cost_fill *fills;
+    size_t n_fills, cap_fills;
+    double price; /* the bins' total */
+} cost_plan;
+
+/* Plans the items (reordered, heaviest first) on pool pi with the offerings `pairs` and the types `types` (a bitset of
+ * the pool) allow: each bin is the type whose greedy fill costs least per unit of value packed. 0, 1 when some pod
+ * fits no type (no plan), or NS_ERR_INTERNAL. */
+int sched_cost_plan(sched *s, size_t pi, const uint64_t *types, uint64_t pairs, cost_item *items, size_t n_items,
+                    cost_plan *out);
+void sched_cost_plan_free(cost_plan *p);
+
+#endif
