@@ -58,6 +58,7 @@ int cmd_controller(int argc, char **argv)
         {"leader-election-name", required_argument, NULL, OPT_SETTING},
         {"leader-election-namespace", required_argument, NULL, OPT_SETTING},
         {"cluster-name", required_argument, NULL, OPT_SETTING},
+        {"packing", required_argument, NULL, OPT_SETTING},
         {"bind-address", required_argument, NULL, OPT_SETTING},
         {"kubeconfig", required_argument, NULL, OPT_SETTING},
         {"context", required_argument, NULL, OPT_SETTING},
