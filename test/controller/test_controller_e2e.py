@@ -9,6 +9,7 @@ Usage: test_controller_e2e.py NODESMITH_BINARY
 import http.client
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -638,6 +639,128 @@ class Test4SpotInterruptionEndToEnd(unittest.TestCase):
             self.assertEqual(errors, [], "the controller logged errors")
         finally:
             ctl.close()
+            kubectl("delete", "namespace", ns, "--wait=false")
+
+
+class Test5RestartEndToEnd(unittest.TestCase):
+    """The controller restarted at random points of provisioning, consolidation and an interruption's drain (SIGKILL or
+    SIGTERM, drawn from a seed printed with the points; NS_E2E_SEED replays a run): each time a new process carries on
+    from what the cluster and the cloud hold, and the end state is the one an uninterrupted run reaches: every pod
+    Running on a NodeClaim's node and no NodeClaim's node without a pod (no empty node left; the earlier tests' pods,
+    still in the cluster, count), every NodeClaim launched, registered and initialized with its Node, the cloud's live
+    instances exactly the NodeClaims' (none launched twice, none orphaned), no disruption left half done (no
+    karpenter.sh/disrupted taint, no disruption annotation), the interrupted node gone before its deadline."""
+
+    def test_restarts_at_random_points_reach_the_same_end_state(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL)
+        seed = int(os.environ.get("NS_E2E_SEED", random.randrange(1 << 30)))
+        rnd = random.Random(seed)
+        print("# seed %d (NS_E2E_SEED replays it)" % seed)
+        ns = BED.namespace("restart")
+        # one replica, as most clusters run Karpenter: a restart does not wait for a Lease to expire
+        env = {"DISABLE_LEADER_ELECTION": "true"}
+        ctl = [Controller("replica-g", env)]
+        points = []
+
+        def restart(phase, low, high):
+            delay = rnd.uniform(low, high)
+            how = rnd.choice(("SIGKILL", "SIGTERM"))
+            time.sleep(delay)
+            old = ctl[-1]
+            if how == "SIGKILL":
+                old.p.kill()
+                old.p.wait()
+            else:
+                self.assertEqual(old.stop(), 0, old.text()[-3000:])
+            points.append("%s +%.1fs %s" % (phase, delay, how))
+            ctl.append(Controller("replica-g", env))
+
+        def pods():
+            return [p for p in kget("pods", "-n", ns)["items"] if not p["metadata"].get("deletionTimestamp")]
+
+        def running(n):
+            return lambda: len(kget("pods", "-n", ns)["items"]) == n and all(
+                p["status"].get("phase") == "Running" for p in pods())
+
+        try:
+            eventually("the controller's cache to sync", lambda: "cache synced" in ctl[-1].text(), timeout=90)
+            kubectl("apply", "-f", "-", stdin=(DEPLOYMENT % {"ns": ns}).replace("name: inflate", "name: restart")
+                    .replace("replicas: 50", "replicas: 16"))
+            restart("provisioning", 0.5, 4.0)
+            eventually("16 pods Running", running(16), timeout=240)
+            kubectl("scale", "-n", ns, "deployment/restart", "--replicas=4")
+            restart("consolidation", 2.0, 25.0)
+            eventually("4 pods Running", running(4), timeout=180)
+            node = pods()[0]["spec"]["nodeName"]
+            victim = [c for c in kget("nodeclaims")["items"] if c["status"].get("nodeName") == node][0]
+            deadline = time.time() + 120
+            patch = {"status": {"conditions": [{"type": "SimInterruptionScheduled", "status": "True",
+                                                "reason": "SpotInterruption",
+                                                "message": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline)),
+                                                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ")}]}}
+            kubectl("patch", "node", node, "--subresource=status", "--type=strategic", "-p", json.dumps(patch))
+            restart("interruption", 0.2, 3.0)
+            print("# seed %d, restarts: %s" % (seed, "; ".join(points)))
+            eventually("the interrupted NodeClaim and Node to go", lambda: kubectl(
+                "get", "nodeclaim", victim["metadata"]["name"], "--ignore-not-found") == "" and kubectl(
+                "get", "node", node, "--ignore-not-found") == "", timeout=max(1, deadline - time.time()))
+
+            waiting = ["nothing read yet"]
+
+            def settled():
+                """The claims when the end state holds; else None, with what is still missing in waiting[0]."""
+                claims = kget("nodeclaims")["items"]
+                nodes = {n["metadata"]["name"]: n for n in kget("nodes")["items"]}
+                live = pods()
+                why = []
+                if len(live) != 4 or any(p["status"].get("phase") != "Running" for p in live):
+                    why.append("pods: %s" % [(p["metadata"]["name"], p["status"].get("phase"),
+                                               p["spec"].get("nodeName")) for p in live])
+                for c in claims:
+                    name = c["metadata"]["name"]
+                    if c["metadata"].get("deletionTimestamp"):
+                        why.append("%s is being deleted" % name)
+                    conds = {k["type"]: k["status"] for k in c.get("status", {}).get("conditions", [])}
+                    if any(conds.get(t) != "True" for t in ("Launched", "Registered", "Initialized")):
+                        why.append("%s conditions %s" % (name, conds))
+                    n = nodes.get(c["status"].get("nodeName"))
+                    if not n:
+                        why.append("%s has no Node" % name)
+                    elif any(t["key"] == "karpenter.sh/disrupted" for t in n["spec"].get("taints", [])):
+                        why.append("%s's Node is tainted karpenter.sh/disrupted" % name)
+                    marks = [k for k in c["metadata"].get("annotations", {}) if k.startswith("nodesmith.io/disruption-")]
+                    if marks:
+                        why.append("%s is annotated %s" % (name, marks))
+                # an uninterrupted run leaves no empty node behind (emptiness); the earlier tests' workloads are still
+                # in the cluster, on NodeClaims of the same pool: a node is empty when no namespace has a pod there
+                used = {p["spec"].get("nodeName") for p in kget("pods", "-A")["items"]
+                        if not p["metadata"].get("deletionTimestamp")}
+                empty = {c["status"].get("nodeName") for c in claims} - used
+                if empty:
+                    why.append("nodes without pods: %s" % sorted(empty))
+                stray = {p["spec"].get("nodeName") for p in live} - {c["status"].get("nodeName") for c in claims}
+                if stray:
+                    why.append("pods on nodes no NodeClaim has: %s" % sorted(map(str, stray)))
+                ids = sorted(c["status"].get("providerID") or "" for c in claims)
+                if sorted(cloud_instances()) != ids or len(set(ids)) != len(ids):
+                    why.append("instances %s, claims' %s" % (sorted(cloud_instances().items()), ids))
+                waiting[0] = "; ".join(why)
+                return None if why or not claims else claims
+            try:
+                claims = eventually("the end state", settled, timeout=240)
+            except AssertionError as e:
+                for c in ctl:
+                    print("# log of %s:\n%s" % (c.log.name, c.text()[-6000:]), file=sys.stderr)
+                raise AssertionError("%s; still: %s (seed %d)" % (e, waiting[0], seed)) from None
+            print("# end state: 4 pods on %d NodeClaims, %d instances" % (len(claims), len(cloud_instances())))
+            self.assertEqual(ctl[-1].stop(), 0, ctl[-1].text()[-3000:])
+            for c in ctl:
+                errors = [line for line in c.text().splitlines() if '"level":"ERROR"' in line]
+                self.assertEqual(errors, [], "a controller logged errors")
+        finally:
+            for c in ctl:
+                c.close()
             kubectl("delete", "namespace", ns, "--wait=false")
 
 
