@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kube"))
@@ -139,14 +140,15 @@ def cloud_instances():
 
 
 class Controller:
-    """A `nodesmith controller` process with its log in a file. COMMAND replaces the default command line (the
-    simulated provider with the shared cloud, on the bed's admin kubeconfig); its ports and identity still come from
-    here."""
+    """A `nodesmith controller` process with its log in a file (EXTRA_ENV over the environment, None unsetting a
+    variable). COMMAND replaces the default command line (the simulated provider with the shared cloud, on the bed's
+    admin kubeconfig); its ports and identity still come from here."""
 
     def __init__(self, identity, extra_env=None, command=None):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="controller-", suffix=".log", delete=False)
         env = dict(os.environ, BATCH_IDLE_DURATION="1s", BATCH_MAX_DURATION="10s", LOG_LEVEL="info",
                    METRICS_PORT=str(free_port()), HEALTH_PROBE_PORT=str(free_port()), **(extra_env or {}))
+        env = {k: v for k, v in env.items() if v is not None}  # None in EXTRA_ENV: unset
         self.env = env
         self.metrics_port = int(env["METRICS_PORT"])
         self.health_port = int(env["HEALTH_PROBE_PORT"])
@@ -968,6 +970,193 @@ class Test6ClusterAutoscalerMigrationEndToEnd(unittest.TestCase):
                 kubelet.join()
             ctl.close()
             kubectl("delete", "nodes", *statics, "--ignore-not-found", "--wait=false")
+            kubectl("delete", "namespace", ns, "--wait=false")
+
+
+AWS_EMULATOR = os.path.join(HERE, "..", "emulators", "aws", "aws_emulator.py")
+# The actions of Karpenter's controller policy (docs/providers/aws.md): the provider may call nothing else.
+AWS_POLICY = {"GetParameter", "DescribeImages", "RunInstances", "DescribeSubnets", "DescribeSecurityGroups",
+              "DescribeLaunchTemplates", "DescribeInstances", "DescribeInstanceTypes", "DescribeInstanceTypeOfferings",
+              "DescribeAvailabilityZones", "DeleteLaunchTemplate", "CreateTags", "CreateLaunchTemplate", "CreateFleet",
+              "DescribeSpotPriceHistory", "DescribeCapacityReservations", "GetProducts", "TerminateInstances",
+              "DescribeCluster", "ReceiveMessage", "DeleteMessage", "GetQueueUrl"}
+
+AWS_NODEPOOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: aws
+spec:
+  template:
+    metadata:
+      labels: {team: aws-e2e}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: aws}
+      taints:
+      - {key: e2e/aws, effect: NoSchedule}
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
+      - {key: karpenter.k8s.aws/instance-family, operator: In, values: ["m5"]}
+      - {key: karpenter.k8s.aws/instance-size, operator: In, values: ["large", "xlarge", "2xlarge"]}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 0s
+  limits:
+    cpu: "100"
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: aws
+spec:
+  role: KarpenterNodeRole-demo
+  amiSelectorTerms:
+  - alias: al2023@latest
+  subnetSelectorTerms:
+  - tags: {karpenter.sh/discovery: demo}
+  securityGroupSelectorTerms:
+  - tags: {karpenter.sh/discovery: demo}
+"""
+
+
+class Test7AwsProviderEndToEnd(unittest.TestCase):
+    """The AWS provider (aws.so) on the live cluster, against the AWS emulator (test/emulators/aws, which checks every
+    signature with botocore): Karpenter's EC2NodeClass CRD, an EC2NodeClass and a NodePool of m5 on-demand nodes, a
+    Deployment of 10 pods of 1 CPU. The controller launches EC2 instances through CreateFleet; it plays their kubelet
+    (--simulate-kubelet: the emulator's instances run none), the real kube-scheduler binds the pods. Scaled to 2, the
+    claims left empty or too big are consolidated and their instances terminated. Throughout, the emulator's running
+    instances are exactly the NodeClaims' (tagged with the claim, its pool and the cluster), and the provider calls
+    only actions of Karpenter's IAM policy."""
+
+    @unittest.skipUnless(os.environ.get("NS_AWS_DATA"), "the AWS provider is not built (NS_AWS_DATA unset)")
+    def test_scale_up_and_down_on_emulated_ec2(self):
+        aws_crds = subprocess.run(["bash", os.path.join(HERE, "..", "kube", "fetch-crds.sh"),
+                                   "github.com/aws/karpenter-provider-aws", "v1.14.0"], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        kubectl("apply", "--server-side", "-f", os.path.join(aws_crds, "karpenter.k8s.aws_ec2nodeclasses.yaml"))
+        kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/ec2nodeclasses.karpenter.k8s.aws")
+        emulator = subprocess.Popen(["/usr/bin/python3", AWS_EMULATOR, "--data-dir", os.environ["NS_AWS_DATA"]],
+                                    stdout=subprocess.PIPE, text=True)
+        ns = BED.namespace("aws")
+        ctl = None
+        try:
+            url = "http://127.0.0.1:" + emulator.stdout.readline().split()[1]
+
+            def emulator_state():
+                with urllib.request.urlopen(url + "/_emulator/state", timeout=10) as answer:
+                    return json.load(answer)
+            env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "AKIDEMULATOR",
+                   "AWS_SECRET_ACCESS_KEY": "emulator/secret/key+EXAMPLE", "AWS_REGION": "us-east-1",
+                   "AWS_EC2_METADATA_DISABLED": "true", "AWS_SESSION_TOKEN": None, "AWS_ROLE_ARN": None,
+                   "AWS_WEB_IDENTITY_TOKEN_FILE": None, "AWS_PROFILE": None}
+            ctl = Controller("replica-aws", env, [NODESMITH, "controller", "--provider", "aws", "--simulate-kubelet",
+                                                  "--set", "cluster_name=demo", "--kubeconfig", BED.kubeconfig])
+            eventually("replica-aws to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            kubectl("apply", "-f", "-", stdin=AWS_NODEPOOL)
+            kubectl("apply", "-f", "-", stdin=(DEPLOYMENT % {"ns": ns}).replace("name: inflate", "name: aws")
+                    .replace("replicas: 50", "replicas: 10").replace("cpu: 500m", "cpu: \"1\"")
+                    .replace("    spec:\n", "    spec:\n      nodeSelector: {karpenter.sh/nodepool: aws}\n"
+                             "      tolerations: [{key: e2e/aws, operator: Exists}]\n"))
+
+            def pods():
+                return [p for p in kget("pods", "-n", ns)["items"] if not p["metadata"].get("deletionTimestamp")]
+
+            def claims():
+                return [c for c in kget("nodeclaims", "-l", "karpenter.sh/nodepool=aws")["items"]]
+
+            def running(n):
+                return lambda: len(kget("pods", "-n", ns)["items"]) == n and all(
+                    p["status"].get("phase") == "Running" for p in pods())
+
+            def agreed():
+                """The claims when the emulator's live instances are exactly theirs and every claim is initialized
+                with its Node; else None."""
+                live = {i["id"]: i for i in emulator_state()["instances"] if i["state"] in ("pending", "running")}
+                cs = claims()
+                ids = [c["status"].get("providerID", "").rsplit("/", 1)[-1] for c in cs]
+                ok = sorted(ids) == sorted(live) and cs and all(
+                    {k["type"]: k["status"] for k in c["status"].get("conditions", [])}.get("Initialized") == "True"
+                    and not c["metadata"].get("deletionTimestamp") for c in cs)
+                return (cs, live) if ok else None
+            try:
+                eventually("10 pods Running", running(10), timeout=240)
+                up, live = eventually("the emulator's instances to be the NodeClaims'", agreed, timeout=60)
+            except AssertionError:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                raise
+            nodes = {n["metadata"]["name"]: n for n in kget("nodes")["items"]}
+            for c in up:
+                name = c["metadata"]["name"]
+                m = re.fullmatch(r"aws:///(us-east-1[abc])/(i-[0-9a-z]+)", c["status"]["providerID"])
+                self.assertTrue(m, c["status"])
+                inst = live[m.group(2)]
+                labels = c["metadata"]["labels"]
+                self.assertEqual((inst["zone"], inst["type"], inst["capacity_type"]),
+                                 (labels["topology.kubernetes.io/zone"], labels["node.kubernetes.io/instance-type"],
+                                  "on-demand"), inst)
+                self.assertIn(inst["type"], ("m5.large", "m5.xlarge", "m5.2xlarge"))
+                self.assertEqual((inst["tags"]["karpenter.sh/nodeclaim"], inst["tags"]["karpenter.sh/nodepool"],
+                                  inst["tags"]["kubernetes.io/cluster/demo"]), (name, "aws", "owned"), inst["tags"])
+                self.assertEqual(labels["karpenter.k8s.aws/instance-family"], "m5")
+                node = nodes[c["status"]["nodeName"]]
+                self.assertEqual(node["spec"]["providerID"], c["status"]["providerID"])
+                self.assertTrue(any((t["key"], t["effect"]) == ("e2e/aws", "NoSchedule")
+                                    for t in node["spec"].get("taints", [])), node["spec"])
+            self.assertTrue({p["spec"]["nodeName"] for p in pods()} <= {c["status"]["nodeName"] for c in up})
+            # the EC2NodeClass's status as the provider resolved it against the emulator
+            status = eventually("the EC2NodeClass's status", lambda: kget("ec2nodeclass", "aws").get("status"),
+                                timeout=30)
+            conds = {k["type"]: k["status"] for k in status.get("conditions", [])}
+            self.assertEqual(conds.get("Ready"), "True", status)
+            self.assertEqual(sorted(s["zone"] for s in status["subnets"]), ["us-east-1a", "us-east-1b", "us-east-1c"])
+            self.assertTrue(status["securityGroups"] and status["amis"], status)
+            print("# scale-up: 10 pods on %d NodeClaims (%s), each an emulated EC2 instance"
+                  % (len(up), ", ".join(sorted(i["type"] for i in live.values()))))
+
+            kubectl("scale", "-n", ns, "deployment/aws", "--replicas=2")
+
+            def scaled_down():
+                got = agreed()
+                if not got or not running(2)():
+                    return None
+                cs, _ = got
+                used = {p["spec"]["nodeName"] for p in pods()}
+                # no empty node left, and less capacity than 10 CPUs' worth
+                cpu = sum(float(q[:-1]) / 1000 if q.endswith("m") else float(q)
+                          for q in (c["status"]["capacity"]["cpu"] for c in cs))
+                return got if {c["status"]["nodeName"] for c in cs} == used and cpu < 10 else None
+            try:
+                down, live = eventually("consolidation after the scale-down", scaled_down, timeout=300)
+            except AssertionError:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                raise
+            state = emulator_state()
+            gone = {c["status"]["providerID"].rsplit("/", 1)[-1] for c in up} - set(live)
+            self.assertTrue(gone, "no instance was terminated")
+            for i in state["instances"]:
+                if i["id"] in gone:
+                    self.assertIn(i["state"], ("shutting-down", "terminated"), i)
+            self.assertFalse({n for n in kubectl("get", "nodes", "-o", "name").split()} &
+                             {"node/" + c["status"]["nodeName"] for c in up if
+                              c["status"]["providerID"].rsplit("/", 1)[-1] in gone}, "a removed NodeClaim's Node stays")
+            called = set(state["requests"]) - {"signature_failures"}
+            self.assertLessEqual(called, AWS_POLICY, "actions outside the IAM policy")
+            self.assertNotIn("signature_failures", state["requests"])
+            self.assertIn("CreateFleet", called)
+            self.assertIn("TerminateInstances", called)
+            print("# scale-down to 2 pods: %d NodeClaims (%s); %d instance(s) terminated, %d launched in all"
+                  % (len(down), ", ".join(sorted(i["type"] for i in live.values())), len(gone),
+                     len(state["instances"])))
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            if ctl:
+                ctl.close()
+            emulator.terminate()
+            emulator.wait(10)
+            emulator.stdout.close()
             kubectl("delete", "namespace", ns, "--wait=false")
 
 
