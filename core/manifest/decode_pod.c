@@ -5,6 +5,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "manifest/decoders.h"
+#include "manifest/workload_owners.h"
 #include "model/duration.h"
 #include "model/intern.h"
 #include "model/labels.h"
@@ -517,6 +518,9 @@ int ns_load_pod(ns_dec *d, const ns_ynode *root, ns_cluster *c)
         rc = ns_dec_string(d, status, "status", "phase", &pod->phase);
     if (rc == 0 && status)
         rc = ns_decode_time(d, status, "status", "startTime", &pod->start_ms);
+    /* Its workload counts through it, not through the pods the loader expanded from the workload. */
+    if (rc == 0)
+        rc = ns_owners_claim(c, "Pod", &pod->meta);
     if (rc < 0) {
         ns_pod_free(pod);
         return rc;

@@ -4,7 +4,8 @@
  *   ReplicaSet  <rs>-<5 chars>                           owner ReplicaSet
  *   StatefulSet <sts>-<ordinal>                          owner StatefulSet
  *   Job         <job>-<5 chars> (Indexed: <job>-<index>-<5 chars>), as many as run at once  owner Job
- * DaemonSets are kept as one template pod (ns_daemonset).
+ * DaemonSets are kept as one template pod (ns_daemonset). A workload whose own objects are loaded too (a dump of a
+ * live cluster) is not expanded: it counts through them (manifest/workload_owners.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "errors/ns_error.h"
 #include "manifest/decoders.h"
+#include "manifest/workload_owners.h"
 #include "model/model_util.h"
 
 #define MAX_REPLICAS 100000
@@ -182,6 +184,11 @@ int ns_load_workload(ns_dec *d, const ns_ynode *root, const char *kind, ns_clust
     bool indexed = false;
     if (rc == 0)
         rc = pod_count(d, spec, kind, &count, &indexed, &first);
+    /* A ReplicaSet of a Deployment stands for it; a workload whose pods (or ReplicaSets) came first makes none. */
+    if (rc == 0 && strcmp(kind, "ReplicaSet") == 0)
+        rc = ns_owners_claim(c, kind, &meta);
+    if (rc == 0 && ns_owners_stand_for(c, kind, &meta))
+        count = 0;
 
     expansion x = {.kind = kind, .meta = &meta, .tmpl = tmpl, .owner_kind = kind};
     char hash[16] = "";
@@ -232,8 +239,8 @@ int ns_load_workload(ns_dec *d, const ns_ynode *root, const char *kind, ns_clust
             ns_pod_free(pod);
         else if (c->packed_pods && !(pod = ns_pod_pack(pod))) /* as the Pods of manifests are (ns_load_pod) */
             rc = NS_ERR_INTERNAL;
-        else
-            rc = ns_cluster_add_pod(c, pod);
+        else if ((rc = ns_cluster_add_pod(c, pod)) == 0)
+            rc = ns_owners_record_expanded(c, kind, &meta, name);
     }
     ns_meta_free(&meta);
     return rc;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/expansions.h"
 #include "model/model_util.h"
 
 /* Open-addressing hash of pods by namespace and name, so loading many pods stays linear. */
@@ -123,6 +124,7 @@ void ns_cluster_free(ns_cluster *c)
     if (c->index)
         free(c->index->slots);
     free(c->index);
+    ns_expansions_free(c->expansions);
     free(c);
 }
 

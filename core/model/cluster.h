@@ -43,6 +43,9 @@ typedef struct ns_cluster {
         size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims;
     } cap;                          /* internal */
     struct ns_cluster_index *index; /* internal: pod name lookup */
+    /* internal: the manifest loader's record of expanded workloads and of the owners loaded objects name
+     * (model/expansions.h) */
+    struct ns_expansions *expansions;
     /* The node-class kinds manifests may hold (model/nodeclass_kinds.h), borrowed: the loaded providers' kinds, set
      * with ns_cluster_set_kinds before manifests are loaded. NULL: no node class is accepted. */
     const struct ns_nodeclass_kinds *kinds;

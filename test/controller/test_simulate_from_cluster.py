@@ -158,6 +158,28 @@ class FromCluster(unittest.TestCase):
         placed = [p for c in more["nodeclaims"] for p in c["pods"]]
         self.assertEqual(sum(p.startswith("default/batch-") for p in placed), 3, placed)
 
+    def test_a_dump_of_the_cluster_counts_each_workload_once(self):
+        """`kubectl get -o yaml` of the same cluster as -f input, without --from-cluster: the Deployment, its
+        ReplicaSet and their pods are one workload, whichever order the dump lists them in, and simulate decides the
+        same claims for the same pods as when it reads the live cluster."""
+        pending = unschedulable_pods()
+        live = json.loads(simulate("--kubeconfig", BED.kubeconfig, "--output", "json").stdout)
+        for kinds in ("nodepools,ec2nodeclasses,nodes,deployments,replicasets,pods",
+                      "pods,replicasets,deployments,nodes,ec2nodeclasses,nodepools"):
+            with self.subTest(order=kinds), tempfile.NamedTemporaryFile("w", suffix=".yaml") as dump:
+                dump.write(kubectl("get", kinds, "-n", "default", "-o", "yaml"))
+                dump.flush()
+                r = subprocess.run([NODESMITH, "simulate", "-f", dump.name, "--output", "json"], capture_output=True,
+                                   text=True, timeout=120)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                doc = json.loads(r.stdout)
+                self.assertEqual((doc["pods_total"], doc["pods_scheduled"]), (6, 6), doc)
+                placed = sorted(p.split("/")[1] for c in doc["nodeclaims"] for p in c["pods"])
+                self.assertEqual(placed, sorted(pending))
+                self.assertEqual(sorted(c["instance_type"] for c in doc["nodeclaims"]),
+                                 sorted(c["instance_type"] for c in live["nodeclaims"]))
+                self.assertIn('"a workload counts through its own objects in the manifests, not expanded"', r.stderr)
+
     def test_a_timeline_from_the_live_cluster_writes_its_report(self):
         unschedulable_pods()
         with tempfile.TemporaryDirectory() as tmp:

@@ -329,6 +329,82 @@ START_TEST(test_unknown_kind_warning)
 }
 END_TEST
 
+/* A fresh cluster of FIXTURE_DIR/dump/FILE, its pods packed or not (simulate packs them). */
+static ns_cluster *load_dump(const char *file, bool packed)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/dump/%s", FIXTURE_DIR, file);
+    ns_cluster *c = test_cluster_new();
+    ns_cluster_set_packed_pods(c, packed);
+    int rc = ns_manifest_load_path(c, path);
+    ck_assert_msg(rc == 0, "%s: %s", file, ns_error_message());
+    ck_assert_msg(ns_cluster_resolve(c) == 0, "%s", ns_error_message());
+    return c;
+}
+
+/* The cluster's pod names, sorted, ","-joined into buf. */
+static const char *pod_names(const ns_cluster *c, char *buf, size_t len)
+{
+    const char *names[64];
+    size_t n = c->n_pods < 64 ? c->n_pods : 64;
+    for (size_t i = 0; i < n; i++)
+        names[i] = c->pods[i]->meta.name;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? "," : "", names[i]);
+    return buf;
+}
+
+static size_t owned_by(const ns_cluster *c, const char *kind, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_pods; i++)
+        n += c->pods[i]->meta.owner_kind && strcmp(c->pods[i]->meta.owner_kind, kind) == 0 &&
+             strcmp(c->pods[i]->meta.owner_name, name) == 0;
+    return n;
+}
+
+/* `kubectl get -o yaml` of a real control plane: a Deployment, its ReplicaSet, a StatefulSet and a Job, each before its
+ * pods. The pods are the dump's 7, none expanded from their workloads as well. */
+START_TEST(test_live_dump_counts_each_workload_once)
+{
+    ns_cluster *c = load_dump("live-dump.yaml", _i == 1);
+    char buf[1024];
+    ck_assert_str_eq(pod_names(c, buf, sizeof(buf)), "batch-kcjvt,batch-nvh6j,db-0,db-1,web-6c4948cfb6-6f6rr,"
+                                                     "web-6c4948cfb6-gq82v,web-6c4948cfb6-ngs52");
+    ck_assert_uint_eq(owned_by(c, "ReplicaSet", "web-6c4948cfb6"), 3);
+    ck_assert_uint_eq(owned_by(c, "StatefulSet", "db"), 2);
+    ck_assert_uint_eq(owned_by(c, "Job", "batch"), 2);
+    /* the real pods keep what the scheduler decided */
+    ck_assert_str_eq(ns_cluster_find_pod(c, "shop", "web-6c4948cfb6-gq82v")->node_name, "static-1");
+    ns_cluster_free(c);
+}
+END_TEST
+
+/* Objects before their workloads, and parts of a dump: a ReplicaSet without its pods stands for its Deployment, a pod
+ * for its Deployment through its ReplicaSet's name, a StatefulSet's pod for the StatefulSet; a workload with nothing
+ * of its own is expanded. */
+START_TEST(test_partial_dump_counts_each_workload_once)
+{
+    ns_cluster *c = load_dump("partial.yaml", _i == 1);
+    ck_assert_uint_eq(owned_by(c, "ReplicaSet", "api-5d8f7c9b4"), 2);
+    ck_assert_uint_eq(owned_by(c, "ReplicaSet", "front-7f9c6d8b5"), 1);
+    ck_assert_uint_eq(owned_by(c, "StatefulSet", "cache"), 1);
+    size_t worker = 0;
+    for (size_t i = 0; i < c->n_pods; i++)
+        worker += strncmp(c->pods[i]->meta.name, "worker-", 7) == 0;
+    ck_assert_uint_eq(worker, 2);
+    ck_assert_uint_eq(c->n_pods, 6);
+    ns_cluster_free(c);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("manifest-load");
@@ -345,6 +421,10 @@ int main(void)
     tcase_add_test(tc, test_nodes_claims_pdbs);
     tcase_add_test(tc, test_unknown_kind_warning);
     suite_add_tcase(s, tc);
+    TCase *dumps = tcase_create("dumps"); /* each test twice: ordinary pods (_i 0), then packed (_i 1) */
+    tcase_add_loop_test(dumps, test_live_dump_counts_each_workload_once, 0, 2);
+    tcase_add_loop_test(dumps, test_partial_dump_counts_each_workload_once, 0, 2);
+    suite_add_tcase(s, dumps);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
