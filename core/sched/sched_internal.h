@@ -60,6 +60,7 @@ typedef struct sched_pool {
     uint64_t pairs;      /* pairs the pool's requirements allow */
     bool has_limits;
     bool *limited; /* per dimension (arena) */
+    long nodes_dim; /* the dimension of limits.nodes, -1 when the pool does not limit nodes */
     sched_vec limit;     /* spec.limits, per dimension (meaningful where limited) */
     sched_vec remaining;
     sched_ds_group *ds_groups;
@@ -245,6 +246,10 @@ uint32_t sched_pairs_zones(const sched *s, uint64_t pairs); /* the zones (bit pe
 /* sched_pools.c */
 int sched_pools_build(sched *s);
 void sched_pools_free(sched *s);
+
+/* sched_limits.c */
+/* The pool's remaining limits once its existing Nodes and NodeClaims are counted. 0 or NS_ERR_INTERNAL. */
+int sched_pool_limits(sched *s, sched_pool *p);
 void sched_pool_recompute_limits(sched *s, sched_pool *p);
 
 /* sched_daemons.c: after the pool's types and their allocatable are set, groups them by the DaemonSets that run on

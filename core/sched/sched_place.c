@@ -220,6 +220,11 @@ static void charge_limits(sched *s, sched_pool *p, const sched_claim *c)
 static void limits_reason(const sched *s, const sched_pool *p, char *why, size_t len)
 {
     static const char *const names[] = {"cpu", "memory", "ephemeral-storage", "pods"};
+    if (p->nodes_dim >= 0 && p->remaining.v[p->nodes_dim] <= 0) {
+        snprintf(why, len, "node limits have been exhausted for the NodePool (limits.nodes, %lld remaining)",
+                 (long long)p->remaining.v[p->nodes_dim]);
+        return;
+    }
     for (size_t d = 0; d < s->n_dims; d++) {
         if (!p->limited[d])
             continue;

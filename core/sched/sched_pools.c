@@ -48,51 +48,6 @@ static uint64_t type_offers(const sched *s, const ns_itype *t, uint64_t allowed,
     return offers;
 }
 
-/* Capacity of the existing nodes of the pool, and the remaining limits. */
-static int pool_limits(sched *s, sched_pool *p)
-{
-    const ns_resource_limits *l = &p->np->limits;
-    sched_vec cap;
-    p->limited = sched_arena_alloc(s, s->n_dims * sizeof(bool));
-    if (!p->limited || sched_vec_init(s, &p->limit) != NS_OK || sched_vec_init(s, &p->remaining) != NS_OK ||
-        sched_vec_init(s, &cap) != NS_OK)
-        return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory for its limits", p->np->meta.name);
-    sched_vec_from(s, &l->max, &p->limit);
-    sched_vec_from(s, &l->max, &p->remaining);
-    p->limited[SCHED_CPU] = l->cpu;
-    p->limited[SCHED_MEM] = l->memory;
-    p->limited[SCHED_PODS] = l->pods;
-    p->limited[SCHED_EPH] = l->ephemeral_storage;
-    for (uint32_t i = 0; i < l->max.n_ext; i++)
-        for (size_t d = SCHED_EXT0; d < s->n_dims; d++)
-            if (s->ext_names[d - SCHED_EXT0] == l->max.ext[i].name)
-                p->limited[d] = true;
-    for (size_t d = 0; d < s->n_dims; d++)
-        p->has_limits = p->has_limits || p->limited[d];
-    for (size_t i = 0; i < s->cl->n_nodes; i++) {
-        const ns_node *n = s->cl->nodes[i];
-        const char *pool = ns_labels_get(&n->meta.labels, NS_LABEL_NODEPOOL);
-        if (!pool || strcmp(pool, p->np->meta.name) != 0)
-            continue;
-        sched_vec_from(s, &n->capacity, &cap);
-        for (size_t d = 0; d < s->n_dims; d++)
-            p->remaining.v[d] -= cap.v[d];
-    }
-    return NS_OK;
-}
-
-void sched_pool_recompute_limits(sched *s, sched_pool *p)
-{
-    memset(p->in_limits, 0, p->words * sizeof(uint64_t));
-    for (size_t i = 0; i < p->n_types; i++) {
-        bool fits = true;
-        for (size_t d = 0; d < s->n_dims && fits; d++)
-            fits = !p->limited[d] || p->capacity[i].v[d] <= p->remaining.v[d];
-        if (fits)
-            sched_bits_set(p->in_limits, i);
-    }
-}
-
 static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
 {
     type_rank *ranks = calloc(set->n ? set->n : 1, sizeof(*ranks));
@@ -151,7 +106,7 @@ static int pool_types(sched *s, sched_pool *p, const ns_itype_set *set)
     }
     int rc = sched_daemons_build(s, p);
     if (rc == NS_OK)
-        rc = pool_limits(s, p);
+        rc = sched_pool_limits(s, p);
     if (rc != NS_OK)
         return rc;
     sched_pool_recompute_limits(s, p);

@@ -286,6 +286,25 @@ ns_node *fx_node(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem
     return n;
 }
 
+ns_nodeclaim *fx_nodeclaim(ns_cluster *c, const char *name, const char *pool, int64_t cpu_milli,
+                           const char *provider_id, const char *node_name)
+{
+    ns_nodeclaim *nc = ns_nodeclaim_new();
+    if (!nc)
+        die("out of memory");
+    nc->meta.name = xstrdup(name);
+    if (ns_labels_set(&nc->meta.labels, NS_LABEL_NODEPOOL, pool) != 0)
+        die("out of memory");
+    nc->capacity.cpu_milli = nc->allocatable.cpu_milli = cpu_milli;
+    nc->capacity.memory_bytes = nc->allocatable.memory_bytes = 16 * FX_GI;
+    nc->capacity.pods = nc->allocatable.pods = 110;
+    nc->provider_id = xstrdup(provider_id);
+    nc->node_name = node_name ? xstrdup(node_name) : NULL;
+    if (ns_cluster_add_nodeclaim(c, nc) != 0)
+        die("adding a nodeclaim");
+    return nc;
+}
+
 ns_pod *fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_bytes)
 {
     ns_daemonset *ds = ns_daemonset_new();

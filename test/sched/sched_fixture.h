@@ -38,6 +38,9 @@ ns_node *fx_node(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem
                  const char *labels);
 /* Adds a DaemonSet in kube-system; returns its template pod, to give it selectors, affinity or host ports. */
 ns_pod *fx_daemonset(ns_cluster *c, const char *name, int64_t cpu_milli, int64_t mem_bytes);
+/* A NodeClaim of the pool with status capacity (cpu, 16Gi, 110 pods) and provider ID; node_name may be NULL. */
+ns_nodeclaim *fx_nodeclaim(ns_cluster *c, const char *name, const char *pool, int64_t cpu_milli,
+                           const char *provider_id, const char *node_name);
 
 /* Runs the scheduler with one set for every pool (sets == NULL: `set` for all). Aborts on an error. */
 void fx_run(const ns_cluster *c, const ns_itype_set *set, const ns_itype_set *const *sets, ns_sched_result *r);
