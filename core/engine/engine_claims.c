@@ -299,8 +299,9 @@ static int claim_requirements(ns_nodeclaim *claim, const ns_sched_claim *c)
     return rc;
 }
 
-/* Labels the claim (and later its Node) carries: the pool's template labels, the single-valued requirements that
- * are not restricted, and the nodepool label. */
+/* Labels the claim (and later its Node) carries: the pool's template labels, the single-valued requirements but
+ * kubernetes.io/hostname (Karpenter 1.14's resolveCustomLabelsFromRequirements skips its RestrictedLabels only, so a
+ * custom label in the kubernetes.io or k8s.io domains is set), and the nodepool label. */
 static int claim_labels(ns_nodeclaim *claim, const ns_nodepool *np, const ns_sched_claim *c)
 {
     if (ns_labels_copy(&np->labels, &claim->meta.labels) < 0)
@@ -310,7 +311,7 @@ static int claim_labels(ns_nodeclaim *claim, const ns_nodepool *np, const ns_sch
         if (r->complement || r->n_values != 1 || strcmp(r->key, NS_LABEL_INSTANCE_TYPE) == 0 ||
             strcmp(r->key, NS_LABEL_ZONE) == 0 || strcmp(r->key, NS_LABEL_CAPACITY_TYPE) == 0)
             continue;
-        if (ns_label_is_restricted_node_label(r->key) && !ns_label_is_well_known(r->key))
+        if (strcmp(r->key, NS_LABEL_HOSTNAME) == 0)
             continue;
         if (ns_labels_set(&claim->meta.labels, r->key, r->values[0]) < 0)
             return NS_ERR_INTERNAL;

@@ -140,40 +140,25 @@ bool ns_label_is_well_known(const char *key)
     return false;
 }
 
-static bool has_domain_suffix(const char *domain, size_t dlen, const char *suffix)
-{
-    size_t slen = strlen(suffix);
-    return dlen >= slen && memcmp(domain + dlen - slen, suffix, slen) == 0;
-}
-
-bool ns_label_is_restricted_node_label(const char *key)
-{
-    if (ns_label_is_well_known(key))
-        return true;
-    const char *slash = strchr(key, '/');
-    if (slash) {
-        size_t dlen = (size_t)(slash - key);
-        static const char *const exceptions[] = {"kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io"};
-        static const char *const restricted[] = {"kubernetes.io", "k8s.io", "karpenter.sh"};
-        for (size_t i = 0; i < sizeof(exceptions) / sizeof(exceptions[0]); i++)
-            if (has_domain_suffix(key, dlen, exceptions[i]))
-                return false;
-        for (size_t i = 0; i < sizeof(restricted) / sizeof(restricted[0]); i++)
-            if (has_domain_suffix(key, dlen, restricted[i]))
-                return true;
-    }
-    return strcmp(key, NS_LABEL_HOSTNAME) == 0;
-}
-
+/* Karpenter 1.14's label rules. Since v1.10 its RestrictedLabelDomains holds karpenter.sh alone and RestrictedLabels
+ * kubernetes.io/hostname (pkg/apis/v1/labels.go); the kubernetes.io and k8s.io domains are allowed. The CRD's CEL rule,
+ * which the API server applies before any controller reads the object, is the stricter of the two checks: the part of
+ * the key before its first '/' (the whole key when it has none) may not end with "karpenter.sh", so it refuses
+ * notkarpenter.sh/x too, where the controller's IsRestrictedLabel asks for the domain or a sub-domain. That rule is
+ * followed here. */
 bool ns_label_is_restricted(const char *key, const char **why)
 {
+    static const char domain[] = "karpenter.sh";
     if (ns_label_is_well_known(key))
         return false;
-    if (ns_label_is_restricted_node_label(key)) {
-        *why = "label is restricted; use a well-known label (karpenter.sh/nodepool, topology.kubernetes.io/zone, "
-               "topology.kubernetes.io/region, node.kubernetes.io/instance-type, kubernetes.io/arch, kubernetes.io/os, "
-               "karpenter.sh/capacity-type, node.kubernetes.io/windows-build) or a custom label outside the "
-               "kubernetes.io, k8s.io and karpenter.sh domains";
+    const char *slash = strchr(key, '/');
+    size_t dlen = slash ? (size_t)(slash - key) : strlen(key), slen = sizeof(domain) - 1;
+    bool in_domain = dlen >= slen && memcmp(key + dlen - slen, domain, slen) == 0;
+    if (in_domain || strcmp(key, NS_LABEL_HOSTNAME) == 0) {
+        *why = "label is restricted as it might interfere with the internal provisioning logic; use a well-known label "
+               "(karpenter.sh/nodepool, topology.kubernetes.io/zone, topology.kubernetes.io/region, "
+               "node.kubernetes.io/instance-type, kubernetes.io/arch, kubernetes.io/os, karpenter.sh/capacity-type, "
+               "node.kubernetes.io/windows-build) or a custom label outside the karpenter.sh domain";
         return true;
     }
     return false;

@@ -55,12 +55,9 @@ const char *ns_label_normalize(const char *key);
 /* True for Karpenter's well-known labels: karpenter.sh/nodepool, zone, region, instance type, arch, os,
  * karpenter.sh/capacity-type and windows-build. */
 bool ns_label_is_well_known(const char *key);
-/* Karpenter's IsRestrictedNodeLabel: well-known labels, kubernetes.io/hostname, and labels in the kubernetes.io,
- * k8s.io or karpenter.sh domains except the node.kubernetes.io, node-restriction.kubernetes.io and kops.k8s.io
- * sub-domains. Such labels are never set on a node from requirements. */
-bool ns_label_is_restricted_node_label(const char *key);
-/* Karpenter's IsRestrictedLabel: restricted node labels that are not well-known may not appear in a NodePool's
- * template labels or requirements. On true, *why explains in a static string. */
+/* Karpenter 1.14's IsRestrictedLabel: a label that is not well-known may not appear in a NodePool's template labels
+ * or requirements when it is in the karpenter.sh domain (or a sub-domain of it) or is kubernetes.io/hostname.
+ * On true, *why explains in a static string. */
 bool ns_label_is_restricted(const char *key, const char **why);
 
 #endif

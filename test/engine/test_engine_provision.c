@@ -97,6 +97,51 @@ START_TEST(test_lifecycle_in_order)
 }
 END_TEST
 
+/* Karpenter 1.14 (pkg/apis/v1/labels.go since v1.10) restricts only the karpenter.sh domain and
+ * kubernetes.io/hostname: a pool may use custom labels under kubernetes.io and k8s.io, and its claims carry them
+ * (NodeClaimTemplate.resolveCustomLabelsFromRequirements sets every requirement that is neither well-known nor
+ * hostname). Before v1.10 both domains were refused and such labels never set. */
+static const char K8S_DOMAIN_POOL[] = "apiVersion: nodesmith.io/v1\n"
+                                      "kind: SimNodeClass\n"
+                                      "metadata: {name: default}\n"
+                                      "spec: {}\n"
+                                      "---\n"
+                                      "apiVersion: karpenter.sh/v1\n"
+                                      "kind: NodePool\n"
+                                      "metadata: {name: default}\n"
+                                      "spec:\n"
+                                      "  template:\n"
+                                      "    metadata:\n"
+                                      "      labels: {example.kubernetes.io/team: web}\n"
+                                      "    spec:\n"
+                                      "      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}\n"
+                                      "      requirements:\n"
+                                      "        - {key: owner.k8s.io/cost-center, operator: In, values: [c42]}\n"
+                                      "  disruption:\n"
+                                      "    consolidateAfter: Never\n"
+                                      "---\n"
+                                      "apiVersion: v1\n"
+                                      "kind: Pod\n"
+                                      "metadata: {name: web, namespace: default}\n"
+                                      "spec:\n"
+                                      "  nodeSelector: {example.kubernetes.io/team: web}\n"
+                                      "  containers:\n"
+                                      "    - name: c\n"
+                                      "      resources: {requests: {cpu: '1'}}\n";
+
+START_TEST(test_kubernetes_io_domain_labels)
+{
+    efx *x = efx_new(K8S_DOMAIN_POOL, NULL, NULL);
+    efx_step(x);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_CREATED_NODECLAIM, NULL), 1);
+    ns_nodeclaim *c = efx_claim(x, 0);
+    ck_assert_str_eq(ns_labels_get(&c->meta.labels, "example.kubernetes.io/team"), "web");
+    ck_assert_str_eq(ns_labels_get(&c->meta.labels, "owner.k8s.io/cost-center"), "c42");
+    ck_assert_ptr_null(ns_labels_get(&c->meta.labels, NS_LABEL_HOSTNAME));
+    efx_free(x);
+}
+END_TEST
+
 START_TEST(test_batch_window)
 {
     efx *x = efx_new(EFX_BASE, NULL, NULL);
@@ -251,6 +296,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_lifecycle_in_order);
     tcase_add_test(tc, test_batch_window);
+    tcase_add_test(tc, test_kubernetes_io_domain_labels);
     tcase_add_test(tc, test_in_flight_claims_take_new_pods);
     tcase_add_test(tc, test_insufficient_capacity_replans);
     tcase_add_test(tc, test_throttled_launch_backs_off);
