@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock/ns_clock.h"
 #include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
 
@@ -63,11 +64,12 @@ int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, ds_sim *out)
      * pod order. */
     const ns_cluster *cl = e->cluster;
     const ns_sched_result *r = &out->plan.result;
+    int64_t now = ns_clock_now_ms();
     out->all_scheduled = true;
     for (size_t i = 0; i < cl->n_pods && i < r->n_placement && out->all_scheduled; i++) {
         const ns_pod *p = cl->pods[i];
-        if (!on_removed_node(p, cands, n) || ns_engine_pod_is_daemon(p) || p->meta.deletion_ms != 0 ||
-            (p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0)))
+        /* Pods that cannot leave now were left out of the round, as Karpenter leaves them out of its simulation. */
+        if (!on_removed_node(p, cands, n) || !ns_engine_pod_currently_reschedulable(e, p, now))
             continue;
         char ref[2 * NS_NAME_MAX];
         ns_engine_pod_ref(p, ref, sizeof(ref));

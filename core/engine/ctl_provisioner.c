@@ -43,7 +43,8 @@ static bool has_leaving_pods(const ns_engine *e)
             continue;
         for (size_t p = 0; p < e->cluster->n_pods; p++) {
             const ns_pod *pod = e->cluster->pods[p];
-            if (pod->node_name && strcmp(pod->node_name, n->meta.name) == 0 && !ns_engine_pod_is_daemon(pod))
+            if (pod->node_name && strcmp(pod->node_name, n->meta.name) == 0 &&
+                ns_engine_pod_currently_reschedulable(e, pod, ns_clock_now_ms()))
                 return true;
         }
     }

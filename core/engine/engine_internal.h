@@ -178,6 +178,11 @@ bool ns_engine_pod_is_daemon(const ns_pod *pod);
 /* True for pods termination neither evicts nor waits for (Karpenter's IsDrainable): mirror pods, and pods that
  * tolerate karpenter.sh/disrupted:NoSchedule (they were meant to stay on a node being disrupted). */
 bool ns_engine_pod_stays_on_node(const ns_pod *pod);
+/* Karpenter's IsCurrentlyReschedulable: a pod of a leaving node the scheduler plans capacity for. Not for DaemonSet
+ * and mirror pods, terminal or terminating pods (a terminating StatefulSet pod excepted), pods under an active
+ * do-not-disrupt, and pods no eviction will ever move: two budgets select them, or one that allows no voluntary
+ * eviction at all (maxUnavailable 0 or 0%, minAvailable 100%). */
+bool ns_engine_pod_currently_reschedulable(const ns_engine *e, const ns_pod *pod, int64_t now_ms);
 /* system-cluster-critical / system-node-critical priority class. */
 bool ns_engine_pod_is_critical(const ns_pod *pod);
 /* Launched (provider id set), Registered, Initialized, deleting. */

@@ -281,11 +281,6 @@ static int build_nodes(ns_engine *e, const ns_engine_plan_opts *o, ns_engine_pla
     return rc;
 }
 
-static bool pod_terminal(const ns_pod *pod)
-{
-    return pod->phase && (strcmp(pod->phase, "Succeeded") == 0 || strcmp(pod->phase, "Failed") == 0);
-}
-
 static int build_pods(ns_engine *e, const ns_engine_plan_opts *o, ns_engine_plan *p)
 {
     const ns_cluster *c = e->cluster;
@@ -293,11 +288,13 @@ static int build_pods(ns_engine *e, const ns_engine_plan_opts *o, ns_engine_plan
     if (!p->view.pods)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory building the scheduling view");
     p->view.n_pods = c->n_pods;
+    int64_t now = ns_clock_now_ms();
     for (size_t i = 0; i < c->n_pods; i++) {
         ns_pod *pod = c->pods[i];
         p->view.pods[i] = pod;
         ns_node *n = pod->node_name ? ns_cluster_find_node(c, pod->node_name) : NULL;
-        bool leaving = n && node_leaving(e, n, o) && !ns_engine_pod_is_daemon(pod) && !pod_terminal(pod);
+        /* A pod that cannot leave its node now stays bound to it, out of the view: no capacity waits for it. */
+        bool leaving = n && node_leaving(e, n, o) && ns_engine_pod_currently_reschedulable(e, pod, now);
         /* With only_removed_pods, the pods of other leaving nodes stay out of the round as pending pods do. */
         bool hide = o && o->only_removed_pods &&
                     (ns_sched_pod_is_pending(pod) || (leaving && !removed(o, n->meta.name)));
