@@ -1,6 +1,7 @@
-/* What keeps a node from voluntary disruption, through the engine: a karpenter.sh/do-not-disrupt pod or Node, and a
- * PodDisruptionBudget with maxUnavailable 0; expiration's forceful path goes on regardless. The invariant checker
- * (no PDB violated, no do-not-disrupt pod evicted voluntarily) runs after every step. */
+/* What keeps a node from voluntary disruption, through the engine: a karpenter.sh/do-not-disrupt pod or Node, a
+ * PodDisruptionBudget with maxUnavailable 0, and two budgets over one pod; expiration's forceful path goes on
+ * regardless. The invariant checker (no PDB violated, no do-not-disrupt pod evicted voluntarily) runs after every
+ * step. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,27 @@ START_TEST(test_pdb_max_unavailable_zero_blocks_consolidation)
 }
 END_TEST
 
+START_TEST(test_pod_under_two_pdbs_blocks_consolidation)
+{
+    /* Each budget alone allows an eviction, and one such budget lets the node go (the first run). Karpenter's
+     * CanEvictPods refuses a pod that more than one budget selects whatever they allow, as the Eviction API refuses
+     * it: with a second budget the node is no candidate. */
+    char name[64];
+    efx *x = oversized(POOL("", UNDERUTILIZED) DFX_DEPLOY("a", 4, "1500m", "1Gi", "") DFX_PDB("a", "maxUnavailable", 1),
+                       name, sizeof(name));
+    replaced_once_unblocked(x, name, "underutilized");
+    efx_free(x);
+
+    x = oversized(POOL("", UNDERUTILIZED) DFX_DEPLOY("a", 4, "1500m", "1Gi", "") DFX_PDB("a", "maxUnavailable", 1)
+                      "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: a-too}\nspec:\n"
+                      "  maxUnavailable: 1\n  selector: {matchLabels: {app: a}}\n---\n",
+                  name, sizeof(name));
+    left_alone(x, name, 1);
+    ck_assert_str_eq(dfx_nth_method(x, NS_DECISION_DISRUPTION_BLOCKED, "", 0)->reason, "Pdb prevents pod evictions");
+    efx_free(x);
+}
+END_TEST
+
 START_TEST(test_expiration_despite_do_not_disrupt_node)
 {
     static const char yaml[] =
@@ -214,6 +236,7 @@ int main(void)
     tcase_add_test(tc, test_do_not_disrupt_node_blocks_consolidation);
     tcase_add_test(tc, test_do_not_disrupt_pod_blocks_drift);
     tcase_add_test(tc, test_pdb_max_unavailable_zero_blocks_consolidation);
+    tcase_add_test(tc, test_pod_under_two_pdbs_blocks_consolidation);
     tcase_add_test(tc, test_expiration_despite_do_not_disrupt_node);
     tcase_add_test(tc, test_template_metadata_reaches_node_and_blocks);
     tcase_add_test(tc, test_do_not_disrupt_duration);

@@ -117,6 +117,38 @@ START_TEST(test_expire_after)
 }
 END_TEST
 
+START_TEST(test_expired_node_held_by_do_not_disrupt_without_grace_period)
+{
+    /* No terminationGracePeriod: the do-not-disrupt pod holds the expired node for as long as it runs. Karpenter
+     * plans no capacity for it (it is not currently reschedulable), so no replacement is launched, left empty and
+     * consolidated, and launched again, over and over (issue 10 rule 11). */
+    static const char yaml[] = DFX_CLASS("{}")
+        DFX_POOL("      expireAfter: 10m\n", DFX_CAPACITY("on-demand") DFX_TYPES("m5.xlarge"),
+                 "    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 0s\n")
+        "---\n" BATCH_POD;
+    efx *x = dfx_new(yaml, NULL, false);
+    dfx_settle(x, EFX_S(120));
+    char old[64];
+    snprintf(old, sizeof(old), "%s", efx_claim(x, 0)->meta.name);
+    expire(x, old, EFX_S(600));
+    efx_run_for(x, EFX_S(7200));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_CREATED_NODECLAIM, NULL), 1);
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 1);
+    ck_assert(ns_claim_deleting(ns_cluster_find_nodeclaim(x->cluster, old)));
+    ck_assert_uint_eq(efx_pods_on(x, old), 1);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, NULL), 0);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTING, NULL), 1);
+
+    /* The pod goes (its Job recreates it, pending): one node for it, and the expired one is gone. */
+    ck_assert_int_eq(ns_engine_delete_pod(x->engine, "default", "batch"), NS_OK);
+    dfx_settle(x, EFX_S(180));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_CREATED_NODECLAIM, NULL), 2);
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, old));
+    ck_assert_uint_eq(efx_pods_on(x, efx_claim(x, 0)->meta.name), 1);
+    efx_free(x);
+}
+END_TEST
+
 START_TEST(test_provisioner_ttl_seconds_until_expired)
 {
     static const char yaml[] =
@@ -154,6 +186,7 @@ int main(void)
     TCase *tc = tcase_create("expiration");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_expire_after);
+    tcase_add_test(tc, test_expired_node_held_by_do_not_disrupt_without_grace_period);
     tcase_add_test(tc, test_provisioner_ttl_seconds_until_expired);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
