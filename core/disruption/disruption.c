@@ -274,7 +274,8 @@ static int execute(ns_engine *e, ds_command *cmd)
                                  .nodeclaims = names,
                                  .n_nodeclaims = n_valid,
                                  .replacements = repl,
-                                 .n_replacements = n_repl};
+                                 .n_replacements = n_repl,
+                                 .eventual = cmd->method == DS_DRIFTED};
     rc = ns_engine_disrupt(e, &req, NULL);
     if (rc == NS_ERR_INVALID_ARGUMENT)
         rc = record_command(e, cmd, ns_error_message());

@@ -110,9 +110,15 @@ static int fill(ns_engine *e, ds_candidate *c, int64_t now)
         }
     }
     c->pods = all;
+    c->eventual = c->blocked && claim->termination_grace_period_ms >= 0;
     if (annotated_true(&c->node->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT) ||
-        annotated_true(&claim->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT))
+        annotated_true(&claim->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT)) {
+        /* Karpenter checks the node before its pods: the node's sentence is the one reported, and no class of
+         * disruption ignores it. */
+        c->blocked = false;
+        c->eventual = false;
         block(c, "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation", NULL);
+    }
 
     c->cost = ns_disruption_rescheduling_cost((const ns_pod *const *)c->pods, c->n_pods) *
               ns_disruption_lifetime_remaining(now, claim->meta.creation_ms, claim->expire_after_ms);
@@ -186,7 +192,7 @@ ds_candidate *ds_candidates_find(ds_candidates *c, const char *claim_name)
 
 bool ds_candidate_eligible(const ds_candidate *c, ds_method m)
 {
-    if (c->blocked)
+    if (c->blocked && !(m == DS_DRIFTED && c->eventual))
         return false;
     switch (m) {
     case DS_EMPTY:

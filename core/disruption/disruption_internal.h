@@ -40,6 +40,10 @@ typedef struct ds_candidate {
     bool drifted;
     int64_t drifted_ms;            /* Drifted condition's transition time */
     bool blocked;                  /* graceful disruption is blocked (do-not-disrupt, PDB) */
+    /* Only its pods block it and its claim has a terminationGracePeriod: drift (Karpenter's eventual disruption
+     * class) takes it anyway, termination deleting the blocked pods at the grace period (NewCandidate ignores a
+     * PodBlockEvictionError for such a claim). */
+    bool eventual;
     char blocked_why[160];         /* Karpenter's sentence (its DisruptionBlocked event's message) */
     char blocked_pod[2 * NS_NAME_MAX]; /* "namespace/name" of the pod that blocks it, "" when the node does */
 } ds_candidate;

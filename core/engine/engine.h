@@ -263,10 +263,13 @@ typedef struct ns_disruption_request {
     /* Forceful (expiration, interruption): do-not-disrupt pods do not block the candidates (they are evicted last),
      * and no replacement wait. PodDisruptionBudgets are still honoured until terminationGracePeriod runs out. */
     bool forceful;
+    /* Eventual (drift): a candidate whose claim has a terminationGracePeriod may run do-not-disrupt pods; termination
+     * deletes them once the grace period allows (Karpenter's eventual disruption class). */
+    bool eventual;
 } ns_disruption_request;
 
-/* Validates the request (candidates exist, are launched, not already deleting, and unless forceful carry no
- * do-not-disrupt pod), then: creates and launches the replacement NodeClaims, taints every candidate's Node with
+/* Validates the request (candidates exist, are launched, not already deleting, and unless forceful, or eventual with a
+ * terminationGracePeriod on the claim, carry no do-not-disrupt pod), then: creates and launches the replacement NodeClaims, taints every candidate's Node with
  * karpenter.sh/disrupted:NoSchedule, writes the disruption annotations on each candidate claim, records "disrupting
  * node(s)". Replacement names are written into *replacement_names (may be NULL; a comma-separated string the caller
  * frees with free()). NS_ERR_INVALID_ARGUMENT naming the candidate when validation fails (nothing changed then). */

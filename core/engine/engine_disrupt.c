@@ -49,7 +49,8 @@ static int validate(ns_engine *e, const ns_disruption_request *req)
             return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "disrupting (%s): nodeclaim %s is %s", req->method, name,
                            !ns_claim_launched(claim) ? "not launched" : "already being disrupted or deleted");
         const ns_node *n = ns_engine_node_of_claim(e, claim);
-        for (size_t p = 0; n && !req->forceful && p < e->cluster->n_pods; p++) {
+        bool pods_may_block = !req->forceful && !(req->eventual && claim->termination_grace_period_ms >= 0);
+        for (size_t p = 0; n && pods_may_block && p < e->cluster->n_pods; p++) {
             const ns_pod *pod = e->cluster->pods[p];
             if (ns_pod_do_not_disrupt(pod, ns_clock_now_ms()) && pod->node_name && strcmp(pod->node_name, n->meta.name) == 0)
                 return NS_FAIL(NS_ERR_INVALID_ARGUMENT,

@@ -269,6 +269,56 @@ START_TEST(test_foreign_hash_version_restamped)
 }
 END_TEST
 
+/* Karpenter's eventual disruption (issue 10 rule 3): drift of a node whose claim has a terminationGracePeriod is not
+ * blocked by a do-not-disrupt pod or a PodDisruptionBudget that allows no eviction. The replacement is planned for the
+ * pods that can leave (rule 9), the node is deleted once it is initialized, and the blocked pods are deleted at the
+ * node's termination time minus their own grace period (30 s). */
+START_TEST(test_drift_with_grace_period_past_blocking_pods)
+{
+#define TGP_POOL(more)                                                                                                 \
+    DFX_POOL("      terminationGracePeriod: 5m\n" more, REQS, BUDGET_ONE) "---\n"
+    static const char yaml[] =
+        DFX_CLASS("{}") TGP_POOL("") DFX_DEPLOY("web", 1, "1", "1Gi", "") DFX_DEPLOY("db", 1, "1", "1Gi", "")
+        DFX_PDB("db", "maxUnavailable", 0)
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: keep\n  annotations: {karpenter.sh/do-not-disrupt: 'true'}\n"
+        "spec:\n  containers: [{name: c, resources: {requests: {cpu: 100m, memory: 128Mi}}}]\n";
+    efx *x = dfx_new(yaml, NULL, false);
+    dfx_settle(x, EFX_S(120));
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 1);
+    char old[64];
+    snprintf(old, sizeof(old), "%s", efx_claim(x, 0)->meta.name);
+    ck_assert_int_eq(efx_claim(x, 0)->termination_grace_period_ms, EFX_S(300));
+    ck_assert_uint_eq(efx_pods_on(x, old), 3);
+
+    dfx_put(x, DFX_CLASS("{}") TGP_POOL("      taints: [{key: example.com/rolled, effect: PreferNoSchedule}]\n"));
+    efx_run_for(x, EFX_S(30));
+    ck_assert_uint_eq(dfx_count_method(x, NS_DECISION_DISRUPTING, "drifted"), 1);
+    const ns_decision *d = dfx_nth_method(x, NS_DECISION_DISRUPTING, "drifted", 0);
+    ck_assert_str_eq(d->nodeclaims, old);
+    /* One replacement, for the web pod: the two pods that cannot leave get no capacity. */
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_CREATED_NODECLAIM, NULL), 2);
+    ck_assert(efx_run_until(x, dfx_settled, EFX_S(600)));
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, old));
+    const ns_decision *deleted = efx_first(x, NS_DECISION_DELETED_NODECLAIM, old);
+    ck_assert_ptr_nonnull(deleted);
+    const ns_decision *web = efx_first(x, NS_DECISION_EVICTED_POD, "default/web-");
+    ck_assert_str_eq(web->method, "eviction");
+    ck_assert_uint_ge(efx_count(x, NS_DECISION_EVICTION_BLOCKED, "default/db-"), 1);
+    ck_assert_uint_ge(efx_count(x, NS_DECISION_EVICTION_BLOCKED, "default/keep"), 1);
+    const ns_decision *keep = efx_first(x, NS_DECISION_EVICTED_POD, "default/keep");
+    const ns_decision *db = efx_first(x, NS_DECISION_EVICTED_POD, "default/db-");
+    ck_assert_str_eq(keep->method, "forced deletion");
+    ck_assert_str_eq(db->method, "forced deletion");
+    /* The claim's deletion is the eviction of web's step (voluntary: once the replacement was initialized). */
+    ck_assert_int_eq(keep->time_ms - web->time_ms, EFX_S(271));
+    ck_assert_int_eq(db->time_ms - web->time_ms, EFX_S(271));
+    /* db's Deployment brings its pod back on the replacement. */
+    ck_assert_uint_eq(efx_pods_on(x, efx_claim(x, 0)->meta.name), 2);
+    efx_free(x);
+#undef TGP_POOL
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("disruption-drift");
@@ -282,6 +332,7 @@ int main(void)
     tcase_add_test(tc, test_requirements_narrowed_drift);
     tcase_add_test(tc, test_template_labels_reordered_no_drift);
     tcase_add_test(tc, test_foreign_hash_version_restamped);
+    tcase_add_test(tc, test_drift_with_grace_period_past_blocking_pods);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
