@@ -313,29 +313,9 @@ static int k_add_node_taint(void *ctx, ns_node *node, const ns_taint *taint)
     kstore *s = ctx;
     taint_edit ed = {.add = taint};
     int rc = node_patch_retry(s, node, &ed);
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < node->n_taints; i++)
-        if (ns_taint_matches(&node->taints[i], taint)) {
-            char *v = ns_strdup(taint->value);
-            if (taint->value && !v)
-                return NS_ERR_INTERNAL;
-            free((char *)node->taints[i].value);
-            node->taints[i].value = v;
-            return 0;
-        }
-    ns_taint *copy = NULL;
-    if (ns_taints_copy(taint, 1, &copy) < 0)
-        return NS_ERR_INTERNAL;
-    ns_taint *grown = realloc(node->taints, (node->n_taints + 1) * sizeof(*grown));
-    if (!grown) {
-        ns_taints_free(copy, 1);
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory tainting node %s", node->meta.name);
-    }
-    node->taints = grown;
-    node->taints[node->n_taints++] = copy[0];
-    free(copy);
-    return 0;
+    if (rc == 0 && (rc = ns_taints_put(&node->taints, &node->n_taints, taint)) < 0)
+        ns_error_prefix("tainting the mirror of node %s: ", node->meta.name);
+    return rc;
 }
 
 static int k_remove_node_taint(void *ctx, ns_node *node, const char *key, const char *effect)
@@ -343,18 +323,9 @@ static int k_remove_node_taint(void *ctx, ns_node *node, const char *key, const 
     kstore *s = ctx;
     taint_edit ed = {.key = key, .effect = effect};
     int rc = node_patch_retry(s, node, &ed);
-    if (rc < 0)
-        return rc;
-    ns_taint probe = {.key = key, .effect = effect};
-    for (size_t i = 0; i < node->n_taints; i++) {
-        if (!ns_taint_matches(&node->taints[i], &probe))
-            continue;
-        ns_taint_free(&node->taints[i]);
-        memmove(&node->taints[i], &node->taints[i + 1], (node->n_taints - i - 1) * sizeof(ns_taint));
-        node->n_taints--;
-        break;
-    }
-    return 0;
+    if (rc == 0)
+        ns_taints_remove(node->taints, &node->n_taints, key, effect);
+    return rc;
 }
 
 static int node_merge(kstore *s, ns_node *node, const char *sub, const char *type, cJSON *patch)

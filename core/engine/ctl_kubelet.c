@@ -6,29 +6,12 @@
  * turns NotReady: its kubelet stopped with it, as the node lifecycle controller then reports (garbage collection and
  * termination wait for that before they trust the cloud's word that the instance is gone).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
 #include "model/model_util.h"
-
-static int add_taint(ns_node *n, const ns_taint *t)
-{
-    ns_taint *copy = NULL;
-    if (ns_taints_copy(t, 1, &copy) < 0)
-        return NS_ERR_INTERNAL;
-    ns_taint *grown = realloc(n->taints, (n->n_taints + 1) * sizeof(*grown));
-    if (!grown) {
-        ns_taints_free(copy, 1);
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory building node %s", n->meta.name);
-    }
-    n->taints = grown;
-    n->taints[n->n_taints++] = copy[0];
-    free(copy);
-    return 0;
-}
 
 static const ns_itype *instance_type_of(ns_engine *e, const ns_nodeclaim *claim)
 {
@@ -59,11 +42,11 @@ static int register_node(ns_engine *e, const ns_nodeclaim *claim)
     for (size_t i = 0; rc == 0 && i < claim->meta.labels.n; i++)
         rc = ns_labels_set(&n->meta.labels, claim->meta.labels.items[i].key, claim->meta.labels.items[i].value);
     for (size_t i = 0; rc == 0 && i < claim->n_taints; i++)
-        rc = add_taint(n, &claim->taints[i]);
+        rc = ns_taints_append(&n->taints, &n->n_taints, &claim->taints[i]);
     for (size_t i = 0; rc == 0 && i < claim->n_startup_taints; i++)
-        rc = add_taint(n, &claim->startup_taints[i]);
-    if (rc == 0 && (rc = add_taint(n, &unregistered)) == 0)
-        rc = add_taint(n, &not_ready);
+        rc = ns_taints_append(&n->taints, &n->n_taints, &claim->startup_taints[i]);
+    if (rc == 0 && (rc = ns_taints_append(&n->taints, &n->n_taints, &unregistered)) == 0)
+        rc = ns_taints_append(&n->taints, &n->n_taints, &not_ready);
     if (rc == 0 && (rc = ns_res_copy(&n->capacity, &claim->capacity)) == 0)
         rc = ns_res_copy(&n->allocatable, &claim->allocatable);
     if (rc < 0) {

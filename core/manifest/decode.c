@@ -105,14 +105,14 @@ const ns_ynode *ns_dec_child(const ns_dec *d, const ns_ynode *map, const char *p
     return NULL;
 }
 
-const ns_ynode *ns_dec_object(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
-                              const char *const *known, char *p, int *rc)
+int ns_dec_object(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, const char *const *known,
+                  ns_dec_field *f)
 {
-    const ns_ynode *m = ns_dec_child(d, map, path, key, NS_Y_MAP, rc);
-    if (!m)
-        return NULL;
-    ns_path_key(p, NS_PATH_MAX, path, key);
-    return (*rc = ns_dec_fields(d, m, p, known)) < 0 ? NULL : m;
+    int rc;
+    if (!(f->node = ns_dec_child(d, map, path, key, NS_Y_MAP, &rc)))
+        return rc;
+    ns_path_key(f->path, sizeof(f->path), path, key);
+    return (rc = ns_dec_fields(d, f->node, f->path, known)) < 0 ? rc : 1;
 }
 
 int ns_dec_scalar_string(const ns_dec *d, const ns_ynode *node, const char *path, const char **out)
@@ -123,23 +123,24 @@ int ns_dec_scalar_string(const ns_dec *d, const ns_ynode *node, const char *path
     return 0;
 }
 
-/* The string at map[key] into *s (borrowed), its node into *v and its path into p; *v NULL when absent. */
-static int string_at(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, const ns_ynode **v,
-                     char p[NS_PATH_MAX], const char **s)
+/* The string at map[key]: 1 with its node and path in *f and the string (borrowed) in *s, 0 when absent, or the
+ * error when it is not a string. */
+static int string_at(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_dec_field *f,
+                     const char **s)
 {
-    if (!(*v = ns_ymap_get(map, key)))
+    if (!(f->node = ns_ymap_get(map, key)))
         return 0;
-    ns_path_key(p, NS_PATH_MAX, path, key);
-    return ns_dec_scalar_string(d, *v, p, s);
+    ns_path_key(f->path, sizeof(f->path), path, key);
+    int rc = ns_dec_scalar_string(d, f->node, f->path, s);
+    return rc < 0 ? rc : 1;
 }
 
 int ns_dec_string(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char **out)
 {
-    const ns_ynode *v;
-    char p[NS_PATH_MAX];
+    ns_dec_field f;
     const char *s = NULL;
-    int rc = string_at(d, map, path, key, &v, p, &s);
-    if (rc < 0 || !v)
+    int rc = string_at(d, map, path, key, &f, &s);
+    if (rc <= 0)
         return rc;
     char *copy = ns_strdup(s);
     if (!copy)
@@ -230,15 +231,14 @@ typedef int (*string_entry_fn)(const ns_dec *d, const ns_ynode *k, const ns_ynod
 static int each_string(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, string_entry_fn fn,
                        void *ctx)
 {
-    int rc;
-    char p[NS_PATH_MAX];
-    const ns_ynode *m = ns_dec_object(d, map, path, key, NULL, p, &rc);
-    if (!m)
+    ns_dec_field f;
+    int rc = ns_dec_object(d, map, path, key, NULL, &f);
+    if (rc <= 0)
         return rc;
-    for (size_t i = 0; i < m->n; i++) {
-        const ns_ynode *k = ns_ymap_key(m, i), *v = ns_ymap_value(m, i);
+    for (size_t i = 0; i < f.node->n; i++) {
+        const ns_ynode *k = ns_ymap_key(f.node, i), *v = ns_ymap_value(f.node, i);
         char vp[NS_PATH_MAX];
-        ns_path_key(vp, sizeof(vp), p, k->str);
+        ns_path_key(vp, sizeof(vp), f.path, k->str);
         const char *s = NULL;
         if ((rc = ns_dec_scalar_string(d, v, vp, &s)) < 0 || (rc = fn(d, k, v, s, vp, ctx)) < 0)
             return rc;
@@ -280,7 +280,8 @@ int ns_dec_label_map(const ns_dec *d, const ns_ynode *map, const char *path, con
     return rc < 0 ? rc : 0;
 }
 
-int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out, size_t *n)
+int ns_dec_seq(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, size_t size, ns_dec_item_fn fn,
+               const void *arg, void (*free_items)(void *v, size_t n), void **out, size_t *n)
 {
     int rc;
     const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
@@ -288,22 +289,42 @@ int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const
         return rc;
     char p[NS_PATH_MAX];
     ns_path_key(p, sizeof(p), path, key);
-    char **v = calloc(seq->n, sizeof(*v));
+    char *v = calloc(seq->n, size);
     if (!v)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", p);
-    for (size_t i = 0; i < seq->n; i++) {
+    for (size_t i = 0; i < seq->n && rc == 0; i++) {
         char ip[NS_PATH_MAX];
         ns_path_index(ip, sizeof(ip), p, i);
-        const char *s = NULL;
-        if ((rc = ns_dec_scalar_string(d, seq->items[i], ip, &s)) < 0 || !(v[i] = ns_strdup(s))) {
-            ns_strv_free(v, i);
-            return rc < 0 ? rc : NS_ERR_INTERNAL;
-        }
+        rc = fn(d, seq->items[i], ip, arg, v + i * size);
     }
-    ns_strv_free(*out, *n);
+    if (rc < 0) {
+        free_items(v, seq->n);
+        return rc;
+    }
+    free_items(*out, *n);
     *out = v;
     *n = seq->n;
     return 0;
+}
+
+static int decode_string_item(const ns_dec *d, const ns_ynode *item, const char *p, const void *arg, void *out)
+{
+    (void)arg;
+    const char *s = NULL;
+    int rc = ns_dec_scalar_string(d, item, p, &s);
+    if (rc < 0)
+        return rc;
+    return (*(char **)out = ns_strdup(s)) ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", p);
+}
+
+static void free_strings(void *v, size_t n)
+{
+    ns_strv_free(v, n);
+}
+
+int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out, size_t *n)
+{
+    return ns_dec_seq(d, map, path, key, sizeof(**out), decode_string_item, NULL, free_strings, (void **)out, n);
 }
 
 typedef struct resource_sink {
@@ -357,14 +378,13 @@ int ns_dec_duration(const ns_dec *d, const ns_ynode *map, const char *path, cons
 {
     if (present)
         *present = false;
-    const ns_ynode *v;
-    char p[NS_PATH_MAX];
+    ns_dec_field f;
     const char *s = NULL;
-    int rc = string_at(d, map, path, key, &v, p, &s);
-    if (rc < 0 || !v)
+    int rc = string_at(d, map, path, key, &f, &s);
+    if (rc <= 0)
         return rc;
-    if (ns_duration_parse(s, allow_never, p, out_ms) < 0)
-        return ns_dec_wrap(d, v);
+    if (ns_duration_parse(s, allow_never, f.path, out_ms) < 0)
+        return ns_dec_wrap(d, f.node);
     if (present)
         *present = true;
     return 0;

@@ -43,11 +43,15 @@ int ns_dec_fields(const ns_dec *d, const ns_ynode *node, const char *path, const
 /* The child map[key] when it is of `kind` (NULL and 0 when absent or null; NULL and an error for another kind). */
 const ns_ynode *ns_dec_child(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                              ns_ynode_kind kind, int *rc);
-/* The object (mapping) map[key] with its keys checked against `known` as ns_dec_fields does, and its path written to
- * p (NS_PATH_MAX bytes): NULL and 0 when absent or null, NULL and the error when it is not a mapping or has an
- * unknown key. */
-const ns_ynode *ns_dec_object(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
-                              const char *const *known, char *p, int *rc);
+/* A field found in a mapping: its node and its path ("spec.template.metadata"). */
+typedef struct ns_dec_field {
+    const ns_ynode *node;
+    char path[NS_PATH_MAX];
+} ns_dec_field;
+/* The object (mapping) map[key] with its keys checked against `known` as ns_dec_fields does: 1 with *f filled when it
+ * is present, 0 when absent or null, or the error when it is not a mapping or has an unknown key. */
+int ns_dec_object(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, const char *const *known,
+                  ns_dec_field *f);
 
 /* Typed fields of a mapping. Absent (or null) fields leave the outputs untouched and set *present (may be NULL)
  * to false. Strings are allocated; the caller frees them. */
@@ -63,6 +67,13 @@ int ns_dec_labels(const ns_dec *d, const ns_ynode *map, const char *path, const 
 /* A label map (metadata.labels, nodeSelector, matchLabels, template labels): as ns_dec_labels, and each key must be a
  * qualified name and each value a label value within Kubernetes' limits (model/names.h), else FILE:LINE names it. */
 int ns_dec_label_map(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_labels *out);
+/* Decodes one item of a sequence (at path p) into out, an element of the new array; arg is the caller's. */
+typedef int (*ns_dec_item_fn)(const ns_dec *d, const ns_ynode *item, const char *p, const void *arg, void *out);
+/* The sequence at path.key decoded item by item into a new array of elements of `size` bytes, which replaces *out
+ * (the old one freed with free_items) once every item decoded; absent or empty, *out is left as it is. On an error
+ * the new array is freed with free_items, items not reached being zero. */
+int ns_dec_seq(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, size_t size, ns_dec_item_fn fn,
+               const void *arg, void (*free_items)(void *v, size_t n), void **out, size_t *n);
 /* A list of strings; *out allocated (free with ns_strv_free). */
 int ns_dec_strings(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, char ***out,
                    size_t *n);

@@ -193,38 +193,6 @@ int ns_decode_name_max(const ns_dec *d, const ns_ynode *obj, const char *name, s
 
 /* ---- taints and tolerations ---- */
 
-/* Decodes one item of a sequence (at path p) into out, an element of the new array; arg is the caller's. */
-typedef int (*item_fn)(const ns_dec *d, const ns_ynode *item, const char *p, const void *arg, void *out);
-
-/* The sequence at path.key decoded item by item into a new array of elements of `size` bytes, which replaces *out
- * (the old one freed with free_items) once every item decoded; absent or empty, *out is left as it is. */
-static int decode_seq(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, size_t size, item_fn fn,
-                      const void *arg, void (*free_items)(void *v, size_t n), void **out, size_t *n)
-{
-    int rc;
-    const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
-    if (!seq || seq->n == 0)
-        return rc;
-    char p[NS_PATH_MAX];
-    ns_path_key(p, sizeof(p), path, key);
-    char *v = calloc(seq->n, size);
-    if (!v)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", p);
-    for (size_t i = 0; i < seq->n && rc == 0; i++) {
-        char ip[NS_PATH_MAX];
-        ns_path_index(ip, sizeof(ip), p, i);
-        rc = fn(d, seq->items[i], ip, arg, v + i * size);
-    }
-    if (rc < 0) {
-        free_items(v, seq->n);
-        return rc;
-    }
-    free_items(*out, *n);
-    *out = v;
-    *n = seq->n;
-    return 0;
-}
-
 static int effect_invalid(const ns_dec *d, const ns_ynode *t, const char *p, const char *effect)
 {
     return ns_dec_fail(d, ns_ymap_get(t, "effect"), p,
@@ -254,7 +222,7 @@ static void free_taints(void *v, size_t n)
 int ns_decode_taints(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, ns_taint **out,
                      size_t *n)
 {
-    return decode_seq(d, map, path, key, sizeof(**out), decode_taint, NULL, free_taints, (void **)out, n);
+    return ns_dec_seq(d, map, path, key, sizeof(**out), decode_taint, NULL, free_taints, (void **)out, n);
 }
 
 static const char *const toleration_fields[] = {"key", "operator", "value", "effect", "tolerationSeconds", NULL};
@@ -298,7 +266,7 @@ static void free_tolerations(void *v, size_t n)
 int ns_decode_tolerations(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                           ns_toleration **out, size_t *n)
 {
-    return decode_seq(d, map, path, key, sizeof(**out), decode_toleration, NULL, free_tolerations, (void **)out, n);
+    return ns_dec_seq(d, map, path, key, sizeof(**out), decode_toleration, NULL, free_tolerations, (void **)out, n);
 }
 
 /* ---- requirements and selectors ---- */
@@ -342,7 +310,7 @@ static void free_reqs(void *v, size_t n)
 int ns_decode_selector_reqs(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                             ns_ops_allowed ops, ns_selector_req **out, size_t *n)
 {
-    return decode_seq(d, map, path, key, sizeof(**out), decode_req, &ops, free_reqs, (void **)out, n);
+    return ns_dec_seq(d, map, path, key, sizeof(**out), decode_req, &ops, free_reqs, (void **)out, n);
 }
 
 static const char *const label_selector_fields[] = {"matchLabels", "matchExpressions", NULL};
@@ -350,15 +318,15 @@ static const char *const label_selector_fields[] = {"matchLabels", "matchExpress
 int ns_decode_label_selector(const ns_dec *d, const ns_ynode *map, const char *path, const char *key,
                              ns_label_selector *out)
 {
-    int rc;
-    char p[NS_PATH_MAX];
-    const ns_ynode *sel = ns_dec_object(d, map, path, key, label_selector_fields, p, &rc);
-    if (!sel)
+    ns_dec_field sel;
+    int rc = ns_dec_object(d, map, path, key, label_selector_fields, &sel);
+    if (rc <= 0)
         return rc;
     out->present = true;
-    if ((rc = ns_dec_label_map(d, sel, p, "matchLabels", &out->match_labels)) < 0)
+    if ((rc = ns_dec_label_map(d, sel.node, sel.path, "matchLabels", &out->match_labels)) < 0)
         return rc;
-    return ns_decode_selector_reqs(d, sel, p, "matchExpressions", NS_OPS_LABEL_SELECTOR, &out->exprs, &out->n_exprs);
+    return ns_decode_selector_reqs(d, sel.node, sel.path, "matchExpressions", NS_OPS_LABEL_SELECTOR, &out->exprs,
+                                   &out->n_exprs);
 }
 
 /* ---- kubelet ---- */
@@ -432,12 +400,12 @@ static int check_evictions(const ns_dec *d, const ns_ynode *kubelet, const char 
 int ns_decode_kubelet(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool provisioner,
                       ns_kubelet_config *out)
 {
-    int rc;
-    char p[NS_PATH_MAX];
-    const ns_ynode *k = ns_dec_object(d, map, path, key, provisioner ? kubelet_fields_provisioner : kubelet_fields, p,
-                                      &rc);
-    if (!k)
+    ns_dec_field f;
+    int rc = ns_dec_object(d, map, path, key, provisioner ? kubelet_fields_provisioner : kubelet_fields, &f);
+    if (rc <= 0)
         return rc;
+    const ns_ynode *k = f.node;
+    const char *p = f.path;
     out->present = true;
     if ((rc = ns_dec_strings(d, k, p, "clusterDNS", &out->cluster_dns, &out->n_cluster_dns)) < 0 ||
         (rc = ns_dec_int32(d, k, p, "maxPods", 0, INT32_MAX, &out->max_pods, &out->has_max_pods)) < 0 ||

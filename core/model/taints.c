@@ -130,6 +130,51 @@ int ns_taints_copy(const ns_taint *src, size_t n, ns_taint **dst)
     return 0;
 }
 
+int ns_taints_append(ns_taint **v, size_t *n, const ns_taint *taint)
+{
+    ns_taint *copy = NULL;
+    if (ns_taints_copy(taint, 1, &copy) < 0)
+        return NS_ERR_INTERNAL;
+    ns_taint *grown = realloc(*v, (*n + 1) * sizeof(*grown));
+    if (!grown) {
+        char buf[512];
+        ns_taints_free(copy, 1);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory adding taint %s", ns_taint_format(taint, buf, sizeof(buf)));
+    }
+    *v = grown;
+    grown[(*n)++] = copy[0];
+    free(copy);
+    return 0;
+}
+
+int ns_taints_put(ns_taint **v, size_t *n, const ns_taint *taint)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (!ns_taint_matches(&(*v)[i], taint))
+            continue;
+        char *value = NULL;
+        if (taint->value && !(value = ns_strdup(taint->value)))
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory setting the value of taint %s", nz(taint->key));
+        free((char *)(*v)[i].value);
+        (*v)[i].value = value;
+        return 0;
+    }
+    return ns_taints_append(v, n, taint);
+}
+
+void ns_taints_remove(ns_taint *v, size_t *n, const char *key, const char *effect)
+{
+    ns_taint probe = {.key = key, .effect = effect};
+    for (size_t i = 0; i < *n; i++) {
+        if (!ns_taint_matches(&v[i], &probe))
+            continue;
+        ns_taint_free(&v[i]);
+        memmove(&v[i], &v[i + 1], (*n - i - 1) * sizeof(*v));
+        (*n)--;
+        return;
+    }
+}
+
 void ns_toleration_free(ns_toleration *t)
 {
     if (!t)

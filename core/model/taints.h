@@ -71,4 +71,14 @@ void ns_toleration_free(ns_toleration *t);                         /* members on
 void ns_tolerations_free(ns_toleration *v, size_t n);              /* members and array; accepts NULL */
 int ns_tolerations_copy(const ns_toleration *src, size_t n, ns_toleration **dst);
 
+/* Edits of an owned array *v of *n taints (a Node's spec.taints), shared by every store that writes Nodes so the
+ * in-memory cluster and the API server's mirror change alike. Each returns 0 or NS_ERR_INTERNAL and leaves the array
+ * as it was on failure. */
+int ns_taints_append(ns_taint **v, size_t *n, const ns_taint *taint); /* a copy at the end, duplicates allowed */
+/* Kubernetes keeps one taint per key and effect: the value of the taint matching taint's key and effect is set, or a
+ * copy is appended. */
+int ns_taints_put(ns_taint **v, size_t *n, const ns_taint *taint);
+/* Drops the taint with this key and effect (effect NULL or "" matches only an empty effect); no match is no change. */
+void ns_taints_remove(ns_taint *v, size_t *n, const char *key, const char *effect);
+
 #endif

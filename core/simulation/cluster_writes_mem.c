@@ -215,41 +215,18 @@ static int m_add_node_taint(void *ctx, ns_node *node, const ns_taint *taint)
 {
     mem_store *s = ctx;
     int rc = node_known(s, node);
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < node->n_taints; i++)
-        if (ns_taint_matches(&node->taints[i], taint))
-            return set_str((char **)&node->taints[i].value, taint->value);
-    ns_taint *copy = NULL;
-    if (ns_taints_copy(taint, 1, &copy) < 0)
-        return NS_ERR_INTERNAL;
-    ns_taint *grown = realloc(node->taints, (node->n_taints + 1) * sizeof(*grown));
-    if (!grown) {
-        ns_taints_free(copy, 1);
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory tainting node %s", nz(node->meta.name));
-    }
-    node->taints = grown;
-    node->taints[node->n_taints++] = copy[0];
-    free(copy);
-    return 0;
+    if (rc == 0 && (rc = ns_taints_put(&node->taints, &node->n_taints, taint)) < 0)
+        ns_error_prefix("tainting node %s: ", nz(node->meta.name));
+    return rc;
 }
 
 static int m_remove_node_taint(void *ctx, ns_node *node, const char *key, const char *effect)
 {
     mem_store *s = ctx;
     int rc = node_known(s, node);
-    if (rc < 0)
-        return rc;
-    ns_taint probe = {.key = key, .effect = effect};
-    for (size_t i = 0; i < node->n_taints; i++) {
-        if (!ns_taint_matches(&node->taints[i], &probe))
-            continue;
-        ns_taint_free(&node->taints[i]);
-        memmove(&node->taints[i], &node->taints[i + 1], (node->n_taints - i - 1) * sizeof(ns_taint));
-        node->n_taints--;
-        return 0;
-    }
-    return 0;
+    if (rc == 0)
+        ns_taints_remove(node->taints, &node->n_taints, key, effect);
+    return rc;
 }
 
 static int set_node_map(mem_store *s, ns_node *node, ns_labels *map, const char *key, const char *value)

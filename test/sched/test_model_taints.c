@@ -240,6 +240,40 @@ START_TEST(test_cluster_order_lookup_duplicates)
 }
 END_TEST
 
+/* The edits both cluster-writes stores and the simulated kubelet make to a Node's taints: one taint per key and
+ * effect (a second add sets the value), removal by key and effect, and append for a new node's list. */
+START_TEST(test_taint_list_edits)
+{
+    ns_taint *v = NULL;
+    size_t n = 0;
+    ns_taint gpu = {"dedicated", "gpu", "NoSchedule"}, cpu = {"dedicated", "cpu", "NoSchedule"};
+    ns_taint exec = {"dedicated", NULL, "NoExecute"}, bare = {"spot", NULL, NULL};
+    ck_assert_int_eq(ns_taints_put(&v, &n, &gpu), 0);
+    ck_assert_int_eq(ns_taints_put(&v, &n, &exec), 0); /* same key, other effect: a second taint */
+    ck_assert_int_eq(ns_taints_put(&v, &n, &cpu), 0);  /* same key and effect: the value changes */
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(v[0].value, "cpu");
+    ck_assert_ptr_ne(v[0].value, cpu.value); /* owned copies */
+    ck_assert_ptr_null(v[1].value);
+    ns_taint cleared = {"dedicated", NULL, "NoSchedule"};
+    ck_assert_int_eq(ns_taints_put(&v, &n, &cleared), 0);
+    ck_assert_ptr_null(v[0].value);
+    ck_assert_int_eq(ns_taints_append(&v, &n, &bare), 0);
+    ck_assert_int_eq(ns_taints_append(&v, &n, &bare), 0); /* append keeps duplicates */
+    ck_assert_uint_eq(n, 4);
+    ns_taints_remove(v, &n, "dedicated", "NoSchedule");
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(v[0].effect, "NoExecute");
+    ns_taints_remove(v, &n, "dedicated", "NoSchedule"); /* gone already: no change */
+    ns_taints_remove(v, &n, "spot", "NoSchedule");      /* the effect must match too */
+    ck_assert_uint_eq(n, 3);
+    ns_taints_remove(v, &n, "spot", ""); /* an empty effect matches a NULL one, one taint at a time */
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(v[1].key, "spot");
+    ns_taints_free(v, n);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("model-taints");
@@ -250,6 +284,7 @@ int main(void)
     tcase_add_test(tc, test_pod_node_requirements_and_matching);
     tcase_add_test(tc, test_nodepool_startup_taints_do_not_block);
     tcase_add_test(tc, test_cluster_order_lookup_duplicates);
+    tcase_add_test(tc, test_taint_list_edits);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
