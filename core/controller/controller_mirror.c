@@ -12,6 +12,7 @@
 #include "kube/kube_decode.h"
 #include "kube/kube_informer.h"
 #include "log/ns_log.h"
+#include "model/hash.h"
 #include "model/model_util.h"
 #include "sched/sched.h"
 
@@ -58,14 +59,6 @@ struct ns_mirror {
     size_t n_held_claims;
 };
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-    return h;
-}
-
 static uint64_t rv_number(const char *rv)
 {
     char *end = NULL;
@@ -86,7 +79,7 @@ static void make_key(char *buf, size_t len, const char *kind, const char *ns, co
 /* The slot of key, with *prev_next pointing at the link to it (for unlinking). */
 static slot **find_link(table *t, const char *key)
 {
-    slot **link = &t->b[hash(key) % BUCKETS];
+    slot **link = &t->b[ns_hash_str(NS_HASH_SEED, key) % BUCKETS];
     while (*link && strcmp((*link)->key, key) != 0)
         link = &(*link)->next;
     return link;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/hash.h"
 #include "model/model_util.h"
 
 #define NOMINATION_QPS 5.0
@@ -38,21 +39,12 @@ void ns_kev_filter_free(ns_kev_filter *f)
     free(f);
 }
 
-static uint64_t mix(uint64_t h, const char *s)
-{
-    for (; s && *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return (h ^ 0xff) * 1099511628211ull;
-}
-
 static uint64_t key_of(const ns_kev *ev, const char *uid)
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = NS_HASH_FNV_BASIS;
     const char *parts[] = {ev->reason, ns_kev_kind(ev->object), ev->namespace_, ev->name, uid, ev->dedupe};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        h = mix(h, parts[i]);
+        h = ns_hash_field(h, parts[i]);
     return h;
 }
 

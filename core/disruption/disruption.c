@@ -7,6 +7,7 @@
 #include "clock/ns_clock.h"
 #include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
+#include "model/hash.h"
 #include "model/labels.h"
 
 /* Karpenter recomputes consolidation at least this often even when nothing changed. */
@@ -292,29 +293,22 @@ done:
 
 /* ---- Consolidation state: skip recomputing when nothing that matters changed (Karpenter's IsConsolidated). */
 
-static uint64_t mix(uint64_t h, const char *s)
-{
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-    return (h ^ 0xff) * UINT64_C(1099511628211);
-}
-
 static uint64_t cluster_state(const ns_engine *e, const ds_candidates *cands)
 {
     const ns_cluster *cl = e->cluster;
-    uint64_t h = UINT64_C(1469598103934665603);
+    uint64_t h = NS_HASH_SEED;
     for (size_t i = 0; i < cl->n_pods; i++)
-        h = mix(mix(h, cl->pods[i]->meta.name), cl->pods[i]->node_name);
+        h = ns_hash_field(ns_hash_field(h, cl->pods[i]->meta.name), cl->pods[i]->node_name);
     for (size_t i = 0; i < cl->n_nodeclaims; i++)
-        h = mix(h, cl->nodeclaims[i]->meta.name);
+        h = ns_hash_field(h, cl->nodeclaims[i]->meta.name);
     for (size_t i = 0; i < cl->n_nodepools; i++) {
         char hash[32];
         ns_nodepool_hash(cl->nodepools[i], hash, sizeof(hash));
-        h = mix(h, hash);
+        h = ns_hash_field(h, hash);
     }
     for (size_t i = 0; i < cands->n; i++)
         if (ds_candidate_eligible(&cands->items[i], DS_UNDERUTILIZED))
-            h = mix(h, cands->items[i].claim->meta.name);
+            h = ns_hash_field(h, cands->items[i].claim->meta.name);
     return h;
 }
 

@@ -11,6 +11,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/duration.h"
+#include "model/hash.h"
 #include "model/labels.h"
 #include "model/model_util.h"
 
@@ -249,17 +250,12 @@ int ds_budgets(ns_engine *e, ds_method m, int64_t **out)
 
 static uint64_t pod_signature(const ns_cluster *cl, const char *node_name)
 {
-    uint64_t h = UINT64_C(1469598103934665603);
+    uint64_t h = NS_HASH_SEED;
     for (size_t i = 0; i < cl->n_pods; i++) {
         const ns_pod *p = cl->pods[i];
         if (!p->node_name || strcmp(p->node_name, node_name) != 0 || pod_finished(p))
             continue;
-        for (const char *s = p->meta.namespace_ ? p->meta.namespace_ : ""; *s; s++)
-            h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-        h = (h ^ '/') * UINT64_C(1099511628211);
-        for (const char *s = p->meta.name ? p->meta.name : ""; *s; s++)
-            h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-        h = (h ^ ';') * UINT64_C(1099511628211);
+        h = ns_hash_step(ns_hash_str(ns_hash_step(ns_hash_str(h, p->meta.namespace_), '/'), p->meta.name), ';');
     }
     return h;
 }

@@ -9,6 +9,7 @@
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
+#include "model/hash.h"
 #include "model/model_util.h"
 #include "model/names.h"
 #include "model/resources.h"
@@ -123,9 +124,7 @@ typedef struct hasher {
 
 static void hs(hasher *x, const char *s)
 {
-    for (const char *p = nz(s); *p; p++)
-        x->h = (x->h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-    x->h = (x->h ^ 0xff) * UINT64_C(1099511628211);
+    x->h = ns_hash_field(x->h, s);
 }
 
 static void hi(hasher *x, int64_t v)
@@ -141,7 +140,7 @@ static void h_taints(hasher *x, const ns_taint *t, size_t n)
 {
     uint64_t set = 0;
     for (size_t i = 0; i < n; i++) {
-        hasher e = {UINT64_C(1469598103934665603)};
+        hasher e = {NS_HASH_SEED};
         hs(&e, t[i].key);
         hs(&e, t[i].value);
         hs(&e, t[i].effect);
@@ -155,7 +154,7 @@ static void h_labels(hasher *x, const ns_labels *l)
 {
     uint64_t set = 0;
     for (size_t i = 0; i < l->n; i++) {
-        hasher e = {UINT64_C(1469598103934665603)};
+        hasher e = {NS_HASH_SEED};
         hs(&e, l->items[i].key);
         hs(&e, l->items[i].value);
         set += e.h;
@@ -169,7 +168,7 @@ static void h_labels(hasher *x, const ns_labels *l)
  * no longer satisfy them (RequirementsDrifted), so widening a requirement rolls nothing. */
 void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len)
 {
-    hasher x = {UINT64_C(1469598103934665603)};
+    hasher x = {NS_HASH_SEED};
     h_labels(&x, &np->labels);
     h_labels(&x, &np->annotations);
     h_taints(&x, np->taints, np->n_taints);
@@ -194,7 +193,7 @@ static bool provider_owns_field(const char *const *drift_fields, const char *kin
 
 void ns_nodeclass_hash(const ns_nodeclass_def *def, const char *const *drift_fields, char *buf, size_t len)
 {
-    hasher x = {UINT64_C(1469598103934665603)};
+    hasher x = {NS_HASH_SEED};
     hs(&x, def->kind);
     hs(&x, def->meta.name);
     for (const cJSON *field = def->spec ? def->spec->child : NULL; field; field = field->next) {

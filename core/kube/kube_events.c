@@ -9,6 +9,7 @@
 #include "errors/ns_error.h"
 #include "kube/kube_resource.h"
 #include "kube/kube_writes.h"
+#include "model/hash.h"
 #include "model/model_util.h"
 
 #define MAX_REMEMBERED 4096
@@ -55,21 +56,12 @@ void ns_kube_recorder_free(ns_kube_recorder *r)
     free(r);
 }
 
-static uint64_t mix(uint64_t h, const char *s)
-{
-    for (; s && *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return (h ^ 0xff) * 1099511628211ull;
-}
-
 static uint64_t event_key(const ns_kube_event_ref *ref, const char *type, const char *reason, const char *message)
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = NS_HASH_FNV_BASIS;
     const char *parts[] = {ref->api_version, ref->kind, ref->namespace_, ref->name, ref->uid, type, reason, message};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        h = mix(h, parts[i]);
+        h = ns_hash_field(h, parts[i]);
     return h;
 }
 

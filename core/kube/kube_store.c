@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/hash.h"
 
 /* One chained hash table per index: the primary one by namespace/name (unique; chain link next[0]) and one per
  * index (several entries may share a key; chain link next[1 + index]). The chains run through the entries, so an
@@ -26,14 +27,6 @@ struct ns_kube_store {
     size_t unseen_from; /* relist: primary buckets before this one hold no unseen entry */
 };
 
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-    for (; s && *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -56,8 +49,8 @@ static const char *index_key(const ns_kube_obj *o, int which)
 static uint64_t obj_hash(const htable *t, const ns_kube_obj *o)
 {
     if (t->link == 0)
-        return hash_str(hash_str(14695981039346656037ull, o->namespace_) ^ 0x2f, o->name);
-    return hash_str(14695981039346656037ull, index_key(o, t->link - 1));
+        return ns_hash_str(ns_hash_str(NS_HASH_FNV_BASIS, o->namespace_) ^ 0x2f, o->name);
+    return ns_hash_str(NS_HASH_FNV_BASIS, index_key(o, t->link - 1));
 }
 
 static int table_grow(htable *t)
@@ -280,7 +273,7 @@ size_t ns_kube_store_each(const ns_kube_store *s, ns_kube_index index, const cha
     const htable *t = &s->index[index];
     if (!key || !t->n_buckets)
         return 0;
-    uint64_t hash = hash_str(14695981039346656037ull, key);
+    uint64_t hash = ns_hash_str(NS_HASH_FNV_BASIS, key);
     for (const ns_kube_obj *o = t->buckets[hash & (t->n_buckets - 1)]; o; o = o->next[t->link]) {
         if (str_eq(index_key(o, index), key)) {
             seen++;

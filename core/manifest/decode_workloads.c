@@ -15,6 +15,7 @@
 #include "errors/ns_error.h"
 #include "manifest/decoders.h"
 #include "manifest/workload_owners.h"
+#include "model/hash.h"
 #include "model/model_util.h"
 
 #define MAX_REPLICAS 100000
@@ -38,11 +39,7 @@ static void template_hash(const ns_ynode *tmpl, char *buf, size_t len)
  * is bumped until the name is unused. */
 static void suffix5(const char *owner, size_t index, unsigned salt, char out[6])
 {
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (const char *p = owner; *p; p++)
-        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-    h = (h ^ index) * UINT64_C(1099511628211);
-    h = (h ^ salt) * UINT64_C(1099511628211);
+    uint64_t h = ns_hash_step(ns_hash_step(ns_hash_str(NS_HASH_SEED, owner), index), salt);
     for (int i = 0; i < 5; i++) {
         out[i] = alphanums[h % (sizeof(alphanums) - 1)];
         h /= sizeof(alphanums) - 1;

@@ -9,6 +9,7 @@
 #include <yaml.h>
 
 #include "errors/ns_error.h"
+#include "model/hash.h"
 #include "model/model_util.h"
 
 #define MAX_DEPTH NS_YAML_MAX_DEPTH
@@ -642,33 +643,25 @@ const char *ns_ynode_type_name(const ns_ynode *n)
     }
 }
 
-static uint64_t fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * UINT64_C(1099511628211);
-    return h;
-}
-
 static uint64_t hash_rec(const ns_ynode *n, uint64_t h, size_t *budget, int depth)
 {
     if (*budget == 0 || depth > MAX_DEPTH) /* a hash of the first part is still deterministic */
         return h;
     (*budget)--;
     unsigned char kind = (unsigned char)n->kind;
-    h = fnv(h, &kind, 1);
+    h = ns_hash_step(h, kind);
     if (n->kind == NS_Y_SCALAR) {
         const char *s = n->str ? n->str : "";
-        return fnv(h, s, strlen(s) + 1);
+        return ns_hash_bytes(h, s, strlen(s) + 1);
     }
     size_t items = n->kind == NS_Y_MAP ? n->n * 2 : n->n;
     for (size_t i = 0; i < items; i++)
         h = hash_rec(n->items[i], h, budget, depth + 1);
-    return fnv(h, "}", 1);
+    return ns_hash_step(h, '}');
 }
 
 uint64_t ns_ynode_hash(const ns_ynode *n, uint64_t seed)
 {
     size_t budget = HASH_BUDGET;
-    return hash_rec(n, seed ^ UINT64_C(1469598103934665603), &budget, 0);
+    return hash_rec(n, seed ^ NS_HASH_SEED, &budget, 0);
 }

@@ -6,6 +6,7 @@
 
 #include "errors/ns_error.h"
 #include "model/expansions.h"
+#include "model/hash.h"
 #include "model/model_util.h"
 
 /* Open-addressing hash of pods by namespace and name, so loading many pods stays linear. */
@@ -27,13 +28,7 @@ static const char *nz(const char *s)
 
 static uint64_t pod_hash(const char *ns, const char *name)
 {
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (const char *p = ns; *p; p++)
-        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-    h = (h ^ '/') * UINT64_C(1099511628211);
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-    return h;
+    return ns_hash_str(ns_hash_step(ns_hash_str(NS_HASH_SEED, ns), '/'), name);
 }
 
 static bool pod_is(const ns_pod *p, const char *ns, const char *name)

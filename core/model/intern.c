@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/hash.h"
 
 /* Open addressing, kept at most half full. */
 static struct {
@@ -14,17 +15,9 @@ static struct {
     size_t cap, n;
 } table = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * UINT64_C(1099511628211);
-    return h;
-}
-
 static char **slot_for(char **slots, size_t cap, const char *s)
 {
-    size_t at = (size_t)hash(s) & (cap - 1);
+    size_t at = (size_t)ns_hash_str(NS_HASH_SEED, s) & (cap - 1);
     while (slots[at] && strcmp(slots[at], s) != 0)
         at = (at + 1) & (cap - 1);
     return &slots[at];

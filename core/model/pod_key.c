@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/hash.h"
+
 static void key_raw(ns_key *b, const char *s, size_t n)
 {
     if (b->failed)
@@ -146,8 +148,5 @@ void ns_key_spread(ns_key *b, const ns_topology_spread *s, size_t n)
 
 uint64_t ns_key_hash(const ns_key *b)
 {
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (size_t i = 0; i < b->len; i++)
-        h = (h ^ (uint8_t)b->buf[i]) * UINT64_C(1099511628211);
-    return h;
+    return ns_hash_bytes(NS_HASH_SEED, b->buf, b->len);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/hash.h"
 #include "sched/sched_internal.h"
 #include "sched/sched_pool_index.h"
 
@@ -162,10 +163,9 @@ typedef struct option_set {
 
 static uint64_t set_hash(const sched_claim *c, const ranked *top, size_t n_top)
 {
-    uint64_t h = UINT64_C(1469598103934665603) ^ c->pairs;
-    h = (h ^ c->pool) * UINT64_C(1099511628211);
+    uint64_t h = ns_hash_step(NS_HASH_SEED ^ c->pairs, c->pool);
     for (size_t i = 0; i < n_top; i++)
-        h = (h ^ top[i].rank) * UINT64_C(1099511628211);
+        h = ns_hash_step(h, top[i].rank);
     return h;
 }
 

@@ -7,10 +7,13 @@
 
 #include "clock/ns_clock.h"
 #include "engine/cluster_writes.h"
+#include "engine/engine_internal.h"
 #include "errors/ns_error.h"
 #include "manifest/loader.h"
 #include "model/cluster.h"
 #include "model/conditions.h"
+#include "model/hash.h"
+#include "model/model_util.h"
 #include "simulation/cluster_writes_mem.h"
 #include "test_kinds.h"
 
@@ -311,6 +314,35 @@ START_TEST(test_packed_pod_binding)
 }
 END_TEST
 
+/* The NodePool hash is what the karpenter.sh/nodepool-hash annotation of every NodeClaim holds: a change of its value
+ * drifts every node. Pinned to the value a straight Python transcription of the algorithm gives (FNV-1a from
+ * NS_HASH_SEED, each string ended by 0xff, labels and taints summed per element, numbers in decimal), which is also
+ * what the core computed before its hash copies became model/hash.h. FNV-1a itself against its published vectors. */
+START_TEST(test_hashes_are_stable)
+{
+    ck_assert_uint_eq(ns_hash_str(NS_HASH_FNV_BASIS, ""), UINT64_C(0xcbf29ce484222325));
+    ck_assert_uint_eq(ns_hash_str(NS_HASH_FNV_BASIS, "a"), UINT64_C(0xaf63dc4c8601ec8c));
+    ck_assert_uint_eq(ns_hash_str(NS_HASH_FNV_BASIS, "foobar"), UINT64_C(0x85944171f73967e8));
+    ck_assert_uint_eq(ns_hash_str(NS_HASH_SEED, NULL), NS_HASH_SEED);
+    ck_assert_uint_ne(ns_hash_field(ns_hash_field(NS_HASH_SEED, "ab"), "c"),
+                      ns_hash_field(ns_hash_field(NS_HASH_SEED, "a"), "bc"));
+    ns_nodepool *np = ns_nodepool_new();
+    ck_assert_int_eq(ns_labels_set(&np->labels, "team", "web"), 0);
+    ns_taint gpu = {"dedicated", "gpu", "NoSchedule"}, startup = {"example.com/startup", NULL, "NoExecute"};
+    ck_assert_int_eq(ns_taints_copy(&gpu, 1, &np->taints), 0);
+    np->n_taints = 1;
+    ck_assert_int_eq(ns_taints_copy(&startup, 1, &np->startup_taints), 0);
+    np->n_startup_taints = 1;
+    np->nodeclass_ref.group = ns_strdup("karpenter.k8s.aws");
+    np->nodeclass_ref.kind = ns_strdup("EC2NodeClass");
+    np->nodeclass_ref.name = ns_strdup("default");
+    char hash[32];
+    ns_nodepool_hash(np, hash, sizeof(hash));
+    ck_assert_str_eq(hash, "e4bc5c3dc2fad26b");
+    ns_nodepool_free(np);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-model");
@@ -322,6 +354,7 @@ int main(void)
     tcase_add_test(tc, test_eviction_budget_rules);
     tcase_add_test(tc, test_packed_pods_share_constraints);
     tcase_add_test(tc, test_packed_pod_binding);
+    tcase_add_test(tc, test_hashes_are_stable);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
