@@ -42,16 +42,7 @@ CREATORS = 8
 APF_FLOW = "global-default"
 POD_CPU, POD_MEMORY = "100m", "128Mi"
 
-SIM_NODECLASS_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "simnodeclasses.nodesmith.io"},
-    "spec": {"group": "nodesmith.io", "scope": "Cluster",
-             "names": {"plural": "simnodeclasses", "singular": "simnodeclass", "kind": "SimNodeClass",
-                       "listKind": "SimNodeClassList"},
-             "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
-                           "schema": {"openAPIV3Schema": {"type": "object",
-                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
-}
+NODECLASS_CRDS = os.path.join(HERE, "..", "charts", "nodesmith", "nodeclass-crds")
 
 
 def nodepool(group, kind):
@@ -331,8 +322,7 @@ def nodesmith_row(nodesmith, pods):
 
     def setup(bed):
         install_crds(bed, crds, ["karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml"])
-        create(bed, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", SIM_NODECLASS_CRD)
-        kubectl(bed, "wait", "--for", "condition=Established", "--timeout=60s", "crd/simnodeclasses.nodesmith.io")
+        install_crds(bed, NODECLASS_CRDS, ["nodesmith.io_simnodeclasses.yaml"])
         create(bed, "/apis/karpenter.sh/v1/nodepools", nodepool("nodesmith.io", "SimNodeClass"))
         create(bed, "/apis/nodesmith.io/v1/simnodeclasses", {"apiVersion": "nodesmith.io/v1", "kind": "SimNodeClass",
                                                                "metadata": {"name": "default"}, "spec": {}})
