@@ -268,7 +268,13 @@ class Test1ProvisioningEndToEnd(unittest.TestCase):
             elapsed = time.monotonic() - t0
             print("# 50 pods Running %.1f s after kubectl apply" % elapsed)
 
-            claims = kget("nodeclaims")["items"]
+            # Pods run as soon as their Node is Ready; the claim is marked Initialized on the controller's next pass,
+            # and a claim launched for pods the scheduler then bound elsewhere initializes after they all run.
+            def all_initialized():
+                claims = kget("nodeclaims")["items"]
+                return all({k["type"]: k["status"] for k in c.get("status", {}).get("conditions", [])}
+                           .get("Initialized") == "True" for c in claims) and claims
+            claims = eventually("every NodeClaim Initialized", all_initialized, timeout=120)
             nodes = {n["metadata"]["name"]: n for n in kget("nodes")["items"]}
             self.assertGreater(len(claims), 0)
             used = {p["spec"]["nodeName"] for p in pods}
@@ -473,13 +479,23 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
                 print(ctl.text()[-8000:], file=sys.stderr)
                 raise
             eventually("5 pods Running after consolidation", running(5), timeout=180)
+            # A budget of 0 stops further consolidation, so the deletion below is the only disruption of its claim
+            # (a claim consolidation already marked would evict with its DisruptionReason, not Forceful Termination).
+            kubectl("patch", "nodepool", "default", "--type=merge", "-p",
+                    '{"spec":{"disruption":{"budgets":[{"nodes":"0"}]}}}')
+
+            def settled():
+                claims = kget("nodeclaims")["items"]
+                busy = [c for c in claims if c["metadata"].get("deletionTimestamp") or
+                        any(k["type"] == "DisruptionReason" for k in c.get("status", {}).get("conditions", []))]
+                return not busy and running(5)() and claims
+            claims = eventually("disruptions in flight to finish", settled, timeout=180)
             # delete the NodeClaim holding most of the Deployment's pods
             on = {}
             for p in live_pods():
                 on[p["spec"]["nodeName"]] = on.get(p["spec"]["nodeName"], 0) + 1
             node = max(on, key=on.get)
-            claim = [c["metadata"]["name"] for c in kget("nodeclaims")["items"]
-                     if c["status"].get("nodeName") == node][0]
+            claim = [c["metadata"]["name"] for c in claims if c["status"].get("nodeName") == node][0]
             kubectl("delete", "nodeclaim", claim, "--wait=false")
             deadline = time.monotonic() + 240
             low = 5
@@ -516,6 +532,8 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
             errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
             self.assertEqual(errors, [], "the controller logged errors")
         finally:
+            kubectl("patch", "nodepool", "default", "--type=merge", "-p",
+                    '{"spec":{"disruption":{"budgets":[{"nodes":"10%"}]}}}')
             ctl.close()
 
 
