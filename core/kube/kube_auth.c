@@ -69,7 +69,7 @@ static int refresh_file_token(ns_kube_auth *a)
         return 0;
     char *text = NULL;
     size_t len = 0;
-    int rc = ns_kube_read_file("bearer token file", a->cfg->token_file, &text, &len);
+    int rc = ns_read_file(a->cfg->token_file, "bearer token file", &text, &len);
     if (rc < 0)
         return NS_FAIL(NS_ERR_UNAUTHORIZED, "%s", ns_error_message());
     while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))

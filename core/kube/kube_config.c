@@ -12,7 +12,6 @@
 #include "errors/ns_error.h"
 #include "model/model_util.h"
 
-#define MAX_FILE_BYTES (16u << 20)
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 static void strv_free_null_ended(char **v)
@@ -95,52 +94,6 @@ done:
     return rc;
 }
 
-int ns_kube_read_file(const char *what, const char *path, char **out, size_t *out_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    int rc = 0;
-    if (!f)
-        return NS_FAIL(errno == ENOENT ? NS_ERR_NOT_FOUND : NS_ERR_UNAUTHORIZED, "%s: cannot read %s: %s", what,
-                       path, strerror(errno));
-    size_t len = 0, cap = 4096;
-    if (!(buf = malloc(cap))) {
-        rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", path);
-        goto done;
-    }
-    for (;;) {
-        if (len + 1 >= cap) {
-            if (cap >= MAX_FILE_BYTES) {
-                rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: %s is larger than 16 MiB", what, path);
-                goto done;
-            }
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory reading %s", path);
-                goto done;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = NS_FAIL(NS_ERR_INTERNAL, "%s: reading %s failed", what, path);
-        goto done;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    *out_len = len;
-    buf = NULL;
-done:
-    free(buf);
-    fclose(f);
-    return rc;
-}
-
 static char *join(const char *dir, const char *name)
 {
     size_t len = strlen(dir) + strlen(name) + 2;
@@ -179,10 +132,10 @@ int ns_kube_config_in_cluster(const char *sa_dir, ns_kube_config **out)
         rc = NS_FAIL(NS_ERR_NOT_FOUND, "in-cluster configuration: no service-account token at %s", c->token_file);
         goto done;
     }
-    if ((rc = ns_kube_read_file("in-cluster CA bundle", ca_path, &c->ca_pem, &c->ca_len)) < 0)
+    if ((rc = ns_read_file(ca_path, "in-cluster CA bundle", &c->ca_pem, &c->ca_len)) < 0)
         goto done;
     size_t ns_len = 0;
-    if (ns_kube_read_file("in-cluster namespace", ns_path, &c->namespace_, &ns_len) < 0) {
+    if (ns_read_file(ns_path, "in-cluster namespace", &c->namespace_, &ns_len) < 0) {
         ns_error_clear();
         if (!(c->namespace_ = ns_strdup("default"))) {
             rc = NS_ERR_INTERNAL;

@@ -63,8 +63,5 @@ void ns_kube_config_free(ns_kube_config *c);
 /* Base64 (standard alphabet, padding optional, whitespace ignored) into a new NUL-terminated buffer. 0 or
  * NS_ERR_INVALID_CONFIG naming `what`. */
 int ns_kube_base64_decode(const char *what, const char *in, char **out, size_t *out_len);
-/* Reads a whole file (at most 16 MiB) into a NUL-terminated buffer. NS_ERR_NOT_FOUND / NS_ERR_INTERNAL, naming
- * `what` and the path. */
-int ns_kube_read_file(const char *what, const char *path, char **out, size_t *out_len);
 
 #endif

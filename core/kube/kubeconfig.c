@@ -87,7 +87,7 @@ static int pem_item(const ns_dec *d, const ns_ynode *map, const char *path, cons
             rc = ns_dec_wrap(d, ns_ymap_get(map, data_key));
     } else if (file) {
         ns_path_key(p, sizeof(p), path, file_key);
-        if ((rc = resolve_path(dir, &file)) < 0 || (rc = ns_kube_read_file(p, file, out, out_len)) < 0)
+        if ((rc = resolve_path(dir, &file)) < 0 || (rc = ns_read_file(file, p, out, out_len)) < 0)
             goto done;
         if (file_out) {
             *file_out = file;
