@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "aws_buf.h"
+#include "prov_buf.h"
 #include "aws_xml.h"
 
 static double now_s(void)
@@ -20,31 +20,31 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void many_children(aws_buf *b, size_t target)
+static void many_children(prov_buf *b, size_t target)
 {
-    aws_buf_puts(b, "<DescribeSpotPriceHistoryResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">\n"
+    prov_buf_puts(b, "<DescribeSpotPriceHistoryResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">\n"
                     "  <spotPriceHistorySet>\n");
     for (int i = 0; b->len < target; i++)
-        aws_buf_printf(b, "    <item><instanceType>m5.large</instanceType><spotPrice>0.%06d</spotPrice></item>\n",
+        prov_buf_printf(b, "    <item><instanceType>m5.large</instanceType><spotPrice>0.%06d</spotPrice></item>\n",
                        i);
-    aws_buf_puts(b, "  </spotPriceHistorySet>\n</DescribeSpotPriceHistoryResponse>\n");
+    prov_buf_puts(b, "  </spotPriceHistorySet>\n</DescribeSpotPriceHistoryResponse>\n");
 }
 
 /* Pretty-printed with deep indentation: the parent's text (white space between children) grows with every child. */
-static void indented_children(aws_buf *b, size_t target)
+static void indented_children(prov_buf *b, size_t target)
 {
-    aws_buf_puts(b, "<DescribeSubnetsResponse><subnetSet>");
+    prov_buf_puts(b, "<DescribeSubnetsResponse><subnetSet>");
     while (b->len < target)
-        aws_buf_puts(b, "\n                                                        <item/>");
-    aws_buf_puts(b, "\n</subnetSet></DescribeSubnetsResponse>\n");
+        prov_buf_puts(b, "\n                                                        <item/>");
+    prov_buf_puts(b, "\n</subnetSet></DescribeSubnetsResponse>\n");
 }
 
-static void instances(aws_buf *b, size_t target)
+static void instances(prov_buf *b, size_t target)
 {
-    aws_buf_puts(b, "<DescribeInstancesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">\n"
+    prov_buf_puts(b, "<DescribeInstancesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">\n"
                     "  <reservationSet>\n");
     for (int i = 0; b->len < target; i++)
-        aws_buf_printf(b,
+        prov_buf_printf(b,
                        "    <item>\n      <reservationId>r-%017d</reservationId>\n      <instancesSet>\n"
                        "        <item>\n          <instanceId>i-%017d</instanceId>\n"
                        "          <imageId>ami-0123456789abcdef0</imageId>\n"
@@ -56,14 +56,14 @@ static void instances(aws_buf *b, size_t target)
                        "</item>\n            <item><key>karpenter.sh/nodeclaim</key><value>default-%d</value>"
                        "</item>\n          </tagSet>\n        </item>\n      </instancesSet>\n    </item>\n",
                        i, i, i);
-    aws_buf_puts(b, "  </reservationSet>\n</DescribeInstancesResponse>\n");
+    prov_buf_puts(b, "  </reservationSet>\n</DescribeInstancesResponse>\n");
 }
 
-static int run(const char *shape, void (*build)(aws_buf *, size_t))
+static int run(const char *shape, void (*build)(prov_buf *, size_t))
 {
-    aws_buf doc = AWS_BUF_INIT;
+    prov_buf doc = PROV_BUF_INIT;
     build(&doc, 1200 * 1000);
-    if (aws_buf_failed(&doc))
+    if (prov_buf_failed(&doc))
         return -1;
     const int rounds = 10;
     double best = 1e9;
@@ -75,7 +75,7 @@ static int run(const char *shape, void (*build)(aws_buf *, size_t))
         double dt = now_s() - t0;
         if (rc != NS_OK) {
             fprintf(stderr, "%s: parse failed: %s\n", shape, err);
-            aws_buf_free(&doc);
+            prov_buf_free(&doc);
             return -1;
         }
         aws_xml_free(root);
@@ -84,7 +84,7 @@ static int run(const char *shape, void (*build)(aws_buf *, size_t))
     }
     printf("aws_xml %-15s %8.2f MB  best of %d: %8.2f ms  %8.1f MB/s\n", shape, (double)doc.len / 1e6, rounds,
            best * 1e3, (double)doc.len / 1e6 / best);
-    aws_buf_free(&doc);
+    prov_buf_free(&doc);
     return 0;
 }
 

@@ -150,12 +150,12 @@ static int build_headers(ali_client *c, const call *k, const ali_creds *cr, ali_
         ali_params_add(hs, "x-acs-security-token", cr->token);
         ali_params_add(hs, "x-acs-accesskey-id", cr->access_key_id);
     }
-    ali_buf auth = ALI_BUF_INIT;
+    prov_buf auth = PROV_BUF_INIT;
     ali_acs3_input in = {k->method, k->path, k->query, hs, sha, cr->access_key_id, cr->secret};
     int rc = hs->failed ? NS_ERR_INTERNAL : ali_acs3_sign(&in, &auth, NULL);
     if (rc == NS_OK)
-        ali_params_add(hs, "Authorization", ali_buf_str(&auth));
-    ali_buf_free(&auth);
+        ali_params_add(hs, "Authorization", prov_buf_str(&auth));
+    prov_buf_free(&auth);
     return rc == NS_OK && hs->failed ? NS_ERR_INTERNAL : rc;
 }
 
@@ -169,15 +169,15 @@ static int attempt(ali_client *c, const call *k, ns_http_response **resp, bool *
     if (rc < 0)
         return rc;
     ali_params hs = {0};
-    ali_buf url = ALI_BUF_INIT;
+    prov_buf url = PROV_BUF_INIT;
     ns_http_header headers[16];
     if ((rc = build_headers(c, k, &cr, &hs, c->hosts[k->product])) < 0) {
         rc = NS_ERROR(c->host, c->ctx, NS_ERR_INTERNAL, "alibaba %s: signing the request failed", k->action);
         goto out;
     }
-    ali_buf_printf(&url, "%s%s", c->urls[k->product], k->path);
+    prov_buf_printf(&url, "%s%s", c->urls[k->product], k->path);
     if (k->query->n) {
-        ali_buf_puts(&url, "?");
+        prov_buf_puts(&url, "?");
         ali_query_string(&url, k->query);
     }
     size_t n = 0;
@@ -186,19 +186,19 @@ static int attempt(ali_client *c, const call *k, ns_http_response **resp, bool *
             headers[n++] = (ns_http_header){hs.items[i].key, hs.items[i].value};
     ns_http_request req = {.struct_size = sizeof(req),
                            .method = k->method,
-                           .url = ali_buf_str(&url),
+                           .url = prov_buf_str(&url),
                            .headers = headers,
                            .n_headers = n,
                            .body = k->body,
                            .body_len = k->body ? strlen(k->body) : 0,
                            .timeout_ms = c->timeout_ms,
                            .max_retries = 0};
-    *sent = !ali_buf_failed(&url);
+    *sent = !prov_buf_failed(&url);
     rc = *sent ? c->host->http_request(c->ctx, &req, resp)
                : NS_ERROR(c->host, c->ctx, NS_ERR_INTERNAL, "alibaba %s: out of memory", k->action);
 out:
     ali_params_free(&hs);
-    ali_buf_free(&url);
+    prov_buf_free(&url);
     return rc;
 }
 

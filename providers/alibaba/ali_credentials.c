@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ali_buf.h"
+#include "prov_buf.h"
 #include "ali_sign.h"
 
 #define REFRESH_EARLY_MS (3 * 60 * 1000)
@@ -96,13 +96,13 @@ static char *read_file(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    ali_buf b = ALI_BUF_INIT;
+    prov_buf b = PROV_BUF_INIT;
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && b.len < (1u << 20))
-        ali_buf_append(&b, chunk, n);
+        prov_buf_append(&b, chunk, n);
     fclose(f);
-    return ali_buf_take(&b);
+    return prov_buf_take(&b);
 }
 
 static const char *jstr(const ns_host *h, const ns_json *o, const char *key)
@@ -349,9 +349,9 @@ static int take_temporary(ali_credentials *c, const ns_json *o, const char *from
     return NS_OK;
 }
 
-static void form_add(ali_buf *b, const char *key, const char *value)
+static void form_add(prov_buf *b, const char *key, const char *value)
 {
-    ali_buf_printf(b, "%s%s=", b->len ? "&" : "", key);
+    prov_buf_printf(b, "%s%s=", b->len ? "&" : "", key);
     ali_percent_encode(b, value);
 }
 
@@ -369,10 +369,10 @@ static int refresh_oidc(ali_credentials *c)
         token[--tl] = '\0';
     char ts[21], url[512];
     ali_iso8601(h->now_ms(c->ctx) / 1000, ts);
-    ali_buf q = ALI_BUF_INIT, body = ALI_BUF_INIT;
+    prov_buf q = PROV_BUF_INIT, body = PROV_BUF_INIT;
     ali_percent_encode(&q, ts);
     snprintf(url, sizeof(url), "%s/?Action=AssumeRoleWithOIDC&Format=JSON&Version=2015-04-01&Timestamp=%s",
-             c->sts_url, ali_buf_str(&q));
+             c->sts_url, prov_buf_str(&q));
     form_add(&body, "RoleArn", c->role_arn);
     form_add(&body, "OIDCProviderArn", c->provider_arn);
     form_add(&body, "OIDCToken", token);
@@ -381,9 +381,9 @@ static int refresh_oidc(ali_credentials *c)
     free(token);
     ns_http_header hs[] = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
     ns_http_response *resp = NULL;
-    int rc = ali_buf_failed(&body) ? NS_ERR_INTERNAL : http(c, "POST", url, hs, 2, ali_buf_str(&body), &resp);
-    ali_buf_free(&q);
-    ali_buf_free(&body);
+    int rc = prov_buf_failed(&body) ? NS_ERR_INTERNAL : http(c, "POST", url, hs, 2, prov_buf_str(&body), &resp);
+    prov_buf_free(&q);
+    prov_buf_free(&body);
     if (rc < 0)
         return NS_ERROR(h, c->ctx, rc, "alibaba RRSA: STS AssumeRoleWithOIDC at %s could not be reached", c->sts_url);
     ns_json *doc = h->json_parse(resp->body, resp->body_len);

@@ -240,13 +240,13 @@ static int read_results(ali_state *s, const ns_json *doc, const choice *ch, size
 static int group_token(const ns_launch_request *req, const char *capacity_type, const choice *ch, size_t n,
                        char out[44])
 {
-    ali_buf b = ALI_BUF_INIT;
-    ali_buf_printf(&b, "%s|%s", req->client_token, capacity_type);
+    prov_buf b = PROV_BUF_INIT;
+    prov_buf_printf(&b, "%s|%s", req->client_token, capacity_type);
     for (size_t i = 0; i < n; i++)
-        ali_buf_printf(&b, "|%s@%s", ch[i].o->instance_type, ch[i].vswitch->id);
+        prov_buf_printf(&b, "|%s@%s", ch[i].o->instance_type, ch[i].vswitch->id);
     char hex[65];
-    int rc = ali_buf_failed(&b) ? NS_ERR_INTERNAL : ali_sha256_hex(b.data, b.len, hex);
-    ali_buf_free(&b);
+    int rc = prov_buf_failed(&b) ? NS_ERR_INTERNAL : ali_sha256_hex(b.data, b.len, hex);
+    prov_buf_free(&b);
     snprintf(out, 44, "ns-%.40s", rc == NS_OK ? hex : "");
     return rc;
 }

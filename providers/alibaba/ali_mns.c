@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ali_buf.h"
+#include "prov_buf.h"
 #include "ali_client.h"
 #include "ali_sign.h"
 
 typedef struct parse_ctx {
     ali_mns_message *out;
     size_t *n;
-    ali_buf text;
+    prov_buf text;
     bool in_message;
     char *code;
     size_t code_len;
@@ -29,7 +29,7 @@ static void on_start(void *data, const char *name, const char **attrs)
 {
     parse_ctx *p = data;
     (void)attrs;
-    ali_buf_free(&p->text);
+    prov_buf_free(&p->text);
     if (strcmp(local(name), "Message") == 0 && *p->n < ALI_MNS_MAX_BATCH) {
         p->in_message = true;
         memset(&p->out[*p->n], 0, sizeof(p->out[0]));
@@ -39,7 +39,7 @@ static void on_start(void *data, const char *name, const char **attrs)
 static void on_end(void *data, const char *name)
 {
     parse_ctx *p = data;
-    const char *l = local(name), *t = ali_buf_str(&p->text);
+    const char *l = local(name), *t = prov_buf_str(&p->text);
     ali_mns_message *m = p->in_message ? &p->out[*p->n] : NULL;
     if (strcmp(l, "Code") == 0 && p->code)
         snprintf(p->code, p->code_len, "%s", t);
@@ -56,12 +56,12 @@ static void on_end(void *data, const char *name)
         else
             free(m->body);
     }
-    ali_buf_free(&p->text);
+    prov_buf_free(&p->text);
 }
 
 static void on_text(void *data, const char *s, int len)
 {
-    ali_buf_append(&((parse_ctx *)data)->text, s, (size_t)len);
+    prov_buf_append(&((parse_ctx *)data)->text, s, (size_t)len);
 }
 
 int ali_mns_parse(const char *xml, size_t len, ali_mns_message *out, size_t *n, char *err_code, size_t code_len)
@@ -72,7 +72,7 @@ int ali_mns_parse(const char *xml, size_t len, ali_mns_message *out, size_t *n, 
     XML_Parser x = XML_ParserCreateNS(NULL, ' ');
     if (!x)
         return NS_ERR_INTERNAL;
-    parse_ctx p = {out, n, ALI_BUF_INIT, false, err_code, code_len, false};
+    parse_ctx p = {out, n, PROV_BUF_INIT, false, err_code, code_len, false};
     XML_SetUserData(x, &p);
     XML_SetElementHandler(x, on_start, on_end);
     XML_SetCharacterDataHandler(x, on_text);
@@ -80,7 +80,7 @@ int ali_mns_parse(const char *xml, size_t len, ali_mns_message *out, size_t *n, 
     XML_ParserFree(x);
     if (p.in_message && *n < ALI_MNS_MAX_BATCH)
         free(out[*n].body);
-    ali_buf_free(&p.text);
+    prov_buf_free(&p.text);
     if (!ok) {
         ali_mns_messages_free(out, *n);
         *n = 0;
@@ -181,13 +181,13 @@ int ali_mns_receive(const ns_host *h, ns_host_ctx *ctx, ali_credentials *cr, con
 
 int ali_mns_delete(const ns_host *h, ns_host_ctx *ctx, ali_credentials *cr, const char *queue_url, const char *receipt)
 {
-    ali_buf suffix = ALI_BUF_INIT;
-    ali_buf_puts(&suffix, "/messages?ReceiptHandle=");
+    prov_buf suffix = PROV_BUF_INIT;
+    prov_buf_puts(&suffix, "/messages?ReceiptHandle=");
     ali_percent_encode(&suffix, receipt);
     ns_http_response *resp = NULL;
-    int rc = ali_buf_failed(&suffix) ? NS_ERR_INTERNAL
-                                     : request(h, ctx, cr, queue_url, "DELETE", ali_buf_str(&suffix), &resp);
-    ali_buf_free(&suffix);
+    int rc = prov_buf_failed(&suffix) ? NS_ERR_INTERNAL
+                                     : request(h, ctx, cr, queue_url, "DELETE", prov_buf_str(&suffix), &resp);
+    prov_buf_free(&suffix);
     if (rc < 0)
         return rc;
     if (resp->status != 204 && resp->status != 200)

@@ -77,28 +77,28 @@ void ali_params_free(ali_params *p)
     *p = (ali_params){0};
 }
 
-void ali_percent_encode(ali_buf *out, const char *s)
+void ali_percent_encode(prov_buf *out, const char *s)
 {
     static const char HEX[] = "0123456789ABCDEF";
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
             *c == '_' || *c == '.' || *c == '~') {
-            ali_buf_append(out, (const char *)c, 1);
+            prov_buf_append(out, (const char *)c, 1);
         } else {
             char e[3] = {'%', HEX[*c >> 4], HEX[*c & 15]};
-            ali_buf_append(out, e, 3);
+            prov_buf_append(out, e, 3);
         }
     }
 }
 
-void ali_query_string(ali_buf *out, ali_params *params)
+void ali_query_string(prov_buf *out, ali_params *params)
 {
     ali_params_sort(params);
     for (size_t i = 0; i < params->n; i++) {
         if (i)
-            ali_buf_puts(out, "&");
+            prov_buf_puts(out, "&");
         ali_percent_encode(out, params->items[i].key);
-        ali_buf_puts(out, "=");
+        prov_buf_puts(out, "=");
         ali_percent_encode(out, params->items[i].value);
     }
 }
@@ -157,27 +157,27 @@ static int canonical_headers(const ali_params *headers, ali_params *out)
     return out->failed ? NS_ERR_INTERNAL : NS_OK;
 }
 
-int ali_acs3_sign(const ali_acs3_input *in, ali_buf *authorization, char hashed_canonical[65])
+int ali_acs3_sign(const ali_acs3_input *in, prov_buf *authorization, char hashed_canonical[65])
 {
     ali_params hs = {0};
-    ali_buf canon = ALI_BUF_INIT, names = ALI_BUF_INIT;
+    prov_buf canon = PROV_BUF_INIT, names = PROV_BUF_INIT;
     int rc = canonical_headers(in->headers, &hs);
     if (rc < 0)
         goto fail;
-    ali_buf_printf(&canon, "%s\n%s\n", in->method, in->path && *in->path ? in->path : "/");
+    prov_buf_printf(&canon, "%s\n%s\n", in->method, in->path && *in->path ? in->path : "/");
     ali_params_sort(in->query);
     for (size_t i = 0; i < in->query->n; i++) {
-        ali_buf_printf(&canon, "%s%s=", i ? "&" : "", in->query->items[i].key);
+        prov_buf_printf(&canon, "%s%s=", i ? "&" : "", in->query->items[i].key);
         ali_percent_encode(&canon, in->query->items[i].value);
     }
-    ali_buf_puts(&canon, "\n");
+    prov_buf_puts(&canon, "\n");
     for (size_t i = 0; i < hs.n; i++) {
-        ali_buf_printf(&canon, "%s:%s\n", hs.items[i].key, hs.items[i].value);
-        ali_buf_printf(&names, "%s%s", i ? ";" : "", hs.items[i].key);
+        prov_buf_printf(&canon, "%s:%s\n", hs.items[i].key, hs.items[i].value);
+        prov_buf_printf(&names, "%s%s", i ? ";" : "", hs.items[i].key);
     }
-    ali_buf_printf(&canon, "\n%s\n%s", ali_buf_str(&names), in->payload_hash);
+    prov_buf_printf(&canon, "\n%s\n%s", prov_buf_str(&names), in->payload_hash);
     rc = NS_ERR_INTERNAL;
-    if (ali_buf_failed(&canon) || ali_buf_failed(&names))
+    if (prov_buf_failed(&canon) || prov_buf_failed(&names))
         goto fail;
     char hashed[65], to_sign[100], sig_hex[65];
     if (ali_sha256_hex(canon.data, canon.len, hashed) < 0)
@@ -189,27 +189,27 @@ int ali_acs3_sign(const ali_acs3_input *in, ali_buf *authorization, char hashed_
               &mac_len))
         goto fail;
     to_hex(mac, mac_len, sig_hex);
-    ali_buf_printf(authorization, "ACS3-HMAC-SHA256 Credential=%s,SignedHeaders=%s,Signature=%s", in->access_key_id,
-                   ali_buf_str(&names), sig_hex);
+    prov_buf_printf(authorization, "ACS3-HMAC-SHA256 Credential=%s,SignedHeaders=%s,Signature=%s", in->access_key_id,
+                   prov_buf_str(&names), sig_hex);
     if (hashed_canonical)
         memcpy(hashed_canonical, hashed, 65);
-    rc = ali_buf_failed(authorization) ? NS_ERR_INTERNAL : NS_OK;
+    rc = prov_buf_failed(authorization) ? NS_ERR_INTERNAL : NS_OK;
 fail:
     ali_params_free(&hs);
-    ali_buf_free(&canon);
-    ali_buf_free(&names);
+    prov_buf_free(&canon);
+    prov_buf_free(&names);
     return rc;
 }
 
 int ali_rpc_v1_sign(const char *method, ali_params *params, const char *secret, char *sig, size_t sig_len)
 {
-    ali_buf query = ALI_BUF_INIT, to_sign = ALI_BUF_INIT;
+    prov_buf query = PROV_BUF_INIT, to_sign = PROV_BUF_INIT;
     int rc = NS_ERR_INTERNAL;
     ali_query_string(&query, params);
-    ali_buf_printf(&to_sign, "%s&%%2F&", method);
-    ali_percent_encode(&to_sign, ali_buf_str(&query));
+    prov_buf_printf(&to_sign, "%s&%%2F&", method);
+    ali_percent_encode(&to_sign, prov_buf_str(&query));
     char key[256];
-    if (ali_buf_failed(&to_sign) || ali_buf_failed(&query) || (size_t)snprintf(key, sizeof(key), "%s&", secret) >=
+    if (prov_buf_failed(&to_sign) || prov_buf_failed(&query) || (size_t)snprintf(key, sizeof(key), "%s&", secret) >=
                                                                     sizeof(key))
         goto fail;
     unsigned char mac[EVP_MAX_MD_SIZE];
@@ -221,8 +221,8 @@ int ali_rpc_v1_sign(const char *method, ali_params *params, const char *secret, 
     EVP_EncodeBlock((unsigned char *)sig, mac, (int)mac_len);
     rc = NS_OK;
 fail:
-    ali_buf_free(&query);
-    ali_buf_free(&to_sign);
+    prov_buf_free(&query);
+    prov_buf_free(&to_sign);
     return rc;
 }
 
@@ -264,24 +264,24 @@ int ali_nonce(char out[33])
 int ali_mns_sign(const char *method, const char *content_md5, const char *content_type, const char *date,
                  ali_params *mns_headers, const char *resource, const char *secret, char *sig, size_t sig_len)
 {
-    ali_buf s = ALI_BUF_INIT;
+    prov_buf s = PROV_BUF_INIT;
     int rc = NS_ERR_INTERNAL;
-    ali_buf_printf(&s, "%s\n%s\n%s\n%s\n", method, content_md5 ? content_md5 : "", content_type ? content_type : "",
+    prov_buf_printf(&s, "%s\n%s\n%s\n%s\n", method, content_md5 ? content_md5 : "", content_type ? content_type : "",
                    date);
     ali_params_sort(mns_headers);
     for (size_t i = 0; i < mns_headers->n; i++)
-        ali_buf_printf(&s, "%s:%s\n", mns_headers->items[i].key, mns_headers->items[i].value);
-    ali_buf_puts(&s, resource);
+        prov_buf_printf(&s, "%s:%s\n", mns_headers->items[i].key, mns_headers->items[i].value);
+    prov_buf_puts(&s, resource);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int mac_len = 0;
-    if (ali_buf_failed(&s) ||
+    if (prov_buf_failed(&s) ||
         !HMAC(EVP_sha1(), secret, (int)strlen(secret), (const unsigned char *)s.data, s.len, mac, &mac_len) ||
         sig_len < 4 * ((mac_len + 2) / 3) + 1)
         goto fail;
     EVP_EncodeBlock((unsigned char *)sig, mac, (int)mac_len);
     rc = NS_OK;
 fail:
-    ali_buf_free(&s);
+    prov_buf_free(&s);
     return rc;
 }
 

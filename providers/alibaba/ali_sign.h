@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ali_buf.h"
+#include "prov_buf.h"
 
 /* An ordered list of owned key/value strings: a request's query parameters or headers. */
 typedef struct ali_kv {
@@ -37,9 +37,9 @@ void ali_params_sort(ali_params *p);
 void ali_params_free(ali_params *p);
 
 /* Appends s percent-encoded: every byte but A-Z a-z 0-9 - _ . ~ becomes %XX (upper-case hex). */
-void ali_percent_encode(ali_buf *out, const char *s);
+void ali_percent_encode(prov_buf *out, const char *s);
 /* Appends the sorted, encoded query "k=v&k=v" of params (sorted first). */
-void ali_query_string(ali_buf *out, ali_params *params);
+void ali_query_string(prov_buf *out, ali_params *params);
 
 /* Lower-case hex SHA-256 of data (65 bytes with the NUL). NS_OK or NS_ERR_INTERNAL. */
 int ali_sha256_hex(const void *data, size_t len, char hex[65]);
@@ -56,7 +56,7 @@ typedef struct ali_acs3_input {
 
 /* Writes the Authorization header value into *authorization (appended) and, when not NULL, the hex SHA-256 of the
  * canonical request into hashed_canonical. NS_OK or NS_ERR_INTERNAL. */
-int ali_acs3_sign(const ali_acs3_input *in, ali_buf *authorization, char hashed_canonical[65]);
+int ali_acs3_sign(const ali_acs3_input *in, prov_buf *authorization, char hashed_canonical[65]);
 
 /* RPC V1: Base64(HMAC-SHA1(secret + "&", METHOD + "&%2F&" + encode(canonical query))), into sig (at least 29 bytes).
  * params must already hold Signature* fields, AccessKeyId, Timestamp and the action's own parameters. */

@@ -8,75 +8,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ali_buf.h"
+#include "prov_buf.h"
 #include "ali_provider.h"
 
-static void taint_list(ali_buf *b, const ns_taint *t, size_t n, bool *first)
+static void taint_list(prov_buf *b, const ns_taint *t, size_t n, bool *first)
 {
     for (size_t i = 0; i < n; i++) {
-        ali_buf_printf(b, "%s%s%s%s:%s", *first ? "" : ",", t[i].key, t[i].value && *t[i].value ? "=" : "",
+        prov_buf_printf(b, "%s%s%s%s:%s", *first ? "" : ",", t[i].key, t[i].value && *t[i].value ? "=" : "",
                        t[i].value ? t[i].value : "", t[i].effect);
         *first = false;
     }
 }
 
-static void json_map(ali_buf *b, const char *name, const ali_tag *m, size_t n, bool *first)
+static void json_map(prov_buf *b, const char *name, const ali_tag *m, size_t n, bool *first)
 {
     if (!n)
         return;
-    ali_buf_printf(b, "%s\"%s\":{", *first ? "" : ",", name);
+    prov_buf_printf(b, "%s\"%s\":{", *first ? "" : ",", name);
     for (size_t i = 0; i < n; i++)
-        ali_buf_printf(b, "%s\"%s\":\"%s\"", i ? "," : "", m[i].key, m[i].value);
-    ali_buf_puts(b, "}");
+        prov_buf_printf(b, "%s\"%s\":\"%s\"", i ? "," : "", m[i].key, m[i].value);
+    prov_buf_puts(b, "}");
     *first = false;
 }
 
-static void json_reserved(ali_buf *b, const char *name, const ali_reserved *r, bool *first)
+static void json_reserved(prov_buf *b, const char *name, const ali_reserved *r, bool *first)
 {
     if (r->cpu_milli < 0 && r->memory_bytes < 0 && r->ephemeral_bytes < 0 && r->pid < 0)
         return;
-    ali_buf_printf(b, "%s\"%s\":{", *first ? "" : ",", name);
+    prov_buf_printf(b, "%s\"%s\":{", *first ? "" : ",", name);
     bool f = true;
     if (r->cpu_milli >= 0)
-        ali_buf_printf(b, "%s\"cpu\":\"%lldm\"", f ? "" : ",", (long long)r->cpu_milli), f = false;
+        prov_buf_printf(b, "%s\"cpu\":\"%lldm\"", f ? "" : ",", (long long)r->cpu_milli), f = false;
     if (r->memory_bytes >= 0)
-        ali_buf_printf(b, "%s\"memory\":\"%lld\"", f ? "" : ",", (long long)r->memory_bytes), f = false;
+        prov_buf_printf(b, "%s\"memory\":\"%lld\"", f ? "" : ",", (long long)r->memory_bytes), f = false;
     if (r->ephemeral_bytes >= 0)
-        ali_buf_printf(b, "%s\"ephemeral-storage\":\"%lld\"", f ? "" : ",", (long long)r->ephemeral_bytes), f = false;
+        prov_buf_printf(b, "%s\"ephemeral-storage\":\"%lld\"", f ? "" : ",", (long long)r->ephemeral_bytes), f = false;
     if (r->pid >= 0)
-        ali_buf_printf(b, "%s\"pid\":\"%lld\"", f ? "" : ",", (long long)r->pid);
-    ali_buf_puts(b, "}");
+        prov_buf_printf(b, "%s\"pid\":\"%lld\"", f ? "" : ",", (long long)r->pid);
+    prov_buf_puts(b, "}");
     *first = false;
 }
 
-static void json_int(ali_buf *b, const char *name, int64_t v, bool *first)
+static void json_int(prov_buf *b, const char *name, int64_t v, bool *first)
 {
     if (v < 0)
         return;
-    ali_buf_printf(b, "%s\"%s\":%lld", *first ? "" : ",", name, (long long)v);
+    prov_buf_printf(b, "%s\"%s\":%lld", *first ? "" : ",", name, (long long)v);
     *first = false;
 }
 
 /* ACK's node config: {"kubelet_config": {KubeletConfiguration fields}}, base64. */
 static char *node_config(const ali_kubelet *k)
 {
-    ali_buf j = ALI_BUF_INIT;
+    prov_buf j = PROV_BUF_INIT;
     bool first = true;
-    ali_buf_puts(&j, "{\"kubelet_config\":{");
+    prov_buf_puts(&j, "{\"kubelet_config\":{");
     json_int(&j, "maxPods", k->max_pods, &first);
     json_int(&j, "podsPerCore", k->pods_per_core, &first);
     json_int(&j, "evictionMaxPodGracePeriod", k->eviction_max_pod_grace, &first);
     json_int(&j, "imageGCHighThresholdPercent", k->gc_high, &first);
     json_int(&j, "imageGCLowThresholdPercent", k->gc_low, &first);
     if (k->cpu_cfs_quota >= 0) {
-        ali_buf_printf(&j, "%s\"cpuCFSQuota\":%s", first ? "" : ",", k->cpu_cfs_quota ? "true" : "false");
+        prov_buf_printf(&j, "%s\"cpuCFSQuota\":%s", first ? "" : ",", k->cpu_cfs_quota ? "true" : "false");
         first = false;
     }
     if (k->n_cluster_dns) {
-        ali_buf_printf(&j, "%s\"clusterDNS\":[", first ? "" : ",");
+        prov_buf_printf(&j, "%s\"clusterDNS\":[", first ? "" : ",");
         for (size_t i = 0; i < k->n_cluster_dns; i++)
-            ali_buf_printf(&j, "%s\"%s\"", i ? "," : "", k->cluster_dns[i]);
-        ali_buf_puts(&j, "]");
+            prov_buf_printf(&j, "%s\"%s\"", i ? "," : "", k->cluster_dns[i]);
+        prov_buf_puts(&j, "]");
         first = false;
     }
     json_reserved(&j, "systemReserved", &k->system_reserved, &first);
@@ -84,11 +84,11 @@ static char *node_config(const ali_kubelet *k)
     json_map(&j, "evictionHard", k->eviction_hard, k->n_eviction_hard, &first);
     json_map(&j, "evictionSoft", k->eviction_soft, k->n_eviction_soft, &first);
     json_map(&j, "evictionSoftGracePeriod", k->eviction_soft_grace, k->n_eviction_soft_grace, &first);
-    ali_buf_puts(&j, "}}");
+    prov_buf_puts(&j, "}}");
     char *out = NULL;
-    if (!ali_buf_failed(&j) && (out = malloc(4 * ((j.len + 2) / 3) + 1)))
+    if (!prov_buf_failed(&j) && (out = malloc(4 * ((j.len + 2) / 3) + 1)))
         EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)j.data, (int)j.len);
-    ali_buf_free(&j);
+    prov_buf_free(&j);
     return out;
 }
 
@@ -100,29 +100,29 @@ char *ali_userdata_attach_command(const char *script, const char *cluster_id, co
     char *cfg = node_config(k);
     if (!cfg)
         return NULL;
-    ali_buf b = ALI_BUF_INIT;
-    ali_buf_puts(&b, "#!/bin/bash\n");
-    ali_buf_puts(&b, "ZONE_ID=$(curl -sf http://100.100.100.200/latest/meta-data/zone-id)\n");
+    prov_buf b = PROV_BUF_INIT;
+    prov_buf_puts(&b, "#!/bin/bash\n");
+    prov_buf_puts(&b, "ZONE_ID=$(curl -sf http://100.100.100.200/latest/meta-data/zone-id)\n");
     /* the script as ACK gives it, on one line */
     for (const char *c = script; *c; c++)
         if (*c != '\r' && *c != '\n')
-            ali_buf_append(&b, c, 1);
-    ali_buf_printf(&b, " --labels 'k8s.aliyun.com=true,ack.aliyun.com=%s", cluster_id);
+            prov_buf_append(&b, c, 1);
+    prov_buf_printf(&b, " --labels 'k8s.aliyun.com=true,ack.aliyun.com=%s", cluster_id);
     for (size_t i = 0; i < n_labels; i++)
-        ali_buf_printf(&b, ",%s=%s", labels[i].key, labels[i].value);
-    ali_buf_puts(&b, "',\"topology.k8s.alibabacloud/zone-id=${ZONE_ID}\"");
-    ali_buf_printf(&b, " --node-config '%s' --taints '", cfg);
+        prov_buf_printf(&b, ",%s=%s", labels[i].key, labels[i].value);
+    prov_buf_puts(&b, "',\"topology.k8s.alibabacloud/zone-id=${ZONE_ID}\"");
+    prov_buf_printf(&b, " --node-config '%s' --taints '", cfg);
     bool first = true;
     static const ns_taint unregistered = {"karpenter.sh/unregistered", NULL, "NoExecute"};
     taint_list(&b, &unregistered, 1, &first);
     taint_list(&b, taints, n_taints, &first);
     taint_list(&b, startup, n_startup, &first);
-    ali_buf_puts(&b, "'");
+    prov_buf_puts(&b, "'");
     if (format_disk)
-        ali_buf_puts(&b, " --format-disk");
-    ali_buf_puts(&b, "\n");
+        prov_buf_puts(&b, " --format-disk");
+    prov_buf_puts(&b, "\n");
     free(cfg);
-    return ali_buf_take(&b);
+    return prov_buf_take(&b);
 }
 
 static const char *part_type(const char *text)
@@ -132,17 +132,17 @@ static const char *part_type(const char *text)
 
 char *ali_userdata_merge(const char *bootstrap, const char *user)
 {
-    ali_buf b = ALI_BUF_INIT;
+    prov_buf b = PROV_BUF_INIT;
     if (!user || !*user) {
-        ali_buf_puts(&b, bootstrap);
-        return ali_buf_take(&b);
+        prov_buf_puts(&b, bootstrap);
+        return prov_buf_take(&b);
     }
-    ali_buf_puts(&b, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n");
-    ali_buf_printf(&b, "--//\nContent-Type: %s; charset=\"us-ascii\"\n\n%s", part_type(user), user);
+    prov_buf_puts(&b, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n");
+    prov_buf_printf(&b, "--//\nContent-Type: %s; charset=\"us-ascii\"\n\n%s", part_type(user), user);
     if (user[strlen(user) - 1] != '\n')
-        ali_buf_puts(&b, "\n");
-    ali_buf_printf(&b, "--//\nContent-Type: text/x-shellscript; charset=\"us-ascii\"\n\n%s--//--\n", bootstrap);
-    return ali_buf_take(&b);
+        prov_buf_puts(&b, "\n");
+    prov_buf_printf(&b, "--//\nContent-Type: text/x-shellscript; charset=\"us-ascii\"\n\n%s--//--\n", bootstrap);
+    return prov_buf_take(&b);
 }
 
 static int attach_script(ali_state *s, bool format_disk, char **out)

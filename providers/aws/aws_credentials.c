@@ -16,7 +16,7 @@
 #include <openssl/crypto.h>
 
 #include "aws_api_error.h"
-#include "aws_buf.h"
+#include "prov_buf.h"
 #include "aws_errors.h"
 #include "aws_parse_util.h"
 #include "aws_profile.h"
@@ -176,11 +176,11 @@ static char *read_token_file(aws_credentials_provider *p, const char *path, int 
     return buf;
 }
 
-static void form_param(aws_buf *b, const char *key, const char *value)
+static void form_param(prov_buf *b, const char *key, const char *value)
 {
     if (b->len)
-        aws_buf_putc(b, '&');
-    aws_buf_printf(b, "%s=", key);
+        prov_buf_putc(b, '&');
+    prov_buf_printf(b, "%s=", key);
     aws_sigv4_uri_encode(b, value, strlen(value), false);
 }
 
@@ -198,7 +198,7 @@ static int from_web_identity(aws_credentials_provider *p, aws_creds *fresh)
     char *token = read_token_file(p, file, &rc);
     if (!token)
         return rc;
-    aws_buf body = AWS_BUF_INIT;
+    prov_buf body = PROV_BUF_INIT;
     form_param(&body, "Action", "AssumeRoleWithWebIdentity");
     form_param(&body, "Version", "2011-06-15");
     form_param(&body, "RoleArn", role);
@@ -211,11 +211,11 @@ static int from_web_identity(aws_credentials_provider *p, aws_creds *fresh)
     ns_http_header headers[] = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
                                 {"Accept", "text/xml"}};
     ns_http_request req = {.struct_size = sizeof(req), .method = "POST", .url = url, .headers = headers,
-                           .n_headers = 2, .body = aws_buf_str(&body), .body_len = body.len,
+                           .n_headers = 2, .body = prov_buf_str(&body), .body_len = body.len,
                            .timeout_ms = p->timeout_ms, .max_retries = -1,
                            .ca_bundle = aws_credentials_ca_bundle(p)};
     ns_http_response *resp = NULL;
-    if (aws_buf_failed(&body)) {
+    if (prov_buf_failed(&body)) {
         rc = NS_ERROR(p->host, p->ctx, NS_ERR_INTERNAL, "out of memory building the STS request");
     } else if ((rc = p->host->http_request(p->ctx, &req, &resp)) != NS_OK) {
         if (rc == NS_ERR_THROTTLED) /* other categories (a rejected certificate) keep the host's description */
@@ -234,7 +234,7 @@ static int from_web_identity(aws_credentials_provider *p, aws_creds *fresh)
     }
     if (body.data)
         OPENSSL_cleanse(body.data, body.len);
-    aws_buf_free(&body);
+    prov_buf_free(&body);
     p->host->http_response_free(resp);
     return rc;
 }
@@ -549,13 +549,13 @@ static int from_sso(aws_credentials_provider *p, aws_creds *fresh)
                       pr->sso_region);
     ns_http_response *resp = NULL;
     if (rc == NS_OK) {
-        aws_buf q = AWS_BUF_INIT;
-        aws_buf_puts(&q, "account_id=");
+        prov_buf q = PROV_BUF_INIT;
+        prov_buf_puts(&q, "account_id=");
         aws_sigv4_uri_encode(&q, pr->sso_account_id, strlen(pr->sso_account_id), false);
-        aws_buf_puts(&q, "&role_name=");
+        prov_buf_puts(&q, "&role_name=");
         aws_sigv4_uri_encode(&q, pr->sso_role_name, strlen(pr->sso_role_name), false);
-        snprintf(url, sizeof(url), "%s/federation/credentials?%s", base, aws_buf_str(&q));
-        aws_buf_free(&q);
+        snprintf(url, sizeof(url), "%s/federation/credentials?%s", base, prov_buf_str(&q));
+        prov_buf_free(&q);
         ns_http_header h[] = {{"x-amz-sso_bearer_token", token}, {"Accept", "application/json"}};
         char what[300];
         snprintf(what, sizeof(what), "SSO GetRoleCredentials for role %s in account %s", pr->sso_role_name,

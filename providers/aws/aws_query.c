@@ -8,7 +8,7 @@
 
 void aws_query_init(aws_query *q, const char *action, const char *version)
 {
-    q->body = (aws_buf)AWS_BUF_INIT;
+    q->body = (prov_buf)PROV_BUF_INIT;
     aws_query_add(q, "Action", action);
     aws_query_add(q, "Version", version);
 }
@@ -16,9 +16,9 @@ void aws_query_init(aws_query *q, const char *action, const char *version)
 void aws_query_add(aws_query *q, const char *key, const char *value)
 {
     if (q->body.len)
-        aws_buf_putc(&q->body, '&');
+        prov_buf_putc(&q->body, '&');
     aws_sigv4_uri_encode(&q->body, key, strlen(key), false);
-    aws_buf_putc(&q->body, '=');
+    prov_buf_putc(&q->body, '=');
     aws_sigv4_uri_encode(&q->body, value ? value : "", value ? strlen(value) : 0, false);
 }
 
@@ -38,7 +38,7 @@ void aws_query_addf(aws_query *q, const char *value, const char *key_fmt, ...)
 
 const char *aws_query_body(const aws_query *q)
 {
-    return aws_buf_str(&q->body);
+    return prov_buf_str(&q->body);
 }
 
 size_t aws_query_len(const aws_query *q)
@@ -48,11 +48,11 @@ size_t aws_query_len(const aws_query *q)
 
 bool aws_query_failed(const aws_query *q)
 {
-    return aws_buf_failed(&q->body);
+    return prov_buf_failed(&q->body);
 }
 
 void aws_query_free(aws_query *q)
 {
     if (q)
-        aws_buf_free(&q->body);
+        prov_buf_free(&q->body);
 }

@@ -5,10 +5,10 @@
 #ifndef NS_AWS_QUERY_H
 #define NS_AWS_QUERY_H
 
-#include "aws_buf.h"
+#include "prov_buf.h"
 
 typedef struct aws_query {
-    aws_buf body;
+    prov_buf body;
 } aws_query;
 
 /* Starts a body with Action and Version. Release with aws_query_free. */

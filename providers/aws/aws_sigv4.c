@@ -17,15 +17,15 @@ static bool is_unreserved(unsigned char c)
     return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
 }
 
-void aws_sigv4_uri_encode(aws_buf *out, const char *s, size_t n, bool keep_slash)
+void aws_sigv4_uri_encode(prov_buf *out, const char *s, size_t n, bool keep_slash)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (is_unreserved(c) || (keep_slash && c == '/')) {
-            aws_buf_putc(out, (char)c);
+            prov_buf_putc(out, (char)c);
         } else {
             char esc[3] = {'%', HEX_UPPER[c >> 4], HEX_UPPER[c & 15]};
-            aws_buf_append(out, esc, 3);
+            prov_buf_append(out, esc, 3);
         }
     }
 }
@@ -42,19 +42,19 @@ static int hex_value(char c)
 }
 
 /* Percent-decodes s[0..n) into out; a '%' not followed by two hex digits stays literal. */
-static void percent_decode(aws_buf *out, const char *s, size_t n)
+static void percent_decode(prov_buf *out, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '%' && i + 2 < n) {
             int hi = hex_value(s[i + 1]);
             int lo = hex_value(s[i + 2]);
             if (hi >= 0 && lo >= 0) {
-                aws_buf_putc(out, (char)(hi * 16 + lo));
+                prov_buf_putc(out, (char)(hi * 16 + lo));
                 i += 2;
                 continue;
             }
         }
-        aws_buf_putc(out, s[i]);
+        prov_buf_putc(out, s[i]);
     }
 }
 
@@ -72,19 +72,19 @@ static int compare_pairs(const void *a, const void *b)
 
 static char *canonical_component(const char *s, size_t n)
 {
-    aws_buf raw = AWS_BUF_INIT, enc = AWS_BUF_INIT;
+    prov_buf raw = PROV_BUF_INIT, enc = PROV_BUF_INIT;
     percent_decode(&raw, s, n);
-    aws_sigv4_uri_encode(&enc, aws_buf_str(&raw), raw.len, false);
-    bool failed = aws_buf_failed(&raw);
-    aws_buf_free(&raw);
+    aws_sigv4_uri_encode(&enc, prov_buf_str(&raw), raw.len, false);
+    bool failed = prov_buf_failed(&raw);
+    prov_buf_free(&raw);
     if (failed) {
-        aws_buf_free(&enc);
+        prov_buf_free(&enc);
         return NULL;
     }
-    return aws_buf_take(&enc);
+    return prov_buf_take(&enc);
 }
 
-int aws_sigv4_canonical_query(aws_buf *out, const char *query)
+int aws_sigv4_canonical_query(prov_buf *out, const char *query)
 {
     if (!query || !*query)
         return NS_OK;
@@ -115,10 +115,10 @@ int aws_sigv4_canonical_query(aws_buf *out, const char *query)
     qsort(pairs, n, sizeof(*pairs), compare_pairs);
     for (size_t i = 0; i < n; i++) {
         if (i)
-            aws_buf_putc(out, '&');
-        aws_buf_printf(out, "%s=%s", pairs[i].key, pairs[i].value);
+            prov_buf_putc(out, '&');
+        prov_buf_printf(out, "%s=%s", pairs[i].key, pairs[i].value);
     }
-    rc = aws_buf_failed(out) ? NS_ERR_INTERNAL : NS_OK;
+    rc = prov_buf_failed(out) ? NS_ERR_INTERNAL : NS_OK;
 cleanup:
     for (size_t i = 0; i < n; i++) {
         free(pairs[i].key);
@@ -128,11 +128,11 @@ cleanup:
     return rc;
 }
 
-int aws_sigv4_canonical_path(aws_buf *out, const char *path)
+int aws_sigv4_canonical_path(prov_buf *out, const char *path)
 {
     if (!path || !*path) {
-        aws_buf_putc(out, '/');
-        return aws_buf_failed(out) ? NS_ERR_INTERNAL : NS_OK;
+        prov_buf_putc(out, '/');
+        return prov_buf_failed(out) ? NS_ERR_INTERNAL : NS_OK;
     }
     size_t plen = strlen(path);
     /* Segments are kept as (start, length) into `path`; ".." drops the last one kept. */
@@ -160,21 +160,21 @@ int aws_sigv4_canonical_path(aws_buf *out, const char *path)
         }
         i = j + 1;
     }
-    aws_buf enc = AWS_BUF_INIT;
+    prov_buf enc = PROV_BUF_INIT;
     if (path[0] == '/')
-        aws_buf_putc(&enc, '/');
+        prov_buf_putc(&enc, '/');
     for (size_t k = 0; k < n; k++) {
         if (k)
-            aws_buf_putc(&enc, '/');
-        aws_buf_append(&enc, path + start[k], len[k]);
+            prov_buf_putc(&enc, '/');
+        prov_buf_append(&enc, path + start[k], len[k]);
     }
     if (n && path[plen - 1] == '/')
-        aws_buf_putc(&enc, '/');
+        prov_buf_putc(&enc, '/');
     if (enc.len == 0)
-        aws_buf_putc(&enc, '/');
-    aws_sigv4_uri_encode(out, aws_buf_str(&enc), enc.len, true);
-    rc = aws_buf_failed(&enc) || aws_buf_failed(out) ? NS_ERR_INTERNAL : NS_OK;
-    aws_buf_free(&enc);
+        prov_buf_putc(&enc, '/');
+    aws_sigv4_uri_encode(out, prov_buf_str(&enc), enc.len, true);
+    rc = prov_buf_failed(&enc) || prov_buf_failed(out) ? NS_ERR_INTERNAL : NS_OK;
+    prov_buf_free(&enc);
 cleanup:
     free(start);
     free(len);
@@ -216,7 +216,7 @@ static int compare_headers(const void *a, const void *b)
 }
 
 /* Appends a header value with leading and trailing whitespace removed and inner runs collapsed to one space. */
-static void append_trimmed(aws_buf *b, const char *v)
+static void append_trimmed(prov_buf *b, const char *v)
 {
     bool pending_space = false, any = false;
     for (; *v; v++) {
@@ -225,10 +225,10 @@ static void append_trimmed(aws_buf *b, const char *v)
             continue;
         }
         if (pending_space)
-            aws_buf_putc(b, ' ');
+            prov_buf_putc(b, ' ');
         pending_space = false;
         any = true;
-        aws_buf_putc(b, *v);
+        prov_buf_putc(b, *v);
     }
 }
 
@@ -242,8 +242,8 @@ static char *lower_dup(const char *s)
 }
 
 /* Appends "name:value\n" lines to canon and "name;name" to signed_list. */
-static int canonical_headers(const aws_sigv4_request *req, const char *amz_date, const char *token, aws_buf *canon,
-                             aws_buf *signed_list)
+static int canonical_headers(const aws_sigv4_request *req, const char *amz_date, const char *token, prov_buf *canon,
+                             prov_buf *signed_list)
 {
     size_t total = req->n_headers + 3;
     canon_header *h = calloc(total, sizeof(*h));
@@ -276,19 +276,19 @@ static int canonical_headers(const aws_sigv4_request *req, const char *amz_date,
     for (size_t i = 0; i < n; i++) {
         bool same_as_previous = i > 0 && strcmp(h[i].name, h[i - 1].name) == 0;
         if (same_as_previous) {
-            aws_buf_putc(canon, ',');
+            prov_buf_putc(canon, ',');
         } else {
             if (i > 0) {
-                aws_buf_putc(canon, '\n');
-                aws_buf_putc(signed_list, ';');
+                prov_buf_putc(canon, '\n');
+                prov_buf_putc(signed_list, ';');
             }
-            aws_buf_printf(canon, "%s:", h[i].name);
-            aws_buf_puts(signed_list, h[i].name);
+            prov_buf_printf(canon, "%s:", h[i].name);
+            prov_buf_puts(signed_list, h[i].name);
         }
         append_trimmed(canon, h[i].value);
     }
-    aws_buf_putc(canon, '\n');
-    rc = aws_buf_failed(canon) || aws_buf_failed(signed_list) ? NS_ERR_INTERNAL : NS_OK;
+    prov_buf_putc(canon, '\n');
+    rc = prov_buf_failed(canon) || prov_buf_failed(signed_list) ? NS_ERR_INTERNAL : NS_OK;
 cleanup:
     for (size_t i = 0; i < n; i++)
         free(h[i].name);
@@ -306,11 +306,11 @@ static bool hmac(const void *key, size_t keylen, const char *msg, unsigned char 
 static int compute_signature(const char *secret, const char *date, const char *region, const char *service,
                              const char *string_to_sign, char hex[65])
 {
-    aws_buf k = AWS_BUF_INIT;
-    aws_buf_printf(&k, "AWS4%s", secret);
+    prov_buf k = PROV_BUF_INIT;
+    prov_buf_printf(&k, "AWS4%s", secret);
     unsigned char a[32], b[32];
     int rc = NS_ERR_INTERNAL;
-    if (aws_buf_failed(&k))
+    if (prov_buf_failed(&k))
         goto cleanup;
     if (!hmac(k.data, k.len, date, a) || !hmac(a, 32, region, b) || !hmac(b, 32, service, a) ||
         !hmac(a, 32, "aws4_request", b) || !hmac(b, 32, string_to_sign, a))
@@ -320,7 +320,7 @@ static int compute_signature(const char *secret, const char *date, const char *r
 cleanup:
     if (k.data)
         OPENSSL_cleanse(k.data, k.len);
-    aws_buf_free(&k);
+    prov_buf_free(&k);
     OPENSSL_cleanse(a, sizeof(a));
     OPENSSL_cleanse(b, sizeof(b));
     return rc;
@@ -341,45 +341,45 @@ int aws_sigv4_sign(const aws_sigv4_request *req, const aws_sigv4_credentials *cr
     date[8] = '\0';
     const char *token = creds->session_token && *creds->session_token ? creds->session_token : NULL;
 
-    aws_buf creq = AWS_BUF_INIT, signed_list = AWS_BUF_INIT, sts = AWS_BUF_INIT, authz = AWS_BUF_INIT;
+    prov_buf creq = PROV_BUF_INIT, signed_list = PROV_BUF_INIT, sts = PROV_BUF_INIT, authz = PROV_BUF_INIT;
     int rc = aws_sigv4_sha256_hex(req->payload, req->payload_len, out->payload_hash);
     if (rc)
         goto cleanup;
-    aws_buf_printf(&creq, "%s\n", req->method);
+    prov_buf_printf(&creq, "%s\n", req->method);
     if ((rc = aws_sigv4_canonical_path(&creq, req->path)))
         goto cleanup;
-    aws_buf_putc(&creq, '\n');
+    prov_buf_putc(&creq, '\n');
     if ((rc = aws_sigv4_canonical_query(&creq, req->query)))
         goto cleanup;
-    aws_buf_putc(&creq, '\n');
+    prov_buf_putc(&creq, '\n');
     if ((rc = canonical_headers(req, out->amz_date, token, &creq, &signed_list)))
         goto cleanup;
-    aws_buf_printf(&creq, "\n%s\n%s", aws_buf_str(&signed_list), out->payload_hash);
+    prov_buf_printf(&creq, "\n%s\n%s", prov_buf_str(&signed_list), out->payload_hash);
 
     char creq_hash[65];
     rc = NS_ERR_INTERNAL;
-    if (aws_buf_failed(&creq) || aws_sigv4_sha256_hex(creq.data, creq.len, creq_hash))
+    if (prov_buf_failed(&creq) || aws_sigv4_sha256_hex(creq.data, creq.len, creq_hash))
         goto cleanup;
-    aws_buf_printf(&sts, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", out->amz_date, date, region, service,
+    prov_buf_printf(&sts, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", out->amz_date, date, region, service,
                    creq_hash);
-    if (aws_buf_failed(&sts) ||
+    if (prov_buf_failed(&sts) ||
         compute_signature(creds->secret_access_key, date, region, service, sts.data, out->signature))
         goto cleanup;
-    aws_buf_printf(&authz, "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=%s, Signature=%s",
-                   creds->access_key_id, date, region, service, aws_buf_str(&signed_list), out->signature);
-    if (aws_buf_failed(&authz))
+    prov_buf_printf(&authz, "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=%s, Signature=%s",
+                   creds->access_key_id, date, region, service, prov_buf_str(&signed_list), out->signature);
+    if (prov_buf_failed(&authz))
         goto cleanup;
-    out->canonical_request = aws_buf_take(&creq);
-    out->string_to_sign = aws_buf_take(&sts);
-    out->signed_headers = aws_buf_take(&signed_list);
-    out->authorization = aws_buf_take(&authz);
+    out->canonical_request = prov_buf_take(&creq);
+    out->string_to_sign = prov_buf_take(&sts);
+    out->signed_headers = prov_buf_take(&signed_list);
+    out->authorization = prov_buf_take(&authz);
     rc = out->canonical_request && out->string_to_sign && out->signed_headers && out->authorization ? NS_OK
                                                                                                       : NS_ERR_INTERNAL;
 cleanup:
-    aws_buf_free(&creq);
-    aws_buf_free(&signed_list);
-    aws_buf_free(&sts);
-    aws_buf_free(&authz);
+    prov_buf_free(&creq);
+    prov_buf_free(&signed_list);
+    prov_buf_free(&sts);
+    prov_buf_free(&authz);
     return rc;
 }
 

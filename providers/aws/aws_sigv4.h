@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aws_buf.h"
+#include "prov_buf.h"
 
 typedef struct aws_sigv4_header {
     const char *name;
@@ -62,13 +62,13 @@ void aws_sigv4_signature_clear(aws_sigv4_signature *sig);
 
 /* Appends s[0..n) URI-encoded the SigV4 way: every byte except A-Z a-z 0-9 - _ . ~ becomes %XX (upper-case hex);
  * '/' is kept when keep_slash is true. Also the encoding of the EC2 Query protocol's form values. */
-void aws_sigv4_uri_encode(aws_buf *out, const char *s, size_t n, bool keep_slash);
+void aws_sigv4_uri_encode(prov_buf *out, const char *s, size_t n, bool keep_slash);
 
 /* Appends the canonical query string of a wire query (NULL or "" gives nothing). NS_OK or NS_ERR_INTERNAL. */
-int aws_sigv4_canonical_query(aws_buf *out, const char *query);
+int aws_sigv4_canonical_query(prov_buf *out, const char *query);
 
 /* Appends the canonical URI of a wire path. NS_OK or NS_ERR_INTERNAL. */
-int aws_sigv4_canonical_path(aws_buf *out, const char *path);
+int aws_sigv4_canonical_path(prov_buf *out, const char *path);
 
 /* Writes the lower-case hex SHA-256 of data into hex (65 bytes). NS_OK or NS_ERR_INTERNAL. */
 int aws_sigv4_sha256_hex(const void *data, size_t len, char hex[65]);

@@ -7,7 +7,7 @@
 
 #include <nodesmith/provider.h>
 
-#include "aws_buf.h"
+#include "prov_buf.h"
 
 #define MAX_KEY_PARTS 16
 
@@ -152,7 +152,7 @@ static bool bare_char(char c)
 }
 
 /* One key part: bare, "basic" (escapes \" \\ \t \n only) or 'literal'. Appends to buf. */
-static int key_part(parser *ps, aws_buf *buf)
+static int key_part(parser *ps, prov_buf *buf)
 {
     char q = *ps->p;
     if (q == '"' || q == '\'') {
@@ -163,7 +163,7 @@ static int key_part(parser *ps, aws_buf *buf)
                 char e = *ps->p++;
                 c = e == 'n' ? '\n' : e == 't' ? '\t' : e;
             }
-            aws_buf_putc(buf, c);
+            prov_buf_putc(buf, c);
         }
         if (*ps->p != q)
             return fail(ps, "unterminated quoted key");
@@ -175,7 +175,7 @@ static int key_part(parser *ps, aws_buf *buf)
         ps->p++;
     if (ps->p == start)
         return fail(ps, "expected a key");
-    aws_buf_append(buf, start, (size_t)(ps->p - start));
+    prov_buf_append(buf, start, (size_t)(ps->p - start));
     return NS_OK;
 }
 
@@ -189,17 +189,17 @@ static int key_path(parser *ps, char **parts, size_t *n)
     for (;;) {
         skip_blank(ps);
         int rc = *n == MAX_KEY_PARTS ? fail(ps, "key has too many parts") : NS_OK;
-        aws_buf b = AWS_BUF_INIT;
-        aws_buf_puts(&b, "");
+        prov_buf b = PROV_BUF_INIT;
+        prov_buf_puts(&b, "");
         if (rc == NS_OK)
             rc = key_part(ps, &b);
-        if (rc != NS_OK || aws_buf_failed(&b)) {
-            aws_buf_free(&b);
+        if (rc != NS_OK || prov_buf_failed(&b)) {
+            prov_buf_free(&b);
             free_parts(parts, *n);
             *n = 0;
             return rc != NS_OK ? rc : (ps->rc = NS_ERR_INTERNAL);
         }
-        parts[(*n)++] = aws_buf_take(&b);
+        parts[(*n)++] = prov_buf_take(&b);
         skip_blank(ps);
         if (*ps->p != '.')
             return NS_OK;
@@ -419,32 +419,32 @@ int aws_toml_parse(const char *text, aws_toml **out, char *err, size_t errlen)
 
 char *aws_toml_quote(const char *s)
 {
-    aws_buf b = AWS_BUF_INIT;
-    aws_buf_putc(&b, '"');
+    prov_buf b = PROV_BUF_INIT;
+    prov_buf_putc(&b, '"');
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
-            aws_buf_printf(&b, "\\%c", c);
+            prov_buf_printf(&b, "\\%c", c);
         else if (c == '\n')
-            aws_buf_puts(&b, "\\n");
+            prov_buf_puts(&b, "\\n");
         else if (c == '\t')
-            aws_buf_puts(&b, "\\t");
+            prov_buf_puts(&b, "\\t");
         else if (c < 0x20 || c == 0x7f)
-            aws_buf_printf(&b, "\\u%04x", c);
+            prov_buf_printf(&b, "\\u%04x", c);
         else
-            aws_buf_putc(&b, (char)c);
+            prov_buf_putc(&b, (char)c);
     }
-    aws_buf_putc(&b, '"');
-    return aws_buf_take(&b);
+    prov_buf_putc(&b, '"');
+    return prov_buf_take(&b);
 }
 
-static void put_key(aws_buf *b, const char *key)
+static void put_key(prov_buf *b, const char *key)
 {
     bool bare = *key != '\0';
     for (const char *k = key; *k; k++)
         bare &= bare_char(*k);
     if (bare) {
-        aws_buf_puts(b, key);
+        prov_buf_puts(b, key);
         return;
     }
     char *q = aws_toml_quote(key);
@@ -452,28 +452,28 @@ static void put_key(aws_buf *b, const char *key)
         b->failed = true;
         return;
     }
-    aws_buf_puts(b, q);
+    prov_buf_puts(b, q);
     free(q);
 }
 
-static void write_table(aws_buf *b, const aws_toml *t, aws_buf *path)
+static void write_table(prov_buf *b, const aws_toml *t, prov_buf *path)
 {
     size_t values = 0;
     for (size_t i = 0; i < t->n; i++)
         values += t->children[i]->raw != NULL;
     if (path->len && (values || t->n == 0))
-        aws_buf_printf(b, "%s[%s]\n", b->len ? "\n" : "", aws_buf_str(path));
+        prov_buf_printf(b, "%s[%s]\n", b->len ? "\n" : "", prov_buf_str(path));
     for (size_t i = 0; i < t->n; i++)
         if (t->children[i]->raw) {
             put_key(b, t->children[i]->key);
-            aws_buf_printf(b, " = %s\n", t->children[i]->raw);
+            prov_buf_printf(b, " = %s\n", t->children[i]->raw);
         }
     for (size_t i = 0; i < t->n; i++) {
         if (t->children[i]->raw)
             continue;
         size_t mark = path->len;
         if (path->len)
-            aws_buf_putc(path, '.');
+            prov_buf_putc(path, '.');
         put_key(path, t->children[i]->key);
         write_table(b, t->children[i], path);
         path->len = mark;
@@ -484,14 +484,14 @@ static void write_table(aws_buf *b, const aws_toml *t, aws_buf *path)
 
 char *aws_toml_serialize(const aws_toml *t)
 {
-    aws_buf b = AWS_BUF_INIT, path = AWS_BUF_INIT;
-    aws_buf_puts(&b, "");
+    prov_buf b = PROV_BUF_INIT, path = PROV_BUF_INIT;
+    prov_buf_puts(&b, "");
     write_table(&b, t, &path);
-    bool failed = aws_buf_failed(&path);
-    aws_buf_free(&path);
+    bool failed = prov_buf_failed(&path);
+    prov_buf_free(&path);
     if (failed) {
-        aws_buf_free(&b);
+        prov_buf_free(&b);
         return NULL;
     }
-    return aws_buf_take(&b);
+    return prov_buf_take(&b);
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws_buf.h"
+#include "prov_buf.h"
 #include "aws_toml.h"
 
 #define SHELL_PART "text/x-shellscript; charset=\"us-ascii\""
@@ -58,28 +58,28 @@ static size_t node_labels(const aws_bootstrap *b, const ns_label **out, size_t c
 }
 
 /* "--node-labels=\"a=b,c=d\"", "--register-with-taints=\"k=v:NoSchedule\"" and "--max-pods=N", space separated. */
-static void kubelet_extra_args(const aws_bootstrap *b, aws_buf *out)
+static void kubelet_extra_args(const aws_bootstrap *b, prov_buf *out)
 {
     const ns_label *labels[64];
     size_t n = node_labels(b, labels, 64);
     const char *sep = "";
     if (n) {
-        aws_buf_puts(out, "--node-labels=\"");
+        prov_buf_puts(out, "--node-labels=\"");
         for (size_t i = 0; i < n; i++)
-            aws_buf_printf(out, "%s%s=%s", i ? "," : "", labels[i]->key, labels[i]->value);
-        aws_buf_putc(out, '"');
+            prov_buf_printf(out, "%s%s=%s", i ? "," : "", labels[i]->key, labels[i]->value);
+        prov_buf_putc(out, '"');
         sep = " ";
     }
     if (b->n_taints) {
-        aws_buf_printf(out, "%s--register-with-taints=\"", sep);
+        prov_buf_printf(out, "%s--register-with-taints=\"", sep);
         for (size_t i = 0; i < b->n_taints; i++)
-            aws_buf_printf(out, "%s%s=%s:%s", i ? "," : "", b->taints[i].key,
+            prov_buf_printf(out, "%s%s=%s:%s", i ? "," : "", b->taints[i].key,
                            b->taints[i].value ? b->taints[i].value : "", b->taints[i].effect);
-        aws_buf_putc(out, '"');
+        prov_buf_putc(out, '"');
         sep = " ";
     }
     if (b->max_pods > 0)
-        aws_buf_printf(out, "%s--max-pods=%lld", sep, (long long)b->max_pods);
+        prov_buf_printf(out, "%s--max-pods=%lld", sep, (long long)b->max_pods);
 }
 
 /* Values end up inside single-quoted shell and PowerShell strings: a quote in one would break out of it. */
@@ -110,27 +110,27 @@ static int check_quotes(const aws_bootstrap *b, char *err, size_t errlen)
 
 /* ---- AL2: bootstrap.sh ---- */
 
-static void al2_script(const aws_bootstrap *b, aws_buf *out)
+static void al2_script(const aws_bootstrap *b, prov_buf *out)
 {
-    aws_buf_puts(out, "#!/bin/bash -xe\n");
-    aws_buf_puts(out, "exec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n");
-    aws_buf_printf(out, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s'", b->cluster_name, b->endpoint);
+    prov_buf_puts(out, "#!/bin/bash -xe\n");
+    prov_buf_puts(out, "exec > >(tee /var/log/user-data.log|logger -t user-data -s 2>/dev/console) 2>&1\n");
+    prov_buf_printf(out, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s'", b->cluster_name, b->endpoint);
     if (b->ca_bundle)
-        aws_buf_printf(out, " --b64-cluster-ca '%s'", b->ca_bundle);
+        prov_buf_printf(out, " --b64-cluster-ca '%s'", b->ca_bundle);
     if (b->cluster_dns && strchr(b->cluster_dns, ':'))
-        aws_buf_puts(out, " \\\n--ip-family ipv6");
+        prov_buf_puts(out, " \\\n--ip-family ipv6");
     if (b->cluster_dns)
-        aws_buf_printf(out, " \\\n--dns-cluster-ip '%s'", b->cluster_dns);
+        prov_buf_printf(out, " \\\n--dns-cluster-ip '%s'", b->cluster_dns);
     if (b->max_pods > 0)
-        aws_buf_puts(out, " \\\n--use-max-pods false");
-    aws_buf args = AWS_BUF_INIT;
+        prov_buf_puts(out, " \\\n--use-max-pods false");
+    prov_buf args = PROV_BUF_INIT;
     kubelet_extra_args(b, &args);
     if (args.len)
-        aws_buf_printf(out, " \\\n--kubelet-extra-args '%s'", aws_buf_str(&args));
+        prov_buf_printf(out, " \\\n--kubelet-extra-args '%s'", prov_buf_str(&args));
     if (b->instance_store_raid0)
-        aws_buf_puts(out, " \\\n--local-disks raid0");
-    out->failed |= aws_buf_failed(&args);
-    aws_buf_free(&args);
+        prov_buf_puts(out, " \\\n--local-disks raid0");
+    out->failed |= prov_buf_failed(&args);
+    prov_buf_free(&args);
 }
 
 static int custom_parts(const char *custom, const char *plain_type, aws_mime_parts *parts, char *err, size_t errlen)
@@ -145,16 +145,16 @@ static int custom_parts(const char *custom, const char *plain_type, aws_mime_par
 static int build_al2(const aws_bootstrap *b, char **out, char *err, size_t errlen)
 {
     aws_mime_parts parts = {.n = 0};
-    aws_buf script = AWS_BUF_INIT;
+    prov_buf script = PROV_BUF_INIT;
     int rc = custom_parts(b->custom, SHELL_PART, &parts, err, errlen);
     if (rc == NS_OK) {
         al2_script(b, &script);
-        const char *text = aws_buf_str(&script);
-        rc = aws_buf_failed(&script) ? NS_ERR_INTERNAL : aws_mime_add(&parts, SHELL_PART, NULL, text);
+        const char *text = prov_buf_str(&script);
+        rc = prov_buf_failed(&script) ? NS_ERR_INTERNAL : aws_mime_add(&parts, SHELL_PART, NULL, text);
     }
     if (rc == NS_OK && !(*out = aws_mime_join(&parts)))
         rc = NS_ERR_INTERNAL;
-    aws_buf_free(&script);
+    prov_buf_free(&script);
     aws_mime_parts_free(&parts);
     return rc;
 }
@@ -162,75 +162,75 @@ static int build_al2(const aws_bootstrap *b, char **out, char *err, size_t errle
 /* ---- AL2023: nodeadm NodeConfig ---- */
 
 /* A YAML single-quoted scalar. */
-static void yaml_str(aws_buf *out, const char *s)
+static void yaml_str(prov_buf *out, const char *s)
 {
-    aws_buf_putc(out, '\'');
+    prov_buf_putc(out, '\'');
     for (; *s; s++) {
         if (*s == '\'')
-            aws_buf_putc(out, '\'');
-        aws_buf_putc(out, *s);
+            prov_buf_putc(out, '\'');
+        prov_buf_putc(out, *s);
     }
-    aws_buf_putc(out, '\'');
+    prov_buf_putc(out, '\'');
 }
 
-static void nodeconfig(const aws_bootstrap *b, aws_buf *out)
+static void nodeconfig(const aws_bootstrap *b, prov_buf *out)
 {
-    aws_buf_puts(out, "# Karpenter Generated NodeConfig\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\n"
+    prov_buf_puts(out, "# Karpenter Generated NodeConfig\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\n"
                       "spec:\n  cluster:\n    apiServerEndpoint: ");
     yaml_str(out, b->endpoint);
     if (b->ca_bundle) {
-        aws_buf_puts(out, "\n    certificateAuthority: ");
+        prov_buf_puts(out, "\n    certificateAuthority: ");
         yaml_str(out, b->ca_bundle);
     }
     if (b->cluster_cidr) {
-        aws_buf_puts(out, "\n    cidr: ");
+        prov_buf_puts(out, "\n    cidr: ");
         yaml_str(out, b->cluster_cidr);
     }
-    aws_buf_puts(out, "\n    name: ");
+    prov_buf_puts(out, "\n    name: ");
     yaml_str(out, b->cluster_name);
-    aws_buf_putc(out, '\n');
+    prov_buf_putc(out, '\n');
     if (b->instance_store_raid0)
-        aws_buf_puts(out, "  instance:\n    localStorage:\n      strategy: RAID0\n");
+        prov_buf_puts(out, "  instance:\n    localStorage:\n      strategy: RAID0\n");
     const ns_label *labels[64];
     size_t n_labels = node_labels(b, labels, 64);
     bool config = b->cluster_dns || b->max_pods > 0 || b->n_taints;
     if (!config && !n_labels)
         return;
-    aws_buf_puts(out, "  kubelet:\n");
+    prov_buf_puts(out, "  kubelet:\n");
     if (config) {
-        aws_buf_puts(out, "    config:\n");
+        prov_buf_puts(out, "    config:\n");
         if (b->cluster_dns) {
-            aws_buf_puts(out, "      clusterDNS:\n      - ");
+            prov_buf_puts(out, "      clusterDNS:\n      - ");
             yaml_str(out, b->cluster_dns);
-            aws_buf_putc(out, '\n');
+            prov_buf_putc(out, '\n');
         }
         if (b->max_pods > 0)
-            aws_buf_printf(out, "      maxPods: %lld\n", (long long)b->max_pods);
+            prov_buf_printf(out, "      maxPods: %lld\n", (long long)b->max_pods);
         if (b->n_taints)
-            aws_buf_puts(out, "      registerWithTaints:\n");
+            prov_buf_puts(out, "      registerWithTaints:\n");
         for (size_t i = 0; i < b->n_taints; i++) {
-            aws_buf_puts(out, "      - effect: ");
+            prov_buf_puts(out, "      - effect: ");
             yaml_str(out, b->taints[i].effect);
-            aws_buf_puts(out, "\n        key: ");
+            prov_buf_puts(out, "\n        key: ");
             yaml_str(out, b->taints[i].key);
             if (b->taints[i].value && *b->taints[i].value) {
-                aws_buf_puts(out, "\n        value: ");
+                prov_buf_puts(out, "\n        value: ");
                 yaml_str(out, b->taints[i].value);
             }
-            aws_buf_putc(out, '\n');
+            prov_buf_putc(out, '\n');
         }
     }
     if (n_labels) {
-        aws_buf flag = AWS_BUF_INIT;
-        aws_buf_puts(&flag, "--node-labels=\"");
+        prov_buf flag = PROV_BUF_INIT;
+        prov_buf_puts(&flag, "--node-labels=\"");
         for (size_t i = 0; i < n_labels; i++)
-            aws_buf_printf(&flag, "%s%s=%s", i ? "," : "", labels[i]->key, labels[i]->value);
-        aws_buf_putc(&flag, '"');
-        aws_buf_puts(out, "    flags:\n    - ");
-        yaml_str(out, aws_buf_str(&flag));
-        aws_buf_putc(out, '\n');
-        out->failed |= aws_buf_failed(&flag);
-        aws_buf_free(&flag);
+            prov_buf_printf(&flag, "%s%s=%s", i ? "," : "", labels[i]->key, labels[i]->value);
+        prov_buf_putc(&flag, '"');
+        prov_buf_puts(out, "    flags:\n    - ");
+        yaml_str(out, prov_buf_str(&flag));
+        prov_buf_putc(out, '\n');
+        out->failed |= prov_buf_failed(&flag);
+        prov_buf_free(&flag);
     }
 }
 
@@ -257,10 +257,10 @@ static bool looks_like_yaml_map(const char *text)
 static int build_al2023(const aws_bootstrap *b, char **out, char *err, size_t errlen)
 {
     aws_mime_parts parts = {.n = 0}, custom = {.n = 0};
-    aws_buf config = AWS_BUF_INIT;
+    prov_buf config = PROV_BUF_INIT;
     nodeconfig(b, &config);
-    int rc = aws_buf_failed(&config) ? NS_ERR_INTERNAL
-                                     : aws_mime_add(&parts, NODECONFIG_PART, NULL, aws_buf_str(&config));
+    int rc = prov_buf_failed(&config) ? NS_ERR_INTERNAL
+                                     : aws_mime_add(&parts, NODECONFIG_PART, NULL, prov_buf_str(&config));
     if (rc == NS_OK && b->custom && *b->custom)
         rc = custom_parts(b->custom, looks_like_yaml_map(b->custom) ? NODECONFIG_PART : SHELL_PART, &custom, err,
                           errlen);
@@ -269,7 +269,7 @@ static int build_al2023(const aws_bootstrap *b, char **out, char *err, size_t er
         rc = aws_mime_add(&parts, custom.items[i].content_type, NULL, custom.items[i].body);
     if (rc == NS_OK && !(*out = aws_mime_join(&parts)))
         rc = NS_ERR_INTERNAL;
-    aws_buf_free(&config);
+    prov_buf_free(&config);
     aws_mime_parts_free(&parts);
     aws_mime_parts_free(&custom);
     return rc;
@@ -362,22 +362,22 @@ static int bottlerocket_settings(const aws_bootstrap *b, aws_toml *doc)
     for (size_t i = 0; rc == NS_OK && i < b->n_taints; i++) {
         if (aws_toml_get(tt, b->taints[i].key))
             continue; /* written with the first taint of this key, below */
-        aws_buf list = AWS_BUF_INIT;
-        aws_buf_putc(&list, '[');
+        prov_buf list = PROV_BUF_INIT;
+        prov_buf_putc(&list, '[');
         for (size_t k = i; k < b->n_taints; k++) {
             if (strcmp(b->taints[k].key, b->taints[i].key) != 0)
                 continue;
-            aws_buf item = AWS_BUF_INIT;
-            aws_buf_printf(&item, "%s:%s", b->taints[k].value ? b->taints[k].value : "", b->taints[k].effect);
-            char *q = aws_toml_quote(aws_buf_str(&item));
-            aws_buf_printf(&list, "%s%s", list.len > 1 ? ", " : "", q ? q : "");
-            list.failed |= !q || aws_buf_failed(&item);
+            prov_buf item = PROV_BUF_INIT;
+            prov_buf_printf(&item, "%s:%s", b->taints[k].value ? b->taints[k].value : "", b->taints[k].effect);
+            char *q = aws_toml_quote(prov_buf_str(&item));
+            prov_buf_printf(&list, "%s%s", list.len > 1 ? ", " : "", q ? q : "");
+            list.failed |= !q || prov_buf_failed(&item);
             free(q);
-            aws_buf_free(&item);
+            prov_buf_free(&item);
         }
-        aws_buf_putc(&list, ']');
-        rc = aws_buf_failed(&list) ? NS_ERR_INTERNAL : aws_toml_set(tt, b->taints[i].key, aws_buf_str(&list));
-        aws_buf_free(&list);
+        prov_buf_putc(&list, ']');
+        rc = prov_buf_failed(&list) ? NS_ERR_INTERNAL : aws_toml_set(tt, b->taints[i].key, prov_buf_str(&list));
+        prov_buf_free(&list);
     }
     if (rc == NS_OK && b->instance_store_raid0)
         rc = mount_instance_storage(b, doc);
@@ -409,8 +409,8 @@ static int build_bottlerocket(const aws_bootstrap *b, char **out, char *err, siz
 
 static int build_windows(const aws_bootstrap *b, char **out)
 {
-    aws_buf ps = AWS_BUF_INIT;
-    aws_buf_puts(&ps, "<powershell>\n");
+    prov_buf ps = PROV_BUF_INIT;
+    prov_buf_puts(&ps, "<powershell>\n");
     if (b->custom && *b->custom) {
         /* the user's script may come wrapped in its own tags; one pair is enough */
         const char *body = b->custom;
@@ -427,24 +427,24 @@ static int build_windows(const aws_bootstrap *b, char **out)
         }
         while (len && isspace((unsigned char)body[len - 1]))
             len--;
-        aws_buf_append(&ps, body, len);
-        aws_buf_putc(&ps, '\n');
+        prov_buf_append(&ps, body, len);
+        prov_buf_putc(&ps, '\n');
     }
-    aws_buf_puts(&ps, "[string]$EKSBootstrapScriptFile = \"$env:ProgramFiles\\Amazon\\EKS\\Start-EKSBootstrap.ps1\"\n");
-    aws_buf_printf(&ps, "& $EKSBootstrapScriptFile -EKSClusterName '%s' -APIServerEndpoint '%s'", b->cluster_name,
+    prov_buf_puts(&ps, "[string]$EKSBootstrapScriptFile = \"$env:ProgramFiles\\Amazon\\EKS\\Start-EKSBootstrap.ps1\"\n");
+    prov_buf_printf(&ps, "& $EKSBootstrapScriptFile -EKSClusterName '%s' -APIServerEndpoint '%s'", b->cluster_name,
                    b->endpoint);
     if (b->ca_bundle)
-        aws_buf_printf(&ps, " -Base64ClusterCA '%s'", b->ca_bundle);
-    aws_buf args = AWS_BUF_INIT;
+        prov_buf_printf(&ps, " -Base64ClusterCA '%s'", b->ca_bundle);
+    prov_buf args = PROV_BUF_INIT;
     kubelet_extra_args(b, &args);
     if (args.len)
-        aws_buf_printf(&ps, " -KubeletExtraArgs '%s'", aws_buf_str(&args));
-    ps.failed |= aws_buf_failed(&args);
-    aws_buf_free(&args);
+        prov_buf_printf(&ps, " -KubeletExtraArgs '%s'", prov_buf_str(&args));
+    ps.failed |= prov_buf_failed(&args);
+    prov_buf_free(&args);
     if (b->cluster_dns)
-        aws_buf_printf(&ps, " -DNSClusterIP '%s'", b->cluster_dns);
-    aws_buf_puts(&ps, "\n</powershell>");
-    *out = aws_buf_take(&ps);
+        prov_buf_printf(&ps, " -DNSClusterIP '%s'", b->cluster_dns);
+    prov_buf_puts(&ps, "\n</powershell>");
+    *out = prov_buf_take(&ps);
     return *out ? NS_OK : NS_ERR_INTERNAL;
 }
 

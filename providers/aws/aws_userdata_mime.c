@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "aws_buf.h"
+#include "prov_buf.h"
 #include "aws_userdata.h"
 
 int aws_mime_is_mime(const char *text)
@@ -46,17 +46,17 @@ static char *header_value(const char *headers, const char *name, bool *oom)
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
         if (len > nlen && strncasecmp(line, name, nlen) == 0 && line[nlen] == ':') {
-            aws_buf v = AWS_BUF_INIT;
+            prov_buf v = PROV_BUF_INIT;
             const char *p = line + nlen + 1;
-            aws_buf_append(&v, p, len - nlen - 1);
+            prov_buf_append(&v, p, len - nlen - 1);
             /* folded continuation lines start with a blank */
             while (end && (end[1] == ' ' || end[1] == '\t')) {
                 const char *next = strchr(end + 1, '\n');
                 size_t clen = next ? (size_t)(next - end - 1) : strlen(end + 1);
-                aws_buf_append(&v, end + 1, clen);
+                prov_buf_append(&v, end + 1, clen);
                 end = next;
             }
-            char *s = aws_buf_take(&v);
+            char *s = prov_buf_take(&v);
             if (!s) {
                 *oom = true;
                 return NULL;
@@ -176,11 +176,11 @@ static int split_body(const char *body, const char *boundary, aws_mime_parts *ou
 
 int aws_mime_split(const char *text, aws_mime_parts *out, char *err, size_t errlen)
 {
-    aws_buf clean = AWS_BUF_INIT;
+    prov_buf clean = PROV_BUF_INIT;
     for (const char *p = text; *p; p++)
         if (*p != '\r')
-            aws_buf_putc(&clean, *p);
-    char *doc = aws_buf_take(&clean);
+            prov_buf_putc(&clean, *p);
+    char *doc = prov_buf_take(&clean);
     if (!doc) {
         snprintf(err, errlen, "out of memory");
         return NS_ERR_INTERNAL;
@@ -219,12 +219,12 @@ int aws_mime_add(aws_mime_parts *parts, const char *content_type, const char *he
 {
     if (parts->n == AWS_MIME_MAX_PARTS)
         return NS_ERR_INTERNAL;
-    aws_buf h = AWS_BUF_INIT;
+    prov_buf h = PROV_BUF_INIT;
     if (headers)
-        aws_buf_puts(&h, headers);
+        prov_buf_puts(&h, headers);
     else
-        aws_buf_printf(&h, "Content-Type: %s\n", content_type);
-    aws_mime_part p = {aws_buf_take(&h), strdup(content_type), strdup(body)};
+        prov_buf_printf(&h, "Content-Type: %s\n", content_type);
+    aws_mime_part p = {prov_buf_take(&h), strdup(content_type), strdup(body)};
     if (!p.headers || !p.content_type || !p.body) {
         free(p.headers);
         free(p.content_type);
@@ -237,10 +237,10 @@ int aws_mime_add(aws_mime_parts *parts, const char *content_type, const char *he
 
 char *aws_mime_join(const aws_mime_parts *parts)
 {
-    aws_buf b = AWS_BUF_INIT;
-    aws_buf_puts(&b, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n");
+    prov_buf b = PROV_BUF_INIT;
+    prov_buf_puts(&b, "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n");
     for (size_t i = 0; i < parts->n; i++)
-        aws_buf_printf(&b, "%s--//\n%s\n%s", i ? "\n" : "", parts->items[i].headers, parts->items[i].body);
-    aws_buf_puts(&b, "\n--//--\n");
-    return aws_buf_take(&b);
+        prov_buf_printf(&b, "%s--//\n%s\n%s", i ? "\n" : "", parts->items[i].headers, parts->items[i].body);
+    prov_buf_puts(&b, "\n--//--\n");
+    return prov_buf_take(&b);
 }

@@ -8,7 +8,7 @@
 
 #include <nodesmith/provider.h>
 
-#include "aws_buf.h"
+#include "prov_buf.h"
 
 typedef struct builder {
     XML_Parser parser;
@@ -16,7 +16,7 @@ typedef struct builder {
     aws_xml_node *current;
     /* Character data of each open element, by depth: an element's text is appended to its own buffer and copied
      * once, when it closes, so a parent with many children costs no more than its text (linear in the answer). */
-    aws_buf text[AWS_XML_MAX_DEPTH + 1];
+    prov_buf text[AWS_XML_MAX_DEPTH + 1];
     int depth;
     bool out_of_memory;
     const char *refusal; /* set when the builder stops the parser on purpose */
@@ -78,7 +78,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 static void XMLCALL on_end(void *ud, const XML_Char *name)
 {
     builder *b = ud;
-    aws_buf *text = &b->text[b->depth];
+    prov_buf *text = &b->text[b->depth];
     char *t = trimmed_copy(text->len ? text->data : "", text->len);
     if (!t) {
         out_of_memory(b);
@@ -95,8 +95,8 @@ static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
     builder *b = ud;
     if (!b->current)
         return;
-    aws_buf_append(&b->text[b->depth], s, (size_t)len);
-    if (aws_buf_failed(&b->text[b->depth]))
+    prov_buf_append(&b->text[b->depth], s, (size_t)len);
+    if (prov_buf_failed(&b->text[b->depth]))
         out_of_memory(b);
 }
 
@@ -136,7 +136,7 @@ int aws_xml_parse(const char *data, size_t len, aws_xml_node **root, char *err, 
         b.root = NULL;
     }
     for (int i = 0; i <= AWS_XML_MAX_DEPTH; i++)
-        aws_buf_free(&b.text[i]);
+        prov_buf_free(&b.text[i]);
     XML_ParserFree(b.parser);
     *root = b.root;
     return rc;

@@ -62,16 +62,16 @@ START_TEST(test_acs3_official_vector)
     ali_params_add(&h, "x-acs-signature-nonce", "3156853299f313e23d1673dc12e1703d");
     ali_params_add(&h, "x-acs-content-sha256", sha);
     ali_params_add(&h, "Accept", "application/json"); /* not signed: neither host, content-type nor x-acs-* */
-    ali_buf auth = ALI_BUF_INIT;
+    prov_buf auth = PROV_BUF_INIT;
     char hashed[65];
     ali_acs3_input in = {"POST", "/", &q, &h, sha, "YourAccessKeyId", "YourAccessKeySecret"};
     ck_assert_int_eq(ali_acs3_sign(&in, &auth, hashed), NS_OK);
     ck_assert_str_eq(hashed, "7ea06492da5221eba5297e897ce16e55f964061054b7695beedaac1145b1e259");
-    ck_assert_str_eq(ali_buf_str(&auth),
+    ck_assert_str_eq(prov_buf_str(&auth),
                      "ACS3-HMAC-SHA256 Credential=YourAccessKeyId,SignedHeaders=host;x-acs-action;x-acs-content-sha256;"
                      "x-acs-date;x-acs-signature-nonce;x-acs-version,"
                      "Signature=06563a9e1b43f5dfe96b81484da74bceab24a1d853912eee15083a6f0f3283c0");
-    ali_buf_free(&auth);
+    prov_buf_free(&auth);
     ali_params_free(&q);
     ali_params_free(&h);
 }
@@ -97,18 +97,18 @@ END_TEST
 
 START_TEST(test_percent_encode_and_query)
 {
-    ali_buf b = ALI_BUF_INIT;
+    prov_buf b = PROV_BUF_INIT;
     ali_percent_encode(&b, "a b*c~d/e+f!'()=&é");
-    ck_assert_str_eq(ali_buf_str(&b), "a%20b%2Ac~d%2Fe%2Bf%21%27%28%29%3D%26%C3%A9");
-    ali_buf_free(&b);
+    ck_assert_str_eq(prov_buf_str(&b), "a%20b%2Ac~d%2Fe%2Bf%21%27%28%29%3D%26%C3%A9");
+    prov_buf_free(&b);
     ali_params p = {0};
     ali_params_add(&p, "LaunchTemplateConfig.1.InstanceType", "ecs.g7.large");
     ali_params_add(&p, "LaunchConfiguration.Tag.1.Key", "karpenter.sh/nodepool");
     ali_params_add(&p, "Empty", "");
     ali_query_string(&b, &p);
-    ck_assert_str_eq(ali_buf_str(&b), "Empty=&LaunchConfiguration.Tag.1.Key=karpenter.sh%2Fnodepool&"
+    ck_assert_str_eq(prov_buf_str(&b), "Empty=&LaunchConfiguration.Tag.1.Key=karpenter.sh%2Fnodepool&"
                                       "LaunchTemplateConfig.1.InstanceType=ecs.g7.large");
-    ali_buf_free(&b);
+    prov_buf_free(&b);
     ali_params_free(&p);
     char date[30];
     ali_http_date(1700000000, date);

@@ -147,9 +147,9 @@ END_TEST
 
 static char *canonical_query(const char *q)
 {
-    aws_buf b = AWS_BUF_INIT;
+    prov_buf b = PROV_BUF_INIT;
     ck_assert_int_eq(aws_sigv4_canonical_query(&b, q), NS_OK);
-    return aws_buf_take(&b);
+    return prov_buf_take(&b);
 }
 
 START_TEST(test_query_repeated_unsorted_encoded)
@@ -165,9 +165,9 @@ END_TEST
 
 static char *canonical_path(const char *p)
 {
-    aws_buf b = AWS_BUF_INIT;
+    prov_buf b = PROV_BUF_INIT;
     ck_assert_int_eq(aws_sigv4_canonical_path(&b, p), NS_OK);
-    return aws_buf_take(&b);
+    return prov_buf_take(&b);
 }
 
 START_TEST(test_path_double_encoding)

@@ -1,11 +1,11 @@
-#include "aws_buf.h"
+#include "prov_buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool reserve(aws_buf *b, size_t extra)
+static bool reserve(prov_buf *b, size_t extra)
 {
     if (b->failed)
         return false;
@@ -24,7 +24,7 @@ static bool reserve(aws_buf *b, size_t extra)
     return true;
 }
 
-void aws_buf_append(aws_buf *b, const char *s, size_t n)
+void prov_buf_append(prov_buf *b, const char *s, size_t n)
 {
     if (!reserve(b, n))
         return;
@@ -34,17 +34,17 @@ void aws_buf_append(aws_buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 
-void aws_buf_puts(aws_buf *b, const char *s)
+void prov_buf_puts(prov_buf *b, const char *s)
 {
-    aws_buf_append(b, s, strlen(s));
+    prov_buf_append(b, s, strlen(s));
 }
 
-void aws_buf_putc(aws_buf *b, char c)
+void prov_buf_putc(prov_buf *b, char c)
 {
-    aws_buf_append(b, &c, 1);
+    prov_buf_append(b, &c, 1);
 }
 
-void aws_buf_printf(aws_buf *b, const char *fmt, ...)
+void prov_buf_printf(prov_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -62,20 +62,20 @@ void aws_buf_printf(aws_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-bool aws_buf_failed(const aws_buf *b)
+bool prov_buf_failed(const prov_buf *b)
 {
     return b->failed;
 }
 
-const char *aws_buf_str(const aws_buf *b)
+const char *prov_buf_str(const prov_buf *b)
 {
-    return b->data ? b->data : "";
+    return b->data && !b->failed ? b->data : "";
 }
 
-char *aws_buf_take(aws_buf *b)
+char *prov_buf_take(prov_buf *b)
 {
     if (b->failed) {
-        aws_buf_free(b);
+        prov_buf_free(b);
         return NULL;
     }
     char *s = b->data ? b->data : strdup("");
@@ -84,7 +84,7 @@ char *aws_buf_take(aws_buf *b)
     return s;
 }
 
-void aws_buf_free(aws_buf *b)
+void prov_buf_free(prov_buf *b)
 {
     if (!b)
         return;
