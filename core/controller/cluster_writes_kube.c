@@ -38,16 +38,29 @@ static int failed(kstore *s, int rc)
 
 /* ---- NodeClaims */
 
+/* The claim's owner: its pool, or the v1alpha5 Provisioner the pool was converted from. */
+static int claim_owner(kstore *s, const ns_nodeclaim *claim, char *uid, size_t len, ns_kube_owner *out)
+{
+    const char *pool = ns_labels_get(&claim->meta.labels, NS_LABEL_NODEPOOL);
+    if (!pool)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating NodeClaim %s: no %s label", nz(claim->meta.name),
+                       NS_LABEL_NODEPOOL);
+    const ns_nodepool *np = ns_cluster_find_nodepool(s->cluster, pool);
+    bool provisioner = np && np->converted_from_provisioner;
+    *out = (ns_kube_owner){.api_version = provisioner ? "karpenter.sh/v1alpha5" : "karpenter.sh/v1",
+                           .kind = provisioner ? "Provisioner" : "NodePool", .name = pool, .uid = uid};
+    return ns_mirror_uid(s->m, provisioner ? NS_MIRROR_PROVISIONER : NS_MIRROR_NODEPOOL, NULL, pool, uid, len);
+}
+
 static int k_create_nodeclaim(void *ctx, ns_nodeclaim *claim)
 {
     kstore *s = ctx;
-    const char *pool = ns_labels_get(&claim->meta.labels, NS_LABEL_NODEPOOL);
+    ns_kube_owner owner = {0};
     char uid[128];
     cJSON *obj = NULL, *out = NULL, *status = NULL, *after = NULL;
-    int rc = pool ? ns_mirror_uid(s->m, NS_MIRROR_NODEPOOL, NULL, pool, uid, sizeof(uid))
-                  : NS_FAIL(NS_ERR_INVALID_ARGUMENT, "creating NodeClaim %s: no %s label", nz(claim->meta.name),
-                            NS_LABEL_NODEPOOL);
-    if (rc == 0 && (!(obj = ns_kube_nodeclaim_json(claim, pool, uid)) || !(status = ns_kube_nodeclaim_status_json(claim))))
+    int rc = claim_owner(s, claim, uid, sizeof(uid), &owner);
+    const char *pool = owner.name;
+    if (rc == 0 && (!(obj = ns_kube_nodeclaim_json(claim, &owner)) || !(status = ns_kube_nodeclaim_status_json(claim))))
         rc = NS_ERR_INTERNAL;
     if (rc == 0)
         rc = ns_kube_create(s->c, &NS_KUBE_NODECLAIMS, NULL, obj, NULL, &out);

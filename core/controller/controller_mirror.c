@@ -57,6 +57,8 @@ struct ns_mirror {
     size_t n_held_pools;
     ns_nodeclaim **held_claims;
     size_t n_held_claims;
+    ns_nodepool **shadowed; /* converted Provisioners set aside for a NodePool of the same name */
+    size_t n_shadowed;
 };
 
 static uint64_t rv_number(const char *rv)
@@ -102,7 +104,8 @@ static const ns_kube_decoder *decoder_of(ns_mirror_kind kind)
     switch (kind) {
     case NS_MIRROR_POD: return &NS_KUBE_DECODE_POD;
     case NS_MIRROR_NODE: return &NS_KUBE_DECODE_NODE;
-    case NS_MIRROR_NODEPOOL: return &NS_KUBE_DECODE_NODEPOOL;
+    case NS_MIRROR_NODEPOOL:
+    case NS_MIRROR_PROVISIONER: return &NS_KUBE_DECODE_NODEPOOL;
     case NS_MIRROR_NODECLAIM: return &NS_KUBE_DECODE_NODECLAIM;
     case NS_MIRROR_PDB: return &NS_KUBE_DECODE_PDB;
     case NS_MIRROR_DAEMONSET: return &NS_KUBE_DECODE_DAEMONSET;
@@ -195,12 +198,13 @@ static int add_informer(ns_mirror *m, ns_mirror_kind kind, const ns_kube_resourc
 /* True when the API server serves the resource (its CRD is installed). */
 static int served(ns_kube_client *c, const ns_kube_resource *r, bool *out)
 {
-    char path[512];
+    char path[512], what[320];
     long status = 0;
     int rc = ns_kube_path(path, sizeof(path), r, NULL, NULL, NULL, "limit=1");
     if (rc < 0)
         return rc;
-    rc = ns_kube_json(c, "GET", path, NULL, NULL, "checking the node-class resource", &status, NULL);
+    snprintf(what, sizeof(what), "checking whether the API server serves %s.%s", r->resource, r->group);
+    rc = ns_kube_json(c, "GET", path, NULL, NULL, what, &status, NULL);
     *out = rc == 0;
     if (rc < 0 && status == 404) {
         ns_error_clear();
@@ -245,6 +249,19 @@ static int add_nodeclass_informers(ns_mirror *m, const ns_nodeclass_kinds *kinds
     return 0;
 }
 
+/* Provisioners only on clusters whose CRDs still serve karpenter.sh/v1alpha5; the kinds say what a providerRef that
+ * names no kind means. */
+static int add_provisioner_informer(ns_mirror *m, const ns_nodeclass_kinds *kinds)
+{
+    bool ok = false;
+    int rc = served(m->client, &NS_KUBE_PROVISIONERS, &ok);
+    if (rc < 0 || !ok)
+        return rc;
+    ns_log(NS_LOG_INFO, "controller", "karpenter.sh/v1alpha5 Provisioners are served, reading them as NodePools",
+           NULL);
+    return add_informer(m, NS_MIRROR_PROVISIONER, &NS_KUBE_PROVISIONERS, kinds);
+}
+
 int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror **out)
 {
     *out = NULL;
@@ -258,14 +275,17 @@ int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror 
         const ns_kube_resource *res;
     } builtin[] = {
         {NS_MIRROR_NODECLASS, NULL}, /* first, so node classes are in the cluster before pools name them */
-        {NS_MIRROR_NODEPOOL, &NS_KUBE_NODEPOOLS},   {NS_MIRROR_NODECLAIM, &NS_KUBE_NODECLAIMS},
+        {NS_MIRROR_NODEPOOL, &NS_KUBE_NODEPOOLS},
+        {NS_MIRROR_PROVISIONER, NULL}, /* after NodePools: a NodePool of the same name is there first */
+        {NS_MIRROR_NODECLAIM, &NS_KUBE_NODECLAIMS},
         {NS_MIRROR_NODE, &NS_KUBE_NODES},           {NS_MIRROR_POD, &NS_KUBE_PODS},
         {NS_MIRROR_PDB, &NS_KUBE_PDBS},             {NS_MIRROR_DAEMONSET, &NS_KUBE_DAEMONSETS},
     };
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof(builtin) / sizeof(builtin[0]); i++)
-        rc = builtin[i].res ? add_informer(m, builtin[i].kind, builtin[i].res, NULL)
-                            : add_nodeclass_informers(m, kinds);
+        rc = builtin[i].res                                 ? add_informer(m, builtin[i].kind, builtin[i].res, NULL)
+             : builtin[i].kind == NS_MIRROR_PROVISIONER ? add_provisioner_informer(m, kinds)
+                                                        : add_nodeclass_informers(m, kinds);
     if (rc < 0) {
         ns_mirror_free(m);
         return rc;
@@ -303,8 +323,11 @@ void ns_mirror_free(ns_mirror *m)
         ns_nodepool_free(m->held_pools[i]);
     for (size_t i = 0; i < m->n_held_claims; i++)
         ns_nodeclaim_free(m->held_claims[i]);
+    for (size_t i = 0; i < m->n_shadowed; i++)
+        ns_nodepool_free(m->shadowed[i]);
     free(m->held_pools);
     free(m->held_claims);
+    free(m->shadowed);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
@@ -401,15 +424,16 @@ int ns_mirror_uid(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char 
         if (found)
             return 0;
     }
-    return NS_FAIL(NS_ERR_NOT_FOUND, "%s %s%s%s is not in the controller's cache", kind == NS_MIRROR_NODEPOOL
-                   ? "NodePool" : "object", ns ? ns : "", ns ? "/" : "", name);
+    return NS_FAIL(NS_ERR_NOT_FOUND, "%s %s%s%s is not in the controller's cache",
+                   kind == NS_MIRROR_NODEPOOL ? "NodePool" : kind == NS_MIRROR_PROVISIONER ? "Provisioner" : "object",
+                   ns ? ns : "", ns ? "/" : "", name);
 }
 
 void ns_mirror_get_stats(ns_mirror *m, ns_mirror_stats *out)
 {
     memset(out, 0, sizeof(*out));
     out->informers = m->n_infs;
-    out->held_aside = m->n_held_pools + m->n_held_claims;
+    out->held_aside = m->n_held_pools + m->n_held_claims + m->n_shadowed;
     for (size_t i = 0; i < m->n_infs; i++) {
         ns_kube_informer_stats st;
         ns_kube_informer_get_stats(m->infs[i].inf, &st);
@@ -437,15 +461,97 @@ static void *unhold(void **list, size_t *n, size_t i)
     return obj;
 }
 
-static ns_nodepool *take_pool(ns_mirror *m, ns_cluster *c, const char *name)
+/* The pool of that name, in the cluster or held aside, when it is a NodePool (converted false) or a converted
+ * Provisioner (true); taken out. */
+static ns_nodepool *take_pool(ns_mirror *m, ns_cluster *c, const char *name, bool converted)
 {
     ns_nodepool *np = ns_cluster_find_nodepool(c, name);
-    if (np && ns_cluster_take_nodepool(c, np) == 0)
+    if (np && np->converted_from_provisioner == converted && ns_cluster_take_nodepool(c, np) == 0)
         return np;
     for (size_t i = 0; i < m->n_held_pools; i++)
-        if (strcmp(m->held_pools[i]->meta.name, name) == 0)
+        if (strcmp(m->held_pools[i]->meta.name, name) == 0 && m->held_pools[i]->converted_from_provisioner == converted)
             return unhold((void **)m->held_pools, &m->n_held_pools, i);
     return NULL;
+}
+
+static ns_nodepool *take_shadowed(ns_mirror *m, const char *name)
+{
+    for (size_t i = 0; i < m->n_shadowed; i++)
+        if (strcmp(m->shadowed[i]->meta.name, name) == 0)
+            return unhold((void **)m->shadowed, &m->n_shadowed, i);
+    return NULL;
+}
+
+static void warn_shadowed(const char *name)
+{
+    ns_log(NS_LOG_WARN, "controller", "a NodePool and a v1alpha5 Provisioner share a name, using the NodePool and "
+           "ignoring the Provisioner until the NodePool is deleted", "NodePool", name, "Provisioner", name, NULL);
+}
+
+/* Holds a pool aside; frees it when that fails. */
+static int hold_pool(ns_nodepool ***list, size_t *n, ns_nodepool *np)
+{
+    int rc = hold((void ***)list, n, np);
+    if (rc < 0)
+        ns_nodepool_free(np);
+    return rc;
+}
+
+/* A NodePool version (obj) or deletion (NULL). It takes the place of a converted Provisioner of the same name, which
+ * is set aside until the NodePool goes. */
+static int apply_nodepool(ns_mirror *m, ns_cluster *c, const char *name, ns_nodepool *obj)
+{
+    ns_nodepool_free(take_pool(m, c, name, false));
+    if (!obj) {
+        ns_nodepool *prov = take_shadowed(m, name); /* the NodePool went: its Provisioner is the pool again */
+        return prov ? hold_pool(&m->held_pools, &m->n_held_pools, prov) : 0;
+    }
+    ns_nodepool *prov = take_pool(m, c, name, true);
+    int rc = 0;
+    if (prov) {
+        warn_shadowed(name);
+        rc = hold_pool(&m->shadowed, &m->n_shadowed, prov);
+    }
+    if (rc < 0) {
+        ns_nodepool_free(obj);
+        return rc;
+    }
+    return hold_pool(&m->held_pools, &m->n_held_pools, obj);
+}
+
+/* A Provisioner version, converted into a NodePool (obj), or its deletion (NULL). */
+static int apply_provisioner(ns_mirror *m, ns_cluster *c, const char *name, ns_nodepool *obj)
+{
+    ns_nodepool *old = take_pool(m, c, name, true);
+    bool shadowed = !old && (old = take_shadowed(m, name)) != NULL, seen = old != NULL;
+    ns_nodepool_free(old);
+    if (!obj)
+        return 0;
+    const ns_nodepool *np = ns_cluster_find_nodepool(c, name);
+    bool nodepool = np != NULL; /* the converted one of that name was taken out: what is left is a NodePool */
+    for (size_t i = 0; i < m->n_held_pools && !nodepool; i++)
+        nodepool = strcmp(m->held_pools[i]->meta.name, name) == 0;
+    if (nodepool) {
+        if (!shadowed)
+            warn_shadowed(name);
+        return hold_pool(&m->shadowed, &m->n_shadowed, obj);
+    }
+    if (!seen)
+        ns_log(NS_LOG_WARN, "controller", "reading a karpenter.sh/v1alpha5 Provisioner as a karpenter.sh/v1 NodePool "
+               "(Karpenter's v1alpha5 API is deprecated; migrate it to a NodePool of the same name)", "Provisioner",
+               name, "nodeClassRef", obj->nodeclass_ref.name, NULL);
+    return hold_pool(&m->held_pools, &m->n_held_pools, obj);
+}
+
+/* A node class seen for the first time whose kind is the one v1alpha5 Provisioners reference by default: read
+ * through its provider like any node class, and said so, since that provider's current kind is the one to move to. */
+static void warn_legacy_class(const ns_nodeclass_kinds *kinds, const ns_nodeclass_def *def)
+{
+    const ns_nodeclass_kind_info *k = ns_nodeclass_kinds_find(kinds, def->api_version, def->kind);
+    if (k && (k->flags & NS_NODECLASS_DEFAULT_V1ALPHA5_REF))
+        ns_log(NS_LOG_WARN, "controller", "reading a node class of Karpenter's v1alpha5 API through its provider's "
+               "conversion (deprecated; migrate it to the provider's current node-class kind)", def->kind,
+               def->meta.name, "apiVersion", def->api_version, "provider", k->provider, NULL);
 }
 
 static ns_nodeclaim *take_claim(ns_mirror *m, ns_cluster *c, const char *name)
@@ -474,10 +580,10 @@ static int apply_pod(ns_cluster *c, slot *s, int64_t now)
 }
 
 /* Applies one queued version; the slot's object moves into the cluster (or is held aside). */
-static int apply_slot(ns_mirror *m, ns_cluster *c, ns_mirror_kind kind, slot *s, int64_t now)
+static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, slot *s, int64_t now)
 {
     void *obj = s->obj;
-    switch (kind) {
+    switch (mi->kind) {
     case NS_MIRROR_POD: return apply_pod(c, s, now);
     case NS_MIRROR_NODE: {
         ns_node *old = ns_cluster_find_node(c, s->name);
@@ -487,9 +593,11 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, ns_mirror_kind kind, slot *s,
         return obj ? ns_cluster_add_node(c, obj) : 0;
     }
     case NS_MIRROR_NODEPOOL:
-        ns_nodepool_free(take_pool(m, c, s->name));
         s->obj = NULL;
-        return obj ? hold((void ***)&m->held_pools, &m->n_held_pools, obj) : 0;
+        return apply_nodepool(m, c, s->name, obj);
+    case NS_MIRROR_PROVISIONER:
+        s->obj = NULL;
+        return apply_provisioner(m, c, s->name, obj);
     case NS_MIRROR_NODECLAIM:
         ns_nodeclaim_free(take_claim(m, c, s->name));
         s->obj = NULL;
@@ -515,11 +623,13 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, ns_mirror_kind kind, slot *s,
         ns_nodeclass_def *old = ns_cluster_find_nodeclass(c, kind_buf, s->name);
         if (old && ns_cluster_remove_nodeclass(c, old) < 0)
             return NS_ERR_INTERNAL;
+        if (!old && obj)
+            warn_legacy_class(mi->inner_ctx, obj);
         s->obj = NULL;
         return obj ? ns_cluster_add_nodeclass(c, obj) : 0;
     }
     }
-    return NS_FAIL(NS_ERR_INTERNAL, "controller: unknown cached kind %d", (int)kind);
+    return NS_FAIL(NS_ERR_INTERNAL, "controller: unknown cached kind %d", (int)mi->kind);
 }
 
 /* NodePools and NodeClaims go into the cluster when their node class is there, and aside when it is not. */
@@ -593,7 +703,7 @@ int ns_mirror_apply(ns_mirror *m, ns_cluster *c, size_t *changed)
                     slot_free(f, NULL);
                 }
                 if (rc == 0) {
-                    rc = apply_slot(m, c, mi->kind, s, now);
+                    rc = apply_slot(m, c, mi, s, now);
                     n++;
                 }
                 slot_free(s, mi->inner);

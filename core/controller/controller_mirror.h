@@ -14,6 +14,13 @@
  * NodeClassReady is False alone) and come back once the class exists; the cluster handed to the engine is always
  * resolved (ns_cluster_resolve).
  *
+ * Clusters still on Karpenter's v1alpha5 API: when the API server serves karpenter.sh/v1alpha5 Provisioners, they are
+ * read through the manifests' converter into NodePools (converted_from_provisioner), each logged at WARN the first
+ * time it is seen. A NodePool and a Provisioner of the same name cannot both be a pool: the NodePool is used and the
+ * Provisioner set aside (logged) until the NodePool goes. Node classes of the kind a Provisioner's providerRef means
+ * by default (the provider declares it, NS_NODECLASS_DEFAULT_V1ALPHA5_REF) are read through that provider like any
+ * node class, and logged at WARN the first time each is seen.
+ *
  * Threading: informers decode on their own threads; every other function is for the engine's thread.
  */
 #ifndef NS_CONTROLLER_MIRROR_H
@@ -35,7 +42,8 @@ typedef enum ns_mirror_kind {
     NS_MIRROR_NODECLAIM,
     NS_MIRROR_PDB,
     NS_MIRROR_DAEMONSET,
-    NS_MIRROR_NODECLASS, /* one informer per served node-class kind */
+    NS_MIRROR_NODECLASS,   /* one informer per served node-class kind */
+    NS_MIRROR_PROVISIONER, /* karpenter.sh/v1alpha5, when served: converted into NodePools */
 } ns_mirror_kind;
 
 typedef struct ns_mirror ns_mirror;
@@ -69,7 +77,7 @@ void ns_mirror_floor(ns_mirror *m, ns_mirror_kind kind, const char *ns, const ch
  * are stale until its deletion arrives. */
 void ns_mirror_gone(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name);
 
-/* The uid of a cached object (NodePools for owner references) into buf; 0 or NS_ERR_NOT_FOUND. */
+/* The uid of a cached object (NodePools and Provisioners for owner references) into buf; 0 or NS_ERR_NOT_FOUND. */
 int ns_mirror_uid(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, char *buf, size_t len);
 
 /* Stats for tests and /metrics: informers' decode errors and objects held aside. */

@@ -107,10 +107,10 @@ static cJSON *conditions_json(const ns_conditions *c)
     return a ? a : oom(NULL, "conditions");
 }
 
-cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const char *nodepool, const char *nodepool_uid)
+cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const ns_kube_owner *pool)
 {
     char gen[300], dur[64];
-    snprintf(gen, sizeof(gen), "%s-", nodepool);
+    snprintf(gen, sizeof(gen), "%s-", pool->name);
     cJSON *o = cJSON_CreateObject(), *meta = NULL, *spec = NULL, *owners = NULL, *owner = NULL, *ref = NULL;
     bool ok = o && cJSON_AddStringToObject(o, "apiVersion", "karpenter.sh/v1") &&
               cJSON_AddStringToObject(o, "kind", "NodeClaim") && (meta = cJSON_AddObjectToObject(o, "metadata")) &&
@@ -120,9 +120,9 @@ cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const char *nodepool, c
               cJSON_AddItemToObject(meta, "finalizers",
                                     ns_kube_strings_json(claim->meta.finalizers, claim->meta.n_finalizers)) &&
               (owners = cJSON_AddArrayToObject(meta, "ownerReferences")) && (owner = cJSON_CreateObject()) &&
-              cJSON_AddItemToArray(owners, owner) && cJSON_AddStringToObject(owner, "apiVersion", "karpenter.sh/v1") &&
-              cJSON_AddStringToObject(owner, "kind", "NodePool") && cJSON_AddStringToObject(owner, "name", nodepool) &&
-              cJSON_AddStringToObject(owner, "uid", nodepool_uid) && cJSON_AddTrueToObject(owner, "blockOwnerDeletion") &&
+              cJSON_AddItemToArray(owners, owner) && cJSON_AddStringToObject(owner, "apiVersion", pool->api_version) &&
+              cJSON_AddStringToObject(owner, "kind", pool->kind) && cJSON_AddStringToObject(owner, "name", pool->name) &&
+              cJSON_AddStringToObject(owner, "uid", pool->uid) && cJSON_AddTrueToObject(owner, "blockOwnerDeletion") &&
               (spec = cJSON_AddObjectToObject(o, "spec")) &&
               cJSON_AddItemToObject(spec, "requirements", requirements_json(claim->requirements, claim->n_requirements)) &&
               (ref = cJSON_AddObjectToObject(spec, "nodeClassRef")) &&

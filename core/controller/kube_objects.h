@@ -14,10 +14,20 @@
 #include "model/node.h"
 #include "model/resources.h"
 
-/* A NodeClaim to create: generateName "<nodepool>-", labels, annotations, finalizers, an owner reference to NodePool
- * `nodepool` (uid `nodepool_uid`, blockOwnerDeletion), and spec (taints, startupTaints, requirements, resources,
- * nodeClassRef, expireAfter, terminationGracePeriod when set). */
-cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const char *nodepool, const char *nodepool_uid);
+/* The object a NodeClaim belongs to: its NodePool (karpenter.sh/v1 NodePool), or the v1alpha5 Provisioner it was
+ * converted from (karpenter.sh/v1alpha5 Provisioner), so the API server's garbage collector deletes the claims with
+ * the object that is really there. */
+typedef struct ns_kube_owner {
+    const char *api_version;
+    const char *kind;
+    const char *name;
+    const char *uid;
+} ns_kube_owner;
+
+/* A NodeClaim to create: generateName "<pool name>-", labels, annotations, finalizers, an owner reference to `pool`
+ * (blockOwnerDeletion), and spec (taints, startupTaints, requirements, resources, nodeClassRef, expireAfter,
+ * terminationGracePeriod when set). */
+cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const ns_kube_owner *pool);
 /* {"status": {providerID, nodeName, imageID, capacity, allocatable, conditions}} for a /status merge patch. */
 cJSON *ns_kube_nodeclaim_status_json(const ns_nodeclaim *claim);
 /* A Node to create: name, labels, annotations, spec.providerID, spec.taints, spec.unschedulable. */

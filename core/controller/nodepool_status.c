@@ -109,6 +109,8 @@ int ns_nodepool_status_sync(ns_nodepool_status *s, ns_kube_client *client, ns_mi
     int first = 0;
     for (size_t i = 0; i < c->n_nodepools; i++) {
         const ns_nodepool *np = c->nodepools[i];
+        if (np->converted_from_provisioner)
+            continue; /* a Provisioner's status has none of a NodePool's fields, and there is no NodePool to write */
         cJSON *st = status_of(np, c, when), *out = NULL;
         char *body = st ? cJSON_PrintUnformatted(st) : NULL;
         written *w = body ? find(s, np->meta.name) : NULL;

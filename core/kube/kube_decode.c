@@ -62,7 +62,9 @@ static int decode(const cJSON *obj, const char *what, const void *ctx, which w, 
     *typed = NULL;
     if (!scratch)
         return NS_ERR_INTERNAL;
-    if (w == W_NODECLASS)
+    /* node classes need the kinds to be read at all; a v1alpha5 Provisioner's providerRef may name no kind, and the
+     * kinds say which one it means */
+    if (ctx && (w == W_NODECLASS || w == W_NODEPOOL))
         ns_cluster_set_kinds(scratch, ctx);
     if ((rc = ns_jtree_new(obj, &tree)) < 0 || (rc = ns_manifest_load_tree(scratch, SOURCE, ns_jtree_root(tree))) < 0)
         goto done;

@@ -6,7 +6,9 @@
  *
  * typed objects: Pod -> ns_pod (NS_KUBE_DECODE_POD: an ordinary pod the caller may take and change;
  * NS_KUBE_DECODE_POD_PACKED: a packed, read-only pod (ns_pod_pack) whose names the cache entry borrows, what an
- * informer that keeps pods in its cache uses), Node -> ns_node, NodePool -> ns_nodepool, NodeClaim -> ns_nodeclaim,
+ * informer that keeps pods in its cache uses), Node -> ns_node, NodePool and karpenter.sh/v1alpha5 Provisioner ->
+ * ns_nodepool (decoder_ctx, may be NULL: the loaded providers' ns_nodeclass_kinds, which say the kind a Provisioner's
+ * providerRef means when it names none), NodeClaim -> ns_nodeclaim,
  * PodDisruptionBudget -> ns_pdb, DaemonSet -> ns_daemonset, node classes -> ns_nodeclass_def (decoder_ctx: the
  * loaded providers' ns_nodeclass_kinds; the provider's validate_nodeclass runs on each, as for manifests).
  */

@@ -14,6 +14,7 @@ const ns_kube_resource NS_KUBE_PVCS = {"", "v1", "persistentvolumeclaims", "Pers
 const ns_kube_resource NS_KUBE_EVENTS = {"", "v1", "events", "Event", true};
 const ns_kube_resource NS_KUBE_NODEPOOLS = {"karpenter.sh", "v1", "nodepools", "NodePool", false};
 const ns_kube_resource NS_KUBE_NODECLAIMS = {"karpenter.sh", "v1", "nodeclaims", "NodeClaim", false};
+const ns_kube_resource NS_KUBE_PROVISIONERS = {"karpenter.sh", "v1alpha5", "provisioners", "Provisioner", false};
 const ns_kube_resource NS_KUBE_DAEMONSETS = {"apps", "v1", "daemonsets", "DaemonSet", true};
 const ns_kube_resource NS_KUBE_DEPLOYMENTS = {"apps", "v1", "deployments", "Deployment", true};
 const ns_kube_resource NS_KUBE_REPLICASETS = {"apps", "v1", "replicasets", "ReplicaSet", true};

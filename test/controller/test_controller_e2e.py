@@ -1178,6 +1178,135 @@ class Test7AwsProviderEndToEnd(unittest.TestCase):
             kubectl("delete", "namespace", ns, "--wait=false")
 
 
+LEGACY = """
+apiVersion: karpenter.sh/v1alpha5
+kind: Provisioner
+metadata:
+  name: legacy
+spec:
+  providerRef:
+    name: legacy
+  taints:
+  - key: e2e/legacy
+    effect: NoSchedule
+  requirements:
+  - key: karpenter.sh/capacity-type
+    operator: In
+    values: ["on-demand"]
+  - key: node.kubernetes.io/instance-type
+    operator: In
+    values: ["m5.large"]
+  limits:
+    resources:
+      cpu: "100"
+---
+apiVersion: karpenter.k8s.aws/v1alpha1
+kind: AWSNodeTemplate
+metadata:
+  name: legacy
+spec:
+  subnetSelector:
+    karpenter.sh/discovery: e2e
+  securityGroupSelector:
+    karpenter.sh/discovery: e2e
+"""
+
+
+class Test8V1alpha5EndToEnd(unittest.TestCase):
+    """A cluster still on Karpenter's v1alpha5 API: the Provisioner and AWSNodeTemplate CRDs of Karpenter v0.32.0 (the
+    last release serving them, from the Go module proxy), a Provisioner whose providerRef names an AWSNodeTemplate by
+    name only. The controller reads the Provisioner through the manifests' converter and the AWSNodeTemplate through
+    the provider (the simulated one declares that kind), warning about each; pods that select the Provisioner's pool
+    get NodeClaims owned by the Provisioner, so deleting the Provisioner has the API server's garbage collector delete
+    them, and the controller drains and terminates them. A Provisioner named like an existing NodePool is set aside
+    with a warning. No NodePool status is written for the Provisioner (nothing logged at ERROR)."""
+
+    def test_provisioner_and_awsnodetemplate_are_read_and_converted(self):
+        legacy_crds = subprocess.run(["bash", os.path.join(HERE, "..", "kube", "fetch-crds.sh"),
+                                      "github.com/aws/karpenter", "v0.32.0"], capture_output=True, text=True,
+                                     check=True).stdout.strip()
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        for f in ("karpenter.sh_provisioners.yaml", "karpenter.k8s.aws_awsnodetemplates.yaml"):
+            kubectl("apply", "--server-side", "-f", os.path.join(legacy_crds, f))
+        kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/provisioners.karpenter.sh",
+                "crd/awsnodetemplates.karpenter.k8s.aws")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL)
+        kubectl("apply", "-f", "-", stdin=LEGACY)
+        # a Provisioner with the name of a NodePool (as a v0.32 migration leaves them): the NodePool is the pool
+        kubectl("apply", "-f", "-", stdin=LEGACY.split("---")[0].replace("name: legacy\nspec", "name: default\nspec"))
+        provisioner_uid = kget("provisioner", "legacy")["metadata"]["uid"]
+        ns = BED.namespace("legacy")
+        ctl = Controller("replica-legacy")
+        try:
+            eventually("replica-legacy to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            kubectl("apply", "-f", "-", stdin=(DEPLOYMENT % {"ns": ns}).replace("name: inflate", "name: legacy")
+                    .replace("replicas: 50", "replicas: 6").replace("cpu: 500m", "cpu: \"1\"")
+                    .replace("    spec:\n", "    spec:\n      nodeSelector: {karpenter.sh/nodepool: legacy}\n"
+                             "      tolerations: [{key: e2e/legacy, operator: Exists}]\n"))
+
+            def legacy_claims():
+                return [c for c in kget("nodeclaims")["items"]
+                        if c["metadata"]["labels"].get("karpenter.sh/nodepool") == "legacy"]
+
+            def running():
+                pods = kget("pods", "-n", ns)["items"]
+                return len(pods) == 6 and all(p["status"].get("phase") == "Running" for p in pods) and pods
+            try:
+                pods = eventually("6 pods Running on the Provisioner's nodes", running, timeout=240)
+            except AssertionError:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                raise
+            claims = legacy_claims()
+            self.assertGreaterEqual(len(claims), 3)  # m5.large: 2 CPUs, less the daemon overhead, per node
+            nodes = {n["metadata"]["name"]: n for n in kget("nodes")["items"]}
+            for c in claims:
+                m = c["metadata"]
+                self.assertEqual(m["ownerReferences"], [{"apiVersion": "karpenter.sh/v1alpha5", "kind": "Provisioner",
+                                                         "name": "legacy", "uid": provisioner_uid,
+                                                         "blockOwnerDeletion": True}])
+                self.assertTrue(m["name"].startswith("legacy-"), m["name"])
+                self.assertEqual(c["spec"]["nodeClassRef"], {"group": "karpenter.k8s.aws", "kind": "AWSNodeTemplate",
+                                                             "name": "legacy"})
+                node = nodes[c["status"]["nodeName"]]
+                self.assertEqual(node["metadata"]["labels"]["node.kubernetes.io/instance-type"], "m5.large")
+                self.assertIn({"key": "e2e/legacy", "effect": "NoSchedule"}, node["spec"].get("taints", []))
+            self.assertTrue({p["spec"]["nodeName"] for p in pods} <= {c["status"]["nodeName"] for c in claims})
+            self.assertEqual([c for c in kget("nodeclaims")["items"]
+                              if c["metadata"]["ownerReferences"][0]["kind"] == "Provisioner" and
+                              c["metadata"]["ownerReferences"][0]["name"] == "default"], [])
+            # the warnings, each naming its object
+            log = [json.loads(line) for line in ctl.text().splitlines() if line.startswith("{")]
+            warned = {(e.get("Provisioner"), e.get("AWSNodeTemplate"), e.get("NodePool")) for e in log
+                      if e.get("level") == "WARN"}
+            self.assertIn(("legacy", None, None), warned, ctl.text()[-4000:])
+            self.assertIn((None, "legacy", None), warned, ctl.text()[-4000:])
+            self.assertIn(("default", None, "default"), warned, ctl.text()[-4000:])
+            self.assertNotIn(("default", None, None), warned)  # the set-aside Provisioner is not read as a pool
+            # the Provisioner goes: the API server's garbage collector deletes its NodeClaims, the controller drains
+            # and terminates them
+            kubectl("delete", "deployment", "-n", ns, "legacy")
+            kubectl("delete", "provisioner", "legacy", "--wait=false")
+            names = {c["metadata"]["name"] for c in claims}
+            provider_ids = {c["status"]["providerID"] for c in claims}
+            try:
+                eventually("the Provisioner's NodeClaims to go", lambda: not legacy_claims(), timeout=180)
+            except AssertionError:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                raise
+            eventually("their instances to be terminated", lambda: not provider_ids & set(cloud_instances()),
+                       timeout=60)
+            self.assertFalse({n["metadata"]["name"] for n in kget("nodes")["items"]} &
+                             {c["status"]["nodeName"] for c in claims})
+            print("# %d NodeClaims of Provisioner legacy (%s) removed with it" % (len(names), " ".join(sorted(names))))
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            ctl.close()
+            kubectl("delete", "provisioner", "default", "legacy", "--ignore-not-found", "--wait=false")
+            kubectl("delete", "namespace", ns, "--wait=false")
+
+
 if __name__ == "__main__":
     NODESMITH = sys.argv.pop(1)
     unittest.main(verbosity=2)

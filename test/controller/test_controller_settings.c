@@ -136,7 +136,8 @@ START_TEST(nodeclaim_json_as_karpenter_writes_it)
     c->expire_after_ms = 720LL * 3600 * 1000;
     ck_assert_int_eq(ns_conditions_set(&c->conditions, "Launched", "True", "Launched", NULL, 1000), 0);
     ck_assert_int_eq(ns_conditions_set(&c->conditions, "Registered", "Unknown", "NodeNotFound", NULL, 1000), 0);
-    cJSON *o = ns_kube_nodeclaim_json(c, "default", "uid-1");
+    ns_kube_owner pool = {.api_version = "karpenter.sh/v1", .kind = "NodePool", .name = "default", .uid = "uid-1"};
+    cJSON *o = ns_kube_nodeclaim_json(c, &pool);
     char *text = cJSON_PrintUnformatted(o);
     ck_assert_msg(strstr(text, "\"generateName\":\"default-\"") &&
                   strstr(text, "\"ownerReferences\":[{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\","
@@ -145,6 +146,15 @@ START_TEST(nodeclaim_json_as_karpenter_writes_it)
                   strstr(text, "\"resources\":{\"requests\":{\"cpu\":\"1500m\"}}") &&
                   strstr(text, "\"expireAfter\":\"720h\"") && !strstr(text, "terminationGracePeriod") &&
                   !strstr(text, "\"name\":\"default-abcde\""), "%s", text);
+    free(text);
+    cJSON_Delete(o);
+    /* a pool converted from a v1alpha5 Provisioner: the claim belongs to the Provisioner */
+    pool = (ns_kube_owner){.api_version = "karpenter.sh/v1alpha5", .kind = "Provisioner", .name = "default",
+                           .uid = "uid-2"};
+    o = ns_kube_nodeclaim_json(c, &pool);
+    text = cJSON_PrintUnformatted(o);
+    ck_assert_msg(strstr(text, "\"ownerReferences\":[{\"apiVersion\":\"karpenter.sh/v1alpha5\",\"kind\":\"Provisioner\","
+                               "\"name\":\"default\",\"uid\":\"uid-2\",\"blockOwnerDeletion\":true}]"), "%s", text);
     free(text);
     cJSON_Delete(o);
     o = ns_kube_nodeclaim_status_json(c);
