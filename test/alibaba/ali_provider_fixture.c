@@ -13,7 +13,7 @@
 #include "json/host_json.h"
 #include "log/ns_log.h"
 
-ali_emulator alf_emu;
+emulator alf_emu;
 const char *alf_plugin_path;
 char alf_tmpdir[256];
 FILE *alf_logfile;
@@ -84,7 +84,7 @@ void alf_nodeclass_of(alf_nodeclass_doc *d, const char *name, const char *spec)
 cJSON *alf_state(void)
 {
     char *text = NULL;
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/state", NULL, &text), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/state", NULL, &text), 200);
     cJSON *doc = cJSON_Parse(text);
     free(text);
     ck_assert_ptr_nonnull(doc);
@@ -152,7 +152,7 @@ int alf_run(Suite *s)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    ali_emulator_stop(&alf_emu);
+    emulator_stop(&alf_emu);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", alf_tmpdir);
     if (system(cmd) != 0)

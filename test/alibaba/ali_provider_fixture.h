@@ -15,7 +15,7 @@
                   "\"securityGroupSelectorTerms\":[{\"tags\":{\"karpenter.sh/discovery\":\"demo\"}}]," \
                   "\"imageSelectorTerms\":[{\"alias\":\"AlibabaCloudLinux3@latest\"}]"
 
-extern ali_emulator alf_emu;
+extern emulator alf_emu;
 extern const char *alf_plugin_path;
 extern char alf_tmpdir[256];
 extern FILE *alf_logfile;

@@ -46,7 +46,7 @@ START_TEST(test_credentials_rrsa_refreshed_before_expiry)
     setenv("ALIBABA_CLOUD_OIDC_TOKEN_FILE", token_file, 1);
     /* credentials living 182 s (181 to 182 once the Expiration's milliseconds are cut) are fetched again 3 minutes
      * before they expire: not at once, but at the next call 3 seconds later */
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
     alf_start_logging();
     int before = alf_count("AssumeRoleWithOIDC");
     ns_plugin *p = alf_load();
@@ -58,12 +58,12 @@ START_TEST(test_credentials_rrsa_refreshed_before_expiry)
     alf_call_api(p);
     ck_assert_int_eq(alf_count("AssumeRoleWithOIDC"), before + 2);
     /* an early refresh STS refuses leaves the current, still valid, credentials in use */
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"sts_reject\",\"count\":1}", NULL),
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"sts_reject\",\"count\":1}", NULL),
                      200);
     sleep(3);
     alf_call_api(p);
     ck_assert_int_eq(alf_count("AssumeRoleWithOIDC"), before + 3);
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
     char *text = alf_logged();
     ck_assert(strstr(text, "refreshing alibaba credentials failed; the current ones are still valid"));
     alf_assert_no_secret(text, "emulator-oidc-token");
@@ -160,11 +160,11 @@ END_TEST
 START_TEST(test_credentials_ecs_ram_role)
 {
     alf_env_clear();
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/metadata", "{\"token_required\":true}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/metadata", "{\"token_required\":true}", NULL), 200);
     setenv("ALIBABA_CLOUD_IMDSV1_DISABLED", "true", 1);
     unsetenv("ALIBABA_CLOUD_REGION_ID"); /* the region comes from the metadata service too */
     /* the role's credentials live 182 s: fetched again 3 minutes before they expire, as RRSA's are */
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":182}", NULL), 200);
     alf_start_logging();
     const char *const extra[] = {"metadata_endpoint", alf_emu.url, NULL};
     int before = alf_count("Metadata");
@@ -177,14 +177,14 @@ START_TEST(test_credentials_ecs_ram_role)
     sleep(3);
     alf_call_api(p);
     ck_assert_int_gt(alf_count("Metadata"), fetched);
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/credentials", "{\"lifetime_s\":3600}", NULL), 200);
     char *text = alf_logged();
     ck_assert(strstr(text, "\"auth-via\":\"ecs-ram-role\""));
     ck_assert(strstr(text, "\"region\":\"cn-hangzhou\""));
     alf_assert_no_secret(text, "token-");
     free(text);
     ns_plugin_unload(p);
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/metadata", "{\"token_required\":false}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/metadata", "{\"token_required\":false}", NULL), 200);
 }
 END_TEST
 

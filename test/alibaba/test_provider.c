@@ -115,7 +115,7 @@ END_TEST
 START_TEST(test_builtin_prices_when_describe_price_fails)
 {
     alf_env_static_keys();
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"error\",\"count\":1,\"code\":"
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"error\",\"count\":1,\"code\":"
                                           "\"Forbidden.RAM\",\"status\":403,\"actions\":[\"DescribePrice\"]}",
                                           NULL),
                      200);
@@ -335,7 +335,7 @@ START_TEST(test_drift_image_vswitch_security_group)
                                    "[{\"id\":\"m-golden123\"}]}");
     drift_of(p, &r, &pinned.nc, "ImageDrift");
     /* ACK releases a newer image for the alias: the instance has drifted */
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/ack_images",
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/ack_images",
                                           "{\"image_id\":\"aliyun_3_x64_20G_alibase_20251201.vhd\",\"image_name\":"
                                           "\"Alibaba Cloud Linux 3\",\"image_type\":\"AliyunLinux3\","
                                           "\"architecture\":\"x86_64\"}",
@@ -390,7 +390,7 @@ START_TEST(test_events_with_deadlines)
     int64_t before = (int64_t)time(NULL) * 1000;
     snprintf(body, sizeof(body), "{\"kind\":\"preemptible-interruption\",\"instance_id\":\"%s\"}",
              strchr(a.provider_id, '.') + 1);
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/events", body, NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/events", body, NULL), 200);
     events e = {.n = 0};
     const ns_event *ev = poll_for(p, &e, a.provider_id, NS_EVENT_SPOT_INTERRUPTION);
     ck_assert_ptr_nonnull(ev);
@@ -399,7 +399,7 @@ START_TEST(test_events_with_deadlines)
     /* the operation lock of a preemptible instance being reclaimed */
     snprintf(body, sizeof(body), "{\"instance_id\":\"%s\",\"reason\":\"Recycling\"}", strchr(b.provider_id, '.') + 1);
     int64_t locked = (int64_t)time(NULL) * 1000;
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/locks", body, NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/locks", body, NULL), 200);
     sleep(1);
     ev = poll_for(p, &e, b.provider_id, NS_EVENT_SPOT_INTERRUPTION);
     ck_assert_ptr_nonnull(ev);
@@ -415,12 +415,12 @@ START_TEST(test_events_with_deadlines)
     /* scheduled maintenance carries notBefore as its deadline */
     snprintf(body, sizeof(body), "{\"kind\":\"maintenance-scheduled\",\"instance_id\":\"%s\",\"deadline_ms\":"
              "1893456000000}", strchr(c.provider_id, '.') + 1);
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/events", body, NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/events", body, NULL), 200);
     ev = poll_for(p, &e, c.provider_id, NS_EVENT_SCHEDULED_MAINTENANCE);
     ck_assert_ptr_nonnull(ev);
     ck_assert_int_eq(ev->deadline_ms, 1893456000000LL);
     /* a message that is not an instance event is consumed and ignored */
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/raw_event", "{\"body\":\"{\\\"hello\\\":1}\"}", NULL),
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/raw_event", "{\"body\":\"{\\\"hello\\\":1}\"}", NULL),
                      200);
     int n = e.n;
     ck_assert_int_eq(ns_plugin_poll_events(p, on_event, &e), NS_OK);
@@ -442,7 +442,7 @@ START_TEST(test_no_stock_marks_exactly_the_refused_offering)
     ns_plugin *p = alf_load();
     alf_nodeclass_doc d;
     alf_nodeclass_of(&d, "stock", "{" SPEC_DEMO "}");
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"nostock\",\"instance_type\":"
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"nostock\",\"instance_type\":"
                                           "\"ecs.c7.large\",\"zone\":\"cn-hangzhou-h\",\"capacity_type\":\"spot\"}",
                                           NULL),
                      200);
@@ -494,7 +494,7 @@ START_TEST(test_no_stock_marks_exactly_the_refused_offering)
     ck_assert_str_eq(e->unavailable[0].capacity_type, "spot");
     ck_assert_int_eq(ns_plugin_terminate(p, on_demand.provider_id, NULL), NS_OK);
     ck_assert_int_eq(ns_plugin_terminate(p, launched.provider_id, NULL), NS_OK);
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/clear", "{}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/clear", "{}", NULL), 200);
     ns_host_json_free(d.spec);
     ns_plugin_unload(p);
 }
@@ -617,13 +617,13 @@ START_TEST(test_nodeclass_status)
 
     /* when the cloud cannot be asked, an error and no status */
     alf_nodeclass_of(&d, "default", "{" SPEC_DEMO "}");
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"throttle\",\"count\":10,"
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/faults", "{\"kind\":\"throttle\",\"count\":10,"
                                           "\"actions\":[\"DescribeVSwitches\"]}", NULL),
                      200);
     status = NULL;
     ck_assert_int_eq(ns_plugin_nodeclass_status(p, &d.nc, &status), NS_ERR_THROTTLED);
     ck_assert_ptr_null(status);
-    ck_assert_int_eq(ali_emulator_control(&alf_emu, "/_emulator/clear", "{}", NULL), 200);
+    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/clear", "{}", NULL), 200);
     ns_host_json_free(d.spec);
 
     st = alf_state();

@@ -10,7 +10,7 @@
 
 #include <nodesmith/provider.h>
 
-#include "emulator_process.h"
+#include "aws_emulator.h"
 #include "fake_host.h"
 
 extern emulator pf_emu;

@@ -17,7 +17,7 @@
 #include "aws_credentials.h"
 #include "aws_ec2_parse.h"
 #include "aws_query.h"
-#include "emulator_process.h"
+#include "aws_emulator.h"
 #include "fake_host.h"
 #include "test_files.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emulator_process.h"
+#include "aws_emulator.h"
 #include "errors/ns_error.h"
 #include "json/host_json.h"
 #include "log/ns_log.h"

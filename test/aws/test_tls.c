@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emulator_process.h"
+#include "aws_emulator.h"
 #include "errors/ns_error.h"
 #include "http/http_client.h"
 #include "log/ns_log.h"

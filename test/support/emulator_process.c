@@ -1,6 +1,7 @@
 #include "emulator_process.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,25 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_files.h"
-
-int emulator_start(emulator *e)
-{
-    return emulator_start_tls(e, NULL, NULL, NULL);
-}
-
-int emulator_start_tls(emulator *e, const char *cert, const char *key, const char *ca_file)
+int emulator_spawn(emulator *e, const char *what, const char *const argv[], const char *const env[], bool tls,
+                   const char *ca_file, const char *hint)
 {
     memset(e, 0, sizeof(*e));
-    const char *data = getenv("AWS_SHARED_DATA");
-    if (!data) {
-        fprintf(stderr, "AWS_SHARED_DATA is not set; run the tests through meson test\n");
-        return -1;
-    }
-    char *script = test_data_path("../emulators/aws/aws_emulator.py");
     int fds[2];
     if (pipe(fds) != 0) {
-        free(script);
+        fprintf(stderr, "cannot start the %s: pipe: %s\n", what, strerror(errno));
         return -1;
     }
     pid_t pid = fork();
@@ -34,32 +23,33 @@ int emulator_start_tls(emulator *e, const char *cert, const char *key, const cha
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]);
         close(fds[1]);
-        if (cert)
-            execl("/usr/bin/python3", "python3", script, "--data-dir", data, "--tls-cert", cert, "--tls-key", key,
-                  (char *)NULL);
-        else
-            execl("/usr/bin/python3", "python3", script, "--data-dir", data, (char *)NULL);
+        for (size_t i = 0; env && env[i]; i += 2)
+            setenv(env[i], env[i + 1], 1);
+        execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
-    free(script);
     close(fds[1]);
     if (pid < 0) {
+        fprintf(stderr, "cannot start the %s: fork: %s\n", what, strerror(errno));
         close(fds[0]);
         return -1;
     }
     FILE *out = fdopen(fds[0], "r");
     char line[128] = "";
     if (!out || !fgets(line, sizeof(line), out) || sscanf(line, "PORT %d", &e->port) != 1) {
-        fprintf(stderr, "the AWS emulator did not announce its port (got \"%s\")\n", line);
+        fprintf(stderr, "the %s (%s) did not announce its port (got \"%s\")%s%s\n", what, argv[0], line,
+                hint ? "; " : "", hint ? hint : "");
         if (out)
             fclose(out);
+        else
+            close(fds[0]);
         kill(pid, SIGTERM);
         waitpid(pid, NULL, 0);
         return -1;
     }
     fclose(out);
     e->pid = pid;
-    snprintf(e->url, sizeof(e->url), "%s://127.0.0.1:%d", cert ? "https" : "http", e->port);
+    snprintf(e->url, sizeof(e->url), "%s://127.0.0.1:%d", tls ? "https" : "http", e->port);
     snprintf(e->ca_file, sizeof(e->ca_file), "%s", ca_file ? ca_file : "");
     return 0;
 }

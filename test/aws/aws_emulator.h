@@ -1,0 +1,14 @@
+/* The AWS emulator (test/emulators/aws/aws_emulator.py) for C tests; driven and stopped with emulator_process.h. */
+#ifndef NS_TEST_AWS_EMULATOR_H
+#define NS_TEST_AWS_EMULATOR_H
+
+#include "emulator_process.h"
+
+/* Starts the emulator with /usr/bin/python3: the script is found from AWS_TEST_DATA (test/aws), the catalog from
+ * AWS_SHARED_DATA. 0, or -1 with a message on stderr. */
+int emulator_start(emulator *e);
+
+/* The same, serving HTTPS with cert/key (PEM files); emulator_control trusts ca_file. */
+int emulator_start_tls(emulator *e, const char *cert, const char *key, const char *ca_file);
+
+#endif
