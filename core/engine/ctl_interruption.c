@@ -216,6 +216,8 @@ static int node_conditions(ns_engine *e)
         snprintf(node, sizeof(node), "%s", n->meta.name);
         for (size_t k = 0; rc == NS_OK && k < n->conditions.n; k++) {
             const ns_condition *c = &n->conditions.items[k];
+            if (strcmp(c->status, "True") != 0)
+                continue; /* an announcement is a condition turned True; the others are for repair policies */
             ns_node_condition arg = {.struct_size = sizeof(arg), .node_name = n->meta.name,
                                      .provider_id = n->provider_id, .type = c->type, .status = c->status,
                                      .reason = c->reason ? c->reason : "", .message = c->message ? c->message : "",

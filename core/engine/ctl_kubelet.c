@@ -5,6 +5,10 @@
  * would). Instances that are no longer running never register, and the Node of an instance that stopped running
  * turns NotReady: its kubelet stopped with it, as the node lifecycle controller then reports (garbage collection and
  * termination wait for that before they trust the cloud's word that the instance is gone).
+ *
+ * The stand-in makes a Node Ready once, to initialize it: a Node that turns NotReady or Unknown later (its instance
+ * stopped, or a timeline stopped its kubelet) stays so until something says otherwise, as a broken node does, which is
+ * what node repair acts on.
  */
 #include <string.h>
 
@@ -70,6 +74,7 @@ static bool instance_running(ns_engine *e, const char *provider_id)
 static int kubelet_stopped(ns_engine *e, ns_node *n)
 {
     n->ready = false;
+    n->ready_unknown = false;
     n->ready_since_ms = ns_clock_now_ms();
     return e->writes.ops->update_node_status(e->writes.ctx, n);
 }
@@ -83,6 +88,7 @@ static int become_ready(ns_engine *e, ns_node *n, const ns_nodeclaim *claim)
     if (rc < 0)
         return rc;
     n->ready = true;
+    n->ready_unknown = false;
     n->ready_since_ms = ns_clock_now_ms();
     return w->ops->update_node_status(w->ctx, n);
 }
@@ -103,7 +109,8 @@ int ns_ctl_kubelet(ns_engine *e)
             bool running = instance_running(e, claim->provider_id);
             if (n->ready && !running)
                 rc = kubelet_stopped(e, n);
-            else if (!n->ready && !n->meta.deletion_ms && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms) {
+            else if (!n->ready && !n->meta.deletion_ms && !ns_claim_initialized(claim) &&
+                     now - n->meta.creation_ms >= e->cfg.initialization_delay_ms) {
                 if (running)
                     rc = become_ready(e, n, claim);
                 else

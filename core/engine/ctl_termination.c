@@ -82,14 +82,15 @@ static bool waiting_eviction(const ns_pod *p, int64_t now)
     return !pod_terminal(p) && !ns_engine_pod_stays_on_node(p) && !(p->meta.deletion_ms && now - p->meta.deletion_ms > 60000);
 }
 
-/* Karpenter's needsForceDelete: with a terminationGracePeriod on the claim, a pod is deleted once the node's
- * termination time minus the pod's own terminationGracePeriodSeconds has passed (30 when unset, the API server's
- * default), so that it has its full grace period to stop before the instance goes; strictly after that instant. */
+/* Karpenter's needsForceDelete: once the claim has a termination time (a terminationGracePeriod, or node repair's
+ * termination timestamp), a pod is deleted once that time minus the pod's own terminationGracePeriodSeconds has
+ * passed (30 when unset, the API server's default), so that it has its full grace period to stop before the instance
+ * goes; strictly after that instant. */
 static bool force_delete_due(const ns_nodeclaim *claim, const ns_pod *p, int64_t now)
 {
-    if (claim->termination_grace_period_ms < 0)
+    int64_t node_end;
+    if (!ns_claim_termination_end(claim, &node_end))
         return false;
-    int64_t node_end = ns_saturating_add(claim->meta.deletion_ms, claim->termination_grace_period_ms);
     int64_t pod_grace_ms = (p->termination_grace_period_s >= 0 ? p->termination_grace_period_s : 30) * 1000;
     return now > node_end - pod_grace_ms;
 }
@@ -124,7 +125,7 @@ static int drain_pod(ns_engine *e, ns_nodeclaim *claim, ns_node *n, ns_pod *pod,
         int rc = e->writes.ops->delete_pod(e->writes.ctx, pod, false);
         return rc < 0 ? rc
                       : ns_engine_record(e, NS_DECISION_EVICTED_POD, "forced deletion",
-                                         "the node's terminationGracePeriod ends within the pod's own grace period",
+                                         "the node's termination time comes within the pod's own grace period",
                                          n->meta.name, claim->meta.name, ref, NULL);
     }
     if (ns_pod_do_not_disrupt(pod, now))

@@ -95,6 +95,8 @@ void ns_engine_free(ns_engine *e)
     free(e->history);
     free(e->deadlines);
     ns_strv_free(e->blocked, e->n_blocked);
+    ns_strv_free(e->repair_blocked, e->n_repair_blocked);
+    ns_engine_repair_policies_free(&e->repair);
     ns_engine_types_free(&e->types);
     ns_unavailable_free(&e->unavailable);
     store_destroy(&e->store);
@@ -182,7 +184,8 @@ static int engine_step(ns_engine *e)
         const char *name;
         int (*fn)(ns_engine *);
     } before[] = {{"interruption", ns_ctl_interruption}, {"garbage collection", ns_ctl_gc},
-                  {"kubelet", ns_ctl_kubelet},           {"lifecycle", ns_ctl_lifecycle},
+                  {"kubelet", ns_ctl_kubelet},           {"node repair", ns_ctl_repair},
+                  {"lifecycle", ns_ctl_lifecycle},
                   {"disruption hand-over", ns_ctl_handover}, {"provisioning", ns_ctl_provisioner}};
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < sizeof(before) / sizeof(before[0]); i++)
@@ -254,6 +257,8 @@ static const char *const kind_messages[] = {
     [NS_DECISION_DISRUPTION_INFO] = "disruption",
     [NS_DECISION_DISRUPTION_BLOCKED] = "disruption blocked",
     [NS_DECISION_HELD_BY_LIMITS] = "pod held back by NodePool limits",
+    [NS_DECISION_UNHEALTHY_NODE] = "deleting unhealthy node",
+    [NS_DECISION_REPAIR_BLOCKED] = "node repair blocked",
 };
 
 const char *ns_decision_kind_message(ns_decision_kind kind)
@@ -296,6 +301,9 @@ static const char *logger_of(ns_decision_kind kind)
     case NS_DECISION_GC_NODECLAIM:
     case NS_DECISION_NODE_LOST:
         return "nodeclaim.garbagecollection";
+    case NS_DECISION_UNHEALTHY_NODE:
+    case NS_DECISION_REPAIR_BLOCKED:
+        return "node.health";
     default:
         return "nodeclaim.lifecycle";
     }
@@ -333,7 +341,8 @@ static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method
         if (vals[i][0] && !(i == 4 && kind == NS_DECISION_CREATED_NODECLAIM))
             fields[n++] = (ns_label){keys[i], vals[i]};
     ns_log_level level = kind == NS_DECISION_LAUNCH_FAILED || kind == NS_DECISION_UNSCHEDULABLE_POD ? NS_LOG_ERROR
-                         : kind == NS_DECISION_EVICTION_BLOCKED || kind == NS_DECISION_DISRUPTION_ABORTED
+                         : kind == NS_DECISION_EVICTION_BLOCKED || kind == NS_DECISION_DISRUPTION_ABORTED ||
+                                   kind == NS_DECISION_REPAIR_BLOCKED
                              ? NS_LOG_WARN
                          : kind == NS_DECISION_DISRUPTION_BLOCKED ? NS_LOG_DEBUG
                                                                   : NS_LOG_INFO;

@@ -57,6 +57,8 @@
 /* Interruption deadline (unix ms) written on a claim cordoned for a spot interruption or maintenance. */
 #define NS_ANNOTATION_INTERRUPTION_DEADLINE "nodesmith.io/interruption-deadline-ms"
 #define NS_ANNOTATION_REBALANCE "nodesmith.io/rebalance-recommended-ms"
+/* When a deleting claim's remaining pods are forced out (RFC 3339), Karpenter's annotation; node repair sets it. */
+#define NS_ANNOTATION_TERMINATION_TIMESTAMP "karpenter.sh/nodeclaim-termination-timestamp"
 /* The launched offering's price per hour, written with the Launched condition (for cost reports). */
 #define NS_ANNOTATION_PRICE "nodesmith.io/price-per-hour"
 
@@ -108,6 +110,9 @@ typedef struct ns_engine_config {
     /* How provisioning packs the round's new claims (sched.h): Karpenter's greedy packing (the default) or
      * cheapest total price per hour (docs/cost.md). */
     ns_sched_packing packing;
+    /* Karpenter's NodeRepair feature gate: nodes matching one of the provider's repair policies for longer than its
+     * toleration are deleted (ctl_repair.c, docs/engine.md "Node repair"). Default false. */
+    bool node_repair;
 } ns_engine_config;
 
 /* Fills cfg with the defaults above. */
@@ -126,7 +131,7 @@ ns_cluster_writes *ns_engine_store(ns_engine *e);
 void ns_engine_free(ns_engine *e);
 
 /* Runs every controller once at the current clock, in this order: interruption, garbage collection, the simulated
- * kubelet, NodeClaim lifecycle (launch, register, initialize, registration TTL), disruption hand-over (candidates
+ * kubelet, node repair (cfg.node_repair), NodeClaim lifecycle (launch, register, initialize, registration TTL), disruption hand-over (candidates
  * whose replacements are initialized go to termination), provisioning (with the simulated
  * scheduler's binding), registered controllers (disruption), termination; then appends one ns_engine_sample to the
  * history. */
@@ -196,6 +201,11 @@ typedef enum ns_decision_kind {
     /* "pod held back by NodePool limits" (reason: the pool, the resource, its limit and what is in use), logged at
      * INFO once per pending spell: the pod waits for room, nothing is wrong with it. */
     NS_DECISION_HELD_BY_LIMITS,
+    /* "deleting unhealthy node" (reason: the condition past its toleration; node repair) */
+    NS_DECISION_UNHEALTHY_NODE,
+    /* "node repair blocked" (reason: Karpenter's NodeRepairBlocked message; detail: the NodePool), once per claim
+     * while more than 20% of its NodePool's (or the cluster's) nodes are unhealthy */
+    NS_DECISION_REPAIR_BLOCKED,
 } ns_decision_kind;
 
 typedef struct ns_decision {

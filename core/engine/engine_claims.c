@@ -9,6 +9,7 @@
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
+#include "model/checked.h"
 #include "model/hash.h"
 #include "model/model_util.h"
 #include "model/names.h"
@@ -37,6 +38,20 @@ bool ns_claim_initialized(const ns_nodeclaim *c)
 bool ns_claim_deleting(const ns_nodeclaim *c)
 {
     return c->meta.deletion_ms != 0;
+}
+
+bool ns_claim_termination_end(const ns_nodeclaim *c, int64_t *end_ms)
+{
+    if (!ns_claim_deleting(c))
+        return false;
+    const char *stamp = ns_labels_get(&c->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP);
+    /* an unparsable annotation is no termination time, as Karpenter's termination controller errors on it */
+    if (stamp)
+        return ns_clock_parse_rfc3339(stamp, end_ms) == 0;
+    if (c->termination_grace_period_ms < 0)
+        return false;
+    *end_ms = ns_saturating_add(c->meta.deletion_ms, c->termination_grace_period_ms);
+    return true;
 }
 
 void ns_engine_pod_ref(const ns_pod *pod, char *buf, size_t len)

@@ -143,7 +143,7 @@ static void lifecycle_times(ns_engine *e, const ns_nodeclaim *claim, const ns_no
     const ns_condition *launched = ns_conditions_get(&claim->conditions, NS_COND_LAUNCHED);
     if (!node && launched && ns_claim_launched(claim) && e->cfg.registration_delay_ms >= 0)
         due_later(e, now, ns_saturating_add(launched->last_transition_ms, e->cfg.registration_delay_ms));
-    if (node && !node->ready && !node->meta.deletion_ms)
+    if (node && !node->ready && !node->meta.deletion_ms && !ns_claim_initialized(claim))
         due_later(e, now, ns_saturating_add(node->meta.creation_ms, e->cfg.initialization_delay_ms));
 }
 
@@ -160,9 +160,9 @@ static void termination_times(ns_engine *e, const ns_nodeclaim *claim, const ns_
     const ns_condition *drained = ns_conditions_get(&claim->conditions, NS_COND_DRAINED);
     if (drained && strcmp(drained->status, "True") != 0)
         due_later(e, now, ns_saturating_add(drained->last_transition_ms, 5000));
-    if (claim->termination_grace_period_ms < 0)
+    int64_t end;
+    if (!ns_claim_termination_end(claim, &end))
         return;
-    int64_t end = ns_saturating_add(deleted, claim->termination_grace_period_ms);
     due_later(e, now, end);
     /* a pod is deleted strictly after the node's end minus its own grace period: the first instant past it */
     for (size_t i = 0; node && i < e->cluster->n_pods; i++) {
@@ -183,6 +183,19 @@ static void pod_times(ns_engine *e, int64_t now)
     }
 }
 
+/* Node repair acts on a node once a policy's condition has held for its toleration. */
+static void repair_times(ns_engine *e, int64_t now)
+{
+    if (!e->cfg.node_repair)
+        return;
+    for (size_t i = 0; i < e->cluster->n_nodes; i++) {
+        const char *type, *status;
+        int64_t at;
+        if (ns_engine_repair_due(e, e->cluster->nodes[i], &type, &status, &at))
+            due_later(e, now, at);
+    }
+}
+
 void ns_engine_declare_due(ns_engine *e)
 {
     int64_t now = ns_ctx_now_ms(e->ctx);
@@ -194,6 +207,7 @@ void ns_engine_declare_due(ns_engine *e)
         termination_times(e, claim, node, now);
     }
     pod_times(e, now);
+    repair_times(e, now);
     due_later(e, now, e->launch_backoff_until_ms);
     /* An unavailable offering is offered again from its entry's until_ms on. */
     for (size_t i = 0; i < e->unavailable.n; i++)

@@ -51,6 +51,25 @@ typedef struct ns_engine_controller {
     void (*free_ctx)(void *ctx);
 } ns_engine_controller;
 
+/* ---- Node repair (ctl_repair.c): the provider's policies as last listed. */
+
+typedef struct ns_engine_repair_policy {
+    char *type;   /* Node condition type, "Ready" */
+    char *status; /* "False", "Unknown", ... */
+    int64_t toleration_ms;
+} ns_engine_repair_policy;
+
+typedef struct ns_engine_repair_policies {
+    ns_engine_repair_policy *items;
+    size_t n, cap;
+} ns_engine_repair_policies;
+
+void ns_engine_repair_policies_free(ns_engine_repair_policies *p); /* members; accepts NULL */
+/* Whether node n matches a repair policy; if so the policy (closest to its toleration) and when its toleration ends
+ * (the condition's last transition plus the toleration). */
+bool ns_engine_repair_due(const ns_engine *e, const ns_node *n, const char **type, const char **status,
+                          int64_t *at_ms);
+
 struct ns_engine {
     ns_engine_config cfg;
     char *cluster_name; /* cfg.cluster_name points here */
@@ -84,6 +103,9 @@ struct ns_engine {
     int64_t *deadlines; /* provider deadlines announced by events (an instance stops or terminates then) */
     size_t n_deadlines, cap_deadlines;
     ns_cluster_writes counting; /* what controllers write through unless a watcher wraps it: counts, then e->store */
+    ns_engine_repair_policies repair; /* cfg.node_repair: the provider's repair policies */
+    char **repair_blocked;            /* claims reported as "node repair blocked" while the breaker stays open */
+    size_t n_repair_blocked;
 };
 
 /* ---- Event-driven time (engine_due.c). */
@@ -190,6 +212,10 @@ bool ns_claim_launched(const ns_nodeclaim *c);
 bool ns_claim_registered(const ns_nodeclaim *c);
 bool ns_claim_initialized(const ns_nodeclaim *c);
 bool ns_claim_deleting(const ns_nodeclaim *c);
+/* When a deleting claim's pods are all forced out (Karpenter's node termination time): its
+ * karpenter.sh/nodeclaim-termination-timestamp annotation (node repair sets it to the time of repair), or else its
+ * deletion plus its terminationGracePeriod. False when neither applies: termination then waits for evictions. */
+bool ns_claim_termination_end(const ns_nodeclaim *c, int64_t *end_ms);
 /* The NodePool hash Karpenter compares for drift (template labels, annotations, taints, startup taints, requirements,
  * node class reference, expireAfter, terminationGracePeriod), as a hex string into buf (17 bytes). */
 void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len);
@@ -211,6 +237,7 @@ int ns_engine_disruption_handover(ns_engine *e, ns_nodeclaim *claim);
 int ns_ctl_interruption(ns_engine *e);
 int ns_ctl_gc(ns_engine *e);
 int ns_ctl_kubelet(ns_engine *e);     /* simulated kubelet: register Nodes, turn them ready (cfg.simulate_kubelet) */
+int ns_ctl_repair(ns_engine *e);      /* node repair (cfg.node_repair): delete claims of unhealthy nodes */
 int ns_ctl_lifecycle(ns_engine *e);
 /* Disruption hand-over (ns_engine_disruption_handover for every claim), before provisioning so that the
  * provisioner sees an abandoned disruption's pods where they are. */

@@ -13,17 +13,19 @@
 static const char *const node_spec_fields[] = {"podCIDR", "podCIDRs", "providerID", "taints", "unschedulable",
                                                "configSource", "externalID", NULL};
 
-/* Ready from status.conditions (a manifest without conditions describes a ready node), and the other conditions that
- * are True, which a provider may read as an interruption notice. */
+/* Ready from status.conditions (a manifest without conditions describes a ready node) with its transition time, and
+ * the other conditions: a provider may read a True one as an interruption notice, a repair policy any of them. */
 static int node_conditions(const ns_dec *d, const ns_ynode *status, ns_node *node)
 {
     ns_conditions all = {0};
     int rc = ns_decode_conditions(d, status, "status", "conditions", &all);
     for (size_t i = 0; rc == 0 && i < all.n; i++) {
         const ns_condition *c = &all.items[i];
-        if (strcmp(c->type, "Ready") == 0)
+        if (strcmp(c->type, "Ready") == 0) {
             node->ready = strcmp(c->status, "True") == 0;
-        else if (strcmp(c->status, "True") == 0)
+            node->ready_unknown = strcmp(c->status, "Unknown") == 0;
+            node->ready_since_ms = c->last_transition_ms;
+        } else
             rc = ns_conditions_set(&node->conditions, c->type, c->status, c->reason, c->message,
                                    c->last_transition_ms);
     }

@@ -29,6 +29,19 @@ void ns_node_free(ns_node *node)
     free(node);
 }
 
+const char *ns_node_condition_status(const ns_node *node, const char *type, int64_t *since_ms)
+{
+    if (strcmp(type, "Ready") == 0) {
+        if (since_ms)
+            *since_ms = node->ready_since_ms;
+        return node->ready ? "True" : node->ready_unknown ? "Unknown" : "False";
+    }
+    const ns_condition *c = ns_conditions_get(&node->conditions, type);
+    if (c && since_ms)
+        *since_ms = c->last_transition_ms;
+    return c ? c->status : NULL;
+}
+
 ns_nodeclaim *ns_nodeclaim_new(void)
 {
     ns_nodeclaim *claim = calloc(1, sizeof(*claim));

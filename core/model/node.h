@@ -26,15 +26,21 @@ typedef struct ns_node {
     ns_res capacity;    /* status.capacity */
     ns_res allocatable; /* status.allocatable; capacity when absent */
     bool ready;               /* status.conditions Ready=True; true when the manifest has no conditions */
+    /* Ready is Unknown rather than False (only when !ready): the node controller stopped hearing from the kubelet,
+     * which repair policies tell apart from a kubelet reporting NotReady. */
+    bool ready_unknown;
     int64_t ready_since_ms;   /* when ready last changed (0 when unknown) */
-    /* status.conditions of status True other than Ready: what a node agent announces (for example AKS's node problem
-     * detector's PreemptionScheduled), each of which the interruption controller asks the provider about
-     * (event_from_node_condition, provider ABI 5). */
+    /* status.conditions other than Ready, whatever their status: what a node agent announces (for example AKS's node
+     * problem detector's PreemptionScheduled, True), each True one of which the interruption controller asks the
+     * provider about (event_from_node_condition, provider ABI 5), and what repair policies match (KernelReady False). */
     ns_conditions conditions;
 } ns_node;
 
 ns_node *ns_node_new(void);
 void ns_node_free(ns_node *node);
+/* The status of the node's condition `type` ("True", "False" or "Unknown"; Ready from ready and ready_unknown), with
+ * its last transition time in *since_ms (may be NULL), or NULL when the node has no such condition. */
+const char *ns_node_condition_status(const ns_node *node, const char *type, int64_t *since_ms);
 
 typedef struct ns_nodeclaim {
     ns_meta meta; /* labels include karpenter.sh/nodepool */

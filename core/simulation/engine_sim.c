@@ -1,5 +1,9 @@
 #include "simulation/engine_sim.h"
 
+#include <string.h>
+
+#include "clock/ns_clock.h"
+
 #include "context/ns_ctx.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
@@ -35,6 +39,24 @@ static int sim_inject_event(ns_engine *e, const char *node_or_claim, ns_event_ki
     return ns_plugin_inject_fault(e->plugin, &f);
 }
 
+static int sim_set_node_condition(ns_engine *e, const char *name, const char *type, const char *status,
+                                  const char *reason, const char *message)
+{
+    ns_node *n = ns_cluster_find_node(e->cluster, name);
+    if (!n)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "setting condition %s on node %s: no such Node", type, name);
+    int64_t now = ns_clock_now_ms();
+    if (strcmp(type, "Ready") == 0) {
+        bool ready = strcmp(status, "True") == 0, unknown = strcmp(status, "Unknown") == 0;
+        if (ready != n->ready || unknown != n->ready_unknown)
+            n->ready_since_ms = now;
+        n->ready = ready;
+        n->ready_unknown = unknown;
+    } else if (ns_conditions_set(&n->conditions, type, status, reason, message, now) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory setting condition %s on node %s", type, name);
+    return e->writes.ops->update_node_status(e->writes.ctx, n);
+}
+
 static int sim_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
                                     const char *capacity_type, bool clear)
 {
@@ -59,6 +81,16 @@ int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kin
 {
     ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
     int rc = sim_inject_event(e, node_or_claim, kind, deadline_ms);
+    ns_ctx_leave(previous);
+    return rc;
+}
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_set_node_condition(ns_engine *e, const char *node, const char *type, const char *status,
+                                 const char *reason, const char *message)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = sim_set_node_condition(e, node, type, status, reason, message);
     ns_ctx_leave(previous);
     return rc;
 }

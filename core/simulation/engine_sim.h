@@ -28,6 +28,12 @@ int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, con
  * passes it to the provider's test_inject_fault (needs a provider with test hooks). deadline_ms 0 = the provider's
  * default. */
 int ns_engine_inject_event(ns_engine *e, const char *node_or_claim, ns_event_kind kind, int64_t deadline_ms);
+/* Sets a Node's status condition as its kubelet or a node agent would report it (type "Ready": the kubelet is ready,
+ * reports NotReady, or stopped posting and the node controller marked it Unknown). The last transition time moves
+ * only when the status changes. Written through the cluster-writes layer, so the engine sees the change at its next
+ * step. NS_ERR_NOT_FOUND when there is no such Node. */
+int ns_engine_set_node_condition(ns_engine *e, const char *node, const char *type, const char *status,
+                                 const char *reason, const char *message);
 /* Makes an offering unavailable (ns_fault INSUFFICIENT_CAPACITY; NULL zone or capacity type match any) in the core's
  * fault layer in front of the provider, so it works with any provider; with clear set removes every injected fault. */
 int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,

@@ -29,10 +29,11 @@ static const struct {
     {"interrupt", NS_TL_INTERRUPT, tl_decode_interrupt},
     {"launchFailure", NS_TL_LAUNCH_FAILURE, tl_decode_launch_failure},
     {"advance", NS_TL_ADVANCE, tl_decode_advance},
+    {"nodeCondition", NS_TL_NODE_CONDITION, tl_decode_node_condition},
 };
 #define N_ACTIONS (sizeof(actions) / sizeof(actions[0]))
 
-static const char *const top_fields[] = {"description", "start", "engine", "steps", NULL};
+static const char *const top_fields[] = {"description", "start", "engine", "featureGates", "steps", NULL};
 
 const char *ns_tl_action_name(ns_tl_action a)
 {
@@ -74,6 +75,10 @@ static void step_free(ns_tl_step *s)
     free(s->instance_type);
     free(s->zone);
     free(s->capacity_type);
+    free(s->cond_type);
+    free(s->cond_status);
+    free(s->cond_reason);
+    free(s->cond_message);
 }
 
 void ns_timeline_free(ns_timeline *t)
@@ -142,7 +147,7 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
         if (a == N_ACTIONS)
             return ns_dec_fail(&c->dec, k, NULL,
                                "unknown field \"%s\" (a step has at or after, name, and one action: scale, add, "
-                               "delete, patch, interrupt, launchFailure or advance)",
+                               "delete, patch, interrupt, launchFailure, advance or nodeCondition)",
                                p);
         if (action_key)
             return ns_dec_fail(&c->dec, k, p, "a step has one action, and this one already has \"%s\" (line %d)",
@@ -152,7 +157,8 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
     }
     if (!action_key)
         return ns_dec_fail(&c->dec, step, path,
-                           "has no action (one of scale, add, delete, patch, interrupt, launchFailure, advance)");
+                           "has no action (one of scale, add, delete, patch, interrupt, launchFailure, advance, "
+                           "nodeCondition)");
     if ((rc = ns_dec_string(&c->dec, step, path, "name", &s->name)) < 0 ||
         (rc = decode_time(c, step, path, prev_end, s)) < 0)
         return rc;
@@ -207,6 +213,29 @@ static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings 
     return 0;
 }
 
+/* Karpenter's feature gates a simulation honours, by Karpenter's names. */
+static int decode_gates(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings *e)
+{
+    int rc;
+    const ns_ynode *m = ns_dec_child(&c->dec, root, "", "featureGates", NS_Y_MAP, &rc);
+    if (!m)
+        return rc;
+    static const char *const gates[] = {"NodeRepair", "SpotToSpotConsolidation", NULL};
+    if ((rc = ns_dec_fields(&c->dec, m, "featureGates", gates)) < 0)
+        return rc;
+    bool repair = false, has_repair = false, s2s = false, has_s2s = false;
+    if ((rc = ns_dec_bool(&c->dec, m, "featureGates", "NodeRepair", &repair, &has_repair)) < 0 ||
+        (rc = ns_dec_bool(&c->dec, m, "featureGates", "SpotToSpotConsolidation", &s2s, &has_s2s)) < 0)
+        return rc;
+    if (has_s2s && e->spot_to_spot)
+        return ns_dec_fail(&c->dec, ns_ymap_get(m, "SpotToSpotConsolidation"), "featureGates.SpotToSpotConsolidation",
+                           "is also set as engine.spotToSpotConsolidation; give it once");
+    if (has_s2s)
+        e->spot_to_spot = s2s ? 1 : -1;
+    e->node_repair = has_repair ? (repair ? 1 : -1) : 0;
+    return 0;
+}
+
 static int decode_timeline(tl_ctx *c, const ns_ynode *root, ns_timeline *t)
 {
     snprintf(c->dec.object, sizeof(c->dec.object), "timeline");
@@ -216,7 +245,8 @@ static int decode_timeline(tl_ctx *c, const ns_ynode *root, ns_timeline *t)
     char *start = NULL;
     if ((rc = ns_dec_fields(&c->dec, root, "", top_fields)) < 0 ||
         (rc = ns_dec_string(&c->dec, root, "", "description", &t->description)) < 0 ||
-        (rc = ns_dec_string(&c->dec, root, "", "start", &start)) < 0 || (rc = decode_engine(c, root, &t->engine)) < 0) {
+        (rc = ns_dec_string(&c->dec, root, "", "start", &start)) < 0 || (rc = decode_engine(c, root, &t->engine)) < 0 ||
+        (rc = decode_gates(c, root, &t->engine)) < 0) {
         free(start);
         return rc;
     }
@@ -256,7 +286,7 @@ static int load_text(const char *name, const char *text, size_t len, const char 
         ns_timeline_free(t);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
     }
-    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0};
+    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0};
     tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir, .kinds = kinds};
     int rc = ns_yreader_open_string(name, text, len, &r);
     if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)
@@ -350,6 +380,16 @@ void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len)
         return;
     case NS_TL_ADVANCE:
         snprintf(buf, len, "advance the clock to %s", ns_duration_format(s->end_ms, d, sizeof(d)));
+        return;
+    case NS_TL_NODE_CONDITION:
+        if (s->node)
+            snprintf(buf, len, "set condition %s=%s on node %s", s->cond_type, s->cond_status, s->node);
+        else if (s->count > 0)
+            snprintf(buf, len, "set condition %s=%s on %" PRId32 " node(s) of NodePool %s", s->cond_type,
+                     s->cond_status, s->count, s->nodepool);
+        else
+            snprintf(buf, len, "set condition %s=%s on every node of NodePool %s", s->cond_type, s->cond_status,
+                     s->nodepool);
         return;
     }
     snprintf(buf, len, "unknown action");

@@ -32,6 +32,7 @@ typedef enum ns_tl_action {
     NS_TL_INTERRUPT,      /* queue a cloud event for a node or a NodePool's nodes */
     NS_TL_LAUNCH_FAILURE, /* an offering runs out of capacity (or every such fault is cleared) */
     NS_TL_ADVANCE,        /* run the engine until end_ms */
+    NS_TL_NODE_CONDITION, /* set a condition on a node or a NodePool's nodes (a kubelet stops: Ready Unknown) */
 } ns_tl_action;
 
 /* kind, namespace and name of an object; namespace is "default" for namespaced kinds that named none and NULL for
@@ -62,12 +63,18 @@ typedef struct ns_tl_step {
 
     cJSON *patch; /* PATCH: a JSON merge patch (RFC 7386) of the object, without kind and name; owned */
 
-    /* INTERRUPT */
+    /* INTERRUPT, NODE_CONDITION */
     ns_event_kind event;
     char *node;        /* a node by name, or NULL */
     char *nodepool;    /* every node of this NodePool (the first `count` by name when count > 0), or NULL */
     int32_t count;     /* 0 = all */
     int64_t deadline_ms; /* relative to the step; 0 = the provider's default */
+
+    /* NODE_CONDITION: the condition set (reason and message may be NULL) */
+    char *cond_type;
+    char *cond_status;
+    char *cond_reason;
+    char *cond_message;
 
     /* LAUNCH_FAILURE: NULL matches any value */
     bool clear;
@@ -89,7 +96,9 @@ typedef struct ns_tl_engine_settings {
     int64_t orphan_gc_grace_ms;
     int64_t unavailable_offering_ttl_ms;
     int act_on_rebalance; /* 1 true, -1 false, 0 default */
-    int spot_to_spot;     /* the disruption controller's SpotToSpotConsolidation gate, as act_on_rebalance */
+    /* Karpenter's feature gates (top-level featureGates, or engine.spotToSpotConsolidation), as act_on_rebalance */
+    int spot_to_spot;     /* SpotToSpotConsolidation: the disruption controller's */
+    int node_repair;      /* NodeRepair: the engine's node repair */
 } ns_tl_engine_settings;
 
 /* The simulated clock's start when a timeline names none: 2026-01-01T00:00:00Z. */
@@ -116,7 +125,8 @@ int ns_timeline_load_string(const char *name, const char *text, size_t len, cons
                             ns_timeline **out);
 void ns_timeline_free(ns_timeline *t); /* accepts NULL */
 
-/* "scale", "add", "delete", "patch", "interrupt", "launchFailure", "advance": the key each action is written as. */
+/* "scale", "add", "delete", "patch", "interrupt", "launchFailure", "advance", "nodeCondition": the key each action is
+ * written as. */
 const char *ns_tl_action_name(ns_tl_action a);
 /* The event's name as timelines write it ("SpotInterruption", ...). */
 const char *ns_tl_event_name(ns_event_kind e);

@@ -280,6 +280,40 @@ done:
     return rc;
 }
 
+static const char *const node_condition_fields[] = {"node", "nodepool", "count", "type", "status", "reason",
+                                                    "message", NULL};
+static const char *const condition_statuses[] = {"True", "False", "Unknown", NULL};
+
+int tl_decode_node_condition(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
+{
+    int rc;
+    bool has_count = false;
+    char p[NS_PATH_MAX];
+    if ((rc = ns_dec_fields(&c->dec, v, path, node_condition_fields)) < 0 ||
+        (rc = ns_dec_string(&c->dec, v, path, "node", &s->node)) < 0 ||
+        (rc = ns_dec_string(&c->dec, v, path, "nodepool", &s->nodepool)) < 0 ||
+        (rc = ns_dec_int32(&c->dec, v, path, "count", 1, MAX_REPLICAS, &s->count, &has_count)) < 0 ||
+        (rc = ns_dec_string_required(&c->dec, v, path, "type", &s->cond_type)) < 0 ||
+        (rc = ns_dec_string_required(&c->dec, v, path, "status", &s->cond_status)) < 0 ||
+        (rc = ns_dec_string(&c->dec, v, path, "reason", &s->cond_reason)) < 0 ||
+        (rc = ns_dec_string(&c->dec, v, path, "message", &s->cond_message)) < 0)
+        return rc;
+    if (!in_list(condition_statuses, s->cond_status)) {
+        ns_path_key(p, sizeof(p), path, "status");
+        return ns_dec_fail(&c->dec, ns_ymap_get(v, "status"), p, "\"%s\" is not True, False or Unknown (quote it: "
+                           "YAML reads a bare True or False as a boolean)", s->cond_status);
+    }
+    if (!s->cond_type[0]) {
+        ns_path_key(p, sizeof(p), path, "type");
+        return ns_dec_fail(&c->dec, ns_ymap_get(v, "type"), p, "is empty");
+    }
+    if ((s->node != NULL) == (s->nodepool != NULL))
+        return ns_dec_fail(&c->dec, v, path, "give exactly one of \"node\" or \"nodepool\"");
+    if (has_count && s->node)
+        return ns_dec_fail(&c->dec, ns_ymap_get(v, "count"), path, "count applies to a nodepool, not to one node");
+    return 0;
+}
+
 static const char *const launch_failure_fields[] = {"instanceType", "zone", "capacityType", "clear", NULL};
 static const char *const capacity_types[] = {"spot", "on-demand", "reserved", NULL};
 

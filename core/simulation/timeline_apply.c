@@ -346,26 +346,50 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The nodes of the step's NodePool not being deleted, by name, the first `count` of them (all when count is 0). */
+static int pool_nodes(ns_engine *e, const ns_tl_step *s, const char *what, names *l)
+{
+    const ns_cluster *c = ns_engine_cluster(e);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->n_nodes; i++) {
+        const char *pool = ns_labels_get(&c->nodes[i]->meta.labels, NS_LABEL_NODEPOOL);
+        if (pool && strcmp(pool, s->nodepool) == 0 && c->nodes[i]->meta.deletion_ms == 0)
+            rc = names_add(l, c->nodes[i]->meta.name);
+    }
+    if (rc == 0 && l->n == 0)
+        rc = NS_FAIL(NS_ERR_NOT_FOUND, "NodePool %s has no nodes to %s", s->nodepool, what);
+    if (rc == 0)
+        qsort(l->v, l->n, sizeof(char *), cmp_names);
+    if (rc == 0 && s->count > 0 && (size_t)s->count < l->n) {
+        for (size_t i = (size_t)s->count; i < l->n; i++)
+            free(l->v[i]);
+        l->n = (size_t)s->count;
+    }
+    return rc;
+}
+
 static int apply_interrupt(ns_engine *e, const ns_tl_step *s)
 {
     int64_t deadline = s->deadline_ms ? ns_clock_now_ms() + s->deadline_ms : 0;
     if (s->node)
         return ns_engine_inject_event(e, s->node, s->event, deadline);
-    const ns_cluster *c = ns_engine_cluster(e);
     names l = {0};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < c->n_nodes; i++) {
-        const char *pool = ns_labels_get(&c->nodes[i]->meta.labels, NS_LABEL_NODEPOOL);
-        if (pool && strcmp(pool, s->nodepool) == 0 && c->nodes[i]->meta.deletion_ms == 0)
-            rc = names_add(&l, c->nodes[i]->meta.name);
-    }
-    if (rc == 0 && l.n == 0)
-        rc = NS_FAIL(NS_ERR_NOT_FOUND, "NodePool %s has no nodes to interrupt", s->nodepool);
-    if (rc == 0 && l.n)
-        qsort(l.v, l.n, sizeof(char *), cmp_names);
-    size_t n = s->count > 0 && (size_t)s->count < l.n ? (size_t)s->count : l.n;
-    for (size_t i = 0; rc == 0 && i < n; i++)
+    int rc = pool_nodes(e, s, "interrupt", &l);
+    for (size_t i = 0; rc == 0 && i < l.n; i++)
         rc = ns_engine_inject_event(e, l.v[i], s->event, deadline);
+    ns_strv_free(l.v, l.n);
+    return rc;
+}
+
+static int apply_node_condition(ns_engine *e, const ns_tl_step *s)
+{
+    if (s->node)
+        return ns_engine_set_node_condition(e, s->node, s->cond_type, s->cond_status, s->cond_reason,
+                                            s->cond_message);
+    names l = {0};
+    int rc = pool_nodes(e, s, "set a condition on", &l);
+    for (size_t i = 0; rc == 0 && i < l.n; i++)
+        rc = ns_engine_set_node_condition(e, l.v[i], s->cond_type, s->cond_status, s->cond_reason, s->cond_message);
     ns_strv_free(l.v, l.n);
     return rc;
 }
@@ -391,6 +415,9 @@ int tl_apply(ns_engine *e, const ns_timeline *t, const ns_tl_step *s, ns_tl_sour
         break;
     case NS_TL_LAUNCH_FAILURE:
         rc = ns_engine_inject_capacity_fault(e, s->instance_type, s->zone, s->capacity_type, s->clear);
+        break;
+    case NS_TL_NODE_CONDITION:
+        rc = apply_node_condition(e, s);
         break;
     case NS_TL_ADVANCE:
         break;

@@ -23,6 +23,7 @@ int tl_decode_add(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
 int tl_decode_delete(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);
 int tl_decode_patch(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);
 int tl_decode_interrupt(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);
+int tl_decode_node_condition(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);
 int tl_decode_launch_failure(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);
 /* Sets s->end_ms from s->at_ms. */
 int tl_decode_advance(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s);

@@ -45,6 +45,8 @@ void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
             *d[i].into = d[i].value;
     if (s->act_on_rebalance)
         cfg->act_on_rebalance = s->act_on_rebalance > 0;
+    if (s->node_repair)
+        cfg->node_repair = s->node_repair > 0;
 }
 
 static double seconds(int64_t ms)

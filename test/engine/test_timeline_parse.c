@@ -156,6 +156,52 @@ START_TEST(start_and_engine)
 }
 END_TEST
 
+/* Node conditions (a kubelet stops) and Karpenter's feature gates by their names. */
+START_TEST(node_conditions_and_gates)
+{
+    ns_timeline *t = load_ok("featureGates: {NodeRepair: true, SpotToSpotConsolidation: false}\n"
+                             "steps:\n"
+                             "  - nodeCondition: {node: n1, type: Ready, status: Unknown, reason: NodeStatusUnknown}\n"
+                             "  - nodeCondition: {nodepool: spot, count: 2, type: KernelReady, status: 'False',\n"
+                             "                    message: kernel deadlock}\n"
+                             "  - nodeCondition: {nodepool: spot, type: Ready, status: 'True'}\n");
+    ck_assert_int_eq(t->engine.node_repair, 1);
+    ck_assert_int_eq(t->engine.spot_to_spot, -1);
+    ck_assert_int_eq(t->steps[0].action, NS_TL_NODE_CONDITION);
+    ck_assert_str_eq(t->steps[0].node, "n1");
+    ck_assert_str_eq(t->steps[0].cond_reason, "NodeStatusUnknown");
+    ck_assert_ptr_null(t->steps[0].cond_message);
+    ck_assert_str_eq(t->steps[1].cond_message, "kernel deadlock");
+    char buf[256];
+    ns_tl_step_describe(&t->steps[0], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "set condition Ready=Unknown on node n1");
+    ns_tl_step_describe(&t->steps[1], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "set condition KernelReady=False on 2 node(s) of NodePool spot");
+    ns_tl_step_describe(&t->steps[2], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "set condition Ready=True on every node of NodePool spot");
+    ck_assert_str_eq(ns_tl_action_name(NS_TL_NODE_CONDITION), "nodeCondition");
+    ns_timeline_free(t);
+    t = load_ok("steps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->engine.node_repair, 0);
+    ns_timeline_free(t);
+    load_fails("featureGates: {Drift: true}\nsteps:\n  - advance: 1s\n",
+               "t.yaml:1: timeline: unknown field \"featureGates.Drift\"");
+    load_fails("engine: {spotToSpotConsolidation: true}\nfeatureGates: {SpotToSpotConsolidation: true}\n"
+               "steps:\n  - advance: 1s\n",
+               "t.yaml:2: timeline: featureGates.SpotToSpotConsolidation: is also set as "
+               "engine.spotToSpotConsolidation; give it once");
+    load_fails("steps:\n  - nodeCondition: {node: a, type: Ready, status: Maybe}\n",
+               "t.yaml:2: timeline step 1: steps[0].nodeCondition.status: \"Maybe\" is not True, False or Unknown "
+               "(quote it: YAML reads a bare True or False as a boolean)");
+    load_fails("steps:\n  - nodeCondition: {type: Ready, status: Unknown}\n",
+               "t.yaml:2: timeline step 1: steps[0].nodeCondition: give exactly one of \"node\" or \"nodepool\"");
+    load_fails("steps:\n  - nodeCondition: {node: a, count: 1, type: Ready, status: Unknown}\n",
+               "t.yaml:2: timeline step 1: steps[0].nodeCondition: count applies to a nodepool, not to one node");
+    load_fails("steps:\n  - nodeCondition: {node: a, status: Unknown}\n",
+               "t.yaml:2: timeline step 1: missing required field \"steps[0].nodeCondition.type\"");
+}
+END_TEST
+
 START_TEST(inline_manifest_lines)
 {
     ns_timeline *t = load_ok("steps:\n"
@@ -210,12 +256,12 @@ START_TEST(step_errors)
 {
     load_fails("steps:\n  - scale: {name: a, replicas: 1}\n    explode: {}\n",
                "t.yaml:3: timeline step 1: unknown field \"steps[0].explode\" (a step has at or after, name, and one "
-               "action: scale, add, delete, patch, interrupt, launchFailure or advance)");
+               "action: scale, add, delete, patch, interrupt, launchFailure, advance or nodeCondition)");
     load_fails("steps:\n  - at: 1m\n    advance: 1m\n    scale: {name: a, replicas: 1}\n",
                "t.yaml:4: timeline step 1: steps[0].scale: a step has one action, and this one already has "
                "\"advance\" (line 3)");
     load_fails("steps:\n  - at: 1m\n", "t.yaml:2: timeline step 1: steps[0]: has no action (one of scale, add, "
-                                        "delete, patch, interrupt, launchFailure, advance)");
+                                        "delete, patch, interrupt, launchFailure, advance, nodeCondition)");
     load_fails("steps:\n  - advance: 2m\n  - at: 1m\n    advance: 1s\n",
                "t.yaml:3: timeline step 2: steps[1]: at 1m is before the end of the previous step (2m); steps run "
                "in order");
@@ -307,6 +353,7 @@ int main(void)
     tcase_add_test(tc, every_action);
     tcase_add_test(tc, descriptions);
     tcase_add_test(tc, start_and_engine);
+    tcase_add_test(tc, node_conditions_and_gates);
     tcase_add_test(tc, inline_manifest_lines);
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);
