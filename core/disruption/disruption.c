@@ -203,7 +203,7 @@ static int validate(ns_engine *e, ds_command *cmd, ds_candidates *cands, ds_cand
         *ok = true;
         return 0;
     }
-    if ((rc = ds_simulate(e, valid, *n_valid, sim)) < 0)
+    if ((rc = ds_simulate(e, valid, *n_valid, cmd->method == DS_UNDERUTILIZED, sim)) < 0)
         return rc;
     if (!sim->all_scheduled) {
         snprintf(why, why_len, "%s", sim->reason);
@@ -361,6 +361,7 @@ static int decide(ns_engine *e, ns_disruption *d)
         return rc;
     }
     static const ds_method methods[] = {DS_EMPTY, DS_DRIFTED, DS_UNDERUTILIZED};
+    bool constrained = false;
     for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]) && rc == 0 && !d->cmd.pending; i++) {
         int64_t now = ns_clock_now_ms();
         uint64_t state = 0;
@@ -376,10 +377,12 @@ static int decide(ns_engine *e, ns_disruption *d)
         else if (methods[i] == DS_DRIFTED)
             rc = ds_compute_drift(e, &cands, budgets, &d->cmd);
         else
-            rc = ds_compute_consolidation(e, &d->cfg, &cands, budgets, &d->cmd);
+            rc = ds_compute_consolidation(e, &d->cfg, &cands, budgets, &d->cmd, &constrained);
         free(budgets);
         budgets = NULL;
-        if (methods[i] == DS_UNDERUTILIZED && rc == 0 && !d->cmd.pending) {
+        /* A pass a budget held back is not done: it is tried again at the next step, so it goes ahead as soon as the
+         * budget allows (a node leaving, a schedule's window, a NodePool change, none of which the state hash sees). */
+        if (methods[i] == DS_UNDERUTILIZED && rc == 0 && !d->cmd.pending && !constrained) {
             d->consolidated = true;
             d->consolidated_state = state;
             d->consolidated_ms = now;

@@ -94,7 +94,9 @@ typedef struct ds_sim {
     size_t n_needed;
 } ds_sim;
 
-int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, ds_sim *out);
+/* consolidation: Karpenter's IsConsolidationSimulation (consolidation and its validation, not drift): the candidates'
+ * pods may not go to a node still inside its NodePool's consolidateAfter window. */
+int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consolidation, ds_sim *out);
 void ds_sim_free(ds_sim *s);
 /* The simulation's findings in ns_consol_sim form (points into s): the claims counted are the needed ones. */
 void ds_sim_consol(const ds_sim *s, ns_consol_sim *out);
@@ -121,8 +123,10 @@ void ds_command_clear(ds_command *cmd);
  * candidates are taken. 0 or an error that ends the step. */
 int ds_compute_emptiness(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd);
 int ds_compute_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd);
+/* *constrained: a candidate was passed over because its NodePool's budget allowed no more (Karpenter's
+ * constrainedByBudgets): finding nothing then does not mean the cluster is consolidated. */
 int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_candidates *cands, int64_t *budgets,
-                             ds_command *cmd);
+                             ds_command *cmd, bool *constrained);
 
 /* Declares to the engine what the controller waits for in the cluster: expiry, consolidateAfter, scheduled budgets
  * (disruption_due.c). */

@@ -126,7 +126,7 @@ int ds_compute_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_co
         if (budgets[order[i]->pool_index] <= 0)
             continue;
         ds_sim sim;
-        if ((rc = ds_simulate(e, &order[i], 1, &sim)) < 0)
+        if ((rc = ds_simulate(e, &order[i], 1, false, &sim)) < 0)
             break;
         bool ok = sim.all_scheduled;
         size_t replacements = sim.n_needed;
@@ -170,7 +170,7 @@ static int consolidate_prefix(void *vctx, size_t n, ns_consol_result *out)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory computing consolidation");
     to_consol_candidates(ctx->cands, n, cc);
     ds_sim sim;
-    int rc = ds_simulate(ctx->e, ctx->cands, n, &sim);
+    int rc = ds_simulate(ctx->e, ctx->cands, n, true, &sim);
     if (rc == 0) {
         ns_consol_sim cs;
         ds_sim_consol(&sim, &cs);
@@ -205,8 +205,9 @@ static int command_from_result(ds_command *cmd, const char *type, ds_candidate *
 }
 
 int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_candidates *cands, int64_t *budgets,
-                             ds_command *cmd)
+                             ds_command *cmd, bool *constrained)
 {
+    *constrained = false;
     ds_candidate **order = NULL;
     size_t n = 0;
     int rc = eligible_sorted(cands, DS_UNDERUTILIZED, &order, &n);
@@ -224,6 +225,9 @@ int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_c
     /* Multi-node: the candidates the budgets allow, empty ones left to emptiness, in cost order. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
+        /* the budget first, as Karpenter's multi-node filter: a candidate it holds back is a constraint */
+        if (multi_budgets[order[i]->pool_index] <= 0)
+            *constrained = true;
         if (multi_budgets[order[i]->pool_index] <= 0 || order[i]->n_reschedulable == 0)
             continue;
         multi_budgets[order[i]->pool_index]--;
@@ -244,6 +248,8 @@ int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_c
     /* Single-node: the first candidate, in cost order, that can be deleted or replaced by one cheaper node. */
     ctx.cands = order;
     for (size_t i = 0; i < n; i++) {
+        if (budgets[order[i]->pool_index] <= 0)
+            *constrained = true;
         if (budgets[order[i]->pool_index] <= 0 || order[i]->n_reschedulable == 0)
             continue;
         ctx.cands = &order[i];

@@ -6,6 +6,8 @@
 #include "clock/ns_clock.h"
 #include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
+#include "model/duration.h"
+#include "model/labels.h"
 
 void ds_sim_free(ds_sim *s)
 {
@@ -45,17 +47,53 @@ static int need_claim(ds_sim *s, size_t claim)
     return 0;
 }
 
-int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, ds_sim *out)
+/* Karpenter's IsUnderConsolidateAfter: an initialized claim of a NodePool with a consolidateAfter (not Never, not 0)
+ * whose last pod event, or else its initialization, is more recent than that. */
+static bool under_consolidate_after(const ns_engine *e, const ns_nodeclaim *claim, int64_t now)
+{
+    const char *name = ns_labels_get(&claim->meta.labels, NS_LABEL_NODEPOOL);
+    const ns_nodepool *np = name ? ns_cluster_find_nodepool(e->cluster, name) : NULL;
+    const ns_condition *init = ns_conditions_get(&claim->conditions, NS_COND_INITIALIZED);
+    if (!np || np->consolidate_after_ms == NS_DURATION_NEVER || np->consolidate_after_ms == 0 || !init ||
+        strcmp(init->status, "True") != 0)
+        return false;
+    const char *v = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_LAST_POD_EVENT);
+    int64_t since = v ? strtoll(v, NULL, 10) : 0;
+    if (since == 0)
+        since = init->last_transition_ms;
+    return now - since < np->consolidate_after_ms;
+}
+
+/* The Nodes of claims under their consolidateAfter window, into names[*n...] (room for every claim). */
+static void closed_nodes(const ns_engine *e, const char **names, size_t *n)
+{
+    int64_t now = ns_clock_now_ms();
+    for (size_t i = 0; i < e->cluster->n_nodeclaims; i++) {
+        const ns_nodeclaim *claim = e->cluster->nodeclaims[i];
+        if (claim->node_name && under_consolidate_after(e, claim, now))
+            names[(*n)++] = claim->node_name;
+    }
+}
+
+int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consolidation, ds_sim *out)
 {
     memset(out, 0, sizeof(*out));
+    size_t n_claims = e->cluster->n_nodeclaims, n_closed = 0;
     const char **names = calloc(n ? n : 1, sizeof(*names));
-    if (!names)
+    const char **shut = calloc(n_claims ? n_claims : 1, sizeof(*shut));
+    if (!names || !shut) {
+        free(names);
+        free(shut);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory simulating the disruption of %zu node(s)", n);
+    }
     for (size_t i = 0; i < n; i++)
         names[i] = cands[i]->node->meta.name;
-    ns_engine_plan_opts opts = {.removed_nodes = names, .n_removed = n};
+    if (consolidation)
+        closed_nodes(e, shut, &n_closed);
+    ns_engine_plan_opts opts = {.removed_nodes = names, .n_removed = n, .closed_nodes = shut, .n_closed = n_closed};
     int rc = ns_engine_plan_run(e, &opts, &out->plan);
     free(names);
+    free(shut);
     if (rc < 0)
         return ns_error_prefix("simulating the disruption of %zu node(s): ", n);
 

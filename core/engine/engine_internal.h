@@ -143,6 +143,10 @@ typedef struct ns_engine_plan_opts {
     bool only_removed_pods;
     /* Leave in-flight NodeClaims (launched or not, not yet initialized) out of the view. */
     bool exclude_inflight;
+    /* Nodes that take no pod in this round, keeping those they run (a consolidation simulation's nodes still inside
+     * their NodePool's consolidateAfter window, Karpenter's isUnderConsolidateAfter). */
+    const char *const *closed_nodes;
+    size_t n_closed;
 } ns_engine_plan_opts;
 
 typedef struct ns_engine_plan {

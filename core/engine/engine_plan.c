@@ -20,12 +20,22 @@ static bool has_disrupted_taint(const ns_node *n)
     return false;
 }
 
-static bool removed(const ns_engine_plan_opts *o, const char *name)
+static bool listed(const char *const *names, size_t n, const char *name)
 {
-    for (size_t i = 0; o && name && i < o->n_removed; i++)
-        if (strcmp(o->removed_nodes[i], name) == 0)
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(names[i], name) == 0)
             return true;
     return false;
+}
+
+static bool removed(const ns_engine_plan_opts *o, const char *name)
+{
+    return o && listed(o->removed_nodes, o->n_removed, name);
+}
+
+static bool closed(const ns_engine_plan_opts *o, const char *name)
+{
+    return o && listed(o->closed_nodes, o->n_closed, name);
 }
 
 /* Nodes whose pods are leaving: deleting claims, disrupted nodes, and the caller's removed nodes. */
@@ -87,6 +97,24 @@ static ns_node *future_node(const ns_node *n, const ns_nodeclaim *claim)
         ns_node_free(c);
         return NULL;
     }
+    return c;
+}
+
+/* A node as it is, cordoned for the round: its pods stay, no new one comes. */
+static ns_node *closed_node(const ns_node *n)
+{
+    ns_node *c = ns_node_new();
+    if (!c)
+        return NULL;
+    if (ns_meta_copy(&n->meta, &c->meta) < 0 || (n->provider_id && !(c->provider_id = ns_strdup(n->provider_id))) ||
+        (n->n_taints && ns_taints_copy(n->taints, n->n_taints, &c->taints) < 0) ||
+        ns_res_copy(&c->capacity, &n->capacity) < 0 || ns_res_copy(&c->allocatable, &n->allocatable) < 0) {
+        ns_node_free(c);
+        return NULL;
+    }
+    c->n_taints = n->n_taints;
+    c->ready = n->ready;
+    c->unschedulable = true;
     return c;
 }
 
@@ -266,6 +294,12 @@ static int build_nodes(ns_engine *e, const ns_engine_plan_opts *o, ns_engine_pla
             continue;
         }
         bool bindable = n->ready && !n->unschedulable;
+        if (closed(o, n->meta.name)) {
+            ns_node *f = closed_node(n);
+            if (!f || (rc = own_node(p, f)) < 0)
+                return f ? rc : NS_FAIL(NS_ERR_INTERNAL, "out of memory building the scheduling view");
+            n = f;
+        }
         rc = push_view_node(p, &cap, n, claim, bindable);
     }
     p->n_cluster_nodes = p->view.n_nodes;

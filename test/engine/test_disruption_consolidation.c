@@ -96,6 +96,77 @@ START_TEST(test_single_node_delete)
 }
 END_TEST
 
+/* Issue 10 rule 10, Karpenter's "should not consolidate pods onto a destination node that is under its consolidateAfter
+ * window": the older node's window has run out and its pod fits on the other node, the only destination, whose window
+ * a pod event restarted; nothing moves until that window ends too, and then one node goes. */
+START_TEST(test_no_consolidation_onto_node_inside_consolidate_after)
+{
+#define POOL DFX_POOL("", DFX_CAPACITY("on-demand") DFX_TYPES("m5.xlarge"),                                              \
+                      "    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 5m\n")
+    static const char yaml[] = DFX_CLASS("{}") POOL "---\n" DFX_DEPLOY("a", 2, "1500m", "1Gi", "");
+    const char *later[] = {DFX_DEPLOY("b", 2, "1500m", "1Gi", "")};
+    char names[2][64];
+    efx *x = nodes_one_per_batch(yaml, later, 1, names);
+    dfx_scale(x, "a", 1);
+    dfx_scale(x, "b", 1);
+    int64_t shrunk = efx_now();
+    efx_run_for(x, EFX_S(180));
+    /* a pod comes and goes on the second node: its window starts again */
+    char poke_yaml[512];
+    snprintf(poke_yaml, sizeof(poke_yaml),
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: poke}\nspec:\n"
+             "  nodeSelector: {kubernetes.io/hostname: %s}\n"
+             "  containers: [{name: c, resources: {requests: {cpu: 10m}}}]\n",
+             names[1]);
+    efx_load(x, poke_yaml);
+    ns_pod *poke = ns_cluster_find_pod(x->cluster, "default", "poke");
+    ck_assert_ptr_nonnull(poke);
+    efx_run_for(x, EFX_S(2));
+    ck_assert_ptr_nonnull(poke->node_name);
+    ck_assert_str_eq(poke->node_name, names[1]);
+    ck_assert_int_eq(ns_engine_delete_pod(x->engine, "default", "poke"), NS_OK);
+    int64_t poked = efx_now();
+    /* the first node is a candidate from 5 minutes after the shrink, with nowhere to send its pod */
+    efx_run_for(x, poked + EFX_S(300) - efx_now() - EFX_S(5));
+    ck_assert_int_gt(efx_now(), shrunk + EFX_S(300) + EFX_S(60));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTING, NULL), 0);
+    efx_run_for(x, EFX_S(120));
+    const ns_decision *d = only_disruption(x, "underutilized");
+    ck_assert_int_ge(d->time_ms, poked + EFX_S(300));
+    efx_free(x);
+#undef POOL
+}
+END_TEST
+
+/* Issue 10 rule 10, Karpenter's "should not mark consolidated if the candidates can't be disrupted due to budgets": a
+ * pass that a budget of zero held back is not recorded as done, so consolidation goes ahead at the first step the
+ * budget allows, here a NodePool change (budgets are not in the NodePool hash, so the cluster looks the same), instead
+ * of waiting out the 5-minute reconsideration of a consolidated cluster. */
+START_TEST(test_budget_held_consolidation_resumes_when_allowed)
+{
+#define POOL(budget)                                                                                                   \
+    DFX_POOL("", DFX_CAPACITY("on-demand") DFX_TYPES("m5.xlarge"), UNDERUTILIZED("WhenEmptyOrUnderutilized", budget))
+    static const char yaml[] = DFX_CLASS("{}") POOL("0") "---\n" DFX_DEPLOY("a", 2, "1500m", "1Gi", "");
+    const char *later[] = {DFX_DEPLOY("b", 2, "1500m", "1Gi", "")};
+    char names[2][64];
+    efx *x = nodes_one_per_batch(yaml, later, 1, names);
+    dfx_scale(x, "a", 1);
+    dfx_scale(x, "b", 1);
+    /* well past consolidateAfter: the budget holds every pass */
+    efx_run_for(x, EFX_S(90));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_DISRUPTING, NULL), 0);
+    dfx_put(x, POOL("100%"));
+    int64_t allowed = efx_now();
+    efx_run_for(x, EFX_S(60));
+    const ns_decision *d = only_disruption(x, "underutilized");
+    /* decided at the next step, carried out after the stabilisation window (15 s) */
+    ck_assert_int_le(d->time_ms - allowed, EFX_S(15) + 2 * x->cfg.tick_ms);
+    ck_assert_str_eq(d->nodeclaims, names[0]);
+    efx_free(x);
+#undef POOL
+}
+END_TEST
+
 START_TEST(test_single_node_replace)
 {
     static const char yaml[] = DFX_CLASS("{}")
@@ -235,6 +306,8 @@ int main(void)
     TCase *tc = tcase_create("consolidation");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_single_node_delete);
+    tcase_add_test(tc, test_budget_held_consolidation_resumes_when_allowed);
+    tcase_add_test(tc, test_no_consolidation_onto_node_inside_consolidate_after);
     tcase_add_test(tc, test_single_node_replace);
     tcase_add_test(tc, test_multi_node_delete);
     tcase_add_test(tc, test_multi_node_replace);
