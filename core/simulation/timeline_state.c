@@ -54,6 +54,84 @@ static bool add_string(cJSON *obj, const char *key, const char *value)
     return cJSON_AddStringToObject(obj, key, value ? value : "") != NULL;
 }
 
+static bool add_labels(cJSON *obj, const char *key, const ns_labels *l)
+{
+    cJSON *m = cJSON_AddObjectToObject(obj, key);
+    for (size_t i = 0; m && i < l->n; i++)
+        if (!cJSON_AddStringToObject(m, l->items[i].key, l->items[i].value))
+            return false;
+    return m != NULL;
+}
+
+/* One status condition: type, status, reason, message, last_transition (RFC 3339, "" when unknown). */
+static bool add_condition(cJSON *list, const char *type, const char *status, const char *reason, const char *message,
+                          int64_t since_ms)
+{
+    char when[32] = "";
+    if (since_ms)
+        ns_clock_format_rfc3339(since_ms, when, sizeof(when));
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(list, o)) {
+        cJSON_Delete(o);
+        return false;
+    }
+    return add_string(o, "type", type) && add_string(o, "status", status) && add_string(o, "reason", reason) &&
+           add_string(o, "message", message) && add_string(o, "last_transition", when);
+}
+
+static bool add_conditions(cJSON *obj, const ns_conditions *c)
+{
+    cJSON *list = cJSON_AddArrayToObject(obj, "conditions");
+    for (size_t i = 0; list && i < c->n; i++)
+        if (!add_condition(list, c->items[i].type, c->items[i].status, c->items[i].reason, c->items[i].message,
+                           c->items[i].last_transition_ms))
+            return false;
+    return list != NULL;
+}
+
+/* Taints as kubectl prints them: key=value:Effect, or key:Effect. */
+static bool add_taints(cJSON *obj, const ns_node *n)
+{
+    cJSON *list = cJSON_AddArrayToObject(obj, "taints");
+    for (size_t i = 0; list && i < n->n_taints; i++) {
+        const ns_taint *t = &n->taints[i];
+        char text[512];
+        snprintf(text, sizeof(text), "%s%s%s:%s", t->key, t->value ? "=" : "", t->value ? t->value : "", t->effect);
+        if (!cJSON_AddItemToArray(list, cJSON_CreateString(text)))
+            return false;
+    }
+    return list != NULL;
+}
+
+/* The node's Ready condition first, then the others; its annotations and taints; the namespace/name of its pods other
+ * than DaemonSet and mirror pods, in the cluster's order. */
+static bool add_node_details(const ns_cluster *c, const ns_node *n, cJSON *o)
+{
+    int64_t since = 0;
+    const char *ready = ns_node_condition_status(n, "Ready", &since);
+    cJSON *list = cJSON_AddArrayToObject(o, "conditions"), *names;
+    if (!list || !add_condition(list, "Ready", ready, NULL, NULL, since))
+        return false;
+    for (size_t i = 0; i < n->conditions.n; i++) {
+        const ns_condition *k = &n->conditions.items[i];
+        if (!add_condition(list, k->type, k->status, k->reason, k->message, k->last_transition_ms))
+            return false;
+    }
+    if (!add_taints(o, n) || !add_labels(o, "annotations", &n->meta.annotations) ||
+        !(names = cJSON_AddArrayToObject(o, "pod_names")))
+        return false;
+    for (size_t i = 0; i < c->n_pods; i++) {
+        const ns_pod *p = c->pods[i];
+        if (!p->node_name || strcmp(p->node_name, n->meta.name) != 0 || ns_engine_pod_is_daemon(p))
+            continue;
+        char ref[512];
+        ns_engine_pod_ref(p, ref, sizeof(ref));
+        if (!cJSON_AddItemToArray(names, cJSON_CreateString(ref)))
+            return false;
+    }
+    return true;
+}
+
 static cJSON *node_json(ns_engine *e, const ns_node *n)
 {
     const ns_cluster *c = ns_engine_cluster(e);
@@ -72,7 +150,7 @@ static cJSON *node_json(ns_engine *e, const ns_node *n)
         cpu += p->requests.cpu_milli;
         mem += p->requests.memory_bytes;
     }
-    cJSON *o = cJSON_CreateObject(), *labels;
+    cJSON *o = cJSON_CreateObject();
     if (!o || !add_string(o, "name", n->meta.name) || !add_string(o, "nodeclaim", claim ? claim->meta.name : "") ||
         !add_string(o, "nodepool", ns_labels_get(l, NS_LABEL_NODEPOOL)) ||
         !add_string(o, "instance_type", ns_labels_get(l, NS_LABEL_INSTANCE_TYPE)) ||
@@ -85,15 +163,10 @@ static cJSON *node_json(ns_engine *e, const ns_node *n)
         !cJSON_AddNumberToObject(o, "cpu_allocatable_milli", (double)n->allocatable.cpu_milli) ||
         !cJSON_AddNumberToObject(o, "memory_requested_bytes", (double)mem) ||
         !cJSON_AddNumberToObject(o, "memory_allocatable_bytes", (double)n->allocatable.memory_bytes) ||
-        !(labels = cJSON_AddObjectToObject(o, "labels"))) {
+        !add_labels(o, "labels", l) || !add_node_details(c, n, o)) {
         cJSON_Delete(o);
         return NULL;
     }
-    for (size_t i = 0; i < l->n; i++)
-        if (!cJSON_AddStringToObject(labels, l->items[i].key, l->items[i].value)) {
-            cJSON_Delete(o);
-            return NULL;
-        }
     return o;
 }
 
@@ -117,7 +190,8 @@ static cJSON *claim_json(const ns_nodeclaim *claim)
         !cJSON_AddNumberToObject(o, "price_per_hour", claim_price(claim)) ||
         !add_string(o, "provider_id", claim->provider_id) ||
         !add_string(o, "disruption", ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_METHOD)) ||
-        !add_string(o, "drifted", drift_reason(claim))) {
+        !add_string(o, "drifted", drift_reason(claim)) || !add_conditions(o, &claim->conditions) ||
+        !add_labels(o, "annotations", &claim->meta.annotations)) {
         cJSON_Delete(o);
         return NULL;
     }

@@ -41,7 +41,25 @@ def main():
     if len(last["nodes"]) != 5 or last["pods_pending"] != 0 or not last["invariants"]["ok"]:
         sys.exit(f"final state: {len(last['nodes'])} nodes, {last['pods_pending']} pending, invariants "
                  f"{last['invariants']}")
-    print("ok: repairs at 1980 s and 4800 s, two blocked at 4200 s, five nodes at the end")
+    # the state says it: the stopped node's Ready condition, its pod by name, the repaired claim's annotations
+    stopped = doc["steps"][1]["state"]
+    unknown = [n for n in stopped["nodes"] if n["conditions"][0]["status"] == "Unknown"]
+    if len(unknown) != 1 or unknown[0]["conditions"][0] != {
+            "type": "Ready", "status": "Unknown", "reason": "", "message": "",
+            "last_transition": "2026-01-01T00:03:00.000Z"}:
+        sys.exit(f"state after the kubelet stopped: {[n['conditions'] for n in stopped['nodes']]}")
+    if len(unknown[0]["pod_names"]) != 1 or not unknown[0]["pod_names"][0].startswith("default/spread-") or \
+            unknown[0]["taints"] != []:
+        sys.exit(f"stopped node's pods {unknown[0]['pod_names']}, taints {unknown[0]['taints']}")
+    first = by["deleting unhealthy node"][0]["nodeclaims"]
+    after = next(s for s in doc["steps"] if s["name"] == "two nodes NotReady")["state"]
+    if any(c["name"] == first for c in after["nodeclaims"]):
+        sys.exit(f"{first} still listed at 2400 s")
+    kinds = {c["type"] for c in after["nodeclaims"][0]["conditions"]}
+    if not {"Launched", "Registered", "Initialized"} <= kinds or \
+            "karpenter.sh/nodepool-hash" not in after["nodeclaims"][0]["annotations"]:
+        sys.exit(f"a claim's conditions {sorted(kinds)}, annotations {after['nodeclaims'][0]['annotations']}")
+    print("ok: repairs at 1980 s and 4800 s, two blocked at 4200 s, five nodes at the end; the states say it")
 
 
 main()
