@@ -45,6 +45,7 @@ typedef struct cost_pass {
     sched *s;
     size_t n_old; /* claims of the greedy round */
     size_t *pod_group;
+    char **group_reqs; /* per group: its requirements as text, the part of its view that is not its size */
     size_t *claim_rep; /* per claim: the group of its first pod, SIZE_MAX when the claim cannot move */
     cost_class *classes;
     size_t n_classes;
@@ -65,12 +66,12 @@ static bool group_movable(const sched_group *g)
     return true;
 }
 
-/* Same view of pool pi: the same types and offerings allowed, so the planner's candidates hold for both. */
-static bool same_view(const sched *s, const sched_group *a, const sched_group *b, size_t pi)
+/* Same view of pool pi: the same requirements and offerings, so the types the two allow differ only by which hold
+ * one pod, which the planner checks pod by pod. */
+static bool same_view(const cost_pass *cp, const sched_group *a, const sched_group *b, size_t pi)
 {
     return a == b || (a->pool_ok[pi] && b->pool_ok[pi] && a->pool_pairs[pi] == b->pool_pairs[pi] &&
-                      memcmp(a->pool_bits + pi * s->max_words, b->pool_bits + pi * s->max_words,
-                             s->pools[pi].words * sizeof(uint64_t)) == 0);
+                      strcmp(cp->group_reqs[a - cp->s->groups], cp->group_reqs[b - cp->s->groups]) == 0);
 }
 
 static double claim_price(const sched *s, const sched_claim *c)
@@ -110,7 +111,7 @@ static void movable_claims(cost_pass *cp)
             ok[c] = false;
         else if (cp->claim_rep[c] == SIZE_MAX)
             cp->claim_rep[c] = gi;
-        else if (!same_view(s, &s->groups[cp->claim_rep[c]], g, s->claims[c].pool))
+        else if (!same_view(cp, &s->groups[cp->claim_rep[c]], g, s->claims[c].pool))
             ok[c] = false;
     }
     for (size_t c = 0; c < cp->n_old; c++) {
@@ -127,7 +128,7 @@ static int class_add_claim(cost_pass *cp, size_t c)
     sched_group *rep = &s->groups[cp->claim_rep[c]];
     cost_class *k = NULL;
     for (size_t i = 0; i < cp->n_classes && !k; i++)
-        if (cp->classes[i].pool == pi && same_view(s, cp->classes[i].rep, rep, pi))
+        if (cp->classes[i].pool == pi && same_view(cp, cp->classes[i].rep, rep, pi))
             k = &cp->classes[i];
     if (!k) {
         k = &cp->classes[cp->n_classes++];
@@ -181,9 +182,11 @@ static int plan_classes(cost_pass *cp)
         cost_class *k = &cp->classes[i];
         const sched_pool *p = &s->pools[k->pool];
         uint64_t *types = s->scratch;
-        for (size_t w = 0; w < p->words; w++)
-            types[w] = k->rep->pool_bits[k->pool * s->max_words + w] & p->in_limits[w];
         rc = class_items(cp, k, item_of);
+        memset(types, 0, p->words * sizeof(uint64_t));
+        for (size_t j = 0; rc == NS_OK && j < k->n_items; j++)
+            for (size_t w = 0; w < p->words; w++)
+                types[w] |= k->items[j].g->pool_bits[k->pool * s->max_words + w] & p->in_limits[w];
         int planned = rc == NS_OK ? sched_cost_plan(s, k->pool, types, p->pairs & k->rep->pool_pairs[k->pool],
                                                     k->items, k->n_items, &k->plan)
                                   : rc;
@@ -364,6 +367,9 @@ static void pass_free(cost_pass *cp)
     free(cp->saved_pods);
     free(cp->saved_done);
     free(cp->saved_placement);
+    for (size_t i = 0; cp->group_reqs && i < cp->s->n_groups; i++)
+        free(cp->group_reqs[i]);
+    free(cp->group_reqs);
     free(cp->classes);
     free(cp->claim_rep);
     free(cp->pod_group);
@@ -380,8 +386,14 @@ static int pass_alloc(cost_pass *cp)
     cp->classes = calloc(cp->n_old ? cp->n_old : 1, sizeof(*cp->classes));
     cp->saved_pods = calloc(n_groups, sizeof(*cp->saved_pods));
     cp->saved_done = calloc(n_groups, sizeof(*cp->saved_done));
+    cp->group_reqs = calloc(n_groups, sizeof(char *));
+    for (size_t g = 0; cp->group_reqs && g < s->n_groups; g++) {
+        char text[2048];
+        if (!(cp->group_reqs[g] = strdup(ns_requirements_format(&s->groups[g].reqs, text, sizeof(text)))))
+            break;
+    }
     if (!cp->pod_group || !cp->saved_placement || !cp->claim_rep || !cp->classes || !cp->saved_pods ||
-        !cp->saved_done)
+        !cp->saved_done || !cp->group_reqs || (s->n_groups && !cp->group_reqs[s->n_groups - 1]))
         return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu pods and %zu claims", s->cl->n_pods,
                        cp->n_old);
     for (size_t g = 0; g < s->n_groups; g++)

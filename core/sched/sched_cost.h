@@ -34,11 +34,32 @@ typedef struct cost_plan {
     double price; /* the bins' total */
 } cost_plan;
 
+typedef struct cost_cand {
+    size_t type; /* bit of the pool */
+    double price;
+} cost_cand;
+
 /* Plans the items (reordered, heaviest first) on pool pi with the offerings `pairs` and the types `types` (a bitset of
  * the pool) allow: each bin is the type whose greedy fill costs least per unit of value packed. 0, 1 when some pod
  * fits no type (no plan), or NS_ERR_INTERNAL. */
 int sched_cost_plan(sched *s, size_t pi, const uint64_t *types, uint64_t pairs, cost_item *items, size_t n_items,
                     cost_plan *out);
 void sched_cost_plan_free(cost_plan *p);
+
+/* Greedy bins for the pods rem[] counts (consumed) over candidates c (cheapest first), appended to out: each bin the
+ * candidate whose first-fit-decreasing fill costs least per packed value. 0, 1 when some pod fits no candidate, or
+ * NS_ERR_INTERNAL. */
+int sched_cost_greedy(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
+                      size_t n_items, int64_t *rem, cost_plan *out);
+/* Appends a bin of take[j] pods of each item at price. 0 or NS_ERR_INTERNAL. */
+int sched_cost_push_bin(cost_plan *pl, const int64_t *take, size_t n_items, double price);
+/* The price of the cheapest candidate whose allocatable holds used, or -1. */
+double sched_cost_bin_price(const sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const sched_vec *used);
+
+/* The LP plan (sched_cost_lp.c): the set-covering LP over packing patterns solved by column generation, rounded down,
+ * the rest planned greedily; and rounded up, clipped. The cheaper of the two into out (empty when the LP gives up).
+ * 0 or NS_ERR_INTERNAL. */
+int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
+                       size_t n_items, cost_plan *out);
 
 #endif

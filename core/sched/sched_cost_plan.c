@@ -10,14 +10,9 @@
 #include "errors/ns_error.h"
 #include "sched/sched_cost.h"
 
-typedef struct cand {
-    size_t type; /* bit of the pool */
-    double price;
-} cand;
-
 static int cand_cmp(const void *a, const void *b)
 {
-    const cand *x = a, *y = b;
+    const cost_cand *x = a, *y = b;
     if (x->price != y->price)
         return x->price < y->price ? -1 : 1;
     return x->type < y->type ? -1 : x->type > y->type;
@@ -44,7 +39,7 @@ static bool dominates(const sched *s, const sched_pool *p, size_t a, size_t b)
 }
 
 /* The types the class may launch with an allowed offering, cheapest first, without dominated ones. */
-static size_t candidates(const sched *s, size_t pi, const uint64_t *types, uint64_t pairs, cand *out)
+static size_t candidates(const sched *s, size_t pi, const uint64_t *types, uint64_t pairs, cost_cand *out)
 {
     const sched_pool *p = &s->pools[pi];
     sched_claim view = {.pool = (uint32_t)pi, .pairs = pairs};
@@ -52,7 +47,7 @@ static size_t candidates(const sched *s, size_t pi, const uint64_t *types, uint6
     for (size_t i = sched_bits_first(types, p->words); i != SIZE_MAX; i = sched_bits_next(types, p->words, i)) {
         double price = sched_claim_type_price(p, &view, i);
         if (price >= 0)
-            out[n++] = (cand){i, price};
+            out[n++] = (cost_cand){i, price};
     }
     qsort(out, n, sizeof(*out), cand_cmp);
     size_t kept = 0;
@@ -67,7 +62,7 @@ static size_t candidates(const sched *s, size_t pi, const uint64_t *types, uint6
 }
 
 /* value = the pod's largest request in cpu, memory or pods, each at the cheapest price per unit among the types. */
-static void item_values(const sched *s, const sched_pool *p, const cand *c, size_t n, cost_item *items, size_t n_items)
+static void item_values(const sched *s, const sched_pool *p, const cost_cand *c, size_t n, cost_item *items, size_t n_items)
 {
     static const size_t dims[] = {SCHED_CPU, SCHED_MEM, SCHED_PODS};
     double unit[3] = {-1, -1, -1};
@@ -109,7 +104,7 @@ static double fill(sched *s, const sched_pool *p, size_t t, const cost_item *ite
     return value;
 }
 
-static int push_bin(cost_plan *pl, const int64_t *take, size_t n_items, double price)
+int sched_cost_push_bin(cost_plan *pl, const int64_t *take, size_t n_items, double price)
 {
     if (pl->n_bins == pl->cap_bins) {
         size_t nc = pl->cap_bins ? pl->cap_bins * 2 : 16;
@@ -140,9 +135,17 @@ static int push_bin(cost_plan *pl, const int64_t *take, size_t n_items, double p
     return NS_OK;
 }
 
+double sched_cost_bin_price(const sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const sched_vec *used)
+{
+    for (size_t i = 0; i < n_c; i++)
+        if (vec_within(s, used, &p->alloc[c[i].type]))
+            return c[i].price;
+    return -1;
+}
+
 /* One bin: the candidate with the lowest price per packed value; 1 when no candidate takes any pod left. */
-static int next_bin(sched *s, const sched_pool *p, const cand *c, size_t n_c, const cost_item *items, size_t n_items,
-                    int64_t *rem, sched_vec *used, int64_t *take, int64_t *best_take, cost_plan *out)
+static int next_bin(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
+                    size_t n_items, int64_t *rem, sched_vec *used, int64_t *take, int64_t *best_take, cost_plan *out)
 {
     double best_ratio = 0, best_value = 0;
     size_t best = SIZE_MAX;
@@ -166,13 +169,32 @@ static int next_bin(sched *s, const sched_pool *p, const cand *c, size_t n_c, co
             used->v[d] += best_take[j] * items[j].g->req.v[d];
         rem[j] -= best_take[j];
     }
-    double price = c[best].price;
-    for (size_t i = 0; i < best; i++)
-        if (vec_within(s, used, &p->alloc[c[i].type])) {
-            price = c[i].price;
-            break;
-        }
-    return push_bin(out, best_take, n_items, price);
+    return sched_cost_push_bin(out, best_take, n_items, sched_cost_bin_price(s, p, c, best + 1, used));
+}
+
+int sched_cost_greedy(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
+                      size_t n_items, int64_t *rem, cost_plan *out)
+{
+    int64_t *take = malloc(2 * (n_items ? n_items : 1) * sizeof(*take)), left = 0;
+    sched_vec used;
+    int rc = take ? sched_vec_init(s, &used)
+                  : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory planning %zu pod groups", n_items);
+    for (size_t j = 0; j < n_items; j++)
+        left += rem[j];
+    while (rc == NS_OK && left > 0) {
+        rc = next_bin(s, p, c, n_c, items, n_items, rem, &used, take, take + n_items, out);
+        if (rc == NS_OK)
+            left -= out->bins[out->n_bins - 1].packed;
+    }
+    free(take);
+    return rc;
+}
+
+static void plan_swap(cost_plan *a, cost_plan *b)
+{
+    cost_plan t = *a;
+    *a = *b;
+    *b = t;
 }
 
 int sched_cost_plan(sched *s, size_t pi, const uint64_t *types, uint64_t pairs, cost_item *items, size_t n_items,
@@ -180,26 +202,23 @@ int sched_cost_plan(sched *s, size_t pi, const uint64_t *types, uint64_t pairs, 
 {
     const sched_pool *p = &s->pools[pi];
     memset(out, 0, sizeof(*out));
-    cand *c = malloc((p->n_types ? p->n_types : 1) * sizeof(*c));
-    int64_t *rem = malloc(3 * (n_items ? n_items : 1) * sizeof(*rem));
-    sched_vec used;
-    int rc = c && rem ? sched_vec_init(s, &used)
-                      : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory planning %zu pod groups", n_items);
+    cost_plan lp = {0};
+    cost_cand *c = malloc((p->n_types ? p->n_types : 1) * sizeof(*c));
+    int64_t *rem = malloc((n_items ? n_items : 1) * sizeof(*rem));
+    int rc = c && rem ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory planning %zu pod groups", n_items);
     size_t n_c = rc == NS_OK ? candidates(s, pi, types, pairs, c) : 0;
     if (rc == NS_OK) {
         item_values(s, p, c, n_c, items, n_items);
         qsort(items, n_items, sizeof(*items), item_cmp);
         for (size_t j = 0; j < n_items; j++)
             rem[j] = items[j].n;
+        rc = sched_cost_greedy(s, p, c, n_c, items, n_items, rem, out);
     }
-    int64_t left = 0;
-    for (size_t j = 0; rc == NS_OK && j < n_items; j++)
-        left += rem[j];
-    while (rc == NS_OK && left > 0) {
-        rc = next_bin(s, p, c, n_c, items, n_items, rem, &used, rem + n_items, rem + 2 * n_items, out);
-        if (rc == NS_OK)
-            left -= out->bins[out->n_bins - 1].packed;
-    }
+    if (rc == NS_OK)
+        rc = sched_cost_plan_lp(s, p, c, n_c, items, n_items, &lp);
+    if (rc == NS_OK && lp.n_bins && lp.price < out->price)
+        plan_swap(out, &lp);
+    sched_cost_plan_free(&lp);
     free(c);
     free(rem);
     if (rc != NS_OK)

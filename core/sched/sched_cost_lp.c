@@ -1,0 +1,358 @@
+/*
+ * Cost packing's LP plan: the class's pods as a set-covering LP over packing patterns (how many pods of each item one
+ * node of a candidate type holds; columns cost the type's price, rows ask for each item's count), solved by column
+ * generation: a revised simplex on the patterns found so far gives each item a dual price, and each candidate type
+ * proposes the pattern its dual prices value most (filled densest first, where density is the dual price per share of
+ * the type's allocatable). With the LP solved, the plan takes each pattern's whole number of nodes and plans the pods
+ * left greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
+ * rounding costs a few nodes at most, so the plan is within a few percent of the LP bound; on small classes the
+ * caller keeps the greedy plan when it is cheaper.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors/ns_error.h"
+#include "sched/sched_cost.h"
+
+/* Simplex pivots per solve and pricing rounds: enough for the classes' few dozen items; past them the plan uses the
+ * LP as it stands, which is still a feasible basis. */
+#define LP_MAX_PIVOTS 200
+#define LP_MAX_ROUNDS 40
+#define LP_NEW_COLUMNS 8
+#define LP_EPS 1e-9
+
+typedef struct lp {
+    sched *s;
+    const sched_pool *p;
+    const cost_cand *c;
+    size_t n_c;
+    const cost_item *items;
+    size_t m; /* rows: items */
+    /* columns: patterns, each m counts (pat), its candidate (cand) and price */
+    int64_t *pat;
+    size_t *cand;
+    double *price;
+    size_t n_cols, cap_cols;
+    /* basis: per row the basic column (SIZE_MAX - row for that row's surplus), B^-1 (m x m) and its values */
+    size_t *basis;
+    double *binv, *x, *pi, *d;
+    sched_vec used;
+    int64_t *fill;
+    size_t *order;
+    double *dens;
+} lp;
+
+static int lp_push(lp *L, const int64_t *a, size_t cand)
+{
+    if (L->n_cols == L->cap_cols) {
+        size_t nc = L->cap_cols ? L->cap_cols * 2 : 64;
+        int64_t *np = realloc(L->pat, nc * L->m * sizeof(int64_t));
+        if (np)
+            L->pat = np;
+        size_t *ncand = np ? realloc(L->cand, nc * sizeof(size_t)) : NULL;
+        if (ncand)
+            L->cand = ncand;
+        double *nprice = ncand ? realloc(L->price, nc * sizeof(double)) : NULL;
+        if (!nprice)
+            return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu LP columns", nc);
+        L->price = nprice;
+        L->cap_cols = nc;
+    }
+    memcpy(L->pat + L->n_cols * L->m, a, L->m * sizeof(int64_t));
+    L->cand[L->n_cols] = cand;
+    L->price[L->n_cols++] = L->c[cand].price;
+    return NS_OK;
+}
+
+/* Fills candidate ci with items in L->order, each as far as it fits (up to its count); the fill into L->fill. */
+static void fill_in_order(lp *L, size_t ci)
+{
+    const sched_vec *alloc = &L->p->alloc[L->c[ci].type];
+    memset(L->used.v, 0, L->s->n_dims * sizeof(int64_t));
+    for (size_t i = 0; i < L->m; i++) {
+        size_t j = L->order[i];
+        const sched_vec *req = &L->items[j].g->req;
+        int64_t k = sched_fit_count(L->s, alloc, &L->used, req, L->items[j].n);
+        L->fill[j] = k > 0 ? k : 0;
+        for (size_t d = 0; k > 0 && d < L->s->n_dims; d++)
+            L->used.v[d] += k * req->v[d];
+    }
+}
+
+/* Orders the items by weight[j] per dominant share of candidate ci, densest first (weights <= 0 last). */
+static void order_by_density(lp *L, size_t ci, const double *weight)
+{
+    const sched_vec *alloc = &L->p->alloc[L->c[ci].type];
+    for (size_t j = 0; j < L->m; j++) {
+        double share = 0;
+        for (size_t d = 0; d < L->s->n_dims; d++)
+            if (L->items[j].g->req.v[d] > 0)
+                share = fmax(share, alloc->v[d] > 0 ? (double)L->items[j].g->req.v[d] / (double)alloc->v[d] : 1e30);
+        L->dens[j] = weight[j] > 0 ? weight[j] / fmax(share, 1e-12) : -1;
+        L->order[j] = j;
+    }
+    for (size_t i = 1; i < L->m; i++)
+        for (size_t k = i; k > 0 && L->dens[L->order[k]] > L->dens[L->order[k - 1]]; k--) {
+            size_t t = L->order[k];
+            L->order[k] = L->order[k - 1];
+            L->order[k - 1] = t;
+        }
+}
+
+/* The starting basis: per item, the candidate that holds its pods cheapest per pod, filled with that item only.
+ * B is diagonal, so the basis is feasible from the start (no phase one). 1 when an item fits no candidate. */
+static int start_basis(lp *L)
+{
+    int64_t *a = L->fill;
+    for (size_t j = 0; j < L->m; j++) {
+        size_t best = SIZE_MAX;
+        int64_t best_k = 0;
+        memset(L->used.v, 0, L->s->n_dims * sizeof(int64_t));
+        for (size_t ci = 0; ci < L->n_c; ci++) {
+            int64_t k = sched_fit_count(L->s, &L->p->alloc[L->c[ci].type], &L->used, &L->items[j].g->req,
+                                        L->items[j].n);
+            if (k > 0 && (best == SIZE_MAX || L->c[ci].price / (double)k < L->c[best].price / (double)best_k)) {
+                best = ci;
+                best_k = k;
+            }
+        }
+        if (best == SIZE_MAX)
+            return 1;
+        memset(a, 0, L->m * sizeof(int64_t));
+        a[j] = best_k;
+        int rc = lp_push(L, a, best);
+        if (rc < 0)
+            return rc;
+        L->basis[j] = L->n_cols - 1;
+        for (size_t i = 0; i < L->m; i++)
+            L->binv[j * L->m + i] = i == j ? 1.0 / (double)best_k : 0;
+        L->x[j] = (double)L->items[j].n / (double)best_k;
+    }
+    return NS_OK;
+}
+
+static double col_cost(const lp *L, size_t col)
+{
+    return col >= L->n_cols ? 0 : L->price[col];
+}
+
+/* pi = c_B B^-1. */
+static void duals(lp *L)
+{
+    for (size_t i = 0; i < L->m; i++) {
+        double v = 0;
+        for (size_t r = 0; r < L->m; r++)
+            v += col_cost(L, L->basis[r]) * L->binv[r * L->m + i];
+        L->pi[i] = v;
+    }
+}
+
+/* d = B^-1 a for column col (a surplus column is -e_row). */
+static void ftran(lp *L, size_t col)
+{
+    for (size_t r = 0; r < L->m; r++) {
+        double v = 0;
+        if (col < L->n_cols) {
+            const int64_t *a = L->pat + col * L->m;
+            for (size_t i = 0; i < L->m; i++)
+                v += L->binv[r * L->m + i] * (double)a[i];
+        } else
+            v = -L->binv[r * L->m + (SIZE_MAX - col)];
+        L->d[r] = v;
+    }
+}
+
+/* The entering column with the most negative reduced cost, or SIZE_MAX at the optimum. */
+static size_t entering(const lp *L)
+{
+    size_t best = SIZE_MAX;
+    double best_rc = 0;
+    for (size_t col = 0; col < L->n_cols; col++) {
+        double rc = L->price[col];
+        const int64_t *a = L->pat + col * L->m;
+        for (size_t i = 0; i < L->m; i++)
+            rc -= L->pi[i] * (double)a[i];
+        if (rc < best_rc - LP_EPS * (1 + L->price[col])) {
+            best_rc = rc;
+            best = col;
+        }
+    }
+    for (size_t i = 0; i < L->m; i++)
+        if (L->pi[i] < best_rc - LP_EPS) { /* surplus column: reduced cost pi_i */
+            best_rc = L->pi[i];
+            best = SIZE_MAX - i;
+        }
+    return best;
+}
+
+/* Revised simplex from the current feasible basis; stops at the optimum or after LP_MAX_PIVOTS. */
+static void simplex(lp *L)
+{
+    for (int it = 0; it < LP_MAX_PIVOTS; it++) {
+        duals(L);
+        size_t col = entering(L);
+        if (col == SIZE_MAX)
+            return;
+        ftran(L, col);
+        size_t r = SIZE_MAX;
+        double ratio = 0;
+        for (size_t i = 0; i < L->m; i++)
+            if (L->d[i] > LP_EPS && (r == SIZE_MAX || L->x[i] / L->d[i] < ratio)) {
+                r = i;
+                ratio = L->x[i] / L->d[i];
+            }
+        if (r == SIZE_MAX)
+            return; /* unbounded cannot happen with positive prices; stop rather than loop */
+        double piv = L->d[r];
+        double *row = L->binv + r * L->m;
+        for (size_t k = 0; k < L->m; k++)
+            row[k] /= piv;
+        L->x[r] /= piv;
+        for (size_t i = 0; i < L->m; i++) {
+            if (i == r || L->d[i] == 0)
+                continue;
+            double f = L->d[i];
+            for (size_t k = 0; k < L->m; k++)
+                L->binv[i * L->m + k] -= f * row[k];
+            L->x[i] -= f * L->x[r];
+            if (L->x[i] < 0 && L->x[i] > -1e-9)
+                L->x[i] = 0;
+        }
+        L->basis[r] = col;
+    }
+}
+
+/* Each candidate's best pattern by the current dual prices; of those that price out, the LP_NEW_COLUMNS whose value
+ * per price is highest become columns (more would only slow the simplex down). The number added, or a negative
+ * error. */
+static int price_columns(lp *L)
+{
+    size_t best[LP_NEW_COLUMNS], n_best = 0;
+    double best_gain[LP_NEW_COLUMNS];
+    for (size_t ci = 0; ci < L->n_c; ci++) {
+        order_by_density(L, ci, L->pi);
+        fill_in_order(L, ci);
+        double v = 0;
+        for (size_t j = 0; j < L->m; j++)
+            v += L->pi[j] > 0 ? (double)L->fill[j] * L->pi[j] : 0;
+        double gain = v / L->c[ci].price;
+        if (gain <= 1 + 1e-7 || (n_best == LP_NEW_COLUMNS && gain <= best_gain[n_best - 1]))
+            continue;
+        size_t at = n_best < LP_NEW_COLUMNS ? n_best++ : n_best - 1;
+        for (; at > 0 && best_gain[at - 1] < gain; at--) {
+            best[at] = best[at - 1];
+            best_gain[at] = best_gain[at - 1];
+        }
+        best[at] = ci;
+        best_gain[at] = gain;
+    }
+    for (size_t i = 0; i < n_best; i++) {
+        order_by_density(L, best[i], L->pi);
+        fill_in_order(L, best[i]);
+        for (size_t j = 0; j < L->m; j++)
+            L->fill[j] = L->pi[j] > 0 ? L->fill[j] : 0;
+        int rc = lp_push(L, L->fill, best[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return (int)n_best;
+}
+
+/* Appends one bin of the pods in take (clipped to rem, which it consumes), priced at the cheapest candidate that
+ * holds them. */
+static int take_bin(lp *L, int64_t *take, int64_t *rem, cost_plan *out)
+{
+    memset(L->used.v, 0, L->s->n_dims * sizeof(int64_t));
+    bool any = false;
+    for (size_t j = 0; j < L->m; j++) {
+        take[j] = take[j] < rem[j] ? take[j] : rem[j];
+        rem[j] -= take[j];
+        any = any || take[j] > 0;
+        for (size_t d = 0; d < L->s->n_dims; d++)
+            L->used.v[d] += take[j] * L->items[j].g->req.v[d];
+    }
+    return any ? sched_cost_push_bin(out, take, L->m, sched_cost_bin_price(L->s, L->p, L->c, L->n_c, &L->used))
+               : NS_OK;
+}
+
+/* The basis's patterns, each count rounded down (up when ceil), as bins; with floor the pods left go to the greedy
+ * planner. */
+static int round_plan(lp *L, bool ceil_, int64_t *rem, cost_plan *out)
+{
+    for (size_t j = 0; j < L->m; j++)
+        rem[j] = L->items[j].n;
+    int rc = NS_OK;
+    for (size_t r = 0; rc == NS_OK && r < L->m; r++) {
+        if (L->basis[r] >= L->n_cols)
+            continue;
+        double x = ceil_ ? ceil(L->x[r] - 1e-9) : floor(L->x[r] + 1e-9);
+        for (int64_t k = 0; rc == NS_OK && k < (int64_t)x; k++) {
+            memcpy(L->fill, L->pat + L->basis[r] * L->m, L->m * sizeof(int64_t));
+            rc = take_bin(L, L->fill, rem, out);
+        }
+    }
+    return rc == NS_OK ? sched_cost_greedy(L->s, L->p, L->c, L->n_c, L->items, L->m, rem, out) : rc;
+}
+
+static void lp_free(lp *L)
+{
+    free(L->pat);
+    free(L->cand);
+    free(L->price);
+    free(L->basis);
+    free(L->binv);
+    free(L->x);
+    free(L->pi);
+    free(L->d);
+    free(L->fill);
+    free(L->order);
+    free(L->dens);
+}
+
+int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
+                       size_t n_items, cost_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t m = n_items ? n_items : 1;
+    lp L = {.s = s, .p = p, .c = c, .n_c = n_c, .items = items, .m = n_items};
+    L.basis = malloc(m * sizeof(size_t));
+    L.binv = malloc(m * m * sizeof(double));
+    L.x = malloc(m * sizeof(double));
+    L.pi = malloc(m * sizeof(double));
+    L.d = malloc(m * sizeof(double));
+    L.fill = malloc(m * sizeof(int64_t));
+    L.order = malloc(m * sizeof(size_t));
+    L.dens = malloc(m * sizeof(double));
+    int64_t *rem = malloc(m * sizeof(int64_t));
+    int rc = L.basis && L.binv && L.x && L.pi && L.d && L.fill && L.order && L.dens && rem
+                 ? sched_vec_init(s, &L.used)
+                 : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for an LP of %zu pod groups", n_items);
+    if (rc == NS_OK && n_items > 0)
+        rc = start_basis(&L);
+    for (int round = 0; rc == NS_OK && n_items > 0 && round < LP_MAX_ROUNDS; round++) {
+        simplex(&L);
+        duals(&L);
+        int added = price_columns(&L);
+        if (added <= 0) {
+            rc = added;
+            break;
+        }
+    }
+    cost_plan up = {0};
+    if (rc == NS_OK && n_items > 0)
+        rc = round_plan(&L, false, rem, out);
+    if (rc == NS_OK && n_items > 0)
+        rc = round_plan(&L, true, rem, &up);
+    if (rc == NS_OK && up.price < out->price) {
+        cost_plan t = *out;
+        *out = up;
+        up = t;
+    }
+    sched_cost_plan_free(&up);
+    if (rc != NS_OK)
+        sched_cost_plan_free(out);
+    free(rem);
+    lp_free(&L);
+    return rc == 1 ? NS_OK : rc;
+}
