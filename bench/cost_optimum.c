@@ -232,14 +232,15 @@ static int knapsack(const co_type *t, const co_group *groups, size_t ng, const d
         parm.cb_func = tree_bound;
         parm.cb_info = &tree;
         int r = glp_intopt(kp, &parm), st = glp_mip_status(kp);
-        bool stopped = r == GLP_EMIPGAP || r == GLP_ETMLIM;
-        rc = (r == 0 && st == GLP_OPT) || (stopped && (st == GLP_OPT || st == GLP_FEAS)) ? 0 : -1;
-        if (rc == 0) {
+        bool found = st == GLP_OPT || st == GLP_FEAS;
+        rc = (r == 0 && st == GLP_OPT) || r == GLP_ETMLIM || (r == GLP_EMIPGAP && found) ? 0 : -1;
+        if (rc == 0 && found) {
             *v = glp_mip_obj_val(kp);
-            *upper = r == 0 ? *v : r == GLP_EMIPGAP ? fmin(*upper, *v * (1 + PRICING_GAP)) : fmin(*upper, tree);
             for (size_t g = 0; g < ng; g++)
                 a[g] = (int32_t)llround(glp_mip_col_val(kp, (int)g + 1));
         }
+        if (rc == 0) /* out of time, possibly with no pattern found: the tree's bound still holds */
+            *upper = r == 0 ? *v : r == GLP_EMIPGAP ? fmin(*upper, *v * (1 + PRICING_GAP)) : fmin(*upper, tree);
     }
     glp_delete_prob(kp);
     return rc;
