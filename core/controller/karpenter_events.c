@@ -257,6 +257,23 @@ static int disruption_blocked(const ns_decision *d, ns_kev_fn fn, void *ud)
     return rc < 0 ? rc : fn(ud, &ev);
 }
 
+/* Karpenter's Unconsolidatable: the node, then the nodeclaim, each de-duplicated by its uid alone for 15 minutes
+ * (the message is no part of the key: a new reason within the window is not published). */
+static int unconsolidatable(const ns_decision *d, ns_kev_fn fn, void *ud)
+{
+    ns_kev ev;
+    init(&ev, NS_KEV_NODE, d->nodes, "Normal", "Unconsolidatable");
+    snprintf(ev.message, sizeof(ev.message), "%s", d->reason);
+    ev.dedupe_ms = NS_KEV_DEDUPE_UNCONSOLIDATABLE_MS;
+    int rc = fn(ud, &ev);
+    if (rc < 0)
+        return rc;
+    init(&ev, NS_KEV_NODECLAIM, d->nodeclaims, "Normal", "Unconsolidatable");
+    snprintf(ev.message, sizeof(ev.message), "%s", d->reason);
+    ev.dedupe_ms = NS_KEV_DEDUPE_UNCONSOLIDATABLE_MS;
+    return fn(ud, &ev);
+}
+
 int ns_kev_from_decision(const ns_decision *d, const ns_cluster *c, ns_kev_fn fn, void *ud)
 {
     switch (d->kind) {
@@ -281,6 +298,8 @@ int ns_kev_from_decision(const ns_decision *d, const ns_cluster *c, ns_kev_fn fn
                               "Spot rebalance recommendation was triggered", fn, ud);
     case NS_DECISION_DISRUPTION_BLOCKED:
         return disruption_blocked(d, fn, ud);
+    case NS_DECISION_UNCONSOLIDATABLE:
+        return unconsolidatable(d, fn, ud);
     default:
         return 0;
     }

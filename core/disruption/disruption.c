@@ -13,16 +13,10 @@
 /* Karpenter recomputes consolidation at least this often even when nothing changed. */
 #define RECONSIDER_MS INT64_C(300000)
 
-/* A blocked candidate already reported, and why. */
-typedef struct ds_reported {
-    char claim[NS_NAME_MAX];
-    char why[160];
-} ds_reported;
-
 typedef struct ns_disruption {
     ns_disruption_config cfg;
-    ds_reported *reported;
-    size_t n_reported;
+    ds_reports blocked;          /* DisruptionBlocked */
+    ds_reports unconsolidatable; /* Unconsolidatable, as of the last consolidation pass */
     ds_command cmd;
     ds_pod_events pod_events;
     /* Consolidation found nothing for this cluster state (Karpenter's IsConsolidated). */
@@ -38,7 +32,8 @@ static void disruption_free(void *vctx)
         return;
     ds_command_clear(&d->cmd);
     ds_pod_events_free(&d->pod_events);
-    free(d->reported);
+    ds_reports_free(&d->blocked);
+    ds_reports_free(&d->unconsolidatable);
     free(d);
 }
 
@@ -314,39 +309,19 @@ static uint64_t cluster_state(const ns_engine *e, const ds_candidates *cands)
 
 /* ---- The step. */
 
-static bool was_reported(const ns_disruption *d, const ds_candidate *c)
+static const char *blocked_why(const ds_candidate *c)
 {
-    for (size_t i = 0; i < d->n_reported; i++)
-        if (strcmp(d->reported[i].claim, c->claim->meta.name) == 0 && strcmp(d->reported[i].why, c->blocked_why) == 0)
-            return true;
-    return false;
+    return c->blocked ? c->blocked_why : NULL;
 }
 
-/* Records each blocked candidate once for as long as the same reason blocks it (Karpenter publishes a
- * DisruptionBlocked event for it at every pass, de-duplicated by its recorder): a block that lifts and comes back is
- * reported again. */
-static int report_blocked(ns_engine *e, ns_disruption *d, const ds_candidates *cands)
+static const char *blocked_pod(const ds_candidate *c)
 {
-    ds_reported *now = calloc(cands->n ? cands->n : 1, sizeof(*now));
-    if (!now)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory reporting blocked disruption candidates");
-    size_t n = 0;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < cands->n; i++) {
-        const ds_candidate *c = &cands->items[i];
-        if (!c->blocked)
-            continue;
-        if (!was_reported(d, c))
-            rc = ns_engine_record(e, NS_DECISION_DISRUPTION_BLOCKED, NULL, c->blocked_why, c->node->meta.name,
-                                  c->claim->meta.name, c->blocked_pod, NULL);
-        snprintf(now[n].claim, sizeof(now[n].claim), "%s", c->claim->meta.name);
-        snprintf(now[n].why, sizeof(now[n].why), "%s", c->blocked_why);
-        n++;
-    }
-    free(d->reported);
-    d->reported = now;
-    d->n_reported = n;
-    return rc;
+    return c->blocked_pod;
+}
+
+static const char *unconsolidatable_why(const ds_candidate *c)
+{
+    return c->unconsolidatable;
 }
 
 static int decide(ns_engine *e, ns_disruption *d)
@@ -355,7 +330,7 @@ static int decide(ns_engine *e, ns_disruption *d)
     int64_t *budgets = NULL;
     int rc = ds_candidates_build(e, &cands);
     if (rc == 0)
-        rc = report_blocked(e, d, &cands);
+        rc = ds_report_once(e, &d->blocked, NS_DECISION_DISRUPTION_BLOCKED, &cands, blocked_why, blocked_pod);
     if (rc < 0) {
         ds_candidates_free(&cands);
         return rc;
@@ -368,7 +343,8 @@ static int decide(ns_engine *e, ns_disruption *d)
         if (methods[i] == DS_UNDERUTILIZED) {
             state = cluster_state(e, &cands);
             if (d->consolidated && state == d->consolidated_state && now - d->consolidated_ms < RECONSIDER_MS)
-                break;
+                break; /* nothing changed: the reasons recorded at the last pass still hold */
+            ds_mark_unconsolidatable(e, &cands);
         }
         if ((rc = ds_budgets(e, methods[i], &budgets)) < 0)
             break;
@@ -380,6 +356,9 @@ static int decide(ns_engine *e, ns_disruption *d)
             rc = ds_compute_consolidation(e, &d->cfg, &cands, budgets, &d->cmd, &constrained);
         free(budgets);
         budgets = NULL;
+        if (methods[i] == DS_UNDERUTILIZED && rc == 0)
+            rc = ds_report_once(e, &d->unconsolidatable, NS_DECISION_UNCONSOLIDATABLE, &cands, unconsolidatable_why,
+                                NULL);
         /* A pass a budget held back is not done: it is tried again at the next step, so it goes ahead as soon as the
          * budget allows (a node leaving, a schedule's window, a NodePool change, none of which the state hash sees). */
         if (methods[i] == DS_UNDERUTILIZED && rc == 0 && !d->cmd.pending && !constrained) {

@@ -1,6 +1,7 @@
 /* Consolidation decisions (see disruption_consolidate.h). */
 #include "disruption/disruption_consolidate.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +10,7 @@
 #include "errors/ns_error.h"
 #include "model/labels.h"
 
-static void noop(ns_consol_result *r, const char *fmt, ...) NS_PRINTF(2, 3);
-static void noop(ns_consol_result *r, const char *fmt, ...)
+static void vnoop(ns_consol_result *r, bool published, const char *fmt, va_list ap)
 {
     free(r->options);
     r->options = NULL;
@@ -18,10 +18,35 @@ static void noop(ns_consol_result *r, const char *fmt, ...)
     r->n_types = 0;
     r->spot_only = false;
     r->decision = NS_CONSOL_NOOP;
+    r->published = published;
+    vsnprintf(r->why, sizeof(r->why), fmt, ap);
+}
+
+/* Nothing to do, and Karpenter says nothing about it (or logs an error). */
+static void noop(ns_consol_result *r, const char *fmt, ...) NS_PRINTF(2, 3);
+static void noop(ns_consol_result *r, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->why, sizeof(r->why), fmt, ap);
+    vnoop(r, false, fmt, ap);
     va_end(ap);
+}
+
+/* Nothing to do, with the message of Karpenter's Unconsolidatable event. */
+static void unconsolidatable(ns_consol_result *r, const char *fmt, ...) NS_PRINTF(2, 3);
+static void unconsolidatable(ns_consol_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vnoop(r, true, fmt, ap);
+    va_end(ap);
+}
+
+/* Karpenter's message when minValues cannot be met after the price filter ("Filtering by price: " and
+ * SatisfiesMinValues' error; it names every unmet key, nodesmith the first). */
+static void min_values_unmet(ns_consol_result *r, const ns_requirement *unmet)
+{
+    unconsolidatable(r, "Filtering by price: minValues requirement is not met for label(s) (label(s)=[%s])", unmet->key);
 }
 
 void ns_consol_result_free(ns_consol_result *r)
@@ -141,7 +166,7 @@ static bool allows_capacity_type(const ns_sched_claim *c, const char *capacity_t
 static void spot_to_spot(ns_consol_result *r, const ns_consol_sim *sim, size_t n_cands, bool enabled)
 {
     if (!enabled) {
-        noop(r, "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node");
+        unconsolidatable(r, "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node");
         return;
     }
     filter_options(r, r->price, true);
@@ -149,21 +174,20 @@ static void spot_to_spot(ns_consol_result *r, const ns_consol_sim *sim, size_t n
     size_t have = 0;
     const ns_requirement *unmet = unmet_min_values(&sim->claim->requirements, r->options, r->n_options, r->n_types, &have);
     if (unmet) {
-        noop(r, "Filtering by price: minValues requirement is not met for %s (%zu of %d)", unmet->key, have,
-             unmet->min_values);
+        min_values_unmet(r, unmet);
         return;
     }
     if (r->n_options == 0) {
-        noop(r, "Can't replace with a cheaper node");
+        unconsolidatable(r, "Can't replace with a cheaper node");
         return;
     }
     if (n_cands > 1)
         return;
     if (r->n_types < NS_SPOT_TO_SPOT_MIN_TYPES) {
-        noop(r,
-             "SpotToSpotConsolidation requires %d cheaper instance type options than the current candidate to "
-             "consolidate, got %zu",
-             NS_SPOT_TO_SPOT_MIN_TYPES, r->n_types);
+        unconsolidatable(r,
+                         "SpotToSpotConsolidation requires %d cheaper instance type options than the current "
+                         "candidate to consolidate, got %zu",
+                         NS_SPOT_TO_SPOT_MIN_TYPES, r->n_types);
         return;
     }
     /* Launch from the 15 cheapest (or as many as minValues needs): the node we get is then among the cheapest
@@ -188,7 +212,10 @@ int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_conso
         return 0;
     }
     if (!sim->all_scheduled) {
-        noop(out, "%s", sim->unscheduled_reason ? sim->unscheduled_reason : "not all pods would schedule");
+        /* pretty.Sentence: the first letter upper case */
+        const char *why = sim->unscheduled_reason && sim->unscheduled_reason[0] ? sim->unscheduled_reason
+                                                                                 : "not all pods would schedule";
+        unconsolidatable(out, "%c%s", toupper((unsigned char)why[0]), why + 1);
         return 0;
     }
     if (sim->n_new_claims == 0) {
@@ -196,7 +223,7 @@ int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_conso
         return 0;
     }
     if (sim->n_new_claims != 1 || !sim->claim) {
-        noop(out, "Can't remove without creating %zu candidates", sim->n_new_claims);
+        unconsolidatable(out, "Can't remove without creating %zu candidates", sim->n_new_claims);
         return 0;
     }
     bool all_spot = true;
@@ -231,8 +258,7 @@ int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_conso
     size_t have = 0;
     const ns_requirement *unmet = unmet_min_values(&claim->requirements, out->options, out->n_options, out->n_types, &have);
     if (unmet) {
-        noop(out, "Filtering by price: minValues requirement is not met for %s (%zu of %d)", unmet->key, have,
-             unmet->min_values);
+        min_values_unmet(out, unmet);
         return 0;
     }
     if (mixed) {
@@ -240,7 +266,7 @@ int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_conso
         out->spot_only = true;
     }
     if (out->n_options == 0)
-        noop(out, "Can't replace with a cheaper node");
+        unconsolidatable(out, "Can't replace with a cheaper node");
     return 0;
 }
 

@@ -44,7 +44,9 @@ typedef struct ns_consol_candidate {
 /* What the scheduling simulation of "the cluster without these candidates" found. */
 typedef struct ns_consol_sim {
     bool all_scheduled;             /* every candidate pod has a place on an initialized node or a new claim */
-    const char *unscheduled_reason; /* when not: why (a pod and the scheduler's reason); may be NULL */
+    /* when not: Karpenter's NonPendingPodSchedulingErrors ("not all pods would schedule, NS/NAME => ERROR ..."); may
+     * be NULL */
+    const char *unscheduled_reason;
     size_t n_new_claims;
     const ns_sched_claim *claim; /* the new claim when n_new_claims == 1 */
 } ns_consol_sim;
@@ -63,6 +65,9 @@ typedef struct ns_consol_result {
     bool spot_only;    /* the replacement must launch as spot */
     double price;      /* the candidates' total price per hour */
     char why[256];     /* NOOP: why, in Karpenter's words ("Can't replace with a cheaper node"); else "" */
+    /* NOOP: `why` is the message of the Unconsolidatable event Karpenter publishes about a single candidate; false
+     * when Karpenter says nothing (no candidates) or fails instead (an unknown price) */
+    bool published;
 } ns_consol_result;
 
 /* Karpenter's computeConsolidation after its simulation. *out is overwritten. 0, or NS_ERR_INTERNAL on allocation

@@ -46,6 +46,9 @@ typedef struct ds_candidate {
     bool eventual;
     char blocked_why[160];         /* Karpenter's sentence (its DisruptionBlocked event's message) */
     char blocked_pod[2 * NS_NAME_MAX]; /* "namespace/name" of the pod that blocks it, "" when the node does */
+    /* Why consolidation leaves it alone, in Karpenter's Unconsolidatable words; "" when it did not say (set by the
+     * consolidation pass only). */
+    char unconsolidatable[256];
 } ds_candidate;
 
 typedef struct ds_candidates {
@@ -60,6 +63,28 @@ void ds_candidates_free(ds_candidates *c);
 ds_candidate *ds_candidates_find(ds_candidates *c, const char *claim_name);
 /* True when the candidate may be disrupted by the method (ShouldDisrupt plus the block check). */
 bool ds_candidate_eligible(const ds_candidate *c, ds_method m);
+/* Sets `unconsolidatable` of each unblocked candidate that consolidation's ShouldDisrupt turns down with a reason
+ * (disruption_unconsolidatable.c). */
+void ds_mark_unconsolidatable(const ns_engine *e, ds_candidates *cands);
+
+/* A reason about a candidate already recorded (disruption_reports.c). */
+typedef struct ds_reported {
+    char claim[NS_NAME_MAX];
+    char why[256];
+} ds_reported;
+
+typedef struct ds_reports {
+    ds_reported *items;
+    size_t n;
+} ds_reports;
+
+/* Records a decision of `kind` for each candidate whose reason (why_of: NULL or "" for none) was not the one recorded
+ * for it at the last call, with the pod pod_of names (pod_of may be NULL), and remembers the current reasons: a
+ * reason is recorded once while it lasts, and again when it goes and comes back (Karpenter publishes its event at
+ * every pass and its recorder de-duplicates). 0 or NS_ERR_INTERNAL. */
+int ds_report_once(ns_engine *e, ds_reports *r, ns_decision_kind kind, const ds_candidates *cands,
+                   const char *(*why_of)(const ds_candidate *c), const char *(*pod_of)(const ds_candidate *c));
+void ds_reports_free(ds_reports *r); /* members; accepts NULL */
 
 /* Disruptions each NodePool (indexed like cluster->nodepools) still allows for a method now (budget.h); a pool whose
  * budgets fail to evaluate allows none. *out is malloc'd (free with free()). 0 or NS_ERR_INTERNAL. */
@@ -87,7 +112,9 @@ int ds_drift_update(ns_engine *e);
 typedef struct ds_sim {
     ns_engine_plan plan;
     bool all_scheduled; /* every reschedulable pod of the candidates has a place on an initialized node or a claim */
-    char reason[1024];  /* when not: the first pod without a place and why */
+    /* when not: Karpenter's NonPendingPodSchedulingErrors, "not all pods would schedule, " then "NS/NAME => ERROR "
+     * for the first five pods without a place (in the cluster's order; Karpenter's is a map's) and " and N other(s)" */
+    char reason[1024];
     /* The new claims that hold a candidate pod (indices in plan.result.claims). Claims the round plans only for
      * pods that were already pending are the provisioner's business, not this disruption's. */
     size_t *needed;

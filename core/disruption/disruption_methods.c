@@ -260,6 +260,8 @@ int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_c
             ns_consol_result_free(&r);
             goto done;
         }
+        if (r.published)
+            snprintf(order[i]->unconsolidatable, sizeof(order[i]->unconsolidatable), "%s", r.why);
         ns_consol_result_free(&r);
     }
 done:

@@ -75,6 +75,21 @@ static void closed_nodes(const ns_engine *e, const char **names, size_t *n)
     }
 }
 
+#define MAX_POD_ERRORS 5 /* Karpenter's MaxErrors in NonPendingPodSchedulingErrors */
+
+/* One more pod without a place (see ds_sim.reason). */
+static void pod_error(ds_sim *s, const char *ref, const char *err, size_t *n_errors)
+{
+    size_t used = strlen(s->reason);
+    if (*n_errors == 0) {
+        s->all_scheduled = false;
+        used = (size_t)snprintf(s->reason, sizeof(s->reason), "not all pods would schedule, ");
+    }
+    if (*n_errors < MAX_POD_ERRORS && used < sizeof(s->reason))
+        snprintf(s->reason + used, sizeof(s->reason) - used, "%s => %s ", ref, err);
+    (*n_errors)++;
+}
+
 int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consolidation, ds_sim *out)
 {
     memset(out, 0, sizeof(*out));
@@ -104,7 +119,8 @@ int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consoli
     const ns_sched_result *r = &out->plan.result;
     int64_t now = ns_clock_now_ms();
     out->all_scheduled = true;
-    for (size_t i = 0; i < cl->n_pods && i < r->n_placement && out->all_scheduled; i++) {
+    size_t n_errors = 0;
+    for (size_t i = 0; i < cl->n_pods && i < r->n_placement; i++) {
         const ns_pod *p = cl->pods[i];
         /* Pods that cannot leave now were left out of the round, as Karpenter leaves them out of its simulation. */
         if (!on_removed_node(p, cands, n) || !ns_engine_pod_currently_reschedulable(e, p, now))
@@ -113,19 +129,25 @@ int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consoli
         ns_engine_pod_ref(p, ref, sizeof(ref));
         size_t where = r->placement[i];
         if (where == NS_SCHED_UNPLACED || where == NS_SCHED_NOT_PENDING) {
-            out->all_scheduled = false;
-            snprintf(out->reason, sizeof(out->reason), "pod %s would not schedule: %s", ref,
-                     where == NS_SCHED_UNPLACED ? unschedulable_reason(r, i) : "it is not schedulable");
+            pod_error(out, ref, where == NS_SCHED_UNPLACED ? unschedulable_reason(r, i) : "it is not schedulable",
+                      &n_errors);
         } else if (where < out->plan.view.n_nodes && !out->plan.bindable[where]) {
-            out->all_scheduled = false;
-            snprintf(out->reason, sizeof(out->reason), "pod %s would schedule against uninitialized node %s", ref,
-                     out->plan.view.nodes[where]->meta.name);
-        } else if (where >= out->plan.view.n_nodes) {
+            /* Karpenter's UninitializedNodeError */
+            const ns_node *node = out->plan.view.nodes[where];
+            const ns_nodeclaim *claim = ns_engine_claim_of_node(e, node);
+            char err[3 * NS_NAME_MAX];
+            snprintf(err, sizeof(err), "would schedule against uninitialized %s%s%snode/%s", claim ? "nodeclaim/" : "",
+                     claim ? claim->meta.name : "", claim ? ", " : "", node->meta.name);
+            pod_error(out, ref, err, &n_errors);
+        } else if (where >= out->plan.view.n_nodes && out->all_scheduled) {
             rc = need_claim(out, where - out->plan.view.n_nodes);
             if (rc < 0)
                 return rc;
         }
     }
+    size_t used = strlen(out->reason);
+    if (n_errors > MAX_POD_ERRORS && used < sizeof(out->reason))
+        snprintf(out->reason + used, sizeof(out->reason) - used, " and %zu other(s)", n_errors - MAX_POD_ERRORS);
     return 0;
 }
 

@@ -259,6 +259,7 @@ static const char *const kind_messages[] = {
     [NS_DECISION_HELD_BY_LIMITS] = "pod held back by NodePool limits",
     [NS_DECISION_UNHEALTHY_NODE] = "deleting unhealthy node",
     [NS_DECISION_REPAIR_BLOCKED] = "node repair blocked",
+    [NS_DECISION_UNCONSOLIDATABLE] = "unconsolidatable",
 };
 
 const char *ns_decision_kind_message(ns_decision_kind kind)
@@ -286,6 +287,7 @@ static const char *logger_of(ns_decision_kind kind)
     case NS_DECISION_DISRUPTION_ABORTED:
     case NS_DECISION_DISRUPTION_INFO:
     case NS_DECISION_DISRUPTION_BLOCKED:
+    case NS_DECISION_UNCONSOLIDATABLE:
         return "disruption";
     case NS_DECISION_TAINTED_NODE:
     case NS_DECISION_UNTAINTED_NODE:
@@ -344,8 +346,9 @@ static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method
                          : kind == NS_DECISION_EVICTION_BLOCKED || kind == NS_DECISION_DISRUPTION_ABORTED ||
                                    kind == NS_DECISION_REPAIR_BLOCKED
                              ? NS_LOG_WARN
-                         : kind == NS_DECISION_DISRUPTION_BLOCKED ? NS_LOG_DEBUG
-                                                                  : NS_LOG_INFO;
+                         : kind == NS_DECISION_DISRUPTION_BLOCKED || kind == NS_DECISION_UNCONSOLIDATABLE
+                             ? NS_LOG_DEBUG
+                             : NS_LOG_INFO;
     ns_log_fields(level, logger_of(kind), d.message, fields, n);
     return NS_OK;
 }

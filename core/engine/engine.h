@@ -206,6 +206,9 @@ typedef enum ns_decision_kind {
     /* "node repair blocked" (reason: Karpenter's NodeRepairBlocked message; detail: the NodePool), once per claim
      * while more than 20% of its NodePool's (or the cluster's) nodes are unhealthy */
     NS_DECISION_REPAIR_BLOCKED,
+    /* "unconsolidatable" (reason: Karpenter's Unconsolidatable message; once per claim and reason while it lasts;
+     * logged at debug level, as Karpenter only emits an event) */
+    NS_DECISION_UNCONSOLIDATABLE,
 } ns_decision_kind;
 
 typedef struct ns_decision {

@@ -1218,7 +1218,8 @@ class Test8V1alpha5EndToEnd(unittest.TestCase):
     name only. The controller reads the Provisioner through the manifests' converter and the AWSNodeTemplate through
     the provider (the simulated one declares that kind), warning about each; pods that select the Provisioner's pool
     get NodeClaims owned by the Provisioner, so deleting the Provisioner has the API server's garbage collector delete
-    them, and the controller drains and terminates them. A Provisioner named like an existing NodePool is set aside
+    them, and the controller drains and terminates them. The Provisioner never consolidates (no consolidation, no
+    ttlSecondsAfterEmpty): Karpenter's Unconsolidatable event on each Node and NodeClaim says so. A Provisioner named like an existing NodePool is set aside
     with a warning. No NodePool status is written for the Provisioner (nothing logged at ERROR)."""
 
     def test_provisioner_and_awsnodetemplate_are_read_and_converted(self):
@@ -1282,6 +1283,22 @@ class Test8V1alpha5EndToEnd(unittest.TestCase):
             self.assertIn((None, "legacy", None), warned, ctl.text()[-4000:])
             self.assertIn(("default", None, "default"), warned, ctl.text()[-4000:])
             self.assertNotIn(("default", None, None), warned)  # the set-aside Provisioner is not read as a pool
+            # a Provisioner with neither consolidation nor ttlSecondsAfterEmpty never consolidates: Karpenter's
+            # Unconsolidatable event on each of its Nodes and NodeClaims says so
+            for kind, names in (("Node", {c["status"]["nodeName"] for c in claims}),
+                                ("NodeClaim", {c["metadata"]["name"] for c in claims})):
+                def unconsolidatable():
+                    got = {e["involvedObject"]["name"]: e for e in karpenter_events("default", "Unconsolidatable", kind)
+                           if e["involvedObject"]["name"] in names}
+                    return len(got) == len(names) and got
+                try:
+                    got = eventually("Unconsolidatable events on the %ss" % kind, unconsolidatable, timeout=60)
+                except AssertionError:
+                    print(karpenter_events("default", "Unconsolidatable"), file=sys.stderr)
+                    raise
+                for e in got.values():
+                    self.assertEqual((e["type"], e["message"], e["count"]),
+                                     ("Normal", 'NodePool "legacy" has consolidation disabled', 1), e)
             # the Provisioner goes: the API server's garbage collector deletes its NodeClaims, the controller drains
             # and terminates them
             kubectl("delete", "deployment", "-n", ns, "legacy")

@@ -181,6 +181,18 @@ START_TEST(disruption_events)
           "Pod has \"karpenter.sh/do-not-disrupt\" annotation");
     check(&g.items[1], NS_KEV_NODECLAIM, "", "default-abcde", "Normal", "DisruptionBlocked",
           "Pod has \"karpenter.sh/do-not-disrupt\" annotation");
+
+    /* Unconsolidatable: node then nodeclaim, de-duplicated by the object alone for 15 minutes */
+    g = events_of(c, decision(NS_DECISION_UNCONSOLIDATABLE, "", "Can't replace with a cheaper node", "n1",
+                              "default-abcde", "", ""));
+    ck_assert_uint_eq(g.n, 2);
+    check(&g.items[0], NS_KEV_NODE, "", "n1", "Normal", "Unconsolidatable", "Can't replace with a cheaper node");
+    check(&g.items[1], NS_KEV_NODECLAIM, "", "default-abcde", "Normal", "Unconsolidatable",
+          "Can't replace with a cheaper node");
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(g.items[i].dedupe_ms, 15 * 60 * 1000);
+        ck_assert_str_eq(g.items[i].dedupe, "");
+    }
     ns_cluster_free(c);
 }
 END_TEST
