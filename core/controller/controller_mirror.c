@@ -196,21 +196,35 @@ static int add_informer(ns_mirror *m, ns_mirror_kind kind, const ns_kube_resourc
 }
 
 /* True when the API server serves the resource (its CRD is installed). */
+/* Through discovery, which every authenticated user may read: listing the resource instead would answer 403 to a
+ * user without list on it (authorization comes before the lookup), though the resource is not there at all. */
 static int served(ns_kube_client *c, const ns_kube_resource *r, bool *out)
 {
     char path[512], what[320];
     long status = 0;
-    int rc = ns_kube_path(path, sizeof(path), r, NULL, NULL, NULL, "limit=1");
-    if (rc < 0)
-        return rc;
-    snprintf(what, sizeof(what), "checking whether the API server serves %s.%s", r->resource, r->group);
-    rc = ns_kube_json(c, "GET", path, NULL, NULL, what, &status, NULL);
-    *out = rc == 0;
+    cJSON *doc = NULL;
+    *out = false;
+    if (r->group[0])
+        snprintf(path, sizeof(path), "/apis/%s/%s", r->group, r->version);
+    else
+        snprintf(path, sizeof(path), "/api/%s", r->version);
+    snprintf(what, sizeof(what), "checking whether the API server serves %s.%s/%s", r->resource, r->group,
+             r->version);
+    int rc = ns_kube_json(c, "GET", path, NULL, NULL, what, &status, &doc);
     if (rc < 0 && status == 404) {
         ns_error_clear();
         return 0;
     }
-    return rc;
+    if (rc < 0)
+        return rc;
+    const cJSON *res;
+    cJSON_ArrayForEach(res, cJSON_GetObjectItemCaseSensitive(doc, "resources")) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(res, "name");
+        if (cJSON_IsString(name) && strcmp(name->valuestring, r->resource) == 0)
+            *out = true;
+    }
+    cJSON_Delete(doc);
+    return 0;
 }
 
 static int add_nodeclass_informers(ns_mirror *m, const ns_nodeclass_kinds *kinds)
