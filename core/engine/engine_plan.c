@@ -247,6 +247,7 @@ static ns_pod *pod_variant(ns_engine_plan *p, const ns_pod *src, bool gated)
     else {
         c->node_name = NULL;
         c->phase = NULL;
+        c->sched_status = NS_POD_STATUS_NONE; /* rescheduled from a node, not waiting on the kube-scheduler */
     }
     p->own_pods[p->n_own_pods++] = c;
     return c;

@@ -502,6 +502,26 @@ int ns_decode_pod_template(const ns_dec *d, const ns_ynode *tmpl, const char *pa
     return 0;
 }
 
+/* Karpenter's FailedToSchedule (a PodScheduled condition with reason Unschedulable, whatever its status) and
+ * IsPreempting (a nominatedNodeName), from a status that has either; without both the pod keeps NONE. */
+static int decode_sched_status(const ns_dec *d, const ns_ynode *status, ns_pod *pod)
+{
+    ns_conditions all = {0};
+    char *nominated = NULL;
+    int rc = ns_decode_conditions(d, status, "status", "conditions", &all);
+    if (rc == 0)
+        rc = ns_dec_string(d, status, "status", "nominatedNodeName", &nominated);
+    bool preempting = nominated && nominated[0];
+    if (rc == 0 && (all.n > 0 || preempting)) {
+        const ns_condition *sc = ns_conditions_get(&all, "PodScheduled");
+        bool failed = sc && sc->reason && strcmp(sc->reason, "Unschedulable") == 0;
+        pod->sched_status = failed && !preempting ? NS_POD_STATUS_UNSCHEDULABLE : NS_POD_STATUS_OTHER;
+    }
+    free(nominated);
+    ns_conditions_free(&all);
+    return rc;
+}
+
 int ns_load_pod(ns_dec *d, const ns_ynode *root, ns_cluster *c)
 {
     ns_pod *pod = ns_pod_new();
@@ -521,6 +541,8 @@ int ns_load_pod(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     /* Its workload counts through it, not through the pods the loader expanded from the workload. */
     if (rc == 0)
         rc = ns_owners_claim(c, "Pod", &pod->meta);
+    if (rc == 0 && status)
+        rc = decode_sched_status(d, status, pod);
     if (rc < 0) {
         ns_pod_free(pod);
         return rc;

@@ -175,6 +175,8 @@ int ns_pod_set_binding(ns_pod *pod, const char *node_name, const char *phase)
         free(pod->phase);
     pod->node_name = name;
     pod->phase = ph;
+    if (!node_name)
+        pod->sched_status = NS_POD_STATUS_NONE;
     pod->node_name_owned = pod->packed;
     return 0;
 }

@@ -101,6 +101,17 @@ typedef struct ns_topology_spread {
     size_t n_match_label_keys;
 } ns_topology_spread;
 
+/* What a pod's status says of its scheduling, for Karpenter's IsProvisionable. */
+typedef enum ns_pod_sched_status {
+    /* No conditions and no nominatedNodeName in its status (a hand-written manifest, a pod the simulation made or
+     * returned to pending): an unbound pod is pending. */
+    NS_POD_STATUS_NONE = 0,
+    /* A PodScheduled condition with reason Unschedulable (FailedToSchedule) and no nominatedNodeName. */
+    NS_POD_STATUS_UNSCHEDULABLE,
+    /* Any other status: the kube-scheduler has not given up on the pod, or is preempting for it; not provisionable. */
+    NS_POD_STATUS_OTHER,
+} ns_pod_sched_status;
+
 typedef struct ns_pod_spec_resources {
     ns_res overhead; /* spec.overhead */
     /* Pod-level spec.resources (cpu and memory only); when set they replace the containers' aggregate. */
@@ -134,6 +145,7 @@ typedef struct ns_pod {
     char *priority_class_name;
     bool has_priority;
     bool scheduling_gated; /* spec.schedulingGates is non-empty: not schedulable yet */
+    uint8_t sched_status;  /* ns_pod_sched_status */
     /* Annotation karpenter.sh/do-not-disrupt: 0 when absent or invalid (Karpenter ignores an invalid value),
      * NS_DO_NOT_DISRUPT_ALWAYS for "true", else the duration (a Go duration > 0) it protects the pod for after it
      * started. Read it through ns_pod_do_not_disrupt. */
@@ -183,7 +195,8 @@ ns_pod_spec_resources *ns_pod_spec_resources_get(ns_pod *pod);
 ns_pod *ns_pod_pack(ns_pod *pod);
 
 /* Sets spec.nodeName (NULL: unbound) and status.phase (NULL: absent) of a pod, packed or not: what a cluster's
- * writes change on a pod they bind, or return to pending. 0, or NS_ERR_INTERNAL naming the pod when out of memory
+ * writes change on a pod they bind, or return to pending (its sched_status then NONE: the status it was loaded with
+ * no longer describes it). 0, or NS_ERR_INTERNAL naming the pod when out of memory
  * (the pod is unchanged then). */
 int ns_pod_set_binding(ns_pod *pod, const char *node_name, const char *phase);
 

@@ -3,7 +3,9 @@
  * Karpenter's semantics (sigs.k8s.io/karpenter pkg/controllers/provisioning/scheduling).
  *
  * Pending pods are those without spec.nodeName, not scheduling-gated, for the default scheduler, not owned by a
- * DaemonSet or a Node, and not finished. They are grouped (identical spec, labels and requests, e.g. one
+ * DaemonSet or a Node, and not finished; a pod whose status has conditions or a nominatedNodeName must also have
+ * failed to schedule (PodScheduled reason Unschedulable) and not be nominated, as Karpenter's IsProvisionable asks
+ * (ns_pod_sched_status). They are grouped (identical spec, labels and requests, e.g. one
  * Deployment's replicas) and groups are handled largest cpu first, then largest memory. Each pod goes on an
  * existing node, else on a node claim already planned in this round, else on a new claim from the highest-priority
  * NodePool it is compatible with. A group that does not fit is relaxed in Karpenter's order (next required node

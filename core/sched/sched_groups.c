@@ -22,6 +22,8 @@ bool ns_sched_pod_is_pending(const ns_pod *pod)
         return false;
     if (pod->phase && (strcmp(pod->phase, "Succeeded") == 0 || strcmp(pod->phase, "Failed") == 0))
         return false;
+    if (pod->sched_status == NS_POD_STATUS_OTHER)
+        return false;
     return !ns_pod_owned_by(pod, "DaemonSet") && !ns_pod_owned_by(pod, "Node");
 }
 

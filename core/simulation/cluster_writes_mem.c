@@ -88,6 +88,7 @@ static int template_remember(mem_store *s, const ns_pod *p)
     t.pod->node_name = NULL;
     free(t.pod->phase);
     t.pod->phase = NULL;
+    t.pod->sched_status = NS_POD_STATUS_NONE;
     s->templates[s->n_templates++] = t;
     return 0;
 }
