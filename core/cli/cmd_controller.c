@@ -59,6 +59,8 @@ int cmd_controller(int argc, char **argv)
         {"leader-election-namespace", required_argument, NULL, OPT_SETTING},
         {"cluster-name", required_argument, NULL, OPT_SETTING},
         {"packing", required_argument, NULL, OPT_SETTING},
+        {"min-values-policy", required_argument, NULL, OPT_SETTING},
+        {"preference-policy", required_argument, NULL, OPT_SETTING},
         {"bind-address", required_argument, NULL, OPT_SETTING},
         {"kubeconfig", required_argument, NULL, OPT_SETTING},
         {"context", required_argument, NULL, OPT_SETTING},

@@ -27,7 +27,8 @@
 static const char simulate_help[] =
     "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME [--allow-launch]] [--catalog FILE]\n"
     "                          [--output text|json] [--timeline FILE [--report FILE.html] [--every-tick]]\n"
-    "                          [--packing karpenter|cost]\n"
+    "                          [--packing karpenter|cost] [--min-values-policy Strict|BestEffort]\n"
+    "                          [--preference-policy Respect|Ignore]\n"
     "       nodesmith simulate --from-cluster [--kubeconfig FILE] [--context NAME] [-f FILE...] [options]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
@@ -59,6 +60,12 @@ static const char simulate_help[] =
     "                           (slower; the same decisions and report, for comparison)\n"
     "  --packing karpenter|cost karpenter: Karpenter's greedy packing (default); cost: the new nodes of each round\n"
     "                           cost the least per hour found for the same pods (docs/cost.md)\n"
+    "  --min-values-policy Strict|BestEffort\n"
+    "                           Karpenter's MIN_VALUES_POLICY (the variable is read when the flag is not given):\n"
+    "                           Strict (default) keeps each minValues; BestEffort lowers it to what is left\n"
+    "  --preference-policy Respect|Ignore\n"
+    "                           Karpenter's PREFERENCE_POLICY (likewise): Respect (default) or Ignore preferred\n"
+    "                           affinity terms and ScheduleAnyway spreads\n"
     CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
@@ -71,7 +78,9 @@ enum {
     OPT_KUBECONFIG,
     OPT_CONTEXT,
     OPT_EVERY_TICK,
-    OPT_PACKING
+    OPT_PACKING,
+    OPT_MIN_VALUES_POLICY,
+    OPT_PREFERENCE_POLICY
 };
 
 /* Set by SIGINT/SIGTERM: the engine stops between two steps and simulate cleans up. */
@@ -100,6 +109,8 @@ typedef struct sim_run {
     bool json;
     bool every_tick;        /* --every-tick */
     ns_sched_packing packing; /* --packing */
+    ns_sched_min_values_policy min_values_policy; /* --min-values-policy, MIN_VALUES_POLICY */
+    ns_sched_preference_policy preference_policy; /* --preference-policy, PREFERENCE_POLICY */
     ns_round_report *round; /* the round's summary */
     cJSON *doc;             /* the timeline's document, or the round's when JSON is printed */
     /* The clean-up's lists of terminated instances and failures, for the document. */
@@ -146,6 +157,8 @@ static int simulate_round(sim_run *r)
     cfg.batch_idle_ms = 0;
     cfg.batch_max_ms = 0;
     cfg.packing = r->packing;
+    cfg.min_values_policy = r->min_values_policy;
+    cfg.preference_policy = r->preference_policy;
     char **pending = NULL;
     size_t n_pending = 0;
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -175,6 +188,8 @@ static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *so
     cfg.cluster_name = SIMULATE_CLUSTER;
     cfg.every_tick = r->every_tick;
     cfg.packing = r->packing;
+    cfg.min_values_policy = r->min_values_policy;
+    cfg.preference_policy = r->preference_policy;
     ns_timeline_engine_config(t, &cfg);
     ns_disruption_config disruption = {.spot_to_spot = t->engine.spot_to_spot > 0};
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -370,6 +385,18 @@ static int add_catalog(cli_provider_args *pargs, char *path)
     return NS_EXIT_OK;
 }
 
+/* The scheduling policies from their flags, else from Karpenter's variables (an empty variable is unset, as
+ * Karpenter's env.WithDefaultString reads it). A bad value is a usage error naming the setting. */
+static int read_policies(sim_run *r, const char *min_values, const char *preference)
+{
+    if (min_values && *min_values && ns_sched_min_values_policy_parse(min_values, &r->min_values_policy) < 0)
+        return cli_usage_error("simulate", "setting MIN_VALUES_POLICY (--min-values-policy): %s", ns_error_message());
+    if (preference && *preference && ns_sched_preference_policy_parse(preference, &r->preference_policy) < 0)
+        return cli_usage_error("simulate", "setting PREFERENCE_POLICY (--preference-policy): %s",
+                               ns_error_message());
+    return NS_EXIT_OK;
+}
+
 /* test_hooks=true goes first, so a --set test_hooks=... of the user's still wins. */
 static int enable_test_hooks(cli_provider_args *pargs)
 {
@@ -439,6 +466,8 @@ int cmd_simulate(int argc, char **argv)
         {"context", required_argument, NULL, OPT_CONTEXT},
         {"every-tick", no_argument, NULL, OPT_EVERY_TICK},
         {"packing", required_argument, NULL, OPT_PACKING},
+        {"min-values-policy", required_argument, NULL, OPT_MIN_VALUES_POLICY},
+        {"preference-policy", required_argument, NULL, OPT_PREFERENCE_POLICY},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -457,6 +486,7 @@ int cmd_simulate(int argc, char **argv)
         fprintf(stderr, "nodesmith simulate: out of memory\n");
         return NS_EXIT_FAILED;
     }
+    const char *min_values_policy = getenv("MIN_VALUES_POLICY"), *preference_policy = getenv("PREFERENCE_POLICY");
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "f:", longopts, NULL)) != -1) {
         int handled = cli_provider_arg("simulate", &pargs, opt, optarg);
@@ -490,6 +520,10 @@ int cmd_simulate(int argc, char **argv)
                 rc = cli_usage_error("simulate", "--packing: %s", ns_error_message());
                 goto cleanup;
             }
+        } else if (opt == OPT_MIN_VALUES_POLICY) {
+            min_values_policy = optarg;
+        } else if (opt == OPT_PREFERENCE_POLICY) {
+            preference_policy = optarg;
         } else if (opt == CLI_OPT_OUTPUT) {
             if ((rc = cli_parse_output("simulate", optarg, &json)) != NS_EXIT_OK)
                 goto cleanup;
@@ -505,6 +539,8 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
         goto cleanup;
     }
+    if ((rc = read_policies(&run, min_values_policy, preference_policy)) != NS_EXIT_OK)
+        goto cleanup;
     if (n_files == 0 && !from_cluster) {
         rc = cli_usage_error("simulate", "no manifests given (use -f FILE, or --from-cluster)");
         goto cleanup;

@@ -184,6 +184,8 @@ static int build_engine(run *r)
     cfg.batch_idle_ms = s->batch_idle_ms;
     cfg.batch_max_ms = s->batch_max_ms;
     cfg.packing = s->packing;
+    cfg.min_values_policy = s->min_values_policy;
+    cfg.preference_policy = s->preference_policy;
     cfg.simulate_kubelet = r->o->simulate_kubelet;
     cfg.registration_delay_ms = 1000;
     cfg.initialization_delay_ms = 2000;

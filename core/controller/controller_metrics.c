@@ -12,6 +12,7 @@
 typedef struct claim_info {
     char *claim, *node, *pool, *zone, *capacity_type;
     bool seen; /* in the cluster at the last update */
+    bool min_values_relaxed; /* its karpenter.sh/nodeclaim-min-values-relaxed is "true" */
 } claim_info;
 
 struct ns_controller_metrics {
@@ -84,6 +85,8 @@ static int remember_claims(ns_controller_metrics *cm, const ns_cluster *c)
             dup_or_empty(n ? ns_labels_get(&n->meta.labels, NS_LABEL_CAPACITY_TYPE)
                            : ns_labels_get(&claim->meta.labels, NS_LABEL_CAPACITY_TYPE)),
             true,
+            ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_MIN_VALUES_RELAXED) &&
+                strcmp(ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_MIN_VALUES_RELAXED), "true") == 0,
         };
         if (!fresh.claim || !fresh.node || !fresh.pool || !fresh.zone || !fresh.capacity_type) {
             info_free(&fresh);
@@ -111,7 +114,9 @@ static int count_decision(ns_controller_metrics *cm, const ns_decision *d)
     const char *pool = ci ? ci->pool : "", *zone = ci ? ci->zone : "", *ct = ci ? ci->capacity_type : "";
     switch (d->kind) {
     case NS_DECISION_CREATED_NODECLAIM: {
-        const char *kv[] = {"min_values_relaxed", "false", "nodepool", pool, "reason", "provisioned"};
+        /* Karpenter counts a claim without the annotation as not relaxed. */
+        const char *kv[] = {"min_values_relaxed", ci && ci->min_values_relaxed ? "true" : "false", "nodepool", pool,
+                            "reason", "provisioned"};
         return ns_metrics_add(cm->m, "karpenter_nodeclaims_created_total", ns_metrics_labels(labels, sizeof(labels),
                               3, kv), 1);
     }

@@ -22,6 +22,8 @@ typedef enum setting_type {
     T_STRING,
     T_GATES,
     T_PACKING,
+    T_MIN_VALUES_POLICY,
+    T_PREFERENCE_POLICY,
 } setting_type;
 
 typedef struct setting {
@@ -56,6 +58,11 @@ static const setting settings[] = {
     {"CLUSTER_NAME", "cluster-name", T_STRING, OFF(cluster_name), "cluster name tagged on instances (default nodesmith)"},
     {"PACKING", "packing", T_PACKING, OFF(packing),
      "karpenter (Karpenter's greedy packing) or cost (the cheapest new nodes per hour; docs/cost.md); default karpenter"},
+    {"MIN_VALUES_POLICY", "min-values-policy", T_MIN_VALUES_POLICY, OFF(min_values_policy),
+     "Strict (a new node keeps each minValues) or BestEffort (lowered to what is left, annotated); default Strict"},
+    {"PREFERENCE_POLICY", "preference-policy", T_PREFERENCE_POLICY, OFF(preference_policy),
+     "Respect (preferences bind until relaxed) or Ignore (preferred affinity and ScheduleAnyway spreads are not "
+     "read); default Respect"},
     {NULL, "bind-address", T_STRING, OFF(bind_address),
      "IPv4 address /metrics, /healthz and /readyz listen on (default 0.0.0.0, every interface)"},
     {NULL, "kubeconfig", T_STRING, OFF(kubeconfig), "kubeconfig file (default $KUBECONFIG, in-cluster, ~/.kube/config)"},
@@ -231,6 +238,14 @@ static int apply(ns_controller_settings *s, const setting *st, const char *value
         if (ns_sched_packing_parse(value, (ns_sched_packing *)field) < 0)
             return ns_error_prefix("%s: ", name);
         return NS_OK;
+    case T_MIN_VALUES_POLICY:
+        if (ns_sched_min_values_policy_parse(value, (ns_sched_min_values_policy *)field) < 0)
+            return ns_error_prefix("%s: ", name);
+        return NS_OK;
+    case T_PREFERENCE_POLICY:
+        if (ns_sched_preference_policy_parse(value, (ns_sched_preference_policy *)field) < 0)
+            return ns_error_prefix("%s: ", name);
+        return NS_OK;
     }
     return NS_FAIL(NS_ERR_INTERNAL, "%s: unknown setting type", name);
 }
@@ -273,7 +288,7 @@ int ns_controller_settings_check(const ns_controller_settings *s)
 
 const char *ns_controller_settings_help(void)
 {
-    static char text[4096];
+    static char text[8192];
     if (text[0])
         return text;
     size_t off = 0;

@@ -41,6 +41,8 @@ typedef struct ns_controller_settings {
     char *kubeconfig;             /* KUBECONFIG handled by the client; --kubeconfig here */
     char *context;                /* --context */
     ns_sched_packing packing;     /* PACKING karpenter|cost, default karpenter (docs/cost.md) */
+    ns_sched_min_values_policy min_values_policy; /* MIN_VALUES_POLICY Strict|BestEffort, default Strict */
+    ns_sched_preference_policy preference_policy; /* PREFERENCE_POLICY Respect|Ignore, default Respect */
 } ns_controller_settings;
 
 /* Fills *s with Karpenter's defaults. 0 or NS_ERR_INTERNAL. */

@@ -47,6 +47,8 @@
  * whose hashstructure values nodesmith does not reproduce) is re-stamped, not drifted, as Karpenter's NodePool hash
  * controller does when it bumps NodePoolHashVersion: a takeover or an upgrade rolls no node. */
 #define NS_ANNOTATION_NODEPOOL_HASH_VERSION "karpenter.sh/nodepool-hash-version"
+/* "true" when MIN_VALUES_POLICY BestEffort lowered a minValues of the claim, else "false" (set on every new claim). */
+#define NS_ANNOTATION_MIN_VALUES_RELAXED "karpenter.sh/nodeclaim-min-values-relaxed"
 #define NS_NODEPOOL_HASH_VERSION "nodesmith-v2"
 #define NS_ANNOTATION_NODECLASS_HASH "nodesmith.io/nodeclass-hash"
 /* Disruption in progress, written on each candidate NodeClaim by ns_engine_disrupt. */
@@ -113,6 +115,10 @@ typedef struct ns_engine_config {
     /* Karpenter's NodeRepair feature gate: nodes matching one of the provider's repair policies for longer than its
      * toleration are deleted (ctl_repair.c, docs/engine.md "Node repair"). Default false. */
     bool node_repair;
+    /* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY (sched.h), for provisioning and the disruption
+     * simulations alike; Strict and Respect by default. */
+    ns_sched_min_values_policy min_values_policy;
+    ns_sched_preference_policy preference_policy;
 } ns_engine_config;
 
 /* Fills cfg with the defaults above. */

@@ -388,6 +388,9 @@ int ns_engine_create_claim(ns_engine *e, const ns_sched_claim *c, bool launch_no
     }
     if (rc == 0)
         rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODEPOOL_HASH_VERSION, NS_NODEPOOL_HASH_VERSION);
+    if (rc == 0)
+        rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_MIN_VALUES_RELAXED,
+                           c->min_values_relaxed ? "true" : "false");
     if (rc == 0 && def) {
         ns_nodeclass_hash(def, ns_plugin_table(e->plugin)->drift_fields, hash, sizeof(hash));
         rc = ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_NODECLASS_HASH, hash);

@@ -351,7 +351,9 @@ int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_
     out->view.n_nodes = 0;
     if ((rc = build_nodes(e, opts, out)) == 0 && (rc = build_pods(e, opts, out)) == 0) {
         ns_sched_input in = {.cluster = &out->view, .pool_types = e->types.pool_types,
-                             .pool_errors = e->types.pool_errors, .packing = e->cfg.packing};
+                             .pool_errors = e->types.pool_errors, .packing = e->cfg.packing,
+                             .min_values_policy = e->cfg.min_values_policy,
+                             .preference_policy = e->cfg.preference_policy};
         rc = ns_sched_run(&in, &out->result);
     }
     if (rc < 0)

@@ -55,6 +55,31 @@ typedef enum ns_sched_packing { NS_SCHED_PACKING_KARPENTER = 0, NS_SCHED_PACKING
 int ns_sched_packing_parse(const char *name, ns_sched_packing *out);
 const char *ns_sched_packing_name(ns_sched_packing p);
 
+/* Karpenter's MIN_VALUES_POLICY. STRICT: a new claim keeps at least minValues distinct values of each key that has
+ * one among its instance types, and a pod that would leave fewer goes elsewhere. BEST_EFFORT: the pod joins the claim
+ * anyway, and the claim's requirement carries the number of values left as its minValues (never more than asked);
+ * ns_sched_claim.min_values_relaxed then says so (the NodeClaim's karpenter.sh/nodeclaim-min-values-relaxed). */
+typedef enum ns_sched_min_values_policy {
+    NS_SCHED_MIN_VALUES_STRICT = 0,
+    NS_SCHED_MIN_VALUES_BEST_EFFORT
+} ns_sched_min_values_policy;
+
+/* Karpenter's PREFERENCE_POLICY. RESPECT: preferences bind until relaxation removes them. IGNORE: preferred node
+ * affinity, preferred pod (anti-)affinity terms and ScheduleAnyway spreads are left out from the start (Karpenter's
+ * NewStrictPodRequirements and its topology groups without them); required node-affinity terms are still tried in
+ * turn and PreferNoSchedule taints still tolerated as the last relaxation, as Karpenter's Relax does under either. */
+typedef enum ns_sched_preference_policy {
+    NS_SCHED_PREFERENCES_RESPECT = 0,
+    NS_SCHED_PREFERENCES_IGNORE
+} ns_sched_preference_policy;
+
+/* "Strict" or "BestEffort", "Respect" or "Ignore" (Karpenter's spelling) into *out: 0, or NS_ERR_INVALID_CONFIG
+ * naming the value and the ones allowed. */
+int ns_sched_min_values_policy_parse(const char *name, ns_sched_min_values_policy *out);
+int ns_sched_preference_policy_parse(const char *name, ns_sched_preference_policy *out);
+const char *ns_sched_min_values_policy_name(ns_sched_min_values_policy p);
+const char *ns_sched_preference_policy_name(ns_sched_preference_policy p);
+
 typedef struct ns_sched_input {
     const ns_cluster *cluster;
     /* One instance-type set per NodePool, indexed like cluster->nodepools (the set of the pool's node class; pools
@@ -62,6 +87,8 @@ typedef struct ns_sched_input {
     const ns_itype_set *const *pool_types;
     const char *const *pool_errors;
     ns_sched_packing packing; /* NS_SCHED_PACKING_KARPENTER (0) unless set */
+    ns_sched_min_values_policy min_values_policy;   /* STRICT (0) unless set */
+    ns_sched_preference_policy preference_policy;   /* RESPECT (0) unless set */
 } ns_sched_input;
 
 /* One acceptable launch choice of a new claim. */
@@ -85,6 +112,8 @@ typedef struct ns_sched_claim {
     ns_sched_option *options;
     size_t n_options;
     size_t n_types;
+    /* BEST_EFFORT lowered a minValues of the claim's requirements to the values its types have left. */
+    bool min_values_relaxed;
 } ns_sched_claim;
 
 typedef struct ns_sched_unschedulable {

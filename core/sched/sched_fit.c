@@ -44,17 +44,12 @@ static size_t offering_values(const sched *s, const sched_pool *p, const uint64_
     return n;
 }
 
-/* Distinct values of the requirement's key among the launch options left reach its minValues: label values of the
- * kept types (the type's name for the instance-type key), or, for zone and capacity type, which are offerings, the
- * values of the kept types' offerings the claim may still launch in. */
-static bool min_values_ok(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,
-                          const ns_requirement *r)
+size_t sched_min_values_count(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,
+                              const ns_requirement *r)
 {
-    if (r->min_values <= 0)
-        return true;
     bool zone = strcmp(r->key, NS_LABEL_ZONE) == 0;
     if (zone || strcmp(r->key, NS_LABEL_CAPACITY_TYPE) == 0)
-        return offering_values(s, p, keep, pairs, zone) >= (size_t)r->min_values;
+        return offering_values(s, p, keep, pairs, zone);
     const char *seen[NS_MIN_VALUES_MAX];
     size_t n_seen = 0;
     for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX && n_seen < (size_t)r->min_values;
@@ -68,7 +63,13 @@ static bool min_values_ok(const sched *s, const sched_pool *p, const uint64_t *k
         if (!dup)
             seen[n_seen++] = v;
     }
-    return n_seen >= (size_t)r->min_values;
+    return n_seen;
+}
+
+static bool min_values_ok(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,
+                          const ns_requirement *r)
+{
+    return r->min_values <= 0 || sched_min_values_count(s, p, keep, pairs, r) >= (size_t)r->min_values;
 }
 
 static bool all_min_values_ok(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,

@@ -135,8 +135,10 @@ int sched_groups_build(sched *s)
     if (rc != NS_OK)
         return rc;
     qsort(s->groups, s->n_groups, sizeof(*s->groups), group_cmp);
-    for (size_t i = 0; rc == NS_OK && i < s->n_groups; i++)
+    for (size_t i = 0; rc == NS_OK && i < s->n_groups; i++) {
         rc = sched_topo_register(s, &s->groups[i]);
+        sched_ignore_preferences(s, &s->groups[i]);
+    }
     return rc;
 }
 

@@ -318,6 +318,18 @@ int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, con
                         int64_t limit, bool merged_min_values, uint64_t *keep, sched_room *room, char *why,
                         size_t len);
 void sched_claims_free(sched *s);
+/* Distinct values of r's key among the types in keep (for zone and capacity type: among their offerings within
+ * pairs); for other keys it stops counting at r's minValues. */
+size_t sched_min_values_count(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,
+                              const ns_requirement *r);
+
+/* sched_policies.c */
+/* Under PREFERENCE_POLICY Ignore, g starts with its preferences relaxed away (sched.h); nothing otherwise. Called
+ * once the group's constraints are registered. */
+void sched_ignore_preferences(sched *s, sched_group *g);
+/* Under MIN_VALUES_POLICY BestEffort, lowers each minValues of reqs (claim c's) to the values c's types have left;
+ * true when one was lowered. Nothing under Strict. */
+bool sched_relax_min_values(const sched *s, const sched_claim *c, ns_requirements *reqs);
 
 /* sched_result.c */
 int sched_result_fill(sched *s, ns_sched_result *out);

@@ -159,7 +159,9 @@ static int64_t try_claim(sched *s, sched_group *g, size_t ci, int64_t want, char
     if (!sched_topo_allow(s, g, c->host, &zones, &limit, why, len) || limit <= 0)
         return 0;
     pairs &= zones_pairs(s, zones);
-    bool min_values = ns_requirements_has_min_values(&p->reqs) || ns_requirements_has_min_values(&g->reqs);
+    /* Under BestEffort a claim takes the pod whatever values are left; its minValues are lowered at the end. */
+    bool min_values = s->in->min_values_policy == NS_SCHED_MIN_VALUES_STRICT &&
+                      (ns_requirements_has_min_values(&p->reqs) || ns_requirements_has_min_values(&g->reqs));
     sched_room room;
     int64_t k = sched_fit_types(s, p, c, g, pairs, limit, min_values, s->keep, &room, why, len);
     if (k <= 0)

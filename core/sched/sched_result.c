@@ -56,6 +56,8 @@ int sched_result_fill(sched *s, ns_sched_result *out)
             rc = sched_daemons_claim_overhead(s, c, &oc->daemon_overhead);
         if (rc == NS_OK)
             rc = claim_requirements(s, c, &oc->requirements);
+        if (rc == NS_OK)
+            oc->min_values_relaxed = sched_relax_min_values(s, c, &oc->requirements);
     }
     if (rc == NS_OK)
         rc = sched_claims_options(s, out);

@@ -40,6 +40,8 @@ START_TEST(defaults_are_karpenters)
     ck_assert_ptr_null(s.leader_election_namespace);
     ck_assert_int_eq(s.log_level, NS_LOG_INFO);
     ck_assert(!s.gates.node_repair && s.gates.reserved_capacity && !s.gates.spot_to_spot);
+    ck_assert_int_eq(s.min_values_policy, NS_SCHED_MIN_VALUES_STRICT);
+    ck_assert_int_eq(s.preference_policy, NS_SCHED_PREFERENCES_RESPECT);
     ck_assert_int_eq(ns_controller_settings_check(&s), 0);
     ns_controller_settings_free(&s);
 }
@@ -52,7 +54,8 @@ START_TEST(environment_then_flags)
                                       "LOG_LEVEL", "debug", "KUBE_CLIENT_QPS", "50.5", "KUBE_CLIENT_BURST", "75",
                                       "METRICS_PORT", "9090", "HEALTH_PROBE_PORT", "9091",
                                       "LEADER_ELECTION_NAME", "my-lease", "LEADER_ELECTION_NAMESPACE", "kube-system",
-                                      "DISABLE_LEADER_ELECTION", "true", NULL};
+                                      "DISABLE_LEADER_ELECTION", "true", "MIN_VALUES_POLICY", "BestEffort",
+                                      "PREFERENCE_POLICY", "Ignore", NULL};
     ns_controller_settings s;
     ck_assert_int_eq(from_env(&s, env), 0);
     ck_assert_int_eq(s.batch_max_ms, 30000);
@@ -66,7 +69,13 @@ START_TEST(environment_then_flags)
     ck_assert_str_eq(s.leader_election_name, "my-lease");
     ck_assert_str_eq(s.leader_election_namespace, "kube-system");
     ck_assert(!s.leader_election);
+    ck_assert_int_eq(s.min_values_policy, NS_SCHED_MIN_VALUES_BEST_EFFORT);
+    ck_assert_int_eq(s.preference_policy, NS_SCHED_PREFERENCES_IGNORE);
     /* a flag overrides its variable */
+    ck_assert_int_eq(ns_controller_settings_flag(&s, "min-values-policy", "Strict"), 0);
+    ck_assert_int_eq(s.min_values_policy, NS_SCHED_MIN_VALUES_STRICT);
+    ck_assert_int_eq(ns_controller_settings_flag(&s, "preference-policy", "Respect"), 0);
+    ck_assert_int_eq(s.preference_policy, NS_SCHED_PREFERENCES_RESPECT);
     ck_assert_int_eq(ns_controller_settings_flag(&s, "batch-max-duration", "1m"), 0);
     ck_assert_int_eq(s.batch_max_ms, 60000);
     ck_assert_int_eq(ns_controller_settings_flag(&s, "disable-leader-election", "false"), 0);
@@ -108,6 +117,8 @@ START_TEST(bad_values_name_the_setting)
     refused("METRICS_PORT", "65536", "not a port number");
     refused("HEALTH_PROBE_PORT", "http", "not a port number");
     refused("DISABLE_LEADER_ELECTION", "maybe", "not true or false");
+    refused("MIN_VALUES_POLICY", "Relaxed", "it is Strict or BestEffort");
+    refused("PREFERENCE_POLICY", "ignore", "it is Respect or Ignore");
     ns_controller_settings s;
     ck_assert_int_eq(ns_controller_settings_default(&s), 0);
     ck_assert_int_eq(ns_controller_settings_flag(&s, "metrics-port", "8081"), 0);
