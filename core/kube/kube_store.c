@@ -18,6 +18,8 @@ typedef struct htable {
 
 _Static_assert(sizeof(((ns_kube_obj *)0)->next) / sizeof(ns_kube_obj *) == 1 + NS_KUBE_N_INDEXES,
                "an entry has a chain link for the primary table and for each index");
+_Static_assert(sizeof(((ns_kube_obj *)0)->pprev) == sizeof(((ns_kube_obj *)0)->next),
+               "an entry has a back link for each chain link");
 
 struct ns_kube_store {
     ns_kube_free_fn free_typed;
@@ -53,6 +55,16 @@ static uint64_t obj_hash(const htable *t, const ns_kube_obj *o)
     return ns_hash_str(NS_HASH_FNV_BASIS, index_key(o, t->link - 1));
 }
 
+/* Puts o at the head of the chain *head (the table's link). */
+static void chain_push(ns_kube_obj **head, int link, ns_kube_obj *o)
+{
+    o->next[link] = *head;
+    if (*head)
+        (*head)->pprev[link] = &o->next[link];
+    o->pprev[link] = head;
+    *head = o;
+}
+
 static int table_grow(htable *t)
 {
     size_t n = t->n_buckets ? t->n_buckets * 2 : 64;
@@ -62,9 +74,7 @@ static int table_grow(htable *t)
     for (size_t i = 0; i < t->n_buckets; i++) {
         for (ns_kube_obj *o = t->buckets[i], *next; o; o = next) {
             next = o->next[t->link];
-            size_t at = obj_hash(t, o) & (n - 1);
-            o->next[t->link] = b[at];
-            b[at] = o;
+            chain_push(&b[obj_hash(t, o) & (n - 1)], t->link, o);
         }
     }
     free(t->buckets);
@@ -77,24 +87,24 @@ static int table_add(htable *t, ns_kube_obj *obj)
 {
     if (t->n >= 2 * t->n_buckets && table_grow(t) < 0)
         return NS_ERR_INTERNAL;
-    size_t at = obj_hash(t, obj) & (t->n_buckets - 1);
-    obj->next[t->link] = t->buckets[at];
-    t->buckets[at] = obj;
+    chain_push(&t->buckets[obj_hash(t, obj) & (t->n_buckets - 1)], t->link, obj);
     t->n++;
     return 0;
 }
 
-static void table_remove(htable *t, const ns_kube_obj *obj)
+/* Takes obj out of t's chain if it is in it (pprev set by chain_push, cleared here). */
+static void table_remove(htable *t, ns_kube_obj *obj)
 {
-    if (!t->n_buckets)
+    ns_kube_obj **pprev = obj->pprev[t->link];
+    if (!pprev)
         return;
-    for (ns_kube_obj **p = &t->buckets[obj_hash(t, obj) & (t->n_buckets - 1)]; *p; p = &(*p)->next[t->link]) {
-        if (*p == obj) {
-            *p = obj->next[t->link];
-            t->n--;
-            return;
-        }
-    }
+    ns_kube_obj *next = obj->next[t->link];
+    *pprev = next;
+    if (next)
+        next->pprev[t->link] = pprev;
+    obj->next[t->link] = NULL;
+    obj->pprev[t->link] = NULL;
+    t->n--;
 }
 
 static void table_free(htable *t)
@@ -168,6 +178,7 @@ static ns_kube_obj *obj_new(const char *const src[6], unsigned borrowed, void *t
     o->typed = typed;
     o->generation = 0;
     memset(o->next, 0, sizeof(o->next));
+    memset(o->pprev, 0, sizeof(o->pprev));
     return o;
 }
 

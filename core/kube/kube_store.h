@@ -25,6 +25,9 @@ typedef struct ns_kube_obj {
     void *typed;             /* the decoded model object, or NULL for kinds kept by identity only */
     uint32_t generation;     /* internal: the relist that last saw it */
     struct ns_kube_obj *next[4]; /* internal: the store's hash chains (by namespace/name, then each index) */
+    /* internal: the link pointing at this entry in each chain, so taking it out is O(1): every pod of a namespace
+     * shares one chain of the namespace index (20,000 long in the controller's benchmark) */
+    struct ns_kube_obj **pprev[4];
 } ns_kube_obj;
 
 typedef enum ns_kube_index {
