@@ -3,6 +3,7 @@
  * is not given (refused), exec plugins that work and that fail, and a service-account token that expires and is
  * rotated on disk. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,44 @@ START_TEST(admin_client_certificate_over_http2)
     ns_kube_stats st;
     ns_kube_client_stats(c, &st);
     ck_assert_uint_eq(st.connections, 1);
+    ns_kube_client_free(c);
+}
+END_TEST
+
+static void *long_watch(void *arg)
+{
+    /* a watch of nothing in particular, held open until the server ends it */
+    cJSON *out = NULL;
+    ns_kube_json(arg, "GET", "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=10", NULL, NULL, "watch",
+                 NULL, &out);
+    cJSON_Delete(out);
+    return NULL;
+}
+
+/* The controller holds a watch per informer (each on a connection of its own) while it writes: the connection a
+ * write used stays open for the next one (with libcurl's default cache size every write paid a TLS handshake). */
+START_TEST(requests_reuse_a_connection_while_watches_run)
+{
+    enum { WATCHES = 8, REQUESTS = 20 };
+    ns_kube_client *c = kc_admin();
+    pthread_t t[WATCHES];
+    for (int i = 0; i < WATCHES; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, long_watch, c), 0);
+    usleep(1000 * 1000); /* the watches are open (they last 10 s, longer than the requests below on a loaded machine) */
+    ns_kube_stats before;
+    ns_kube_client_stats(c, &before);
+    for (int i = 0; i < REQUESTS; i++) {
+        cJSON *out = NULL;
+        ck_assert_msg(ns_kube_json(c, "GET", "/api/v1/namespaces/default", NULL, NULL, "get", NULL, &out) == 0, "%s",
+                      ns_error_message());
+        cJSON_Delete(out);
+    }
+    ns_kube_stats after;
+    ns_kube_client_stats(c, &after);
+    for (int i = 0; i < WATCHES; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_msg(after.connections - before.connections <= 1, "%d requests beside %d watches opened %llu connections",
+                  REQUESTS, WATCHES, (unsigned long long)(after.connections - before.connections));
     ns_kube_client_free(c);
 }
 END_TEST
@@ -189,6 +228,7 @@ int main(void)
     TCase *t = tcase_create("auth");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, admin_client_certificate_over_http2);
+    tcase_add_test(t, requests_reuse_a_connection_while_watches_run);
     tcase_add_test(t, static_token_and_forbidden_user);
     tcase_add_test(t, server_not_trusted_without_its_ca);
     tcase_add_test(t, exec_plugin_token_works_and_failure_is_reported);
