@@ -89,7 +89,7 @@ static void election_stop(election *el)
 
 typedef struct run {
     const ns_controller_options *o;
-    ns_kube_client *client, *lease_client;
+    ns_kube_client *client, *lease_client, *kubelet_client; /* kubelet_client: the simulated kubelet's own bucket */
     ns_mirror *mirror;
     ns_cluster *cluster;
     ns_engine *engine;
@@ -122,6 +122,9 @@ static int connect_cluster(run *r)
     /* Karpenter's default: the pod's own namespace (the kubeconfig context's outside a cluster) */
     r->el.ns = s->leader_election_namespace ? s->leader_election_namespace
                                             : ns_kube_client_config(r->client)->namespace_;
+    if (r->o->simulate_kubelet &&
+        (rc = ns_kube_client_new_sibling(r->client, NS_SIM_KUBELET_QPS, NS_SIM_KUBELET_BURST, &r->kubelet_client)) < 0)
+        return rc;
     return ns_kube_client_new_sibling(r->client, 0, 0, &r->lease_client);
 }
 
@@ -215,7 +218,7 @@ static void tick(run *r, bool leader)
         ns_log(NS_LOG_ERROR, "controller", "reconciler error", "error", ns_error_message(), NULL);
     if ((rc = ns_controller_events_publish(r->events, r->engine, r->cluster)) < 0)
         ns_log(NS_LOG_ERROR, "events", "failed publishing events", "error", ns_error_message(), NULL);
-    if (r->o->simulate_kubelet && (rc = ns_sim_kubelet_pods(r->client, r->mirror, r->cluster, NULL)) < 0)
+    if (r->o->simulate_kubelet && (rc = ns_sim_kubelet_pods(r->kubelet_client, r->mirror, r->cluster, NULL)) < 0)
         ns_log(NS_LOG_ERROR, "kubelet", "failed updating pods", "error", ns_error_message(), NULL);
     if ((rc = ns_nodepool_status_sync(r->pool_status, r->client, r->mirror, r->cluster)) < 0)
         ns_log(NS_LOG_ERROR, "nodepool.counter", "failed updating nodepool status", "error", ns_error_message(), NULL);
@@ -242,6 +245,7 @@ static void run_free(run *r)
     ns_mirror_free(r->mirror);
     ns_cluster_free(r->cluster);
     ns_kube_client_free(r->lease_client);
+    ns_kube_client_free(r->kubelet_client);
     ns_kube_client_free(r->client);
 }
 
