@@ -1,6 +1,6 @@
-/* Decoders for the kinds manifests never decode into a model object (StorageClasses, PVs, PVCs, Leases, and the
- * workload owners, which manifests expand into their pods instead): the JSON goes through manifest/json_tree.h and
- * the manifest decoders' field helpers, so errors read as everywhere else ("API server: KIND NS/NAME: FIELD: why").
+/* Decoders for the kinds that are not Pods, Nodes or Karpenter objects: StorageClasses, PVs and PVCs through the
+ * manifests' own decoders (manifest/decode_storage.c); Leases and the workload owners, which manifests expand into
+ * their pods instead, here. The JSON goes through manifest/json_tree.h and the manifest decoders' field helpers, so errors read as everywhere else ("API server: KIND NS/NAME: FIELD: why").
  * The API server has validated the schema, so fields nodesmith does not model are ignored; the ones it reads must
  * have their type. */
 #include <stdio.h>
@@ -17,64 +17,6 @@
 #include "model/workload.h"
 
 #define SOURCE "API server"
-
-/* Node selector terms at map.key: [{matchExpressions: [...]}] (PV node affinity), or with topology_style the
- * StorageClass form [{matchLabelExpressions: [{key, values}]}] (each an In requirement). */
-static int decode_terms(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool topology_style,
-                        ns_node_selector_term **out, size_t *n)
-{
-    int rc = 0;
-    char base[NS_PATH_MAX], p[NS_PATH_MAX], q[NS_PATH_MAX];
-    const ns_ynode *seq = ns_dec_child(d, map, path, key, NS_Y_SEQ, &rc);
-    if (!seq || rc < 0)
-        return rc;
-    ns_path_key(base, sizeof(base), path, key);
-    if (seq->n && !(*out = calloc(seq->n, sizeof(**out))))
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", d->object);
-    for (size_t i = 0; i < seq->n && rc == 0; i++) {
-        ns_node_selector_term *t = &(*out)[i];
-        *n = i + 1;
-        ns_path_index(p, sizeof(p), base, i);
-        if (seq->items[i]->kind != NS_Y_MAP)
-            return ns_dec_fail(d, seq->items[i], p, "expected a node selector term");
-        if (!topology_style) {
-            rc = ns_decode_selector_reqs(d, seq->items[i], p, "matchExpressions", NS_OPS_NODE_AFFINITY, &t->exprs,
-                                         &t->n_exprs);
-            if (rc == 0)
-                rc = ns_decode_selector_reqs(d, seq->items[i], p, "matchFields", NS_OPS_NODE_AFFINITY, &t->fields,
-                                             &t->n_fields);
-            continue;
-        }
-        const ns_ynode *exprs = ns_dec_child(d, seq->items[i], p, "matchLabelExpressions", NS_Y_SEQ, &rc);
-        if (!exprs || rc < 0)
-            continue;
-        ns_path_key(q, sizeof(q), p, "matchLabelExpressions");
-        if (exprs->n && !(t->exprs = calloc(exprs->n, sizeof(*t->exprs))))
-            return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", d->object);
-        for (size_t j = 0; j < exprs->n && rc == 0; j++) {
-            char r[NS_PATH_MAX];
-            ns_selector_req *req = &t->exprs[j];
-            t->n_exprs = j + 1;
-            req->op = NS_OP_IN;
-            ns_path_index(r, sizeof(r), q, j);
-            if (exprs->items[j]->kind != NS_Y_MAP)
-                rc = ns_dec_fail(d, exprs->items[j], r, "expected {key, values}");
-            else if ((rc = ns_dec_string_required(d, exprs->items[j], r, "key", &req->key)) == 0)
-                rc = ns_dec_strings(d, exprs->items[j], r, "values", &req->values, &req->n_values);
-        }
-    }
-    return rc;
-}
-
-/* spec.x.storage (a quantity) in bytes; 0 when absent. */
-static int decode_storage(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, int64_t *out)
-{
-    ns_res r = {0};
-    int rc = ns_dec_resources(d, map, path, key, &r, NULL);
-    *out = ns_res_get(&r, "storage");
-    ns_res_free(&r);
-    return rc;
-}
 
 /* The object's tree, its metadata into *meta and its spec and status (either may be NULL). */
 typedef struct parsed {
@@ -103,37 +45,43 @@ static int parse(const cJSON *obj, const char *kind, bool namespaced, ns_meta *m
     return rc;
 }
 
+/* A storage object through its manifest decoder (decode_storage.c), leniently: the API server validated it. */
+static int decode_tree(const cJSON *obj, const char *kind, void *out,
+                       int (*decode)(ns_dec *d, const ns_ynode *root, bool strict, void *out))
+{
+    ns_jtree *tree = NULL;
+    ns_dec d = {.file = SOURCE};
+    snprintf(d.object, sizeof(d.object), "%s", kind);
+    int rc = ns_jtree_new(obj, &tree);
+    if (rc == 0 && ns_jtree_root(tree)->kind != NS_Y_MAP)
+        rc = ns_dec_fail(&d, ns_jtree_root(tree), NULL, "expected a Kubernetes object");
+    if (rc == 0)
+        rc = decode(&d, ns_jtree_root(tree), false, out);
+    ns_jtree_free(tree);
+    return rc;
+}
+
+static int storage_class_of(ns_dec *d, const ns_ynode *root, bool strict, void *out)
+{
+    return ns_decode_storage_class(d, root, strict, out);
+}
+
+static int pv_of(ns_dec *d, const ns_ynode *root, bool strict, void *out)
+{
+    return ns_decode_pv(d, root, strict, out);
+}
+
+static int pvc_of(ns_dec *d, const ns_ynode *root, bool strict, void *out)
+{
+    return ns_decode_pvc(d, root, strict, out);
+}
+
 static int decode_storage_class(const cJSON *obj, const char *what, const void *ctx, void **typed)
 {
-    parsed p;
     ns_storage_class *sc = calloc(1, sizeof(*sc));
     if (!sc)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", what);
-    /* a StorageClass keeps its fields at the top level, not under spec */
-    static const char *const top[] = {"provisioner", "parameters", "reclaimPolicy", "mountOptions",
-                                      "allowVolumeExpansion", "volumeBindingMode", "allowedTopologies", NULL};
-    char *mode = NULL;
-    int rc = ns_jtree_new(obj, &p.tree);
-    if (rc == 0) {
-        p.d = (ns_dec){.file = SOURCE};
-        snprintf(p.d.object, sizeof(p.d.object), "StorageClass");
-        p.root = ns_jtree_root(p.tree);
-        if (p.root->kind != NS_Y_MAP)
-            rc = ns_dec_fail(&p.d, p.root, NULL, "expected a Kubernetes object");
-    }
-    if (rc == 0 && (rc = ns_decode_top_fields(&p.d, p.root, top)) == 0 &&
-        (rc = ns_decode_meta(&p.d, p.root, "StorageClass", false, &sc->meta)) == 0 &&
-        (rc = ns_dec_string_required(&p.d, p.root, "", "provisioner", &sc->provisioner)) == 0 &&
-        (rc = ns_dec_string(&p.d, p.root, "", "volumeBindingMode", &mode)) == 0)
-        rc = decode_terms(&p.d, p.root, "", "allowedTopologies", true, &sc->allowed_topologies,
-                          &sc->n_allowed_topologies);
-    if (rc == 0) {
-        sc->wait_for_first_consumer = mode && strcmp(mode, "WaitForFirstConsumer") == 0;
-        const char *def = ns_labels_get(&sc->meta.annotations, "storageclass.kubernetes.io/is-default-class");
-        sc->is_default = def && strcmp(def, "true") == 0;
-    }
-    free(mode);
-    ns_jtree_free(p.tree);
+    int rc = decode_tree(obj, "StorageClass", sc, storage_class_of);
     if (rc < 0) {
         ns_storage_class_free(sc);
         return rc;
@@ -144,28 +92,10 @@ static int decode_storage_class(const cJSON *obj, const char *what, const void *
 
 static int decode_pv(const cJSON *obj, const char *what, const void *ctx, void **typed)
 {
-    parsed p;
     ns_pv *pv = calloc(1, sizeof(*pv));
     if (!pv)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", what);
-    int rc = parse(obj, "PersistentVolume", false, &pv->meta, &p);
-    const ns_ynode *aff = NULL, *req = NULL, *csi = NULL, *claim = NULL;
-    if (rc == 0 && p.spec) {
-        if ((rc = decode_storage(&p.d, p.spec, "spec", "capacity", &pv->capacity_bytes)) == 0)
-            rc = ns_dec_string(&p.d, p.spec, "spec", "storageClassName", &pv->storage_class);
-        if (rc == 0 && (csi = ns_dec_child(&p.d, p.spec, "spec", "csi", NS_Y_MAP, &rc)) != NULL)
-            rc = ns_dec_string(&p.d, csi, "spec.csi", "driver", &pv->csi_driver);
-        if (rc == 0 && (claim = ns_dec_child(&p.d, p.spec, "spec", "claimRef", NS_Y_MAP, &rc)) != NULL &&
-            (rc = ns_dec_string(&p.d, claim, "spec.claimRef", "namespace", &pv->claim_namespace)) == 0)
-            rc = ns_dec_string(&p.d, claim, "spec.claimRef", "name", &pv->claim_name);
-        if (rc == 0 && (aff = ns_dec_child(&p.d, p.spec, "spec", "nodeAffinity", NS_Y_MAP, &rc)) != NULL &&
-            (req = ns_dec_child(&p.d, aff, "spec.nodeAffinity", "required", NS_Y_MAP, &rc)) != NULL)
-            rc = decode_terms(&p.d, req, "spec.nodeAffinity.required", "nodeSelectorTerms", false, &pv->node_affinity,
-                              &pv->n_node_affinity);
-    }
-    if (rc == 0 && p.status)
-        rc = ns_dec_string(&p.d, p.status, "status", "phase", &pv->phase);
-    ns_jtree_free(p.tree);
+    int rc = decode_tree(obj, "PersistentVolume", pv, pv_of);
     if (rc < 0) {
         ns_pv_free(pv);
         return rc;
@@ -176,21 +106,10 @@ static int decode_pv(const cJSON *obj, const char *what, const void *ctx, void *
 
 static int decode_pvc(const cJSON *obj, const char *what, const void *ctx, void **typed)
 {
-    parsed p;
     ns_pvc *pvc = calloc(1, sizeof(*pvc));
     if (!pvc)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", what);
-    int rc = parse(obj, "PersistentVolumeClaim", true, &pvc->meta, &p);
-    const ns_ynode *res = NULL;
-    if (rc == 0 && p.spec) {
-        if ((rc = ns_dec_string(&p.d, p.spec, "spec", "storageClassName", &pvc->storage_class)) == 0)
-            rc = ns_dec_string(&p.d, p.spec, "spec", "volumeName", &pvc->volume_name);
-        if (rc == 0 && (res = ns_dec_child(&p.d, p.spec, "spec", "resources", NS_Y_MAP, &rc)) != NULL)
-            rc = decode_storage(&p.d, res, "spec.resources", "requests", &pvc->request_bytes);
-    }
-    if (rc == 0 && p.status)
-        rc = ns_dec_string(&p.d, p.status, "status", "phase", &pvc->phase);
-    ns_jtree_free(p.tree);
+    int rc = decode_tree(obj, "PersistentVolumeClaim", pvc, pvc_of);
     if (rc < 0) {
         ns_pvc_free(pvc);
         return rc;

@@ -430,7 +430,7 @@ int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, 
         (rc = ns_dec_int(d, spec, path, "terminationGracePeriodSeconds", 0, INT64_MAX,
                          &pod->termination_grace_period_s, NULL)) < 0)
         return rc;
-    if ((rc = decode_spec_resources(d, spec, path, pod)) < 0)
+    if ((rc = decode_spec_resources(d, spec, path, pod)) < 0 || (rc = ns_decode_pod_volumes(d, spec, path, pod)) < 0)
         return rc;
     char p[NS_PATH_MAX];
     ns_path_key(p, sizeof(p), path, "containers");

@@ -20,6 +20,7 @@
 #include "model/pod.h"
 #include "model/requirements.h"
 #include "model/selector.h"
+#include "model/storage.h"
 #include "model/taints.h"
 
 /* Which operators a list of requirements may use. */
@@ -56,6 +57,13 @@ int ns_decode_kubelet(const ns_dec *d, const ns_ynode *map, const char *path, co
 
 /* A pod spec into pod (which already has its metadata); computes the effective requests. */
 int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, ns_pod *pod);
+/* The pod spec's volumes backed by PersistentVolumeClaims into pod->volumes (decode_volumes.c). */
+int ns_decode_pod_volumes(const ns_dec *d, const ns_ynode *spec, const char *path, ns_pod *pod);
+/* Storage kinds from their object (metadata included) into *out (decode_storage.c). strict: unknown spec and status
+ * fields are errors (manifests); the API server's objects may carry fields newer than nodesmith's lists. */
+int ns_decode_storage_class(ns_dec *d, const ns_ynode *root, bool strict, ns_storage_class *out);
+int ns_decode_pv(ns_dec *d, const ns_ynode *root, bool strict, ns_pv *out);
+int ns_decode_pvc(ns_dec *d, const ns_ynode *root, bool strict, ns_pvc *out);
 /* A PodTemplateSpec (metadata + spec) into a new pod in namespace ns; *out owned by the caller. */
 int ns_decode_pod_template(const ns_dec *d, const ns_ynode *tmpl, const char *path, const char *ns, ns_pod **out);
 
@@ -68,6 +76,9 @@ int ns_load_node(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_nodepool(ns_dec *d, const ns_ynode *root, const char *api_version, ns_cluster *c);
 int ns_load_provisioner(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_nodeclaim(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_storage_class(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_pv(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_pvc(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 /* A node class of a kind a loaded provider declares (info), validated by that provider. */
 int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind,
                       const ns_nodeclass_kind_info *info, ns_cluster *c);

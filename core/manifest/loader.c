@@ -21,6 +21,9 @@ typedef enum handler {
     H_NODEPOOL,
     H_NODECLAIM,
     H_PROVISIONER,
+    H_STORAGECLASS,
+    H_PV,
+    H_PVC,
     H_LIST,
 } handler;
 
@@ -40,6 +43,9 @@ static const struct {
     {"NodePool", {"karpenter.sh/v1", "karpenter.sh/v1beta1"}, H_NODEPOOL},
     {"NodeClaim", {"karpenter.sh/v1"}, H_NODECLAIM},
     {"Provisioner", {"karpenter.sh/v1alpha5"}, H_PROVISIONER},
+    {"StorageClass", {"storage.k8s.io/v1"}, H_STORAGECLASS},
+    {"PersistentVolume", {"v1"}, H_PV},
+    {"PersistentVolumeClaim", {"v1"}, H_PVC},
     {"List", {"v1"}, H_LIST},
 };
 
@@ -86,6 +92,12 @@ static int dispatch(ns_dec *d, const ns_ynode *root, handler h, const char *api_
         return ns_load_nodeclaim(d, root, c);
     case H_PROVISIONER:
         return ns_load_provisioner(d, root, c);
+    case H_STORAGECLASS:
+        return ns_load_storage_class(d, root, c);
+    case H_PV:
+        return ns_load_pv(d, root, c);
+    case H_PVC:
+        return ns_load_pvc(d, root, c);
     case H_LIST:
         return load_list(d, root, c, depth);
     }

@@ -109,6 +109,15 @@ void ns_cluster_free(ns_cluster *c)
         ns_daemonset_free(c->daemonsets[i]);
     for (size_t i = 0; i < c->n_nodeclaims; i++)
         ns_nodeclaim_free(c->nodeclaims[i]);
+    for (size_t i = 0; i < c->n_storage_classes; i++)
+        ns_storage_class_free(c->storage_classes[i]);
+    for (size_t i = 0; i < c->n_pvs; i++)
+        ns_pv_free(c->pvs[i]);
+    for (size_t i = 0; i < c->n_pvcs; i++)
+        ns_pvc_free(c->pvcs[i]);
+    free(c->storage_classes);
+    free(c->pvs);
+    free(c->pvcs);
     free(c->pods);
     free(c->nodes);
     free(c->nodepools);
@@ -205,6 +214,24 @@ int ns_cluster_add_daemonset(ns_cluster *c, ns_daemonset *ds)
     ADD_UNIQUE("DaemonSet", c->daemonsets, c->n_daemonsets, c->cap.daemonsets, ds,
                ds->meta.name ? ns_cluster_find_daemonset(c, ds->meta.namespace_, ds->meta.name) : NULL,
                ns_daemonset_free);
+}
+
+int ns_cluster_add_storage_class(ns_cluster *c, ns_storage_class *sc)
+{
+    ADD_UNIQUE("StorageClass", c->storage_classes, c->n_storage_classes, c->cap.storage_classes, sc,
+               sc->meta.name ? ns_cluster_find_storage_class(c, sc->meta.name) : NULL, ns_storage_class_free);
+}
+
+int ns_cluster_add_pv(ns_cluster *c, ns_pv *pv)
+{
+    ADD_UNIQUE("PersistentVolume", c->pvs, c->n_pvs, c->cap.pvs, pv,
+               pv->meta.name ? ns_cluster_find_pv(c, pv->meta.name) : NULL, ns_pv_free);
+}
+
+int ns_cluster_add_pvc(ns_cluster *c, ns_pvc *pvc)
+{
+    ADD_UNIQUE("PersistentVolumeClaim", c->pvcs, c->n_pvcs, c->cap.pvcs, pvc,
+               pvc->meta.name ? ns_cluster_find_pvc(c, pvc->meta.namespace_, pvc->meta.name) : NULL, ns_pvc_free);
 }
 
 int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
@@ -369,6 +396,22 @@ ns_daemonset *ns_cluster_find_daemonset(const ns_cluster *c, const char *ns, con
 ns_nodeclaim *ns_cluster_find_nodeclaim(const ns_cluster *c, const char *name)
 {
     FIND(c->nodeclaims, c->n_nodeclaims, strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_storage_class *ns_cluster_find_storage_class(const ns_cluster *c, const char *name)
+{
+    FIND(c->storage_classes, c->n_storage_classes, strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_pv *ns_cluster_find_pv(const ns_cluster *c, const char *name)
+{
+    FIND(c->pvs, c->n_pvs, strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_pvc *ns_cluster_find_pvc(const ns_cluster *c, const char *ns, const char *name)
+{
+    FIND(c->pvcs, c->n_pvcs,
+         strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
 }
 
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref)

@@ -20,6 +20,7 @@
 #include "model/nodepool.h"
 #include "model/pdb.h"
 #include "model/pod.h"
+#include "model/storage.h"
 
 struct ns_cluster_index;
 struct ns_nodeclass_kinds;
@@ -39,8 +40,15 @@ typedef struct ns_cluster {
     size_t n_daemonsets;
     ns_nodeclaim **nodeclaims;
     size_t n_nodeclaims;
+    /* Storage, for volume topology (sched_volumes.c). */
+    ns_storage_class **storage_classes;
+    size_t n_storage_classes;
+    ns_pv **pvs;
+    size_t n_pvs;
+    ns_pvc **pvcs;
+    size_t n_pvcs;
     struct {
-        size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims;
+        size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims, storage_classes, pvs, pvcs;
     } cap;                          /* internal */
     struct ns_cluster_index *index; /* internal: pod name lookup */
     /* internal: the manifest loader's record of expanded workloads and of the owners loaded objects name
@@ -71,6 +79,9 @@ int ns_cluster_add_nodeclass(ns_cluster *c, ns_nodeclass_def *def); /* unique pe
 int ns_cluster_add_pdb(ns_cluster *c, ns_pdb *pdb);
 int ns_cluster_add_daemonset(ns_cluster *c, ns_daemonset *ds);
 int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
+int ns_cluster_add_storage_class(ns_cluster *c, ns_storage_class *sc);
+int ns_cluster_add_pv(ns_cluster *c, ns_pv *pv);
+int ns_cluster_add_pvc(ns_cluster *c, ns_pvc *pvc);
 
 /* Remove and free an object (pointers to it become invalid; later objects move down one place in their list, which
  * keeps its order). NS_ERR_NOT_FOUND when the object is not in the cluster. */
@@ -93,6 +104,9 @@ ns_nodeclass_def *ns_cluster_find_nodeclass(const ns_cluster *c, const char *kin
 ns_pdb *ns_cluster_find_pdb(const ns_cluster *c, const char *ns, const char *name);
 ns_daemonset *ns_cluster_find_daemonset(const ns_cluster *c, const char *ns, const char *name);
 ns_nodeclaim *ns_cluster_find_nodeclaim(const ns_cluster *c, const char *name);
+ns_storage_class *ns_cluster_find_storage_class(const ns_cluster *c, const char *name);
+ns_pv *ns_cluster_find_pv(const ns_cluster *c, const char *name);
+ns_pvc *ns_cluster_find_pvc(const ns_cluster *c, const char *ns, const char *name);
 /* The node class a reference names (kind, name and, when the reference has one, API group must match). */
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref);
 

@@ -133,6 +133,9 @@ void ns_pod_free(ns_pod *pod)
         ns_topology_spread_free(&pod->spread[i]);
     free(pod->spread);
     free(pod->host_ports);
+    for (size_t i = 0; i < pod->n_volumes; i++)
+        free(pod->volumes[i].claim);
+    free(pod->volumes);
     free(pod->priority_class_name);
     free(pod->preemption_policy);
     free(pod->node_name);
@@ -363,4 +366,13 @@ bool ns_pod_tolerates(const ns_pod *pod, const ns_taint *taints, size_t n, const
 bool ns_pod_owned_by(const ns_pod *pod, const char *kind)
 {
     return pod->meta.owner_kind && strcmp(pod->meta.owner_kind, kind) == 0;
+}
+
+const char *ns_pod_volume_claim(const ns_pod *pod, const ns_pod_volume *v, char *buf, size_t len)
+{
+    int n = v->ephemeral ? snprintf(buf, len, "%s-%s", pod->meta.name ? pod->meta.name : "", v->claim)
+                         : snprintf(buf, len, "%s", v->claim);
+    if (n < 0 || (size_t)n >= len)
+        buf[0] = '\0';
+    return buf;
 }

@@ -112,6 +112,13 @@ typedef enum ns_pod_sched_status {
     NS_POD_STATUS_OTHER,
 } ns_pod_sched_status;
 
+/* A volume backed by a PersistentVolumeClaim: spec.volumes[].persistentVolumeClaim.claimName, or for an ephemeral
+ * volume the volume's name, whose claim Kubernetes names POD-VOLUME once the pod has its name (ns_pod_volume_claim). */
+typedef struct ns_pod_volume {
+    char *claim;
+    bool ephemeral;
+} ns_pod_volume;
+
 typedef struct ns_pod_spec_resources {
     ns_res overhead; /* spec.overhead */
     /* Pod-level spec.resources (cpu and memory only); when set they replace the containers' aggregate. */
@@ -142,6 +149,8 @@ typedef struct ns_pod {
     size_t n_spread;
     ns_host_port *host_ports;
     size_t n_host_ports;
+    ns_pod_volume *volumes; /* the volumes backed by claims, in spec order (volume topology) */
+    size_t n_volumes;
     char *priority_class_name;
     bool has_priority;
     bool scheduling_gated; /* spec.schedulingGates is non-empty: not schedulable yet */
@@ -175,6 +184,9 @@ typedef struct ns_pod {
 /* Karpenter's IsDoNotDisruptActive: "true" protects always; a duration protects until start + duration, and for
  * ever while the start time is unknown (fail safe). */
 bool ns_pod_do_not_disrupt(const ns_pod *pod, int64_t now_ms);
+
+/* The PersistentVolumeClaim name of volume v into buf ("" when it does not fit); returns buf. */
+const char *ns_pod_volume_claim(const ns_pod *pod, const ns_pod_volume *v, char *buf, size_t len);
 
 /* A zeroed pod with termination_grace_period_s = -1; NULL with NS_ERR_INTERNAL recorded on allocation failure. */
 ns_pod *ns_pod_new(void);

@@ -177,6 +177,8 @@ ns_pod *ns_pod_copy(const ns_pod *src)
     p->n_spread = 0;
     p->host_ports = NULL;
     p->n_host_ports = 0;
+    p->volumes = NULL;
+    p->n_volumes = 0;
     p->priority_class_name = p->preemption_policy = p->node_name = p->scheduler_name = p->phase = NULL;
     p->packed = p->node_name_owned = false;
     p->share = NULL;
@@ -224,6 +226,13 @@ ns_pod *ns_pod_copy(const ns_pod *src)
             memcpy(p->host_ports, src->host_ports, src->n_host_ports * sizeof(*p->host_ports));
             p->n_host_ports = src->n_host_ports;
         }
+    }
+    if (rc == 0 && src->n_volumes && !(p->volumes = calloc(src->n_volumes, sizeof(*p->volumes))))
+        rc = NS_ERR_INTERNAL;
+    for (size_t i = 0; rc == 0 && i < src->n_volumes; i++) {
+        p->n_volumes = i + 1;
+        p->volumes[i].ephemeral = src->volumes[i].ephemeral;
+        rc = dup_field(src->volumes[i].claim, &p->volumes[i].claim);
     }
     if (rc == 0)
         rc = dup_field(src->priority_class_name, &p->priority_class_name);

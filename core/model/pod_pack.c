@@ -119,6 +119,17 @@ static ns_toleration *pack_tolerations(arena *a, const ns_toleration *src, size_
     return v;
 }
 
+static ns_pod_volume *pack_volumes(arena *a, const ns_pod_volume *src, size_t n)
+{
+    ns_pod_volume *v = n ? take(a, n * sizeof(*v)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        char *claim = own(a, src[i].claim);
+        if (v)
+            v[i] = (ns_pod_volume){.claim = claim, .ephemeral = src[i].ephemeral};
+    }
+    return v;
+}
+
 /* Builds (or, with a->base NULL, measures) the packed pod; returns the pod in the block. */
 static ns_pod *pack(arena *a, const ns_pod *src)
 {
@@ -131,6 +142,7 @@ static ns_pod *pack(arena *a, const ns_pod *src)
     pack_res(a, &src->limits, &v.limits);
     pack_labels(a, &src->node_selector, &v.node_selector, true);
     v.tolerations = pack_tolerations(a, src->tolerations, src->n_tolerations);
+    v.volumes = pack_volumes(a, src->volumes, src->n_volumes);
     v.priority_class_name = shared(a, src->priority_class_name);
     v.preemption_policy = shared(a, src->preemption_policy);
     v.scheduler_name = shared(a, src->scheduler_name);

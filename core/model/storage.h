@@ -29,6 +29,7 @@ typedef struct ns_pv {
     int64_t capacity_bytes;      /* spec.capacity.storage */
     char *storage_class;         /* spec.storageClassName; NULL = none */
     char *csi_driver;            /* spec.csi.driver; NULL for other volume sources */
+    bool local;                  /* a local or hostPath volume: its hostname term does not bind a new node */
     ns_node_selector_term *node_affinity; /* spec.nodeAffinity.required.nodeSelectorTerms (ORed) */
     size_t n_node_affinity;
     char *claim_namespace;       /* spec.claimRef: the claim bound to it, NULL when none */

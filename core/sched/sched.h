@@ -23,7 +23,9 @@
  * minValues on zone and capacity type counts the values left among a claim's launch options (after its zone and
  * capacity-type narrowing), where Karpenter counts the instance types' offerings as listed. A DaemonSet's required
  * node-affinity terms are each tried on every instance type (Karpenter drops a term that failed on one type for the
- * types after it).
+ * types after it). Volume topology (sched_volumes.h): alternatives on different keys keep the first that intersects
+ * (Karpenter tries each on every node and claim); a pod with an unusable claim is unschedulable with the reason
+ * (Karpenter leaves it out of the round).
  *
  * Kubelet settings: a node class's spec.kubelet is the provider's to apply; pool-level settings (v1alpha5, v1beta1)
  * are applied here to the core's copy of the instance types (sched_kubelet.h).

@@ -13,6 +13,7 @@
 #include "sched/sched_pool_index.h"
 #include "sched/sched_pool_util.h"
 #include "sched/sched_signature.h"
+#include "sched/sched_volumes.h"
 
 bool ns_sched_pod_is_pending(const ns_pod *pod)
 {
@@ -110,6 +111,17 @@ static int assign_groups(sched *s, size_t *gid, char ***sigs_out)
     return rc;
 }
 
+static int group_volumes(sched *s, sched_group *g)
+{
+    char why[640];
+    int rc = sched_volume_requirements(s->cl, g->pod, &g->vol_reqs, why, sizeof(why));
+    if (rc == NS_OK && why[0] && !(g->vol_why = strdup(why)))
+        rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory");
+    if (rc == NS_OK && (rc = ns_zone_labels_rewrite(s->zone_labels, &g->vol_reqs)) != NS_OK)
+        rc = ns_error_prefix("pod %s/%s: volume topology: ", g->pod->meta.namespace_, g->pod->meta.name);
+    return rc;
+}
+
 int sched_groups_build(sched *s)
 {
     size_t *gid = malloc((s->cl->n_pods ? s->cl->n_pods : 1) * sizeof(size_t));
@@ -129,6 +141,8 @@ int sched_groups_build(sched *s)
         sched_vec_from(s, &g->pod->requests, &g->req);
         if (g->req.v[SCHED_PODS] < 1)
             g->req.v[SCHED_PODS] = 1;
+        if ((rc = group_volumes(s, g)) != NS_OK)
+            break;
         g->req_term = g->pod->affinity.n_node_required ? 0 : -1;
         g->pref_node = g->pod->affinity.n_node_preferred ? 0 : -1;
     }
@@ -265,6 +279,9 @@ int sched_group_prepare(sched *s, sched_group *g)
     g->pod_zones = 0;
     for (size_t z = 0; z < s->n_zones; z++)
         g->pod_zones |= !zr || ns_requirement_has(zr, s->zones[z]) ? 1u << z : 0;
+    /* After pod_zones: the volumes constrain the node, not the domains the pod's own affinity counts in. */
+    if ((rc = ns_requirements_add_all(&g->reqs, &g->vol_reqs)) != NS_OK)
+        return rc;
     if (!g->pool_bits) {
         g->pool_bits = calloc((s->n_pools ? s->n_pools : 1) * s->max_words, sizeof(uint64_t));
         g->pool_pairs = calloc(s->n_pools ? s->n_pools : 1, sizeof(uint64_t));
@@ -341,6 +358,8 @@ void sched_groups_free(sched *s)
         free(g->inverse);
         free(g->skips);
         ns_requirements_free(&g->reqs);
+        ns_requirements_free(&g->vol_reqs);
+        free(g->vol_why);
         free(g->pool_bits);
         free(g->pool_pairs);
         free(g->pool_ok);

@@ -136,6 +136,8 @@ typedef struct sched_group {
     uint32_t *inverse; /* anti-affinity topologies whose selector matches this pod */
     size_t n_inverse;
     const char *bad_topology_key; /* a constraint on a key the scheduler does not know */
+    ns_requirements vol_reqs; /* what the pod's volumes require of its node (sched_volumes.h), zone labels rewritten */
+    char *vol_why;            /* why a claim of the pod cannot be used (owned), NULL when they can */
     uint32_t *skips; /* blocked-claim lists that apply at the current relaxation level: topology * 2 + list */
     size_t n_skips;
     /* Derived from the relaxation state by sched_group_prepare. */

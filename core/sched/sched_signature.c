@@ -44,6 +44,11 @@ int sched_signature(const ns_pod *p, ns_key *b)
         ns_key_int(b, p->host_ports[i].port);
         ns_key_str(b, p->host_ports[i].protocol);
     }
+    ns_key_int(b, (int64_t)p->n_volumes);
+    for (size_t i = 0; i < p->n_volumes; i++) {
+        char claim[520]; /* two names of at most 253 characters and a dash */
+        ns_key_str(b, ns_pod_volume_claim(p, &p->volumes[i], claim, sizeof(claim)));
+    }
     if (b->failed)
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory describing pod %s", p->meta.name);
     return NS_OK;

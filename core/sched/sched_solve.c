@@ -154,7 +154,7 @@ static bool placement_opens_claims(const sched *s, const sched_group *g)
 /* 1 when every pod of the group is placed, 0 when some are left, negative on error. */
 static int place_group(sched *s, sched_group *g)
 {
-    if (g->bad_topology_key)
+    if (g->bad_topology_key || g->vol_why)
         return 0;
     bool one = placement_opens_claims(s, g);
     while (g->done < g->n_pods) {
@@ -203,7 +203,7 @@ static int solve(sched *s)
         if (placed)
             continue;
         char what[256] = "";
-        bool relaxed = !g->bad_topology_key && sched_group_relax(s, g, what, sizeof(what));
+        bool relaxed = !g->bad_topology_key && !g->vol_why && sched_group_relax(s, g, what, sizeof(what));
         if (relaxed) {
             ns_log(NS_LOG_DEBUG, "provisioner", "relaxing soft constraints for pod since it previously failed to "
                    "schedule", "pod", g->pod->meta.name ? g->pod->meta.name : "",
@@ -225,6 +225,10 @@ static int solve(sched *s)
 
 static int explain(sched *s, sched_group *g)
 {
+    if (g->vol_why) {
+        snprintf(g->reason, sizeof(g->reason), "%s", g->vol_why);
+        return NS_OK;
+    }
     if (g->bad_topology_key) {
         snprintf(g->reason, sizeof(g->reason), "topology key %s is not supported (only %s and %s)",
                  g->bad_topology_key, NS_LABEL_ZONE, NS_LABEL_HOSTNAME);
