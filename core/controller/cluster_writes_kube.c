@@ -160,7 +160,7 @@ static int claim_meta_patch(void *ud, const cJSON *current, cJSON **patch)
     if (rc == 0 && !same_strings(cJSON_GetObjectItemCaseSensitive(meta, "finalizers"), want->finalizers,
                                  want->n_finalizers)) {
         changed = true;
-        if (!cJSON_AddItemToObject(m, "finalizers", ns_kube_strings_json(want->finalizers, want->n_finalizers)))
+        if (!cJSON_AddItemToObject(m, "finalizers", ns_model_strings_json(want->finalizers, want->n_finalizers)))
             rc = NS_ERR_INTERNAL;
     }
     if (rc < 0 || !changed) {
@@ -297,7 +297,7 @@ static int taints_patch(void *ud, const cJSON *current, cJSON **patch)
         return 1;
     }
     if (ed->add) {
-        cJSON *one = ns_kube_taints_json(ed->add, 1);
+        cJSON *one = ns_model_taints_json(ed->add, 1);
         cJSON *item = one ? cJSON_DetachItemFromArray(one, 0) : NULL;
         cJSON_Delete(one);
         if (!item) {

@@ -1,6 +1,7 @@
 /*
  * The engine's model objects as the API server's JSON, written the way Karpenter writes them: the one encoder of
- * NodeClaims and Nodes for the controller (decoding is core/kube's, through core/manifest).
+ * NodeClaims and Nodes for the controller (decoding is core/kube's, through core/manifest); their pieces are
+ * model/model_json.h's.
  *
  * Every function returns a new cJSON tree (the caller's, cJSON_Delete) or NULL with NS_ERR_INTERNAL recorded.
  */
@@ -11,6 +12,7 @@
 
 #include "model/conditions.h"
 #include "model/labels.h"
+#include "model/model_json.h"
 #include "model/node.h"
 #include "model/resources.h"
 
@@ -35,11 +37,5 @@ cJSON *ns_kube_node_json(const ns_node *node);
 /* {"status": {capacity, allocatable, conditions: [Ready]}} for a /status strategic merge patch; now_ms stamps the
  * heartbeat. */
 cJSON *ns_kube_node_status_json(const ns_node *node, int64_t now_ms);
-
-/* Pieces, shared with the patches the writes layer builds. */
-cJSON *ns_kube_labels_json(const ns_labels *l);
-cJSON *ns_kube_taints_json(const ns_taint *t, size_t n);
-cJSON *ns_kube_resources_json(const ns_res *r);
-cJSON *ns_kube_strings_json(char *const *v, size_t n);
 
 #endif

@@ -69,7 +69,7 @@ static cJSON *status_of(const ns_nodepool *np, const ns_cluster *c, const char *
         }
     }
     cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "status");
-    cJSON *res = st ? ns_kube_resources_json(&total) : NULL;
+    cJSON *res = st ? ns_model_resources_json(&total) : NULL;
     ns_res_free(&total);
     cJSON *conds = NULL;
     char count[32];

@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "errors/ns_error.h"
 #include "model/labels.h"
+#include "model/model_json.h"
 #include "model/model_util.h"
 #include "simulation/round_report.h"
 
@@ -16,6 +17,7 @@ typedef struct pod_fate {
     const char *ref;
     const char *claim;  /* the last claim created for it, or NULL */
     const char *reason; /* the scheduler's, or NULL */
+    const char *node;   /* the existing node it was bound to (the engine's), or NULL */
 } pod_fate;
 
 static int by_ref(const void *a, const void *b)
@@ -96,13 +98,14 @@ static const ns_nodeclaim *launched_claim(const ns_engine *e, const char *name)
     return c && c->provider_id && c->provider_id[0] ? c : NULL;
 }
 
-static bool bound(const ns_engine *e, const char *ref)
+/* The node the pod is bound to, or NULL. */
+static const char *bound(const ns_engine *e, const char *ref)
 {
     char ns[320];
     const char *slash = strchr(ref, '/');
     snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - ref) : 0, ref);
     const ns_pod *p = ns_cluster_find_pod(ns_engine_cluster(e), ns, slash ? slash + 1 : ref);
-    return p && p->node_name && p->node_name[0];
+    return p && p->node_name && p->node_name[0] ? p->node_name : NULL;
 }
 
 static double price_of(const ns_nodeclaim *c)
@@ -185,9 +188,9 @@ static bool add_unsched(ns_round_report *r, const char *ref, const char *reason)
 static bool sort_pods(const ns_engine *e, ns_round_report *r)
 {
     for (size_t i = 0; i < r->n_pending; i++) {
-        const pod_fate *fate = fate_of(r->fates, r->n_pending, r->pending[i], strlen(r->pending[i]));
+        pod_fate *fate = fate_of(r->fates, r->n_pending, r->pending[i], strlen(r->pending[i]));
         char why[1400];
-        if (bound(e, fate->ref)) {
+        if ((fate->node = bound(e, fate->ref))) {
             r->on_existing++;
             r->scheduled++;
         } else if (fate->claim && launched_claim(e, fate->claim)) {
@@ -300,6 +303,12 @@ static cJSON *claim_json(const ns_round_report *r, const round_claim *rc, bool f
         ADD(ok, labels = cJSON_AddObjectToObject(o, "labels"));
     for (size_t i = 0; ok && labels && i < c->meta.labels.n; i++)
         ADD(ok, cJSON_AddStringToObject(labels, c->meta.labels.items[i].key, c->meta.labels.items[i].value));
+    /* What Karpenter writes on the NodeClaim besides its labels, in the NodeClaim's own shapes. */
+    if (full)
+        ok = ok && cJSON_AddItemToObject(o, "annotations", ns_model_labels_json(&c->meta.annotations)) &&
+             cJSON_AddItemToObject(o, "taints", ns_model_taints_json(c->taints, c->n_taints)) &&
+             cJSON_AddItemToObject(o, "startup_taints", ns_model_taints_json(c->startup_taints, c->n_startup_taints)) &&
+             cJSON_AddItemToObject(o, "requirements", ns_model_requirements_json(c->requirements, c->n_requirements));
     claim_pods cp = {.claim = c->meta.name, .ok = true};
     if (full)
         ADD(ok, cp.list = cJSON_AddArrayToObject(o, "pods"));
@@ -356,6 +365,14 @@ int ns_round_report_json(const ns_round_report *r, bool full, cJSON **doc)
     ADD(ok, cJSON_AddNumberToObject(root, "pods_total", (double)r->n_pending));
     ADD(ok, cJSON_AddNumberToObject(root, "pods_scheduled", (double)r->scheduled));
     ADD(ok, cJSON_AddNumberToObject(root, "pods_on_existing_nodes", (double)r->on_existing));
+    cJSON *existing = NULL;
+    if (full)
+        ADD(ok, existing = cJSON_AddArrayToObject(root, "existing_node_placements"));
+    for (size_t i = 0; ok && existing && i < r->n_pending; i++) {
+        const pod_fate *f = fate_of(r->fates, r->n_pending, r->pending[i], strlen(r->pending[i]));
+        if (f->node)
+            ok = cJSON_AddItemToArray(existing, pair("pod", f->ref, "node", f->node, NULL, NULL));
+    }
     ADD(ok, claims = cJSON_AddArrayToObject(root, "nodeclaims"));
     for (size_t i = 0; ok && i < r->n_claims; i++)
         ok = cJSON_AddItemToArray(claims, claim_json(r, &r->claims[i], full));

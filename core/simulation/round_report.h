@@ -30,8 +30,10 @@ void ns_round_report_free(ns_round_report *r); /* accepts NULL */
 bool ns_round_report_launch_failed(const ns_round_report *r);
 
 /* The round's document (docs/simulate.md, "--output json"). Each claim has its pod_count; full adds its "labels",
- * "pods" (by name) and "instance_type_options", which are most of the document's size. *doc is the caller's
- * (cJSON_Delete). 0 or NS_ERR_INTERNAL. */
+ * "annotations", "taints", "startup_taints" and "requirements" (as the NodeClaim carries them), "pods" (by name) and
+ * "instance_type_options", and the document's "existing_node_placements" ({pod, node} for each pod bound to an
+ * existing node); the per-claim lists are most of the document's size. *doc is the caller's (cJSON_Delete). 0 or
+ * NS_ERR_INTERNAL. */
 int ns_round_report_json(const ns_round_report *r, bool full, cJSON **doc);
 /* The table of launched claims, the totals and the unschedulable pods. 0 or NS_ERR_INTERNAL. */
 int ns_round_report_text(FILE *out, const ns_round_report *r);
