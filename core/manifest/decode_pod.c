@@ -385,7 +385,7 @@ static int decode_spec_resources(const ns_dec *d, const ns_ynode *spec, const ch
 
 /* karpenter.sh/do-not-disrupt: "true" or a positive Go duration. Karpenter ignores any other value with a warning
  * event; the warning goes to the log here (the pod is named; the manifest stays loadable). */
-static void decode_do_not_disrupt(ns_pod *pod)
+void ns_decode_do_not_disrupt(ns_pod *pod)
 {
     const char *v = ns_labels_get(&pod->meta.annotations, NS_ANNOTATION_DO_NOT_DISRUPT);
     pod->do_not_disrupt_ms = 0;
@@ -454,7 +454,7 @@ int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, 
     }
     if (rc < 0)
         return rc;
-    decode_do_not_disrupt(pod);
+    ns_decode_do_not_disrupt(pod);
     if (ns_pod_compute_requests(pod) < 0)
         return ns_dec_wrap(d, spec);
     return 0;

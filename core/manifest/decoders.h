@@ -55,6 +55,9 @@ int ns_decode_label_selector(const ns_dec *d, const ns_ynode *map, const char *p
 int ns_decode_kubelet(const ns_dec *d, const ns_ynode *map, const char *path, const char *key, bool provisioner,
                       ns_kubelet_config *out);
 
+/* The pod's karpenter.sh/do-not-disrupt annotation into do_not_disrupt_ms ("true", or a positive Go duration); an
+ * invalid value is ignored with a WARN naming the pod, as Karpenter ignores it with an event. Also after a patch. */
+void ns_decode_do_not_disrupt(ns_pod *pod);
 /* A pod spec into pod (which already has its metadata); computes the effective requests. */
 int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, ns_pod *pod);
 /* The pod spec's volumes backed by PersistentVolumeClaims into pod->volumes (decode_volumes.c). */

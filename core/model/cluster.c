@@ -289,6 +289,26 @@ int ns_cluster_remove_pod(ns_cluster *c, ns_pod *pod)
     return 0;
 }
 
+int ns_cluster_replace_pod(ns_cluster *c, ns_pod *old, ns_pod *pod)
+{
+    size_t i = 0;
+    while (i < c->n_pods && c->pods[i] != old)
+        i++;
+    bool same = pod->meta.name && old->meta.name && strcmp(pod->meta.name, old->meta.name) == 0 &&
+                strcmp(ns_or_default(pod->meta.namespace_), ns_or_default(old->meta.namespace_)) == 0;
+    if (i == c->n_pods || !same) {
+        int rc = i == c->n_pods ? not_in_cluster("Pod", &old->meta)
+                                : NS_FAIL(NS_ERR_INVALID_ARGUMENT, "replacing pod %s: the new pod is named %s",
+                                          nz(old->meta.name), nz(pod->meta.name));
+        ns_pod_free(pod);
+        return rc;
+    }
+    *index_slot(c->index, ns_or_default(old->meta.namespace_), nz(old->meta.name)) = pod;
+    c->pods[i] = pod;
+    ns_pod_free(old);
+    return 0;
+}
+
 int ns_cluster_remove_node(ns_cluster *c, ns_node *node)
 {
     if (!unlink_obj((void **)c->nodes, &c->n_nodes, node))

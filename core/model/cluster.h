@@ -87,6 +87,9 @@ int ns_cluster_add_pvc(ns_cluster *c, ns_pvc *pvc);
  * keeps its order). NS_ERR_NOT_FOUND when the object is not in the cluster. */
 int ns_cluster_remove_pod(ns_cluster *c, ns_pod *pod);
 int ns_cluster_remove_node(ns_cluster *c, ns_node *node);
+/* Put `pod` in the place of `old` (same namespace and name; its list position kept) and free `old`. The cluster owns
+ * `pod` even on failure: NS_ERR_NOT_FOUND when old is not in the cluster, NS_ERR_INVALID_ARGUMENT for another name. */
+int ns_cluster_replace_pod(ns_cluster *c, ns_pod *old, ns_pod *pod);
 int ns_cluster_remove_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
 int ns_cluster_remove_nodepool(ns_cluster *c, ns_nodepool *np);
 int ns_cluster_remove_nodeclass(ns_cluster *c, ns_nodeclass_def *def);

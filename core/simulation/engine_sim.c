@@ -7,6 +7,7 @@
 #include "context/ns_ctx.h"
 #include "engine/engine_internal.h"
 #include "errors/ns_error.h"
+#include "manifest/decoders.h"
 #include "simulation/cluster_writes_mem.h"
 
 int ns_engine_new(ns_cluster *cluster, ns_plugin *plugin, const ns_engine_config *cfg, ns_engine **out)
@@ -67,6 +68,69 @@ static int sim_inject_capacity_fault(ns_engine *e, const char *instance_type, co
     return rc;
 }
 
+/* A packed pod is read-only: the patched pod is a copy that takes its place, with its do-not-disrupt re-read. */
+static int sim_set_pod_meta(ns_engine *e, const char *ns, const char *name, bool annotation, const char *key,
+                            const char *value)
+{
+    ns_pod *old = ns_cluster_find_pod(e->cluster, ns, name);
+    if (!old)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "no Pod %s/%s", ns ? ns : "default", name);
+    ns_pod *pod = ns_pod_copy(old);
+    if (!pod || ns_labels_assign(annotation ? &pod->meta.annotations : &pod->meta.labels, key, value) < 0) {
+        ns_pod_free(pod);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory patching Pod %s/%s", ns ? ns : "default", name);
+    }
+    if (annotation && strcmp(key, NS_ANNOTATION_DO_NOT_DISRUPT) == 0)
+        ns_decode_do_not_disrupt(pod);
+    return ns_cluster_replace_pod(e->cluster, old, pod);
+}
+
+static int sim_set_object_meta(ns_engine *e, const char *kind, const char *ns, const char *name, bool annotation,
+                               const char *key, const char *value)
+{
+    if (strcmp(kind, "Pod") == 0)
+        return sim_set_pod_meta(e, ns, name, annotation, key, value);
+    if (strcmp(kind, "Node") == 0) {
+        ns_node *n = ns_cluster_find_node(e->cluster, name);
+        if (!n)
+            return NS_FAIL(NS_ERR_NOT_FOUND, "no Node %s", name);
+        return annotation ? e->writes.ops->set_node_annotation(e->writes.ctx, n, key, value)
+                          : e->writes.ops->set_node_label(e->writes.ctx, n, key, value);
+    }
+    ns_nodeclaim *claim = ns_cluster_find_nodeclaim(e->cluster, name);
+    if (!claim)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "no NodeClaim %s", name);
+    if (ns_labels_assign(annotation ? &claim->meta.annotations : &claim->meta.labels, key, value) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory patching NodeClaim %s", name);
+    return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+}
+
+/* Taints the new list does not have are removed, then each of the list is put (same key and effect: replaced). */
+static int sim_set_node_taints(ns_engine *e, const char *name, const ns_taint *taints, size_t n)
+{
+    ns_node *node = ns_cluster_find_node(e->cluster, name);
+    if (!node)
+        return NS_FAIL(NS_ERR_NOT_FOUND, "no Node %s", name);
+    int rc = 0;
+    for (size_t i = node->n_taints; rc == 0 && i-- > 0;) {
+        bool kept = false;
+        for (size_t j = 0; j < n && !kept; j++)
+            kept = ns_taint_matches(&node->taints[i], &taints[j]);
+        if (!kept)
+            rc = e->writes.ops->remove_node_taint(e->writes.ctx, node, node->taints[i].key, node->taints[i].effect);
+    }
+    for (size_t j = 0; rc == 0 && j < n; j++)
+        rc = e->writes.ops->add_node_taint(e->writes.ctx, node, &taints[j]);
+    return rc;
+}
+
+static int sim_set_node_unschedulable(ns_engine *e, const char *name, bool unschedulable)
+{
+    ns_node *node = ns_cluster_find_node(e->cluster, name);
+    return node ? e->writes.ops->set_node_unschedulable(e->writes.ctx, node, unschedulable)
+                : NS_FAIL(NS_ERR_NOT_FOUND, "no Node %s", name);
+}
+
 /* Runs in the engine's context, as every entry point of engine.h. */
 int ns_engine_scale_workload(ns_engine *e, const char *ns, const char *kind, const char *name, size_t replicas)
 {
@@ -101,6 +165,41 @@ int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, con
 {
     ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
     int rc = sim_inject_capacity_fault(e, instance_type, zone, capacity_type, clear);
+    ns_ctx_leave(previous);
+    return rc;
+}
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_set_object_meta(ns_engine *e, const char *kind, const char *ns, const char *name, bool annotation,
+                              const char *key, const char *value)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = sim_set_object_meta(e, kind, ns, name, annotation, key, value);
+    if (rc < 0)
+        ns_error_prefix("%s %s%s%s: metadata.%s.%s: ", kind, ns ? ns : "", ns ? "/" : "", name,
+                        annotation ? "annotations" : "labels", key);
+    ns_ctx_leave(previous);
+    return rc;
+}
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_set_node_taints(ns_engine *e, const char *node, const ns_taint *taints, size_t n)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = sim_set_node_taints(e, node, taints, n);
+    if (rc < 0)
+        ns_error_prefix("Node %s: spec.taints: ", node);
+    ns_ctx_leave(previous);
+    return rc;
+}
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_set_node_unschedulable(ns_engine *e, const char *node, bool unschedulable)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = sim_set_node_unschedulable(e, node, unschedulable);
+    if (rc < 0)
+        ns_error_prefix("Node %s: spec.unschedulable: ", node);
     ns_ctx_leave(previous);
     return rc;
 }

@@ -39,4 +39,16 @@ int ns_engine_set_node_condition(ns_engine *e, const char *node, const char *typ
 int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
                                     const char *capacity_type, bool clear);
 
+/* A label or annotation of a Node, NodeClaim or Pod (kind; ns for a Pod, NULL = "default"), set to value or removed
+ * (value NULL), as `kubectl label` and `annotate` do: a Node through the cluster-writes layer, a NodeClaim updated
+ * through it, a Pod replaced by a copy (its do-not-disrupt annotation re-read). Errors are prefixed with the object
+ * and the field ("Node n1: metadata.labels.team: "); NS_ERR_NOT_FOUND when there is no such object. */
+int ns_engine_set_object_meta(ns_engine *e, const char *kind, const char *ns, const char *name, bool annotation,
+                              const char *key, const char *value);
+/* Replaces a Node's taints with taints[0..n) (`kubectl taint`); the taints the engine set itself go too when the list
+ * leaves them out, as a merge patch of spec.taints would. */
+int ns_engine_set_node_taints(ns_engine *e, const char *node, const ns_taint *taints, size_t n);
+/* A Node's spec.unschedulable (`kubectl cordon` and `uncordon`). */
+int ns_engine_set_node_unschedulable(ns_engine *e, const char *node, bool unschedulable);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "clock/ns_clock.h"
 #include "simulation/timeline_decode.h"
+#include "simulation/timeline_object_patch.h"
 #include "errors/ns_error.h"
 #include "model/checked.h"
 #include "model/duration.h"
@@ -70,6 +71,9 @@ static void step_free(ns_tl_step *s)
     free(s->manifest_source);
     free(s->manifest_text);
     cJSON_Delete(s->patch);
+    tl_kvs_free(s->labels, s->n_labels);
+    tl_kvs_free(s->annotations, s->n_annotations);
+    ns_taints_free(s->taints, s->n_taints);
     free(s->node);
     free(s->nodepool);
     free(s->instance_type);
@@ -360,7 +364,13 @@ void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len)
                      s->target.namespace_ ? " in namespace " : "", s->target.namespace_ ? s->target.namespace_ : "");
         return;
     case NS_TL_PATCH:
-        snprintf(buf, len, "patch %s", ref);
+        if (s->target.name)
+            snprintf(buf, len, "patch %s", ref);
+        else if (s->nodepool)
+            snprintf(buf, len, "patch %s %s(s) of NodePool %s", s->count > 0 ? "the first" : "every", s->target.kind,
+                     s->nodepool);
+        else
+            snprintf(buf, len, "patch every Pod in namespace %s matching a selector", s->target.namespace_);
         return;
     case NS_TL_INTERRUPT:
         if (s->node)

@@ -22,13 +22,14 @@
 #include <cjson/cJSON.h>
 
 #include "model/selector.h"
+#include "model/taints.h"
 #include "nodesmith/provider.h"
 
 typedef enum ns_tl_action {
     NS_TL_SCALE = 1,      /* set a workload's replicas */
     NS_TL_ADD,            /* add the objects of a manifest (inline or file) */
     NS_TL_DELETE,         /* delete objects by kind and name, or by label selector */
-    NS_TL_PATCH,          /* merge-patch a NodePool or node class */
+    NS_TL_PATCH,          /* merge-patch a NodePool or node class; labels, annotations (and taints) of objects */
     NS_TL_INTERRUPT,      /* queue a cloud event for a node or a NodePool's nodes */
     NS_TL_LAUNCH_FAILURE, /* an offering runs out of capacity (or every such fault is cleared) */
     NS_TL_ADVANCE,        /* run the engine until end_ms */
@@ -42,6 +43,12 @@ typedef struct ns_tl_ref {
     char *namespace_;
     char *name; /* NULL when a selector picks the objects (delete only) */
 } ns_tl_ref;
+
+/* A label or annotation a patch sets, or removes (value NULL, a merge patch's null). */
+typedef struct ns_tl_kv {
+    char *key;
+    char *value;
+} ns_tl_kv;
 
 typedef struct ns_tl_step {
     size_t index; /* 0-based position in the file */
@@ -61,9 +68,19 @@ typedef struct ns_tl_step {
     char *manifest_text;
     size_t manifest_len;
 
-    cJSON *patch; /* PATCH: a JSON merge patch (RFC 7386) of the object, without kind and name; owned */
+    cJSON *patch; /* PATCH of a NodePool or node class: a JSON merge patch (RFC 7386) of the object; owned */
+    /* PATCH of a Node, NodeClaim or Pod (timeline_object_patch.c): the objects are target.name, or a NodePool's
+     * Nodes or NodeClaims (nodepool, count), or the Pods `selector` picks in target.namespace_. */
+    ns_tl_kv *labels;
+    size_t n_labels;
+    ns_tl_kv *annotations;
+    size_t n_annotations;
+    bool set_taints;  /* a Node's spec.taints, replaced whole */
+    ns_taint *taints;
+    size_t n_taints;
+    int unschedulable; /* a Node's spec.unschedulable: 1 true, -1 false, 0 unchanged */
 
-    /* INTERRUPT, NODE_CONDITION */
+    /* INTERRUPT, NODE_CONDITION, PATCH of Nodes and NodeClaims */
     ns_event_kind event;
     char *node;        /* a node by name, or NULL */
     char *nodepool;    /* every node of this NodePool (the first `count` by name when count > 0), or NULL */

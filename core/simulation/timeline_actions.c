@@ -13,6 +13,7 @@
 #include "model/duration.h"
 #include "model/model_util.h"
 #include "model/nodeclass_kinds.h"
+#include "simulation/timeline_object_patch.h"
 
 #define MAX_REPLICAS 100000
 
@@ -21,7 +22,8 @@ static const char *const deletable_kinds[] = {"Pod",      "Deployment", "Replica
                                               "NodePool", "NodeClaim",  "Node",       NULL};
 static const char *const namespaced_kinds[] = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job",
                                                "DaemonSet", "PodDisruptionBudget", NULL};
-static const char *const pool_kinds[] = {"NodePool", "Provisioner", NULL};
+/* Patchable kinds; Node, NodeClaim and Pod go to tl_decode_object_patch before decode_ref sees them. */
+static const char *const patch_kinds[] = {"NodePool", "Provisioner", "Node", "NodeClaim", "Pod", NULL};
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -59,14 +61,14 @@ static int decode_ref(tl_ctx *c, const ns_ynode *v, const char *path, const char
         return ns_dec_fail(&c->dec, v, NULL, "missing required field \"%s\"", p);
     }
     /* Patches reach node classes too: the kinds the loaded providers declare. */
-    bool nodeclass = kinds == pool_kinds && ns_nodeclass_kinds_knows(c->kinds, out->kind);
+    bool nodeclass = kinds == patch_kinds && ns_nodeclass_kinds_knows(c->kinds, out->kind);
     if (!in_list(kinds, out->kind) && !nodeclass) {
         char known[1024];
         ns_path_key(p, sizeof(p), path, "kind");
         join(kinds, list, sizeof(list));
         return ns_dec_fail(&c->dec, ns_ymap_get(v, "kind"), p, "\"%s\" is not one of %s%s%s", out->kind, list,
-                           kinds == pool_kinds ? " or a node-class kind of the loaded providers: " : "",
-                           kinds == pool_kinds ? ns_nodeclass_kinds_describe(c->kinds, known, sizeof(known)) : "");
+                           kinds == patch_kinds ? " or a node-class kind of the loaded providers: " : "",
+                           kinds == patch_kinds ? ns_nodeclass_kinds_describe(c->kinds, known, sizeof(known)) : "");
     }
     bool scoped = !in_list(namespaced_kinds, out->kind);
     if (scoped && out->namespace_) {
@@ -197,9 +199,12 @@ static const char *const patch_meta_fields[] = {"labels", "annotations", NULL};
 
 int tl_decode_patch(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
 {
+    const ns_ynode *kind = v->kind == NS_Y_MAP ? ns_ymap_get(v, "kind") : NULL;
+    if (kind && kind->kind == NS_Y_SCALAR && tl_object_patch_kind(kind->str))
+        return tl_decode_object_patch(c, v, path, s);
     int rc;
     if ((rc = ns_dec_fields(&c->dec, v, path, patch_fields)) < 0 ||
-        (rc = decode_ref(c, v, path, pool_kinds, NULL, true, &s->target)) < 0)
+        (rc = decode_ref(c, v, path, patch_kinds, NULL, true, &s->target)) < 0)
         return rc;
     const ns_ynode *meta = ns_dec_child(&c->dec, v, path, "metadata", NS_Y_MAP, &rc);
     if (rc < 0)

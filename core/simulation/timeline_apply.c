@@ -10,6 +10,7 @@
 #include "manifest/loader.h"
 #include "model/model_util.h"
 #include "simulation/engine_sim.h"
+#include "simulation/timeline_object_patch.h"
 
 static bool is_workload(const char *kind)
 {
@@ -315,6 +316,8 @@ static int apply_delete(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
 static int apply_patch(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
 {
     const ns_tl_ref *r = &s->target;
+    if (tl_object_patch_kind(r->kind))
+        return tl_apply_object_patch(e, s);
     const cJSON *doc = ns_tl_sources_get(src, r->kind, NULL, r->name);
     if (!doc && strcmp(r->kind, "NodePool") == 0 && ns_tl_sources_get(src, "Provisioner", NULL, r->name))
         return NS_FAIL(NS_ERR_NOT_FOUND, "NodePool %s was converted from a v1alpha5 Provisioner; patch it as kind "

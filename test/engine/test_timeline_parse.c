@@ -202,6 +202,104 @@ START_TEST(node_conditions_and_gates)
 }
 END_TEST
 
+/* patch on Nodes, NodeClaims and Pods: labels and annotations (null removes), a Node's taints and cordon; the
+ * objects by name, a NodePool's nodes or claims, or a pod selector. */
+START_TEST(object_patches)
+{
+    ns_timeline *t = load_ok("steps:\n"
+                             "  - patch:\n"
+                             "      kind: Node\n"
+                             "      name: n1\n"
+                             "      metadata: {labels: {team: blue, old: null}, annotations: {note: \"x y\"}}\n"
+                             "      spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}], "
+                             "unschedulable: true}\n"
+                             "  - patch: {kind: NodeClaim, nodepool: spot, count: 2, metadata: {annotations: "
+                             "{karpenter.sh/do-not-disrupt: 'true'}}}\n"
+                             "  - patch: {kind: Pod, selector: {matchLabels: {app: web}}, metadata: {labels: {v: '2'}}}\n"
+                             "  - patch: {kind: Pod, namespace: batch, name: p0, metadata: {annotations: "
+                             "{karpenter.sh/do-not-disrupt: 10m}}}\n"
+                             "  - patch: {kind: Node, nodepool: spot, spec: {taints: []}}\n");
+    const ns_tl_step *s = t->steps;
+    ck_assert_int_eq(s[0].action, NS_TL_PATCH);
+    ck_assert_str_eq(s[0].target.name, "n1");
+    ck_assert_ptr_null(s[0].target.namespace_);
+    ck_assert_uint_eq(s[0].n_labels, 2);
+    ck_assert_str_eq(s[0].labels[0].key, "team");
+    ck_assert_str_eq(s[0].labels[0].value, "blue");
+    ck_assert_str_eq(s[0].labels[1].key, "old");
+    ck_assert_ptr_null(s[0].labels[1].value);
+    ck_assert_str_eq(s[0].annotations[0].value, "x y");
+    ck_assert(s[0].set_taints);
+    ck_assert_uint_eq(s[0].n_taints, 1);
+    ck_assert_str_eq(s[0].taints[0].effect, "NoSchedule");
+    ck_assert_int_eq(s[0].unschedulable, 1);
+    ck_assert_ptr_null(s[0].patch);
+    ck_assert_str_eq(s[1].nodepool, "spot");
+    ck_assert_int_eq(s[1].count, 2);
+    ck_assert(!s[1].set_taints);
+    ck_assert_str_eq(s[2].target.namespace_, "default");
+    ck_assert(s[2].selector.present);
+    ck_assert_str_eq(s[3].target.namespace_, "batch");
+    ck_assert(s[4].set_taints);
+    ck_assert_uint_eq(s[4].n_taints, 0);
+    char buf[256];
+    ns_tl_step_describe(&s[0], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "patch Node n1");
+    ns_tl_step_describe(&s[1], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "patch the first NodeClaim(s) of NodePool spot");
+    ns_tl_step_describe(&s[2], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "patch every Pod in namespace default matching a selector");
+    ns_tl_step_describe(&s[3], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "patch Pod batch/p0");
+    ns_timeline_free(t);
+
+    load_fails("steps:\n  - patch: {kind: Node, name: n1, metadata: {labels: {karpenter.sh/nodepool: b}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.metadata.labels.karpenter.sh/nodepool: is set by the engine "
+               "from the instance and its NodePool; a Node's karpenter.sh/nodepool cannot be changed");
+    load_fails("steps:\n  - patch: {kind: NodeClaim, name: c, spec: {taints: []}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.spec: a NodeClaim's spec is immutable (Karpenter's CRD "
+               "refuses a change); patch its metadata, or the Node's spec");
+    load_fails("steps:\n  - patch: {kind: Pod, name: p, spec: {nodeName: x}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.spec: a Pod's spec is not patched by a timeline; patch its "
+               "metadata, or delete it and add a new one");
+    load_fails("steps:\n  - patch: {kind: Pod, nodepool: x, metadata: {labels: {a: b}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.nodepool: does not apply to a Pod (pods are picked by name "
+               "or selector)");
+    load_fails("steps:\n  - patch: {kind: Node, namespace: x, name: a, metadata: {labels: {a: b}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.namespace: does not apply to a Node (it is cluster-scoped; "
+               "pick by name or nodepool)");
+    load_fails("steps:\n  - patch: {kind: Node, name: a, nodepool: p, metadata: {labels: {a: b}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch: give exactly one of \"name\" or \"nodepool\"");
+    load_fails("steps:\n  - patch: {kind: Pod, metadata: {labels: {a: b}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch: give exactly one of \"name\" or \"selector\"");
+    load_fails("steps:\n  - patch: {kind: Node, name: a, count: 1, metadata: {labels: {a: b}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch: count applies to a nodepool, not to one node");
+    load_fails("steps:\n  - patch: {kind: Pod, name: a, metadata: {labels: {a: 'b c'}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.metadata.labels.a: label value \"b c\" is invalid: "
+               "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+               "character");
+    load_fails("steps:\n  - patch: {kind: Pod, name: a, metadata: {annotations: {'a b': x}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.metadata.annotations: key \"a b\" is invalid: "
+               "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+               "character");
+    load_fails("steps:\n  - patch: {kind: Node, name: a, spec: {taints: [{key: k, effect: Sometimes}]}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.spec.taints[0]: effect \"Sometimes\" is not one of "
+               "NoSchedule, PreferNoSchedule, NoExecute");
+    load_fails("steps:\n  - patch: {kind: Node, name: a, metadata: {labels: {}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.metadata.labels: is empty (name the keys to set, or to "
+               "remove with null)");
+    load_fails("steps:\n  - patch: {kind: Node, name: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch: has nothing to change (give metadata and/or spec)");
+    load_fails("steps:\n  - patch: {kind: Node, name: a, spec: {}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.spec: has nothing to change (give taints and/or "
+               "unschedulable)");
+    load_fails("steps:\n  - patch: {kind: Pod, name: a, metadata: {finalizers: [x]}}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].patch.metadata.finalizers\"");
+    load_fails("steps:\n  - patch: {kind: Node, name: a, spec: {podCIDR: x}}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].patch.spec.podCIDR\"");
+}
+END_TEST
+
 START_TEST(inline_manifest_lines)
 {
     ns_timeline *t = load_ok("steps:\n"
@@ -314,8 +412,9 @@ START_TEST(action_errors)
                "t.yaml:2: timeline step 1: missing required field \"steps[0].delete.kind\"");
     load_fails("steps:\n  - delete: {kind: Pod, selector: {matchLabels: {a: b}, matchFields: {}}}\n",
                "t.yaml:2: timeline step 1: unknown field \"steps[0].delete.selector.matchFields\"");
-    load_fails("steps:\n  - patch: {kind: Pod, name: a, spec: {}}\n",
-               "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Pod\" is not one of NodePool, Provisioner or a "
+    load_fails("steps:\n  - patch: {kind: Deployment, name: a, spec: {}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Deployment\" is not one of NodePool, Provisioner, "
+               "Node, NodeClaim, Pod or a "
                "node-class kind of the loaded providers: SimNodeClass (nodesmith.io/v1), EC2NodeClass "
                "(karpenter.k8s.aws/v1), EC2NodeClass (karpenter.k8s.aws/v1beta1), AWSNodeTemplate "
                "(karpenter.k8s.aws/v1alpha1)");
@@ -354,6 +453,7 @@ int main(void)
     tcase_add_test(tc, descriptions);
     tcase_add_test(tc, start_and_engine);
     tcase_add_test(tc, node_conditions_and_gates);
+    tcase_add_test(tc, object_patches);
     tcase_add_test(tc, inline_manifest_lines);
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);
