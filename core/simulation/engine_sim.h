@@ -51,4 +51,15 @@ int ns_engine_set_node_taints(ns_engine *e, const char *node, const ns_taint *ta
 /* A Node's spec.unschedulable (`kubectl cordon` and `uncordon`). */
 int ns_engine_set_node_unschedulable(ns_engine *e, const char *node, bool unschedulable);
 
+/* Deletes a Pod gracefully: a pod bound to a node stays there Terminating, its deletionTimestamp grace_ms from now (the
+ * time by which it must be gone, as the API server sets it), and is deleted when that time comes (its workload's
+ * controller then brings it back pending). A pending pod, or grace_ms 0, is deleted at once; a pod already
+ * terminating keeps its deadline. The window is closed by a controller registered on first use. */
+int ns_engine_delete_pod_after(ns_engine *e, const char *ns, const char *name, int64_t grace_ms);
+/* A bound Pod's status.phase becomes "Succeeded" or "Failed" (its containers exited): it stays on its node, counts for
+ * no budget, blocks no drain and is no pod to reschedule. A terminal phase does not change; a pending pod is refused. */
+int ns_engine_set_pod_phase(ns_engine *e, const char *ns, const char *name, const char *phase);
+/* A bound Pod's status.startTime (unix ms, not after now), from which do-not-disrupt durations count. */
+int ns_engine_set_pod_start(ns_engine *e, const char *ns, const char *name, int64_t start_ms);
+
 #endif

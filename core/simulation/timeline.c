@@ -11,6 +11,7 @@
 #include "clock/ns_clock.h"
 #include "simulation/timeline_decode.h"
 #include "simulation/timeline_object_patch.h"
+#include "simulation/timeline_pod_status.h"
 #include "errors/ns_error.h"
 #include "model/checked.h"
 #include "model/duration.h"
@@ -31,6 +32,7 @@ static const struct {
     {"launchFailure", NS_TL_LAUNCH_FAILURE, tl_decode_launch_failure},
     {"advance", NS_TL_ADVANCE, tl_decode_advance},
     {"nodeCondition", NS_TL_NODE_CONDITION, tl_decode_node_condition},
+    {"podStatus", NS_TL_POD_STATUS, tl_decode_pod_status},
 };
 #define N_ACTIONS (sizeof(actions) / sizeof(actions[0]))
 
@@ -83,6 +85,7 @@ static void step_free(ns_tl_step *s)
     free(s->cond_status);
     free(s->cond_reason);
     free(s->cond_message);
+    free(s->phase);
 }
 
 void ns_timeline_free(ns_timeline *t)
@@ -151,7 +154,7 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
         if (a == N_ACTIONS)
             return ns_dec_fail(&c->dec, k, NULL,
                                "unknown field \"%s\" (a step has at or after, name, and one action: scale, add, "
-                               "delete, patch, interrupt, launchFailure, advance or nodeCondition)",
+                               "delete, patch, interrupt, launchFailure, advance, nodeCondition or podStatus)",
                                p);
         if (action_key)
             return ns_dec_fail(&c->dec, k, p, "a step has one action, and this one already has \"%s\" (line %d)",
@@ -162,7 +165,7 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
     if (!action_key)
         return ns_dec_fail(&c->dec, step, path,
                            "has no action (one of scale, add, delete, patch, interrupt, launchFailure, advance, "
-                           "nodeCondition)");
+                           "nodeCondition, podStatus)");
     if ((rc = ns_dec_string(&c->dec, step, path, "name", &s->name)) < 0 ||
         (rc = decode_time(c, step, path, prev_end, s)) < 0)
         return rc;
@@ -358,10 +361,13 @@ void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len)
         return;
     case NS_TL_DELETE:
         if (s->target.name)
-            snprintf(buf, len, "delete %s", ref);
+            snprintf(buf, len, "delete %s%s%s", ref, s->grace_ms ? " with a grace period of " : "",
+                     s->grace_ms ? ns_duration_format(s->grace_ms, d, sizeof(d)) : "");
         else
-            snprintf(buf, len, "delete every %s%s%s matching a selector", s->target.kind,
-                     s->target.namespace_ ? " in namespace " : "", s->target.namespace_ ? s->target.namespace_ : "");
+            snprintf(buf, len, "delete every %s%s%s matching a selector%s%s", s->target.kind,
+                     s->target.namespace_ ? " in namespace " : "", s->target.namespace_ ? s->target.namespace_ : "",
+                     s->grace_ms ? " with a grace period of " : "",
+                     s->grace_ms ? ns_duration_format(s->grace_ms, d, sizeof(d)) : "");
         return;
     case NS_TL_PATCH:
         if (s->target.name)
@@ -391,6 +397,19 @@ void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len)
     case NS_TL_ADVANCE:
         snprintf(buf, len, "advance the clock to %s", ns_duration_format(s->end_ms, d, sizeof(d)));
         return;
+    case NS_TL_POD_STATUS: {
+        char at[32] = "";
+        if (s->start_time_ms)
+            ns_clock_format_rfc3339(s->start_time_ms, at, sizeof(at));
+        if (s->target.name)
+            snprintf(buf, len, "set the status of %s:%s%s%s%s", ref, s->phase ? " phase " : "",
+                     s->phase ? s->phase : "", at[0] ? " started at " : "", at);
+        else
+            snprintf(buf, len, "set the status of every Pod in namespace %s matching a selector:%s%s%s%s",
+                     s->target.namespace_, s->phase ? " phase " : "", s->phase ? s->phase : "",
+                     at[0] ? " started at " : "", at);
+        return;
+    }
     case NS_TL_NODE_CONDITION:
         if (s->node)
             snprintf(buf, len, "set condition %s=%s on node %s", s->cond_type, s->cond_status, s->node);

@@ -34,6 +34,7 @@ typedef enum ns_tl_action {
     NS_TL_LAUNCH_FAILURE, /* an offering runs out of capacity (or every such fault is cleared) */
     NS_TL_ADVANCE,        /* run the engine until end_ms */
     NS_TL_NODE_CONDITION, /* set a condition on a node or a NodePool's nodes (a kubelet stops: Ready Unknown) */
+    NS_TL_POD_STATUS,     /* a pod's phase (Succeeded, Failed) or start time, as its kubelet reports them */
 } ns_tl_action;
 
 /* kind, namespace and name of an object; namespace is "default" for namespaced kinds that named none and NULL for
@@ -61,7 +62,12 @@ typedef struct ns_tl_step {
 
     ns_tl_ref target; /* SCALE, DELETE, PATCH */
     int32_t replicas; /* SCALE */
-    ns_label_selector selector; /* DELETE by selector (selector.present) */
+    ns_label_selector selector; /* DELETE, PATCH of Pods and POD_STATUS by selector (selector.present) */
+    int64_t grace_ms;           /* DELETE of Pods: how long they stay Terminating on their nodes (0: gone at once) */
+
+    /* POD_STATUS: status.phase ("Succeeded", "Failed") or NULL; status.startTime (unix ms) or 0 */
+    char *phase;
+    int64_t start_time_ms;
 
     /* ADD: the manifest text, padded with newlines so the loader's line numbers are those of `source`. */
     char *manifest_source; /* the file the text came from (the timeline itself for inline manifests) */
@@ -142,8 +148,8 @@ int ns_timeline_load_string(const char *name, const char *text, size_t len, cons
                             ns_timeline **out);
 void ns_timeline_free(ns_timeline *t); /* accepts NULL */
 
-/* "scale", "add", "delete", "patch", "interrupt", "launchFailure", "advance", "nodeCondition": the key each action is
- * written as. */
+/* "scale", "add", "delete", "patch", "interrupt", "launchFailure", "advance", "nodeCondition", "podStatus": the key
+ * each action is written as. */
 const char *ns_tl_action_name(ns_tl_action a);
 /* The event's name as timelines write it ("SpotInterruption", ...). */
 const char *ns_tl_event_name(ns_event_kind e);

@@ -180,17 +180,25 @@ int tl_decode_add(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
     return rc;
 }
 
-static const char *const delete_fields[] = {"kind", "namespace", "name", "selector", NULL};
+static const char *const delete_fields[] = {"kind", "namespace", "name", "selector", "gracePeriod", NULL};
 
 int tl_decode_delete(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
 {
     int rc;
+    bool has_grace = false;
     if ((rc = ns_dec_fields(&c->dec, v, path, delete_fields)) < 0 ||
         (rc = decode_ref(c, v, path, deletable_kinds, NULL, false, &s->target)) < 0 ||
-        (rc = ns_decode_label_selector(&c->dec, v, path, "selector", &s->selector)) < 0)
+        (rc = ns_decode_label_selector(&c->dec, v, path, "selector", &s->selector)) < 0 ||
+        (rc = ns_dec_duration(&c->dec, v, path, "gracePeriod", false, &s->grace_ms, &has_grace)) < 0)
         return rc;
     if ((s->target.name != NULL) == s->selector.present)
         return ns_dec_fail(&c->dec, v, path, "give exactly one of \"name\" or \"selector\"");
+    if (has_grace && strcmp(s->target.kind, "Pod") != 0) {
+        char p[NS_PATH_MAX];
+        ns_path_key(p, sizeof(p), path, "gracePeriod");
+        return ns_dec_fail(&c->dec, ns_ymap_get(v, "gracePeriod"), p, "applies to Pods only (a %s's deletion "
+                           "follows its own controller)", s->target.kind);
+    }
     return 0;
 }
 

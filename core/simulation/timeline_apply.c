@@ -11,6 +11,7 @@
 #include "model/model_util.h"
 #include "simulation/engine_sim.h"
 #include "simulation/timeline_object_patch.h"
+#include "simulation/timeline_pod_status.h"
 
 static bool is_workload(const char *kind)
 {
@@ -227,7 +228,7 @@ static int names_add(names *l, const char *s)
 static int delete_pods(ns_engine *e, const ns_tl_step *s)
 {
     if (s->target.name)
-        return ns_engine_delete_pod(e, s->target.namespace_, s->target.name);
+        return ns_engine_delete_pod_after(e, s->target.namespace_, s->target.name, s->grace_ms);
     const ns_cluster *c = ns_engine_cluster(e);
     names l = {0};
     int rc = 0;
@@ -241,7 +242,7 @@ static int delete_pods(ns_engine *e, const ns_tl_step *s)
             rc = names_add(&l, p->meta.name);
     }
     for (size_t i = 0; rc == 0 && i < l.n; i++)
-        rc = ns_engine_delete_pod(e, s->target.namespace_, l.v[i]);
+        rc = ns_engine_delete_pod_after(e, s->target.namespace_, l.v[i], s->grace_ms);
     ns_strv_free(l.v, l.n);
     return rc;
 }
@@ -421,6 +422,9 @@ int tl_apply(ns_engine *e, const ns_timeline *t, const ns_tl_step *s, ns_tl_sour
         break;
     case NS_TL_NODE_CONDITION:
         rc = apply_node_condition(e, s);
+        break;
+    case NS_TL_POD_STATUS:
+        rc = tl_apply_pod_status(e, s);
         break;
     case NS_TL_ADVANCE:
         break;

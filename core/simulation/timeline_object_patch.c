@@ -14,6 +14,7 @@
 #include "model/model_util.h"
 #include "model/names.h"
 #include "simulation/engine_sim.h"
+#include "simulation/timeline_pod_status.h"
 
 #define MAX_COUNT 100000
 
@@ -222,20 +223,6 @@ static int pool_objects(const ns_cluster *c, const ns_tl_step *s, bool nodes, tl
     return rc;
 }
 
-static int pod_objects(const ns_cluster *c, const ns_tl_step *s, tl_names *l)
-{
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < c->n_pods; i++) {
-        const ns_pod *p = c->pods[i];
-        if (strcmp(p->meta.namespace_ ? p->meta.namespace_ : "default", s->target.namespace_) == 0 &&
-            ns_label_selector_matches(&s->selector, &p->meta.labels))
-            rc = names_add(l, p->meta.name);
-    }
-    if (rc == 0 && l->n == 0)
-        return NS_FAIL(NS_ERR_NOT_FOUND, "no Pod in namespace %s matches the selector", s->target.namespace_);
-    return rc;
-}
-
 static int patch_one(ns_engine *e, const ns_tl_step *s, const char *name)
 {
     const char *kind = s->target.kind, *ns = s->target.namespace_;
@@ -257,8 +244,9 @@ int tl_apply_object_patch(ns_engine *e, const ns_tl_step *s)
         return patch_one(e, s, s->target.name);
     const ns_cluster *c = ns_engine_cluster(e);
     tl_names l = {0};
-    int rc = strcmp(s->target.kind, "Pod") == 0 ? pod_objects(c, s, &l)
-                                                : pool_objects(c, s, strcmp(s->target.kind, "Node") == 0, &l);
+    int rc = strcmp(s->target.kind, "Pod") == 0
+                 ? tl_pod_names(c, s->target.namespace_, &s->selector, &l.v, &l.n)
+                 : pool_objects(c, s, strcmp(s->target.kind, "Node") == 0, &l);
     for (size_t i = 0; rc == 0 && i < l.n; i++)
         rc = patch_one(e, s, l.v[i]);
     ns_strv_free(l.v, l.n);

@@ -215,7 +215,8 @@ START_TEST(object_patches)
                              "unschedulable: true}\n"
                              "  - patch: {kind: NodeClaim, nodepool: spot, count: 2, metadata: {annotations: "
                              "{karpenter.sh/do-not-disrupt: 'true'}}}\n"
-                             "  - patch: {kind: Pod, selector: {matchLabels: {app: web}}, metadata: {labels: {v: '2'}}}\n"
+                             "  - patch: {kind: Pod, selector: {matchLabels: {app: web}},\n"
+                             "           metadata: {labels: {v: '2'}}}\n"
                              "  - patch: {kind: Pod, namespace: batch, name: p0, metadata: {annotations: "
                              "{karpenter.sh/do-not-disrupt: 10m}}}\n"
                              "  - patch: {kind: Node, nodepool: spot, spec: {taints: []}}\n");
@@ -300,6 +301,60 @@ START_TEST(object_patches)
 }
 END_TEST
 
+/* podStatus: a pod's phase and start time by name or selector; delete's gracePeriod for Pods. */
+START_TEST(pod_lifecycle)
+{
+    ns_timeline *t = load_ok("steps:\n"
+                             "  - podStatus: {name: job-0, phase: Succeeded}\n"
+                             "  - podStatus: {namespace: batch, selector: {matchLabels: {app: a}}, phase: Failed,\n"
+                             "                startTime: 2025-12-31T23:00:00Z}\n"
+                             "  - podStatus: {name: web-0, startTime: '2026-01-01T00:00:30+00:00'}\n"
+                             "  - delete: {kind: Pod, name: web-1, gracePeriod: 2m}\n"
+                             "  - delete: {kind: Pod, selector: {matchLabels: {app: a}}, gracePeriod: 30s}\n");
+    const ns_tl_step *s = t->steps;
+    ck_assert_int_eq(s[0].action, NS_TL_POD_STATUS);
+    ck_assert_str_eq(s[0].target.namespace_, "default");
+    ck_assert_str_eq(s[0].phase, "Succeeded");
+    ck_assert_int_eq(s[0].start_time_ms, 0);
+    ck_assert_str_eq(s[1].target.namespace_, "batch");
+    ck_assert(s[1].selector.present);
+    ck_assert_int_eq(s[1].start_time_ms, NS_TIMELINE_DEFAULT_START_MS - 3600000);
+    ck_assert_ptr_null(s[2].phase);
+    ck_assert_int_eq(s[2].start_time_ms, NS_TIMELINE_DEFAULT_START_MS + 30000);
+    ck_assert_int_eq(s[3].grace_ms, 120000);
+    ck_assert_int_eq(s[4].grace_ms, 30000);
+    char buf[256];
+    ns_tl_step_describe(&s[0], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "set the status of Pod default/job-0: phase Succeeded");
+    ns_tl_step_describe(&s[1], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "set the status of every Pod in namespace batch matching a selector: phase Failed started at "
+                          "2025-12-31T23:00:00.000Z");
+    ns_tl_step_describe(&s[3], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "delete Pod default/web-1 with a grace period of 2m");
+    ck_assert_str_eq(ns_tl_action_name(NS_TL_POD_STATUS), "podStatus");
+    ns_timeline_free(t);
+
+    load_fails("steps:\n  - podStatus: {name: a, phase: Running}\n",
+               "t.yaml:2: timeline step 1: steps[0].podStatus.phase: \"Running\" is not Succeeded or Failed (the "
+               "engine sets Pending and Running itself)");
+    load_fails("steps:\n  - podStatus: {name: a, startTime: yesterday}\n",
+               "t.yaml:2: timeline step 1: steps[0].podStatus.startTime: \"yesterday\" is not an RFC 3339 time such "
+               "as 2026-01-05T09:00:00Z");
+    load_fails("steps:\n  - podStatus: {name: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].podStatus: has nothing to change (give phase and/or startTime)");
+    load_fails("steps:\n  - podStatus: {phase: Failed}\n",
+               "t.yaml:2: timeline step 1: steps[0].podStatus: give exactly one of \"name\" or \"selector\"");
+    load_fails("steps:\n  - podStatus: {name: a, phase: Failed, reason: OOMKilled}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].podStatus.reason\"");
+    load_fails("steps:\n  - delete: {kind: Node, name: a, gracePeriod: 1m}\n",
+               "t.yaml:2: timeline step 1: steps[0].delete.gracePeriod: applies to Pods only (a Node's deletion "
+               "follows its own controller)");
+    load_fails("steps:\n  - delete: {kind: Pod, name: a, gracePeriod: soon}\n",
+               "t.yaml:2: timeline step 1: steps[0].delete.gracePeriod: invalid duration \"soon\": expected a number "
+               "before each unit");
+}
+END_TEST
+
 START_TEST(inline_manifest_lines)
 {
     ns_timeline *t = load_ok("steps:\n"
@@ -354,12 +409,12 @@ START_TEST(step_errors)
 {
     load_fails("steps:\n  - scale: {name: a, replicas: 1}\n    explode: {}\n",
                "t.yaml:3: timeline step 1: unknown field \"steps[0].explode\" (a step has at or after, name, and one "
-               "action: scale, add, delete, patch, interrupt, launchFailure, advance or nodeCondition)");
+               "action: scale, add, delete, patch, interrupt, launchFailure, advance, nodeCondition or podStatus)");
     load_fails("steps:\n  - at: 1m\n    advance: 1m\n    scale: {name: a, replicas: 1}\n",
                "t.yaml:4: timeline step 1: steps[0].scale: a step has one action, and this one already has "
                "\"advance\" (line 3)");
     load_fails("steps:\n  - at: 1m\n", "t.yaml:2: timeline step 1: steps[0]: has no action (one of scale, add, "
-                                        "delete, patch, interrupt, launchFailure, advance, nodeCondition)");
+                                        "delete, patch, interrupt, launchFailure, advance, nodeCondition, podStatus)");
     load_fails("steps:\n  - advance: 2m\n  - at: 1m\n    advance: 1s\n",
                "t.yaml:3: timeline step 2: steps[1]: at 1m is before the end of the previous step (2m); steps run "
                "in order");
@@ -454,6 +509,7 @@ int main(void)
     tcase_add_test(tc, start_and_engine);
     tcase_add_test(tc, node_conditions_and_gates);
     tcase_add_test(tc, object_patches);
+    tcase_add_test(tc, pod_lifecycle);
     tcase_add_test(tc, inline_manifest_lines);
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);
