@@ -112,16 +112,6 @@ static bool unschedulable_is_news(const ns_engine *e, const ns_pod *pod)
     return ns_sched_pod_is_pending(pod) && (e->last_round_ms < 0 || pod->pending_since_ms > e->last_round_ms);
 }
 
-static bool round_decides(const ns_engine *e, const ns_engine_plan *p)
-{
-    if (p->result.n_claims)
-        return true;
-    for (size_t i = 0; i < p->result.n_unschedulable; i++)
-        if (unschedulable_is_news(e, p->view.pods[p->result.unschedulable[i].pod]))
-            return true;
-    return false;
-}
-
 static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
 {
     int rc = NS_OK;
@@ -132,9 +122,14 @@ static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
         /* The log, not a decision, repeats at debug level; a pod waiting for room under a NodePool's limits is
          * reported once, when it starts waiting. */
         if (!unschedulable_is_news(e, pod)) {
+            cJSON *f = by_limits ? NULL : cJSON_CreateObject();
+            if (f && (!cJSON_AddItemToObject(f, "Pod", ns_log_ref(pod->meta.namespace_, pod->meta.name)) ||
+                      !cJSON_AddStringToObject(f, "error", p->result.unschedulable[i].reason))) {
+                cJSON_Delete(f);
+                f = NULL;
+            }
             if (!by_limits)
-                ns_log(NS_LOG_DEBUG, "provisioner", "could not schedule pod", "Pod", pod->meta.name, "error",
-                       p->result.unschedulable[i].reason, NULL);
+                ns_log_json(NS_LOG_DEBUG, "provisioner", "could not schedule pod", f);
             continue;
         }
         char ref[300];
@@ -153,13 +148,12 @@ static int round_(ns_engine *e, bool *replan)
     int rc = ns_engine_plan_run(e, NULL, &plan);
     if (rc < 0)
         return rc;
-    /* Karpenter logs the pods it found when it computes new decisions for them, not at every round while they
-     * wait for a claim already launching (or for a node that will never come). */
-    if (round_decides(e, &plan)) {
-        char pods[1024], num[32];
+    /* Karpenter's Schedule logs the pods it found only when the round computes new NodeClaims: not while they wait
+     * for a claim already launching, nor when none of them can be placed (each then has its own error line). */
+    if (plan.result.n_claims) {
+        char pods[1024];
         pod_list(e->cluster, pods, sizeof(pods));
-        snprintf(num, sizeof(num), "%zu", plan.result.n_pending);
-        ns_log(NS_LOG_INFO, "provisioner", "found provisionable pod(s)", "Pods", pods, "count", num, NULL);
+        ns_log(NS_LOG_INFO, "provisioner", "found provisionable pod(s)", "Pods", pods, NULL);
     }
     bind *binds = NULL;
     size_t n_binds = 0;
@@ -172,14 +166,16 @@ static int round_(ns_engine *e, bool *replan)
     }
     binds_free(binds, n_binds);
     if (rc == NS_OK && plan.result.n_claims) {
-        char claims[32], on[32];
         size_t on_claims = 0;
         for (size_t i = 0; i < plan.result.n_claims; i++)
             on_claims += plan.result.claims[i].n_pods;
-        snprintf(claims, sizeof(claims), "%zu", plan.result.n_claims);
-        snprintf(on, sizeof(on), "%zu", on_claims);
-        ns_log(NS_LOG_INFO, "provisioner", "computed new nodeclaim(s) to fit pod(s)", "nodeclaims", claims, "pods",
-               on, NULL);
+        cJSON *f = cJSON_CreateObject();
+        if (f && (!cJSON_AddNumberToObject(f, "nodeclaims", (double)plan.result.n_claims) ||
+                  !cJSON_AddNumberToObject(f, "pods", (double)on_claims))) {
+            cJSON_Delete(f);
+            f = NULL;
+        }
+        ns_log_json(NS_LOG_INFO, "provisioner", "computed new nodeclaim(s) to fit pod(s)", f);
     }
     /* Creating claims never removes objects the plan points to; launching may delete the claim just created. */
     /* A stop (a signal) ends the round between two launches rather than after all of them. */

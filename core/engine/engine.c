@@ -334,14 +334,6 @@ static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method
     }
     e->decisions[e->n_decisions++] = d;
     e->activity++;
-    ns_label fields[6];
-    size_t n = 0;
-    const char *keys[] = {"method", "reason", "Node", "NodeClaim", "Pod", "detail"};
-    const char *vals[] = {d.method, d.reason, d.nodes, d.nodeclaims, d.pods, d.detail};
-    /* A created claim's pods are the record of what it was made for; the log line counts them in its detail. */
-    for (size_t i = 0; i < 6; i++)
-        if (vals[i][0] && !(i == 4 && kind == NS_DECISION_CREATED_NODECLAIM))
-            fields[n++] = (ns_label){keys[i], vals[i]};
     ns_log_level level = kind == NS_DECISION_LAUNCH_FAILED || kind == NS_DECISION_UNSCHEDULABLE_POD ? NS_LOG_ERROR
                          : kind == NS_DECISION_EVICTION_BLOCKED || kind == NS_DECISION_DISRUPTION_ABORTED ||
                                    kind == NS_DECISION_REPAIR_BLOCKED
@@ -349,7 +341,7 @@ static int engine_record(ns_engine *e, ns_decision_kind kind, const char *method
                          : kind == NS_DECISION_DISRUPTION_BLOCKED || kind == NS_DECISION_UNCONSOLIDATABLE
                              ? NS_LOG_DEBUG
                              : NS_LOG_INFO;
-    ns_log_fields(level, logger_of(kind), d.message, fields, n);
+    ns_engine_log_decision(e, &d, level, logger_of(kind));
     return NS_OK;
 }
 

@@ -238,6 +238,9 @@ int ns_engine_taint_disrupted(ns_engine *e, ns_node *n, const char *method);
 int ns_engine_disruption_handover(ns_engine *e, ns_nodeclaim *claim);
 
 /* ---- Controllers, run by ns_engine_step in this order. Each returns NS_OK or an error that ends the step. */
+/* Writes a decision's log line (engine_log.c: Karpenter's field shapes). */
+void ns_engine_log_decision(const ns_engine *e, const ns_decision *d, ns_log_level level, const char *logger);
+
 int ns_ctl_interruption(ns_engine *e);
 int ns_ctl_gc(ns_engine *e);
 int ns_ctl_kubelet(ns_engine *e);     /* simulated kubelet: register Nodes, turn them ready (cfg.simulate_kubelet) */

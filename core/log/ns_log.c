@@ -59,12 +59,10 @@ static const char *level_name(ns_log_level level)
     }
 }
 
-void ns_log_fields(ns_log_level level, const char *logger, const char *message, const ns_label *fields,
-                   size_t n_fields)
+/* The frame, then the fields; a field may not overwrite the frame, and a secret's value is redacted. */
+static void write_line(ns_log_level level, const char *logger, const char *message, cJSON *fields)
 {
     ns_ctx *ctx = ns_ctx_current();
-    if (level < ns_ctx_log_level(ctx))
-        return;
     char when[32];
     ns_clock_format_rfc3339(ns_ctx_now_ms(ctx), when, sizeof(when));
     cJSON *line = cJSON_CreateObject();
@@ -74,12 +72,21 @@ void ns_log_fields(ns_log_level level, const char *logger, const char *message, 
     cJSON_AddStringToObject(line, "time", when);
     cJSON_AddStringToObject(line, "logger", logger ? logger : "controller");
     cJSON_AddStringToObject(line, "message", message ? message : "");
-    for (size_t i = 0; i < n_fields; i++) {
-        /* The four fixed keys are the log's frame; a field may not overwrite them. */
-        if (!fields[i].key || cJSON_GetObjectItemCaseSensitive(line, fields[i].key))
+    while (fields && fields->child) {
+        cJSON *f = cJSON_DetachItemViaPointer(fields, fields->child);
+        if (!f->string || cJSON_GetObjectItemCaseSensitive(line, f->string)) {
+            cJSON_Delete(f);
             continue;
-        const char *value = ns_log_key_is_secret(fields[i].key) ? "<redacted>" : fields[i].value;
-        cJSON_AddStringToObject(line, fields[i].key, value ? value : "");
+        }
+        if (ns_log_key_is_secret(f->string)) {
+            cJSON_AddStringToObject(line, f->string, "<redacted>");
+            cJSON_Delete(f);
+            continue;
+        }
+        char *key = f->string;
+        f->string = NULL;
+        cJSON_AddItemToObject(line, key, f);
+        free(key);
     }
     char *text = cJSON_PrintUnformatted(line);
     cJSON_Delete(line);
@@ -87,6 +94,37 @@ void ns_log_fields(ns_log_level level, const char *logger, const char *message, 
         return;
     ns_ctx_log_write(ctx, text);
     free(text);
+}
+
+void ns_log_json(ns_log_level level, const char *logger, const char *message, cJSON *fields)
+{
+    if (level >= ns_ctx_log_level(ns_ctx_current()))
+        write_line(level, logger, message, fields);
+    cJSON_Delete(fields);
+}
+
+cJSON *ns_log_ref(const char *ns, const char *name)
+{
+    cJSON *ref = cJSON_CreateObject();
+    if (ref && (!cJSON_AddStringToObject(ref, "name", name ? name : "") ||
+                (ns && *ns && !cJSON_AddStringToObject(ref, "namespace", ns)))) {
+        cJSON_Delete(ref);
+        return NULL;
+    }
+    return ref;
+}
+
+void ns_log_fields(ns_log_level level, const char *logger, const char *message, const ns_label *fields,
+                   size_t n_fields)
+{
+    if (level < ns_ctx_log_level(ns_ctx_current()))
+        return;
+    cJSON *o = cJSON_CreateObject();
+    for (size_t i = 0; o && i < n_fields; i++)
+        if (fields[i].key && !cJSON_GetObjectItemCaseSensitive(o, fields[i].key))
+            cJSON_AddStringToObject(o, fields[i].key, fields[i].value ? fields[i].value : "");
+    write_line(level, logger, message, o);
+    cJSON_Delete(o);
 }
 
 void ns_log(ns_log_level level, const char *logger, const char *message, ...)

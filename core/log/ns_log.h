@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "nodesmith/provider.h"
 
 /* Where the current context's lines go (default stderr) and the lowest level written (default INFO): lines are
@@ -21,6 +23,13 @@ int ns_log_parse_level(const char *text, ns_log_level *out);
  * line is written whole. */
 void ns_log_fields(ns_log_level level, const char *logger, const char *message, const ns_label *fields,
                    size_t n_fields);
+
+/* Writes one line whose fields are the members of `fields` (a JSON object, taken and freed; NULL for none), so a
+ * field can be an object or a number as Karpenter's zap lines have them: {"NodeClaim":{"name":"x"},"pods":3}. */
+void ns_log_json(ns_log_level level, const char *logger, const char *message, cJSON *fields);
+/* {"name": name, "namespace": ns}, as controller-runtime's zap writes a klog object reference (no namespace member
+ * when ns is NULL or empty). A new object (the caller's), or NULL when out of memory. */
+cJSON *ns_log_ref(const char *ns, const char *name);
 
 /* Convenience: key/value const char* pairs ending with NULL, e.g.
  *   ns_log(NS_LOG_INFO, "provisioner", "launched nodeclaim", "nodeclaim", name, "instance-type", type, NULL); */

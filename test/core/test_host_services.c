@@ -120,6 +120,41 @@ START_TEST(log_lines_are_karpenter_shaped_and_redacted)
 }
 END_TEST
 
+/* Fields given as JSON keep their types (objects, numbers); the frame and secrets are protected as for text fields. */
+START_TEST(log_json_fields_keep_their_shape)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddItemToObject(f, "NodeClaim", ns_log_ref(NULL, "default-abc"));
+    cJSON_AddItemToObject(f, "Pod", ns_log_ref("shop", "web-1"));
+    cJSON_AddNumberToObject(f, "pods", 3);
+    cJSON_AddItemToObject(f, "client_secret", ns_log_ref(NULL, "hunter2"));
+    cJSON_AddStringToObject(f, "level", "spoofed");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    ns_log_set_output(mem);
+    ns_log_set_level(NS_LOG_INFO);
+    ns_log_json(NS_LOG_INFO, "provisioner", "created nodeclaim", f);
+    ns_log_json(NS_LOG_DEBUG, "provisioner", "hidden", cJSON_CreateObject());
+    ns_log_set_output(NULL);
+    fclose(mem);
+    ck_assert_ptr_null(strstr(buf, "hidden"));
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "level")->valuestring, "INFO");
+    const cJSON *claim = cJSON_GetObjectItem(j, "NodeClaim");
+    ck_assert(cJSON_IsObject(claim) && cJSON_GetArraySize(claim) == 1);
+    ck_assert_str_eq(cJSON_GetObjectItem(claim, "name")->valuestring, "default-abc");
+    const cJSON *pod = cJSON_GetObjectItem(j, "Pod");
+    ck_assert_str_eq(cJSON_GetObjectItem(pod, "namespace")->valuestring, "shop");
+    ck_assert_str_eq(cJSON_GetObjectItem(pod, "name")->valuestring, "web-1");
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(j, "pods")) && cJSON_GetObjectItem(j, "pods")->valueint == 3);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "client_secret")->valuestring, "<redacted>");
+    cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(log_level_filters)
 {
     char *buf = NULL;
@@ -586,6 +621,7 @@ int main(void)
     TCase *errors = tcase_create("errors-and-logs");
     tcase_add_test(errors, error_record_keeps_detail_and_prefixes);
     tcase_add_test(errors, log_lines_are_karpenter_shaped_and_redacted);
+    tcase_add_test(errors, log_json_fields_keep_their_shape);
     tcase_add_test(errors, log_level_filters);
     tcase_add_test(errors, json_upcalls_build_and_read);
     suite_add_tcase(s, errors);
