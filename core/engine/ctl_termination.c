@@ -272,7 +272,11 @@ static int terminate_claim(ns_engine *e, ns_nodeclaim *claim)
     if (n) {
         char node[NS_NAME_MAX];
         snprintf(node, sizeof(node), "%s", n->meta.name);
+        /* Karpenter's node termination controller removes its finalizer once the node is drained and its instance
+         * gone; a Node from manifests may carry it (the engine's own do not). Read first: deleting may free n. */
+        bool finalizer = ns_meta_has_finalizer(&n->meta, NS_FINALIZER_TERMINATION);
         if ((rc = e->writes.ops->delete_node(e->writes.ctx, n)) < 0 ||
+            (finalizer && (rc = e->writes.ops->remove_node_finalizer(e->writes.ctx, n, NS_FINALIZER_TERMINATION)) < 0) ||
             (rc = ns_engine_record(e, NS_DECISION_DELETED_NODE, method_of(claim), NULL, node, claim->meta.name, NULL,
                                    NULL)) < 0)
             return rc;

@@ -62,4 +62,11 @@ int ns_engine_set_pod_phase(ns_engine *e, const char *ns, const char *name, cons
 /* A bound Pod's status.startTime (unix ms, not after now), from which do-not-disrupt durations count. */
 int ns_engine_set_pod_start(ns_engine *e, const char *ns, const char *name, int64_t start_ms);
 
+/* Existing capacity from manifests: each launched NodeClaim (status.providerID set, not being deleted) whose instance
+ * the provider does not know gets one, launched with the claim's own offering (its instance-type, zone and
+ * capacity-type labels, required) and the claim's name as client token; the claim and its Node take the instance's
+ * provider ID, and the engine then manages them as claims it launched. For timelines, before the first step.
+ * NS_ERR_INVALID_CONFIG naming the claim when a label or its node class is missing. */
+int ns_engine_back_manifest_claims(ns_engine *e);
+
 #endif

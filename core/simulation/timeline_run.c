@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "clock/ns_clock.h"
+#include "simulation/engine_sim.h"
 #include "simulation/invariants.h"
 #include "simulation/timeline_apply.h"
 #include "simulation/timeline_run.h"
@@ -301,6 +302,8 @@ static int timeline_run(ns_engine *e, const ns_timeline *t, ns_tl_sources *sourc
     cJSON *doc = new_doc(t);
     *doc_out = doc;
     int rc = doc && r.violations ? check_length(&r) : NS_ERR_INTERNAL;
+    if (rc == 0)
+        rc = ns_engine_back_manifest_claims(e);
     if (rc == 0)
         rc = ns_invariants_attach(e, &r.inv);
     if (rc == 0)
