@@ -17,7 +17,7 @@
 #include "sched/sched.h"
 
 #define BUCKETS 4096
-#define MAX_INFORMERS 16
+#define MAX_INFORMERS 24
 /* The floor of an object we deleted: only its deletion is applied from then on. */
 #define FLOOR_GONE UINT64_MAX
 
@@ -110,6 +110,9 @@ static const ns_kube_decoder *decoder_of(ns_mirror_kind kind)
     case NS_MIRROR_PDB: return &NS_KUBE_DECODE_PDB;
     case NS_MIRROR_DAEMONSET: return &NS_KUBE_DECODE_DAEMONSET;
     case NS_MIRROR_NODECLASS: return &NS_KUBE_DECODE_NODECLASS;
+    case NS_MIRROR_STORAGECLASS: return &NS_KUBE_DECODE_STORAGECLASS;
+    case NS_MIRROR_PV: return &NS_KUBE_DECODE_PV;
+    case NS_MIRROR_PVC: return &NS_KUBE_DECODE_PVC;
     }
     return NULL;
 }
@@ -294,6 +297,8 @@ int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror 
         {NS_MIRROR_NODECLAIM, &NS_KUBE_NODECLAIMS},
         {NS_MIRROR_NODE, &NS_KUBE_NODES},           {NS_MIRROR_POD, &NS_KUBE_PODS},
         {NS_MIRROR_PDB, &NS_KUBE_PDBS},             {NS_MIRROR_DAEMONSET, &NS_KUBE_DAEMONSETS},
+        {NS_MIRROR_STORAGECLASS, &NS_KUBE_STORAGECLASSES},
+        {NS_MIRROR_PV, &NS_KUBE_PVS},               {NS_MIRROR_PVC, &NS_KUBE_PVCS},
     };
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof(builtin) / sizeof(builtin[0]); i++)
@@ -629,6 +634,27 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, sl
             return NS_ERR_INTERNAL;
         s->obj = NULL;
         return obj ? ns_cluster_add_daemonset(c, obj) : 0;
+    }
+    case NS_MIRROR_STORAGECLASS: {
+        ns_storage_class *old = ns_cluster_find_storage_class(c, s->name);
+        if (old && ns_cluster_remove_storage_class(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_storage_class(c, obj) : 0;
+    }
+    case NS_MIRROR_PV: {
+        ns_pv *old = ns_cluster_find_pv(c, s->name);
+        if (old && ns_cluster_remove_pv(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_pv(c, obj) : 0;
+    }
+    case NS_MIRROR_PVC: {
+        ns_pvc *old = ns_cluster_find_pvc(c, s->ns, s->name);
+        if (old && ns_cluster_remove_pvc(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_pvc(c, obj) : 0;
     }
     case NS_MIRROR_NODECLASS: {
         const char *kn = s->key, *slash = strchr(kn, '/');

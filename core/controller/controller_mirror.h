@@ -1,8 +1,9 @@
 /*
  * The mirror: the engine's ns_cluster kept as the informers' cache (Karpenter's cluster state).
  *
- * One informer per kind the engine reads (Pods, Nodes, NodePools, NodeClaims, PodDisruptionBudgets, DaemonSets, and
- * the node-class kinds the loaded provider declares whose CRD the API server serves). Each object an informer
+ * One informer per kind the engine reads (Pods, Nodes, NodePools, NodeClaims, PodDisruptionBudgets, DaemonSets,
+ * StorageClasses, PersistentVolumes and PersistentVolumeClaims (whose topology binds a pod's node), and the node-class
+ * kinds the loaded provider declares whose CRD the API server serves). Each object an informer
  * decodes is queued (the latest version of each object wins); ns_mirror_apply moves what is queued into the cluster
  * between engine steps, on the engine's thread, so the engine never sees an object change under it.
  *
@@ -44,6 +45,9 @@ typedef enum ns_mirror_kind {
     NS_MIRROR_DAEMONSET,
     NS_MIRROR_NODECLASS,   /* one informer per served node-class kind */
     NS_MIRROR_PROVISIONER, /* karpenter.sh/v1alpha5, when served: converted into NodePools */
+    NS_MIRROR_STORAGECLASS, /* storage objects: volume topology (sched/sched_volumes.c) */
+    NS_MIRROR_PV,
+    NS_MIRROR_PVC,
 } ns_mirror_kind;
 
 typedef struct ns_mirror ns_mirror;

@@ -357,6 +357,30 @@ int ns_cluster_remove_daemonset(ns_cluster *c, ns_daemonset *ds)
     return 0;
 }
 
+int ns_cluster_remove_storage_class(ns_cluster *c, ns_storage_class *sc)
+{
+    if (!unlink_obj((void **)c->storage_classes, &c->n_storage_classes, sc))
+        return not_in_cluster("StorageClass", &sc->meta);
+    ns_storage_class_free(sc);
+    return 0;
+}
+
+int ns_cluster_remove_pv(ns_cluster *c, ns_pv *pv)
+{
+    if (!unlink_obj((void **)c->pvs, &c->n_pvs, pv))
+        return not_in_cluster("PersistentVolume", &pv->meta);
+    ns_pv_free(pv);
+    return 0;
+}
+
+int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc)
+{
+    if (!unlink_obj((void **)c->pvcs, &c->n_pvcs, pvc))
+        return not_in_cluster("PersistentVolumeClaim", &pvc->meta);
+    ns_pvc_free(pvc);
+    return 0;
+}
+
 int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np)
 {
     return unlink_obj((void **)c->nodepools, &c->n_nodepools, np) ? 0 : not_in_cluster("NodePool", &np->meta);

@@ -95,6 +95,9 @@ int ns_cluster_remove_nodepool(ns_cluster *c, ns_nodepool *np);
 int ns_cluster_remove_nodeclass(ns_cluster *c, ns_nodeclass_def *def);
 int ns_cluster_remove_pdb(ns_cluster *c, ns_pdb *pdb);
 int ns_cluster_remove_daemonset(ns_cluster *c, ns_daemonset *ds);
+int ns_cluster_remove_storage_class(ns_cluster *c, ns_storage_class *sc);
+int ns_cluster_remove_pv(ns_cluster *c, ns_pv *pv);
+int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc);
 /* Take an object out of the cluster without freeing it (it becomes the caller's). NS_ERR_NOT_FOUND when absent. */
 int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np);
 int ns_cluster_take_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);

@@ -1324,6 +1324,145 @@ class Test8V1alpha5EndToEnd(unittest.TestCase):
             kubectl("delete", "namespace", ns, "--wait=false")
 
 
+VOLUMES = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: volumes
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}
+      taints: [{key: e2e/volumes, effect: NoSchedule}]
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
+      - {key: node.kubernetes.io/instance-type, operator: In, values: ["m5.large"]}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: e2e-zonal
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  hostPath: {path: /tmp/e2e-zonal}
+  claimRef: {namespace: %(ns)s, name: zonal}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [us-west-2c]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: zonal, namespace: %(ns)s}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: e2e-zonal
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: e2e-zone-b
+provisioner: e2e.nodesmith.io/test-plays-it
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions: [{key: topology.kubernetes.io/zone, values: [us-west-2b]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: topo, namespace: %(ns)s}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: e2e-zone-b
+  resources: {requests: {storage: 1Gi}}
+"""
+
+VOLUME_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: %(claim)s, namespace: %(ns)s}
+spec:
+  terminationGracePeriodSeconds: 0
+  nodeSelector: {karpenter.sh/nodepool: volumes}
+  tolerations: [{key: e2e/volumes, operator: Exists}]
+  containers:
+  - name: pause
+    image: registry.k8s.io/pause:3.10
+    resources: {requests: {cpu: 500m, memory: 128Mi}}
+  volumes: [{name: data, persistentVolumeClaim: {claimName: %(claim)s}}]
+"""
+
+
+class Test9VolumeTopologyEndToEnd(unittest.TestCase):
+    """Volume topology (Karpenter's VolumeTopology) from the controller's informers: a pod whose claim is bound to a
+    PersistentVolume with zone node affinity (us-west-2c), and one whose unbound claim's WaitForFirstConsumer
+    StorageClass allows only us-west-2b. Both pods would fit one m5.large; each gets a NodeClaim in its volume's zone,
+    and the real kube-scheduler (whose VolumeBinding checks the same topology) binds each to its Node. The test plays
+    the external provisioner for the second claim once the scheduler has selected a node (the claim's
+    volume.kubernetes.io/selected-node annotation). Without the storage informers both pods stay without a claim
+    (their claims are not found)."""
+
+    def test_pods_get_nodeclaims_in_their_volumes_zones(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        ns = BED.namespace("volumes")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL.split("---")[1])  # the SimNodeClass
+        kubectl("apply", "-f", "-", stdin=VOLUMES % {"ns": ns})
+        eventually("claim zonal to be bound to its volume",
+                   lambda: kget("pvc", "-n", ns, "zonal")["status"].get("phase") == "Bound", timeout=60)
+        ctl = Controller("replica-volumes")
+        try:
+            eventually("replica-volumes to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            for claim in ("zonal", "topo"):
+                kubectl("apply", "-f", "-", stdin=VOLUME_POD % {"ns": ns, "claim": claim})
+
+            def provision():
+                """The external provisioner's part: a volume in the selected node's zone for claim topo."""
+                pvc = kget("pvc", "-n", ns, "topo")
+                node = pvc["metadata"].get("annotations", {}).get("volume.kubernetes.io/selected-node")
+                if node and not pvc["spec"].get("volumeName") and not kubectl("get", "pv", "e2e-topo", "-o", "name",
+                                                                             "--ignore-not-found"):
+                    zone = kget("node", node)["metadata"]["labels"]["topology.kubernetes.io/zone"]
+                    kubectl("apply", "-f", "-", stdin=json.dumps({
+                        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "e2e-topo"},
+                        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                                 "storageClassName": "e2e-zone-b", "hostPath": {"path": "/tmp/e2e-topo"},
+                                 "claimRef": {"namespace": ns, "name": "topo", "uid": pvc["metadata"]["uid"]},
+                                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                                     {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}}}}))
+
+            def running():
+                provision()
+                pods = kget("pods", "-n", ns)["items"]
+                return len(pods) == 2 and all(p["status"].get("phase") == "Running" for p in pods) and pods
+            try:
+                pods = eventually("both pods Running on nodes of their volumes' zones", running, timeout=240)
+            except AssertionError:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                raise
+            claims = {c["status"]["nodeName"]: c for c in kget("nodeclaims")["items"]
+                      if c["metadata"]["labels"].get("karpenter.sh/nodepool") == "volumes"}
+            self.assertEqual(len(claims), 2, list(claims))
+            for p in pods:
+                claim = claims[p["spec"]["nodeName"]]
+                zone = {"zonal": "us-west-2c", "topo": "us-west-2b"}[p["metadata"]["name"]]
+                self.assertEqual(claim["metadata"]["labels"]["topology.kubernetes.io/zone"], zone, claim)
+            print("# pods zonal and topo on NodeClaims %s" % " ".join(
+                "%s (%s)" % (c["metadata"]["name"], c["metadata"]["labels"]["topology.kubernetes.io/zone"])
+                for c in claims.values()))
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            ctl.close()
+            kubectl("delete", "namespace", ns, "--wait=false")
+            kubectl("delete", "nodepool", "volumes", "--ignore-not-found", "--wait=false")
+            kubectl("delete", "pv", "e2e-zonal", "e2e-topo", "--ignore-not-found", "--wait=false")
+            kubectl("delete", "storageclass", "e2e-zone-b", "--ignore-not-found", "--wait=false")
+
+
 if __name__ == "__main__":
     NODESMITH = sys.argv.pop(1)
     unittest.main(verbosity=2)
