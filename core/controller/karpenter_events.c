@@ -274,6 +274,31 @@ static int unconsolidatable(const ns_decision *d, ns_kev_fn fn, void *ud)
     return fn(ud, &ev);
 }
 
+/* Karpenter's NodeRepairBlocked (node/health/events.go): every event is about the node, one per DedupeValue (the
+ * node's uid, the nodeclaim's and, for a claim of a NodePool, the pool's), each kept 15 minutes; client-go's recorder
+ * then folds the identical ones into one Event whose count says how many. The decision's detail is the pool ("" for
+ * a claim of no pool) and its reason Karpenter's sentence. */
+static int repair_blocked(const ns_decision *d, ns_kev_fn fn, void *ud)
+{
+    const char *values[] = {"", d->nodeclaims, d->detail};
+    const char *kinds[] = {"", "NodeClaim", "NodePool"};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < 3; i++) {
+        if (i > 0 && !values[i][0])
+            continue;
+        ns_kev ev;
+        init(&ev, NS_KEV_NODE, d->nodes, "Warning", "NodeRepairBlocked");
+        snprintf(ev.message, sizeof(ev.message), "%s", d->reason);
+        /* names stand for the uids (this layer has none): a NodePool re-created under its name within the window
+         * stays de-duplicated */
+        if (i > 0)
+            snprintf(ev.dedupe, sizeof(ev.dedupe), "%s/%.240s", kinds[i], values[i]);
+        ev.dedupe_ms = NS_KEV_DEDUPE_REPAIR_BLOCKED_MS;
+        rc = fn(ud, &ev);
+    }
+    return rc;
+}
+
 int ns_kev_from_decision(const ns_decision *d, const ns_cluster *c, ns_kev_fn fn, void *ud)
 {
     switch (d->kind) {
@@ -300,6 +325,8 @@ int ns_kev_from_decision(const ns_decision *d, const ns_cluster *c, ns_kev_fn fn
         return disruption_blocked(d, fn, ud);
     case NS_DECISION_UNCONSOLIDATABLE:
         return unconsolidatable(d, fn, ud);
+    case NS_DECISION_REPAIR_BLOCKED:
+        return repair_blocked(d, fn, ud);
     default:
         return 0;
     }

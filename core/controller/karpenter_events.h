@@ -16,6 +16,7 @@
  *   rebalance recommendation      SpotRebalanceRecommendation (nodeclaim, node)
  *   disruption blocked            DisruptionBlocked (node, nodeclaim)
  *   unconsolidatable              Unconsolidatable (node, nodeclaim; 15 min dedupe)
+ *   node repair blocked           NodeRepairBlocked (node: one per node, nodeclaim and nodepool; 15 min dedupe)
  * and from the cluster: TerminationGracePeriodExpiring (node and nodeclaim being deleted with a grace period),
  * InvalidDoNotDisruptAnnotation, DoNotDisruptUntil and DoNotDisruptGracePeriodElapsed (pods on NodeClaims' nodes).
  */
@@ -32,6 +33,7 @@ typedef enum ns_kev_object { NS_KEV_POD, NS_KEV_NODE, NS_KEV_NODECLAIM, NS_KEV_N
 
 #define NS_KEV_DEDUPE_DEFAULT_MS (2 * 60 * 1000) /* Karpenter's recorder's default dedupe timeout */
 #define NS_KEV_DEDUPE_UNCONSOLIDATABLE_MS (15 * 60 * 1000) /* its Unconsolidatable events' DedupeTimeout */
+#define NS_KEV_DEDUPE_REPAIR_BLOCKED_MS (15 * 60 * 1000)   /* its NodeRepairBlocked events' DedupeTimeout */
 
 typedef struct ns_kev {
     ns_kev_object object;

@@ -197,6 +197,42 @@ START_TEST(disruption_events)
 }
 END_TEST
 
+/* Karpenter's node/health events.go: three events on the node, one per DedupeValue (node, nodeclaim, nodepool; no
+ * pool for a claim of none), 15 minutes each, with the health controller's sentence. */
+START_TEST(repair_blocked_events)
+{
+    ns_cluster *c = cluster();
+    got g = events_of(c, decision(NS_DECISION_REPAIR_BLOCKED, "repair", "more than 20% nodes are unhealthy in the "
+                                  "nodepool", "n1", "default-abcde", "", "default"));
+    ck_assert_uint_eq(g.n, 3);
+    const char *dedupe[] = {"", "NodeClaim/default-abcde", "NodePool/default"};
+    ns_kev_filter *f = ns_kev_filter_new();
+    for (size_t i = 0; i < 3; i++) {
+        check(&g.items[i], NS_KEV_NODE, "", "n1", "Warning", "NodeRepairBlocked",
+              "more than 20% nodes are unhealthy in the nodepool");
+        ck_assert_str_eq(g.items[i].dedupe, dedupe[i]);
+        ck_assert_int_eq(g.items[i].dedupe_ms, 15 * 60 * 1000);
+        /* three keys: each published once within the 15 minutes, again after them */
+        ck_assert_int_eq(ns_kev_filter_admit(f, &g.items[i], "uid-n1", T0), 1);
+    }
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_int_eq(ns_kev_filter_admit(f, &g.items[i], "uid-n1", T0 + 15 * 60 * 1000 - 1), 0);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_int_eq(ns_kev_filter_admit(f, &g.items[i], "uid-n1", T0 + 15 * 60 * 1000), 1);
+    ns_kev_filter_free(f);
+    g = events_of(c, decision(NS_DECISION_REPAIR_BLOCKED, "repair", "more then 20% nodes are unhealthy in the cluster",
+                              "static-1", "standalone", "", ""));
+    ck_assert_uint_eq(g.n, 2);
+    check(&g.items[0], NS_KEV_NODE, "", "static-1", "Warning", "NodeRepairBlocked",
+          "more then 20% nodes are unhealthy in the cluster");
+    check(&g.items[1], NS_KEV_NODE, "", "static-1", "Warning", "NodeRepairBlocked",
+          "more then 20% nodes are unhealthy in the cluster");
+    ck_assert_str_eq(g.items[0].dedupe, "");
+    ck_assert_str_eq(g.items[1].dedupe, "NodeClaim/standalone");
+    ns_cluster_free(c);
+}
+END_TEST
+
 START_TEST(interruption_events)
 {
     ns_cluster *c = cluster();
@@ -328,6 +364,7 @@ int main(void)
     TCase *tc = tcase_create("events");
     tcase_add_test(tc, provisioning_events);
     tcase_add_test(tc, disruption_events);
+    tcase_add_test(tc, repair_blocked_events);
     tcase_add_test(tc, interruption_events);
     tcase_add_test(tc, cluster_state_events);
     tcase_add_test(tc, recorder_deduplicates_within_the_timeout);
