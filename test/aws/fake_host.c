@@ -1,5 +1,7 @@
 #include "fake_host.h"
 
+#include "curl_body.h"
+
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <stdarg.h>
@@ -111,24 +113,6 @@ static int64_t fh_opt_duration(ns_host_ctx *ctx, const char *key)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
-typedef struct curl_body {
-    char *data;
-    size_t len;
-} curl_body;
-
-static size_t on_body(char *ptr, size_t size, size_t n, void *ud)
-{
-    curl_body *b = ud;
-    char *p = realloc(b->data, b->len + size * n + 1);
-    if (!p)
-        return 0;
-    b->data = p;
-    memcpy(b->data + b->len, ptr, size * n);
-    b->len += size * n;
-    b->data[b->len] = '\0';
-    return size * n;
-}
-
 typedef struct curl_headers {
     ns_http_header items[32];
     size_t n;
@@ -179,7 +163,7 @@ static int curl_request(const ns_http_request *req, ns_http_response *resp)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)req->body_len);
     }
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_body_collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &hs);

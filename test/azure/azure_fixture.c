@@ -1,6 +1,8 @@
 /* The Azure test fixture (azure_fixture.h). */
 #include "azure_fixture.h"
 
+#include "curl_body.h"
+
 #include <check.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -76,36 +78,18 @@ void azf_nodeclass_free(ns_nodeclass *nc)
     free(nc);
 }
 
-typedef struct buf {
-    char *data;
-    size_t len;
-} buf;
-
-static size_t on_data(char *p, size_t size, size_t n, void *ctx)
-{
-    buf *b = ctx;
-    char *grown = realloc(b->data, b->len + size * n + 1);
-    if (!grown)
-        return 0;
-    memcpy(grown + b->len, p, size * n);
-    b->data = grown;
-    b->len += size * n;
-    b->data[b->len] = '\0';
-    return size * n;
-}
-
 long azf_control(const char *path, const char *json, char **answer)
 {
     char url[512];
     snprintf(url, sizeof(url), "%s/_emulator/%s", need_env("AZURE_EMULATOR_URL"), path);
     CURL *c = curl_easy_init();
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    buf b = {NULL, 0};
+    curl_body b = {NULL, 0};
     long status = 0;
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CAINFO, need_env("NODESMITH_CA_BUNDLE"));
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_body_collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     if (json)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);

@@ -1,5 +1,7 @@
 #include "emulator_process.h"
 
+#include "curl_body.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <signal.h>
@@ -63,36 +65,18 @@ void emulator_stop(emulator *e)
     e->pid = 0;
 }
 
-typedef struct answer_buf {
-    char *data;
-    size_t len;
-} answer_buf;
-
-static size_t collect(char *ptr, size_t size, size_t n, void *ud)
-{
-    answer_buf *b = ud;
-    char *p = realloc(b->data, b->len + size * n + 1);
-    if (!p)
-        return 0;
-    b->data = p;
-    memcpy(b->data + b->len, ptr, size * n);
-    b->len += size * n;
-    b->data[b->len] = '\0';
-    return size * n;
-}
-
 long emulator_control(const emulator *e, const char *path, const char *json, char **answer)
 {
     char url[256];
     snprintf(url, sizeof(url), "%s%s", e->url, path);
     CURL *c = curl_easy_init();
-    answer_buf b = {0};
+    curl_body b = {0};
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     if (json)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_body_collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     if (e->ca_file[0])
         curl_easy_setopt(c, CURLOPT_CAINFO, e->ca_file);
