@@ -203,3 +203,14 @@ int ns_engine_set_node_unschedulable(ns_engine *e, const char *node, bool unsche
     ns_ctx_leave(previous);
     return rc;
 }
+
+/* Runs in the engine's context, as every entry point of engine.h. */
+int ns_engine_inject_launch_error(ns_engine *e, int error, int32_t count)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    ns_fault f = {.struct_size = sizeof(f), .kind = error == NS_ERR_THROTTLED ? NS_FAULT_THROTTLE : NS_FAULT_FAIL,
+                  .method = "launch", .count = (uint32_t)count, .error = (ns_err)error};
+    int rc = ns_plugin_inject_fault(e->plugin, &f);
+    ns_ctx_leave(previous);
+    return rc;
+}

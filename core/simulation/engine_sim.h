@@ -38,6 +38,10 @@ int ns_engine_set_node_condition(ns_engine *e, const char *node, const char *typ
  * fault layer in front of the provider, so it works with any provider; with clear set removes every injected fault. */
 int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, const char *zone,
                                     const char *capacity_type, bool clear);
+/* The next `count` launches fail with `error` (an ns_err category other than insufficient capacity; NS_ERR_THROTTLED
+ * as a throttled call, retry hint 0) in the core's fault layer in front of the provider, before it is called; the
+ * capacity fault's clear removes these too. */
+int ns_engine_inject_launch_error(ns_engine *e, int error, int32_t count);
 
 /* A label or annotation of a Node, NodeClaim or Pod (kind; ns for a Pod, NULL = "default"), set to value or removed
  * (value NULL), as `kubectl label` and `annotate` do: a Node through the cluster-writes layer, a NodeClaim updated

@@ -11,6 +11,7 @@
 #include "clock/ns_clock.h"
 #include "simulation/timeline_decode.h"
 #include "simulation/timeline_object_patch.h"
+#include "simulation/timeline_launch_error.h"
 #include "simulation/timeline_pod_status.h"
 #include "errors/ns_error.h"
 #include "model/checked.h"
@@ -33,6 +34,7 @@ static const struct {
     {"advance", NS_TL_ADVANCE, tl_decode_advance},
     {"nodeCondition", NS_TL_NODE_CONDITION, tl_decode_node_condition},
     {"podStatus", NS_TL_POD_STATUS, tl_decode_pod_status},
+    {"launchError", NS_TL_LAUNCH_ERROR, tl_decode_launch_error},
 };
 #define N_ACTIONS (sizeof(actions) / sizeof(actions[0]))
 
@@ -154,7 +156,7 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
         if (a == N_ACTIONS)
             return ns_dec_fail(&c->dec, k, NULL,
                                "unknown field \"%s\" (a step has at or after, name, and one action: scale, add, "
-                               "delete, patch, interrupt, launchFailure, advance, nodeCondition or podStatus)",
+                               "delete, patch, interrupt, launchFailure, launchError, advance, nodeCondition or podStatus)",
                                p);
         if (action_key)
             return ns_dec_fail(&c->dec, k, p, "a step has one action, and this one already has \"%s\" (line %d)",
@@ -164,8 +166,8 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
     }
     if (!action_key)
         return ns_dec_fail(&c->dec, step, path,
-                           "has no action (one of scale, add, delete, patch, interrupt, launchFailure, advance, "
-                           "nodeCondition, podStatus)");
+                           "has no action (one of scale, add, delete, patch, interrupt, launchFailure, launchError, "
+                           "advance, nodeCondition, podStatus)");
     if ((rc = ns_dec_string(&c->dec, step, path, "name", &s->name)) < 0 ||
         (rc = decode_time(c, step, path, prev_end, s)) < 0)
         return rc;
@@ -393,6 +395,9 @@ void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len)
         else
             snprintf(buf, len, "insufficient capacity for %s in %s, %s", s->instance_type ? s->instance_type : "any type",
                      s->zone ? s->zone : "any zone", s->capacity_type ? s->capacity_type : "any capacity type");
+        return;
+    case NS_TL_LAUNCH_ERROR:
+        snprintf(buf, len, "the next %" PRId32 " launch(es) fail: %s", s->count, tl_launch_error_name(s->launch_error));
         return;
     case NS_TL_ADVANCE:
         snprintf(buf, len, "advance the clock to %s", ns_duration_format(s->end_ms, d, sizeof(d)));

@@ -426,6 +426,9 @@ int tl_apply(ns_engine *e, const ns_timeline *t, const ns_tl_step *s, ns_tl_sour
     case NS_TL_POD_STATUS:
         rc = tl_apply_pod_status(e, s);
         break;
+    case NS_TL_LAUNCH_ERROR:
+        rc = ns_engine_inject_launch_error(e, s->launch_error, s->count);
+        break;
     case NS_TL_ADVANCE:
         break;
     }

@@ -355,6 +355,33 @@ START_TEST(pod_lifecycle)
 }
 END_TEST
 
+/* launchError: an error category and how many launches fail (default 1). */
+START_TEST(launch_errors)
+{
+    ns_timeline *t = load_ok("steps:\n  - launchError: {error: Internal, count: 3}\n"
+                             "  - launchError: {error: Throttled}\n");
+    ck_assert_int_eq(t->steps[0].action, NS_TL_LAUNCH_ERROR);
+    ck_assert_int_eq(t->steps[0].launch_error, NS_ERR_INTERNAL);
+    ck_assert_int_eq(t->steps[0].count, 3);
+    ck_assert_int_eq(t->steps[1].launch_error, NS_ERR_THROTTLED);
+    ck_assert_int_eq(t->steps[1].count, 1);
+    char buf[256];
+    ns_tl_step_describe(&t->steps[0], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "the next 3 launch(es) fail: Internal");
+    ck_assert_str_eq(ns_tl_action_name(NS_TL_LAUNCH_ERROR), "launchError");
+    ns_timeline_free(t);
+    load_fails("steps:\n  - launchError: {error: InsufficientCapacity}\n",
+               "t.yaml:2: timeline step 1: steps[0].launchError.error: \"InsufficientCapacity\" is not one of "
+               "Internal, Unauthorized, InvalidConfig, Throttled, Unsupported (for no capacity, use launchFailure)");
+    load_fails("steps:\n  - launchError: {count: 2}\n",
+               "t.yaml:2: timeline step 1: missing required field \"steps[0].launchError.error\"");
+    load_fails("steps:\n  - launchError: {error: Internal, count: 0}\n",
+               "t.yaml:2: timeline step 1: steps[0].launchError.count: 0 is out of range 1..100000");
+    load_fails("steps:\n  - launchError: {error: Internal, method: list}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].launchError.method\"");
+}
+END_TEST
+
 START_TEST(inline_manifest_lines)
 {
     ns_timeline *t = load_ok("steps:\n"
@@ -409,12 +436,14 @@ START_TEST(step_errors)
 {
     load_fails("steps:\n  - scale: {name: a, replicas: 1}\n    explode: {}\n",
                "t.yaml:3: timeline step 1: unknown field \"steps[0].explode\" (a step has at or after, name, and one "
-               "action: scale, add, delete, patch, interrupt, launchFailure, advance, nodeCondition or podStatus)");
+               "action: scale, add, delete, patch, interrupt, launchFailure, launchError, advance, nodeCondition or "
+               "podStatus)");
     load_fails("steps:\n  - at: 1m\n    advance: 1m\n    scale: {name: a, replicas: 1}\n",
                "t.yaml:4: timeline step 1: steps[0].scale: a step has one action, and this one already has "
                "\"advance\" (line 3)");
     load_fails("steps:\n  - at: 1m\n", "t.yaml:2: timeline step 1: steps[0]: has no action (one of scale, add, "
-                                        "delete, patch, interrupt, launchFailure, advance, nodeCondition, podStatus)");
+                                        "delete, patch, interrupt, launchFailure, launchError, advance, "
+                                        "nodeCondition, podStatus)");
     load_fails("steps:\n  - advance: 2m\n  - at: 1m\n    advance: 1s\n",
                "t.yaml:3: timeline step 2: steps[1]: at 1m is before the end of the previous step (2m); steps run "
                "in order");
@@ -510,6 +539,7 @@ int main(void)
     tcase_add_test(tc, node_conditions_and_gates);
     tcase_add_test(tc, object_patches);
     tcase_add_test(tc, pod_lifecycle);
+    tcase_add_test(tc, launch_errors);
     tcase_add_test(tc, inline_manifest_lines);
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);
