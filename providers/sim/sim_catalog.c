@@ -36,6 +36,8 @@ void sim_catalog_free(sim_catalog *cat)
 {
     if (!cat)
         return;
+    for (size_t i = 0; i < cat->n; i++)
+        free(cat->types[i].file);
     free(cat->types);
     cat->types = NULL;
     cat->n = 0;
@@ -78,8 +80,9 @@ double sim_spot_fraction(const char *family, const char *zone)
 
 double sim_offering_price(const sim_itype *t, const sim_nc *nc, const char *zone, const char *capacity_type)
 {
-    double price = t->od_price;
-    if (capacity_type && strcmp(capacity_type, NS_CAPACITY_SPOT) == 0)
+    const sim_offer *declared = sim_itype_offer(t, zone, capacity_type);
+    double price = declared ? declared->price : t->od_price;
+    if (!declared && capacity_type && strcmp(capacity_type, NS_CAPACITY_SPOT) == 0)
         price *= sim_spot_fraction(t->family, zone);
     if (nc && nc->os != SIM_OS_LINUX)
         price += SIM_WINDOWS_LICENCE_PER_VCPU * (double)t->vcpu;

@@ -17,6 +17,29 @@ typedef struct sim_nc sim_nc;
 #define SIM_FIELD_MAX 32
 #define SIM_MAX_ZONES 16 /* option `zones` */
 
+#define SIM_MAX_OFFERS (SIM_MAX_ZONES * 3) /* zone x spot, on-demand, reserved */
+#define SIM_MAX_CUSTOM_LABELS 8
+
+/* One offering a catalog file declares for its type. */
+typedef struct sim_offer {
+    char zone[NS_ZONE_MAX];
+    const char *capacity_type; /* NS_CAPACITY_*, static */
+    double price;              /* per hour, as declared (a Windows node class adds its licence) */
+    bool available;
+    char reservation_id[NS_NAME_MAX]; /* reserved only */
+    int64_t reservation_capacity;     /* reserved only: instances the reservation holds */
+} sim_offer;
+
+/* What a catalog file may state beyond the type's shape: its offerings (replacing every zone x spot/on-demand) and
+ * labels of its own. */
+typedef struct sim_itype_file {
+    sim_offer offers[SIM_MAX_OFFERS];
+    size_t n_offers; /* 0: the generated offerings */
+    ns_label labels[SIM_MAX_CUSTOM_LABELS]; /* key and value point into text */
+    size_t n_labels;
+    char text[SIM_MAX_CUSTOM_LABELS][2][NS_NAME_MAX];
+} sim_itype_file;
+
 typedef struct sim_itype {
     char name[NS_NAME_MAX];
     char family[SIM_FIELD_MAX];
@@ -35,6 +58,7 @@ typedef struct sim_itype {
     int64_t max_pods;       /* ENI-limited */
     bool windows_capable;
     double od_price; /* Linux on-demand per hour; < 0 while unknown during loading */
+    sim_itype_file *file; /* owned; NULL when the catalog states nothing beyond the shape */
 } sim_itype;
 
 /* Owned array sorted by name; free with sim_catalog_free. */
@@ -43,9 +67,22 @@ typedef struct sim_catalog {
     size_t n;
 } sim_catalog;
 
+/* The offering a catalog file declares for the type in zone with capacity_type, or NULL (also when it declares none).
+ */
+const sim_offer *sim_itype_offer(const sim_itype *t, const char *zone, const char *capacity_type);
+/* Parses an entry's optional "offerings" and "labels" into t->file (allocated when either is present); errors name
+ * the file, the entry's line, the entry, the offering and the field. */
+int sim_entry_extras(sim_state *s, const char *path, size_t line, size_t index, const ns_json *entry, sim_itype *t);
+
+/* Whether a declared offering can take one more instance now: available, and for a reserved one, fewer instances
+ * running in it than the reservation holds. Caller holds the lock. */
+bool sim_offer_has_capacity(const sim_state *s, const sim_itype *t, const sim_offer *o);
+int64_t sim_reserved_in_use(const sim_state *s, const sim_itype *t, const char *zone);
+
 /* Builds the built-in catalog. On error *out is empty. */
 int sim_catalog_load_builtin(sim_state *s, sim_catalog *out);
-/* Loads a catalog file in the format of aws-instance-types.json; od_price is -1 for every type. */
+/* Loads a catalog file in the format of aws-instance-types.json, with the offerings and labels an entry states
+ * (sim_entry_extras); od_price is -1 for every type. */
 int sim_catalog_load_file(sim_state *s, const char *path, sim_catalog *out);
 /* Sets od_price from a {"type": price} file for every type the file names. */
 int sim_catalog_apply_prices(sim_state *s, const char *path, sim_catalog *cat);
@@ -63,7 +100,8 @@ int64_t sim_eni_max_pods(int64_t enis, int64_t ips_per_eni);
 
 /* Prices. The spot price is a fixed fraction of on-demand per family, nudged per zone; always below on-demand. */
 double sim_spot_fraction(const char *family, const char *zone);
-/* Price per hour of one offering for the node class's OS (Windows adds a per-vCPU licence). */
+/* Price per hour of one offering for the node class's OS (Windows adds a per-vCPU licence); a declared offering's
+ * price is the catalog file's. */
 double sim_offering_price(const sim_itype *t, const sim_nc *nc, const char *zone, const char *capacity_type);
 
 /* Resources as Karpenter computes them for AWS: capacity without the VM memory overhead, pods from the node class's

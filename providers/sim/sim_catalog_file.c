@@ -3,7 +3,8 @@
  *
  * Catalog: a JSON array in the format of aws-instance-types.json (name, vcpu, memory_mib, arch required; family,
  * category, generation, size, hypervisor, cpu_manufacturer, gpu_*, max_pods_or_enis or max_enis/ipv4_per_eni
- * optional). Prices: a JSON object {"instance-type": on-demand price per hour}.
+ * optional; offerings and labels as sim_catalog_offers.c reads them). Prices: a JSON object {"instance-type": on-demand
+ * price per hour}.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,8 +40,45 @@ static void sim_json_error_position(const char *text, size_t len, size_t *line, 
     }
 }
 
-/* Parses a whole file; *out is the caller's (host->json_free). `what` names the option for messages. */
-static int sim_read_json(sim_state *s, const char *what, const char *path, ns_json **out)
+/* The 1-based line on which each element of the top-level array of a JSON text starts (0 past the end), so an
+ * entry's error can name its line; *lines is the caller's (free). Strings are skipped with their escapes. */
+static size_t *sim_entry_lines(const char *text, size_t n)
+{
+    size_t *lines = calloc(n ? n : 1, sizeof(*lines));
+    size_t line = 1, found = 0;
+    int depth = 0;
+    bool in_string = false, want_value = false;
+    for (const char *p = text; lines && *p && found < n; p++) {
+        if (in_string) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_string = false;
+            continue;
+        }
+        if (*p == '\n')
+            line++;
+        if (strchr(" \t\r\n", *p))
+            continue;
+        if (depth == 1 && want_value && *p != ']') {
+            lines[found++] = line;
+            want_value = false;
+        }
+        if (*p == '"')
+            in_string = true;
+        else if (*p == '[' || *p == '{')
+            want_value = ++depth == 1;
+        else if (*p == ']' || *p == '}')
+            depth--;
+        else if (*p == ',' && depth == 1)
+            want_value = true;
+    }
+    return lines;
+}
+
+/* Parses a whole file; *out is the caller's (host->json_free), and with entry_lines, the line of each top-level array
+ * element (sim_entry_lines). `what` names the option for messages. */
+static int sim_read_json(sim_state *s, const char *what, const char *path, ns_json **out, size_t **entry_lines)
 {
     *out = NULL;
     char *text = NULL;
@@ -81,6 +119,8 @@ static int sim_read_json(sim_state *s, const char *what, const char *path, ns_js
         sim_json_error_position(text, (size_t)size, &line, &column);
         rc = SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "%s file %s: not valid JSON: syntax error at line %zu, column %zu", what,
                       path, line, column);
+    } else if (entry_lines && !(*entry_lines = sim_entry_lines(text, s->host->json_size(*out)))) {
+        rc = SIM_FAIL(s, NS_ERR_INTERNAL, "%s file %s: out of memory", what, path);
     }
 done:
     free(text);
@@ -92,14 +132,14 @@ done:
 typedef struct sim_entry_ctx {
     sim_state *s;
     const char *path;
-    size_t index;
+    size_t index, line;
     const ns_json *entry;
     const char *name;
 } sim_entry_ctx;
 
 #define SIM_ENTRY_FAIL(e, fmt, ...)                                                                                    \
-    SIM_FAIL((e)->s, NS_ERR_INVALID_CONFIG, "catalog file %s: entry %zu (%s): " fmt, (e)->path, (e)->index,          \
-             (e)->name ? (e)->name : "unnamed", __VA_ARGS__)
+    SIM_FAIL((e)->s, NS_ERR_INVALID_CONFIG, "catalog file %s: line %zu: entry %zu (%s): " fmt, (e)->path, (e)->line, \
+             (e)->index, (e)->name ? (e)->name : "unnamed", __VA_ARGS__)
 
 /* A string field into buf; absent or null leaves buf as given unless required. */
 static int sim_entry_string(const sim_entry_ctx *e, const char *key, bool required, char *buf, size_t len)
@@ -190,14 +230,15 @@ static int sim_entry_parse(sim_entry_ctx *e, sim_itype *t)
                               (long long)t->gpu_count);
     /* EC2 runs Windows on its x86 types. */
     t->windows_capable = strcmp(t->arch, "amd64") == 0;
-    return NS_OK;
+    return sim_entry_extras(e->s, e->path, e->line, e->index, e->entry, t);
 }
 
 int sim_catalog_load_file(sim_state *s, const char *path, sim_catalog *out)
 {
     memset(out, 0, sizeof(*out));
     ns_json *root = NULL;
-    int rc = sim_read_json(s, "catalog", path, &root);
+    size_t *lines = NULL;
+    int rc = sim_read_json(s, "catalog", path, &root, &lines);
     if (rc != NS_OK)
         return rc;
     const ns_host *h = s->host;
@@ -214,7 +255,7 @@ int sim_catalog_load_file(sim_state *s, const char *path, sim_catalog *out)
         goto done;
     }
     for (size_t i = 0; i < n && rc == NS_OK; i++) {
-        sim_entry_ctx e = {s, path, i, h->json_at(root, i), NULL};
+        sim_entry_ctx e = {s, path, i, lines[i], h->json_at(root, i), NULL};
         rc = sim_entry_parse(&e, &cat.types[cat.n]);
         if (rc == NS_OK)
             cat.n++;
@@ -226,6 +267,7 @@ int sim_catalog_load_file(sim_state *s, const char *path, sim_catalog *out)
     }
 done:
     h->json_free(root);
+    free(lines);
     if (rc != NS_OK)
         sim_catalog_free(&cat);
     else
@@ -236,7 +278,7 @@ done:
 int sim_catalog_apply_prices(sim_state *s, const char *path, sim_catalog *cat)
 {
     ns_json *root = NULL;
-    int rc = sim_read_json(s, "prices", path, &root);
+    int rc = sim_read_json(s, "prices", path, &root, NULL);
     if (rc != NS_OK)
         return rc;
     const ns_host *h = s->host;
@@ -270,7 +312,9 @@ int sim_catalog_fill_missing_prices(sim_state *s, sim_catalog *cat, const char *
         const sim_itype *known = t->od_price < 0 ? sim_catalog_find(&builtin, t->name) : NULL;
         if (known)
             t->od_price = known->od_price;
-        if (t->od_price < 0) {
+        /* A type whose offerings are declared has their prices and needs no other. */
+        if (t->od_price < 0 && !(t->file && t->file->n_offers)) {
+            free(t->file);
             dropped++;
             continue;
         }

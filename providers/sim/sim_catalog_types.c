@@ -1,6 +1,7 @@
 /*
  * list_instance_types: each catalog entry becomes an ns_instance_type for the node class, with labels in AWS's
- * spelling (so AWS NodePool requirements select the same types) and one offering per zone and capacity type.
+ * spelling (so AWS NodePool requirements select the same types) and one offering per zone and capacity type, or the
+ * offerings and labels a catalog file declared for it.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include "sim_nodeclass.h"
 #include "sim_state.h"
 
-#define SIM_MAX_LABELS 24
+#define SIM_MAX_LABELS (24 + SIM_MAX_CUSTOM_LABELS)
 #define SIM_MAX_NUMBERS 8
 
 /* The labels of one type, with storage for the values that are numbers. Lives for one callback. */
@@ -61,6 +62,48 @@ static void sim_labels_build(const sim_state *s, const sim_itype *t, const sim_n
     }
     if (sim_os_windows_build(nc->os))
         sim_label(ls, "node.kubernetes.io/windows-build", sim_os_windows_build(nc->os));
+    for (size_t i = 0; t->file && i < t->file->n_labels; i++)
+        sim_label(ls, t->file->labels[i].key, t->file->labels[i].value);
+}
+
+/* Instances a reserved offering holds now: those of its type and zone launched as reserved and not terminated. */
+int64_t sim_reserved_in_use(const sim_state *s, const sim_itype *t, const char *zone)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < s->instances.n; i++) {
+        const sim_instance *inst = &s->instances.items[i];
+        n += strcmp(inst->capacity_type, NS_CAPACITY_RESERVED) == 0 && inst->instance_type == t->name &&
+             inst->state != NS_INSTANCE_TERMINATED && strcmp(sim_instance_get(inst, SIM_NAME_ZONE), zone) == 0;
+    }
+    return n;
+}
+
+bool sim_offer_has_capacity(const sim_state *s, const sim_itype *t, const sim_offer *o)
+{
+    return o->available && (strcmp(o->capacity_type, NS_CAPACITY_RESERVED) != 0 ||
+                            sim_reserved_in_use(s, t, o->zone) < o->reservation_capacity);
+}
+
+/* The offerings a catalog file declared, in the node class's zones. Caller holds the lock. */
+static size_t sim_declared_offerings(sim_state *s, const sim_itype *t, const sim_nc *nc, ns_offering *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->file->n_offers; i++) {
+        const sim_offer *d = &t->file->offers[i];
+        int z = sim_zone_index(s, d->zone);
+        if (z < 0 || !nc->zone_allowed[z])
+            continue;
+        ns_offering *o = &out[n++];
+        memset(o, 0, sizeof(*o));
+        o->struct_size = sizeof(*o);
+        o->zone = d->zone;
+        o->capacity_type = d->capacity_type;
+        o->price_per_hour = sim_offering_price(t, nc, d->zone, d->capacity_type);
+        o->available = sim_offer_has_capacity(s, t, d) &&
+                       !sim_faults_capacity_exhausted(&s->faults, t->name, d->zone, d->capacity_type);
+        o->reservation_id = strcmp(d->capacity_type, NS_CAPACITY_RESERVED) == 0 ? d->reservation_id : NULL;
+    }
+    return n;
 }
 
 /* Offerings of one type in the node class's zones; availability reflects injected capacity faults. */
@@ -69,6 +112,11 @@ static size_t sim_offerings_build(sim_state *s, const sim_itype *t, const sim_nc
     static const char *const capacity_types[] = {NS_CAPACITY_SPOT, NS_CAPACITY_ON_DEMAND};
     size_t n = 0;
     pthread_mutex_lock(&s->lock);
+    if (t->file && t->file->n_offers) {
+        n = sim_declared_offerings(s, t, nc, out);
+        pthread_mutex_unlock(&s->lock);
+        return n;
+    }
     for (size_t z = 0; z < s->n_zones; z++) {
         if (!nc->zone_allowed[z])
             continue;
@@ -106,7 +154,7 @@ int sim_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
         if (nc.os != SIM_OS_LINUX && !t->windows_capable)
             continue;
         sim_label_set ls;
-        ns_offering offerings[SIM_MAX_ZONES * 2];
+        ns_offering offerings[SIM_MAX_OFFERS];
         ns_instance_type it;
         memset(&it, 0, sizeof(it));
         it.struct_size = sizeof(it);

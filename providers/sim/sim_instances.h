@@ -37,7 +37,7 @@ typedef struct sim_instance {
     uint64_t id;
     char *names;               /* owned: SIM_NAME_COUNT NUL-terminated strings in sim_instance_name order */
     const char *instance_type; /* the catalog's name (the catalog is immutable) */
-    const char *capacity_type; /* NS_CAPACITY_SPOT or NS_CAPACITY_ON_DEMAND, static */
+    const char *capacity_type; /* NS_CAPACITY_SPOT, _ON_DEMAND or _RESERVED, static */
     ns_instance_state state;
     int64_t launch_time_ms;
     sim_allocatable allocatable;

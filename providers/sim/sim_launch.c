@@ -69,8 +69,11 @@ static int sim_check_options(sim_state *s, const ns_launch_request *req, const s
         const ns_launch_option *o = NS_AT(req->options, i);
         const sim_itype *t = sim_catalog_find(&s->catalog, o->instance_type);
         int z = o->zone ? sim_zone_index(s, o->zone) : -1;
-        bool ct_ok = o->capacity_type && (strcmp(o->capacity_type, NS_CAPACITY_SPOT) == 0 ||
-                                          strcmp(o->capacity_type, NS_CAPACITY_ON_DEMAND) == 0);
+        /* A type whose offerings the catalog file declares is offered only as declared. */
+        bool declared = t && t->file && t->file->n_offers;
+        bool ct_ok = o->capacity_type && (declared ? sim_itype_offer(t, o->zone, o->capacity_type) != NULL
+                                                   : strcmp(o->capacity_type, NS_CAPACITY_SPOT) == 0 ||
+                                                         strcmp(o->capacity_type, NS_CAPACITY_ON_DEMAND) == 0);
         if (!t)
             return SIM_FAIL(s, NS_ERR_INVALID_ARGUMENT, "launch of nodeclaim %s: option %zu names unknown instance "
                             "type %s", req->nodeclaim_name, i, o->instance_type ? o->instance_type : "(null)");
@@ -80,8 +83,9 @@ static int sim_check_options(sim_state *s, const ns_launch_request *req, const s
                             o->zone ? o->zone : "(null)", s->region);
         if (!ct_ok)
             return SIM_FAIL(s, NS_ERR_INVALID_ARGUMENT, "launch of nodeclaim %s: option %zu has capacity type %s; "
-                            "the sim offers spot and on-demand", req->nodeclaim_name, i,
-                            o->capacity_type ? o->capacity_type : "(null)");
+                            "%s", req->nodeclaim_name, i, o->capacity_type ? o->capacity_type : "(null)",
+                            declared ? "the catalog file declares no such offering of the type in that zone"
+                                     : "the sim offers spot and on-demand");
         if (nc->os != SIM_OS_LINUX && !t->windows_capable)
             return SIM_FAIL(s, NS_ERR_INVALID_ARGUMENT, "launch of nodeclaim %s: instance type %s cannot run "
                             "Windows", req->nodeclaim_name, t->name);
@@ -153,9 +157,11 @@ static const char *sim_launch_zone(const sim_state *s, const char *chosen, char 
     return buf;
 }
 
-/* A static string: the instance record keeps the pointer. The options were checked to be spot or on-demand. */
+/* A static string: the instance record keeps the pointer. The options were checked to be offered. */
 static const char *sim_reported_capacity_type(const sim_state *s, const char *chosen)
 {
+    if (strcmp(chosen, NS_CAPACITY_RESERVED) == 0)
+        return NS_CAPACITY_RESERVED;
     bool spot = strcmp(chosen, NS_CAPACITY_SPOT) == 0;
     if (s->violation == SIM_VIOLATION_WRONG_CAPACITY_TYPE)
         spot = !spot;
@@ -260,10 +266,12 @@ int sim_launch(void *state, const ns_launch_request *req_in, ns_launch_result *r
         double best_price = 0;
         for (size_t i = 0; i < req.n_options; i++) {
             const ns_launch_option *o = NS_AT(req.options, i);
-            if (sim_faults_capacity_exhausted(&s->faults, o->instance_type, o->zone, o->capacity_type))
+            const sim_itype *t = sim_catalog_find(&s->catalog, o->instance_type);
+            const sim_offer *declared = sim_itype_offer(t, o->zone, o->capacity_type);
+            if (sim_faults_capacity_exhausted(&s->faults, o->instance_type, o->zone, o->capacity_type) ||
+                (declared && !sim_offer_has_capacity(s, t, declared)))
                 continue;
-            double price = sim_offering_price(sim_catalog_find(&s->catalog, o->instance_type), &nc, o->zone,
-                                              o->capacity_type);
+            double price = sim_offering_price(t, &nc, o->zone, o->capacity_type);
             if (!best || price < best_price) {
                 best = o;
                 best_price = price;

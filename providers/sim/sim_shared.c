@@ -70,7 +70,9 @@ static bool parse_line(const sim_state *s, char *line, sim_instance *inst)
     inst->state = (ns_instance_state)atoi(f[1]);
     inst->launch_time_ms = strtoll(f[2], NULL, 10);
     inst->instance_type = t->name;
-    inst->capacity_type = strcmp(f[6], NS_CAPACITY_SPOT) == 0 ? NS_CAPACITY_SPOT : NS_CAPACITY_ON_DEMAND;
+    inst->capacity_type = strcmp(f[6], NS_CAPACITY_SPOT) == 0       ? NS_CAPACITY_SPOT
+                          : strcmp(f[6], NS_CAPACITY_RESERVED) == 0 ? NS_CAPACITY_RESERVED
+                                                                    : NS_CAPACITY_ON_DEMAND;
     const char *names[SIM_NAME_COUNT] = {
         [SIM_NAME_PROVIDER_ID] = f[3], [SIM_NAME_ZONE] = f[5],     [SIM_NAME_IMAGE] = f[7],
         [SIM_NAME_NODECLAIM] = f[8],   [SIM_NAME_NODEPOOL] = f[9], [SIM_NAME_NODECLASS] = f[10],
