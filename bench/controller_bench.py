@@ -16,7 +16,15 @@ included.
 Targets (issue 12): all bound within 60 s at 20,000 pods; peak RSS at most 64 MiB at 1,000 pods and 256 MiB at 50,000.
 The figures are printed; nothing fails on a missed target (a loaded machine would make that a flaky test).
 
-Usage: controller_bench.py NODESMITH [--pods N,...] (default 1000,20000). One JSON object per row on stdout, then a
+Side by side: Karpenter itself, sigs.k8s.io/karpenter/kwok v1.14.0 (Karpenter with its fake cloud, whose instances
+are kwok Nodes) with kwok v0.7.0 as the kubelet of its Nodes (bench/build-karpenter-kwok.sh builds both once into
+~/.cache/nodesmith), on a fresh control plane with the same pods and NodePool, as a user of its own (flow schema
+global-default) beside kwok's (group system:nodes, flow schema system-nodes): its row adds kwok's requests, CPU and
+RSS, which nodesmith's row has inside the controller (--simulate-kubelet). The two catalogs differ (the sim's and
+the kwok provider's instance types and prices), so nodes and cost per hour compare packing only roughly.
+
+Usage: controller_bench.py NODESMITH [--pods N,...] (default 1000,20000) [--karpenter-pods N] (default 20000; 0: no
+Karpenter row). One JSON object per row on stdout, then a
 table. The scheduler and controller manager get a client rate limit of 1000 requests/s (NS_KUBEBED_COMPONENT_QPS), so
 their defaults (50 and 20 requests/s: 400 s to bind 20,000 pods) are not what is measured.
 """
@@ -40,6 +48,7 @@ import kubebed  # noqa: E402
 
 CREATORS = 8
 APF_FLOW = "global-default"
+KUBELET_FLOW = "system-nodes"
 POD_CPU, POD_MEMORY = "100m", "128Mi"
 
 NODECLASS_CRDS = os.path.join(HERE, "..", "charts", "nodesmith", "nodeclass-crds")
@@ -242,33 +251,52 @@ def install_crds(bed, directory, files):
 
 
 def sim_prices(nodesmith):
-    """The sim's price per hour of each (instance type, zone, capacity type), from `nodesmith offerings`."""
+    """The price per hour of a sim Node (by its instance type, zone and capacity type), from `nodesmith offerings`."""
     r = subprocess.run([nodesmith, "offerings", "--provider", "sim", "--output", "json"], capture_output=True,
                        text=True, check=True)
-    return {(it["name"], o["zone"], o["capacity_type"]): o["price_per_hour"]
-            for it in json.loads(r.stdout)["instance_types"] for o in it["offerings"]}
+    prices = {(it["name"], o["zone"], o["capacity_type"]): o["price_per_hour"]
+              for it in json.loads(r.stdout)["instance_types"] for o in it["offerings"]}
+    return lambda labels: prices.get(tuple(labels.get(k) for k in (
+        "node.kubernetes.io/instance-type", "topology.kubernetes.io/zone", "karpenter.sh/capacity-type")))
 
 
-def nodes_and_cost(bed, prices):
-    """The cluster's Nodes and what they cost per hour at PRICES."""
+def kwok_price(labels):
+    """The price per hour Karpenter's kwok provider labels its Nodes with (its instance types' offering price)."""
+    price = labels.get("eks-node-viewer/instance-price")
+    return float(price) if price is not None else None
+
+
+def nodes_and_cost(bed, price_of):
+    """The cluster's Nodes and what they cost per hour, PRICE_OF(labels) each."""
     nodes = json.loads(kubectl(bed, "get", "nodes", "-o", "json"))["items"]
     cost, unknown = 0.0, set()
     for n in nodes:
-        labels = n["metadata"]["labels"]
-        key = tuple(labels.get(k) for k in ("node.kubernetes.io/instance-type", "topology.kubernetes.io/zone",
-                                            "karpenter.sh/capacity-type"))
-        if key in prices:
-            cost += prices[key]
+        price = price_of(n["metadata"]["labels"])
+        if price is None:
+            unknown.add(n["metadata"]["name"])
         else:
-            unknown.add(key)
+            cost += price
     if unknown:
-        raise kubebed.BedError("no price for the nodes' (instance type, zone, capacity type) %s" % sorted(unknown))
+        raise kubebed.BedError("no price for nodes %s" % sorted(unknown))
     return len(nodes), cost
 
 
-def run_row(name, pods, setup, start, prices_of):
+def stop(procs):
+    for p in procs:
+        if p and p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def run_row(name, pods, setup, start, price_of):
     """One row on a fresh control plane. SETUP(bed) installs what the autoscaler needs; START(bed, log) starts it and
-    returns its Popen and the extra processes to stop with it."""
+    returns its Popen and that of the kubelet playing its Nodes when that is another process (kwok), else None. The
+    autoscaler's requests are those of flow schema global-default, a separate kubelet's those of system-nodes (its
+    user is in group system:nodes)."""
     os.environ["NS_KUBEBED_COMPONENT_QPS"] = "1000"
     with kubebed.plane() as bed:
         admin = Session(bed)
@@ -280,14 +308,16 @@ def run_row(name, pods, setup, start, prices_of):
         deadline = time.monotonic() + 300
         while len(watch.unschedulable) < pods and time.monotonic() < deadline:
             time.sleep(0.5)
-        before = apf_dispatched(admin, APF_FLOW)
+        before = {f: apf_dispatched(admin, f) for f in (APF_FLOW, KUBELET_FLOW)}
         log = tempfile.NamedTemporaryFile("w+", prefix="bench-%s-" % name, suffix=".log", delete=False)
         t0 = time.monotonic()
-        proc, others = start(bed, log)
+        proc, kubelet = start(bed, log)
         try:
             while not watch.done.is_set():
-                if proc.poll() is not None:
-                    raise kubebed.BedError("%s exited with status %d; log %s" % (name, proc.returncode, log.name))
+                for p in (proc, kubelet):
+                    if p and p.poll() is not None:
+                        raise kubebed.BedError("%s exited with status %d; log %s" % (p.args[0], p.returncode,
+                                                                                     log.name))
                 if watch.error:
                     raise kubebed.BedError(str(watch.error))
                 if time.monotonic() - t0 > 900:
@@ -295,21 +325,19 @@ def run_row(name, pods, setup, start, prices_of):
                         name, len(watch.bound), pods, len(watch.running), log.name))
                 watch.done.wait(0.5)
             cpu, peak = proc_figures(proc.pid)
-            requests = apf_dispatched(admin, APF_FLOW) - before
-            nodes, cost = nodes_and_cost(bed, prices_of())
+            row = {"autoscaler": name, "pods": pods, "create_pods_s": round(created_s, 1),
+                   "all_bound_s": round(watch.all_bound_at - t0, 1),
+                   "all_running_s": round(watch.all_running_at - t0, 1),
+                   "api_requests": apf_dispatched(admin, APF_FLOW) - before[APF_FLOW],
+                   "cpu_s": round(cpu, 1), "peak_rss_mib": round(peak, 1)}
+            if kubelet:
+                kcpu, kpeak = proc_figures(kubelet.pid)
+                row.update(kubelet_api_requests=apf_dispatched(admin, KUBELET_FLOW) - before[KUBELET_FLOW],
+                           kubelet_cpu_s=round(kcpu, 1), kubelet_peak_rss_mib=round(kpeak, 1))
+            row["nodes"], cost = nodes_and_cost(bed, price_of)
+            row["cost_per_hour"] = round(cost, 2)
         finally:
-            for p in [proc] + others:
-                if p.poll() is None:
-                    p.send_signal(signal.SIGTERM)
-                    try:
-                        p.wait(30)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
-                        p.wait()
-        row = {"autoscaler": name, "pods": pods, "create_pods_s": round(created_s, 1),
-               "all_bound_s": round(watch.all_bound_at - t0, 1), "all_running_s": round(watch.all_running_at - t0, 1),
-               "nodes": nodes, "cost_per_hour": round(cost, 2), "api_requests": requests,
-               "cpu_s": round(cpu, 1), "peak_rss_mib": round(peak, 1)}
+            stop((proc, kubelet))
         os.unlink(log.name)
         return row
 
@@ -317,7 +345,6 @@ def run_row(name, pods, setup, start, prices_of):
 def nodesmith_row(nodesmith, pods):
     crds = subprocess.run(["bash", os.path.join(HERE, "..", "test", "controller", "fetch-karpenter-crds.sh")],
                           capture_output=True, text=True, check=True).stdout.strip()
-
     users = {}
 
     def setup(bed):
@@ -335,15 +362,51 @@ def nodesmith_row(nodesmith, pods):
                               "--leader-election-namespace", "default"],
                              stdout=log, stderr=subprocess.STDOUT, env=env,
                              preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
-        return p, []
+        return p, None
 
-    return run_row("nodesmith", pods, setup, start, lambda: sim_prices(nodesmith))
+    return run_row("nodesmith", pods, setup, start, sim_prices(nodesmith))
+
+
+def karpenter_row(pods):
+    """Karpenter v1.14.0's kwok provider with kwok as the kubelet of its Nodes (bench/build-karpenter-kwok.sh)."""
+    r = subprocess.run(["bash", os.path.join(HERE, "build-karpenter-kwok.sh")], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise kubebed.BedError("building Karpenter and kwok failed: " + r.stderr.strip())
+    built = r.stdout.strip()
+    users = {}
+
+    def setup(bed):
+        crds = os.path.join(built, "crds")
+        install_crds(bed, crds, sorted(os.listdir(crds)))
+        create(bed, "/apis/karpenter.sh/v1/nodepools", nodepool("karpenter.kwok.sh", "KWOKNodeClass"))
+        create(bed, "/apis/karpenter.kwok.sh/v1alpha1/kwoknodeclasses", {
+            "apiVersion": "karpenter.kwok.sh/v1alpha1", "kind": "KWOKNodeClass", "metadata": {"name": "default"}})
+        users["karpenter"] = bench_user(bed, "karpenter-bench", "bench")
+        users["kwok"] = bench_user(bed, "kwok-bench", "system:nodes")
+
+    def start(bed, log):
+        # Karpenter's chart's settings (its defaults otherwise); a local process, so no GOMEMLIMIT from a pod limit,
+        # and its Lease in a namespace named, as nodesmith's row does (out of a cluster there is none to infer)
+        env = dict(os.environ, KUBECONFIG=users["karpenter"], SYSTEM_NAMESPACE="default", LOG_LEVEL="info",
+                   LEADER_ELECTION_NAMESPACE="default",
+                   KUBERNETES_MIN_VERSION="1.19.0-0", METRICS_PORT=str(free_port()),
+                   HEALTH_PROBE_PORT=str(free_port()))
+        karpenter = subprocess.Popen([os.path.join(built, "bin", "karpenter")], stdout=log, stderr=subprocess.STDOUT,
+                                     env=env, preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
+        kwok = subprocess.Popen([os.path.join(built, "bin", "kwok"), "--kubeconfig", users["kwok"],
+                                 "--manage-all-nodes=false",
+                                 "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake"],
+                                stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ),
+                                preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
+        return karpenter, kwok
+
+    return run_row("karpenter", pods, setup, start, kwok_price)
 
 
 def print_table(rows):
     cols = ("autoscaler", "pods", "all_bound_s", "all_running_s", "nodes", "cost_per_hour", "api_requests", "cpu_s",
-            "peak_rss_mib")
-    print(" ".join("%-14s" % c for c in cols))
+            "peak_rss_mib", "kubelet_api_requests", "kubelet_cpu_s", "kubelet_peak_rss_mib")
+    print(" ".join("%-14s" % c[:14] for c in cols))
     for r in rows:
         print(" ".join("%-14s" % r.get(c, "-") for c in cols))
 
@@ -351,15 +414,22 @@ def print_table(rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("nodesmith")
-    ap.add_argument("--pods", default="1000,20000", help="comma-separated pod counts, one row each")
+    ap.add_argument("--pods", default="1000,20000", help="comma-separated pod counts, one nodesmith row each")
+    ap.add_argument("--karpenter-pods", type=int, default=20000,
+                    help="pods of the Karpenter row (0: none); its build failing is printed, not fatal")
     args = ap.parse_args()
     # SIGTERM (meson's timeout) unwinds, so the control plane is stopped and its files removed
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     rows = []
-    for n in [int(x) for x in args.pods.split(",")]:
-        row = nodesmith_row(os.path.abspath(args.nodesmith), n)
-        print(json.dumps(row), flush=True)
-        rows.append(row)
+    for n in [int(x) for x in args.pods.split(",") if x]:
+        rows.append(nodesmith_row(os.path.abspath(args.nodesmith), n))
+        print(json.dumps(rows[-1]), flush=True)
+    if args.karpenter_pods:
+        try:
+            rows.append(karpenter_row(args.karpenter_pods))
+            print(json.dumps(rows[-1]), flush=True)
+        except kubebed.BedError as e:
+            print("no Karpenter row: %s" % e, flush=True)
     print_table(rows)
     return 0
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Karpenter's kwok provider (sigs.k8s.io/karpenter/kwok: Karpenter itself with a fake cloud whose instances are kwok
+# Nodes) and kwok (sigs.k8s.io/kwok/cmd/kwok, the kubelet of those Nodes), built once from their Go modules through
+# the module proxy (checked against the checksum database by the go command) into a cache outside the tree keyed by
+# version, like the control plane (test/kube/build-control-plane.sh, whose Go it uses). For bench/controller_bench.py's
+# side-by-side row. Prints the directory holding bin/karpenter, bin/kwok and crds/ (Karpenter's CRDs and the kwok
+# provider's node class CRD, as its chart installs them); the compiler's output goes to <cache>/build.log.
+#
+# Environment: NODESMITH_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith), NS_KARPENTER_VERSION,
+# NS_KWOK_VERSION.
+set -euo pipefail
+karpenter_version=${NS_KARPENTER_VERSION:-v1.14.0}
+kwok_version=${NS_KWOK_VERSION:-v0.7.0}
+cache=${NODESMITH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith}
+out=$cache/karpenter-kwok-$karpenter_version-kwok-$kwok_version
+if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
+here=$(cd "$(dirname "$0")" && pwd)
+go=$(bash "$here/../test/kube/build-control-plane.sh" --print-go)
+mkdir -p "$out" "$cache/gomod"
+# Two runs starting at once must not build twice into the same directory.
+exec 9>"$out.lock"
+flock 9
+if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
+: >"$out/build.log"
+# Both commands are named kwok by their package: each is installed into a directory of its own, then named.
+for pair in "karpenter sigs.k8s.io/karpenter/kwok@$karpenter_version" "kwok sigs.k8s.io/kwok/cmd/kwok@$kwok_version"; do
+  name=${pair%% *} pkg=${pair#* }
+  echo "build-karpenter-kwok: building $pkg with $("$go" env GOVERSION); log in $out/build.log" >&2
+  # GOTOOLCHAIN=auto: a module may require a newer Go than the one found; the go command then fetches that
+  # toolchain through the proxy, checked like any module.
+  if ! GOMODCACHE=$cache/gomod GOBIN=$out/gobin-$name GOFLAGS=-mod=mod GOTOOLCHAIN=auto GOMAXPROCS=2 CGO_ENABLED=0 \
+       GOWORK=off "$go" install "$pkg" >>"$out/build.log" 2>&1; then
+    echo "build-karpenter-kwok: go install $pkg failed:" >&2
+    tail -20 "$out/build.log" >&2
+    exit 1
+  fi
+  mkdir -p "$out/bin"
+  mv "$out/gobin-$name/kwok" "$out/bin/$name"
+  rmdir "$out/gobin-$name"
+done
+mod=$cache/gomod/sigs.k8s.io/karpenter@$karpenter_version/kwok
+mkdir -p "$out/crds"
+cp "$mod"/charts/crds/*.yaml "$mod"/apis/crds/*.yaml "$out/crds/"
+chmod u+w "$out"/crds/*.yaml
+touch "$out/.complete"
+echo "$out"
