@@ -58,7 +58,7 @@ typedef struct cost_pass {
 /* Moving the group's pods changes nothing another pod's placement was decided on. */
 static bool group_movable(const sched_group *g)
 {
-    if (g->bad_topology_key || g->vol_why || g->pod->n_host_ports || g->n_counted_by || g->n_inverse || g->n_skips)
+    if (g->vol_why || g->pod->n_host_ports || g->n_counted_by || g->n_inverse || g->n_skips)
         return false;
     for (size_t i = 0; i < g->n_cons; i++)
         if (g->cons[i].active)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors/ns_error.h"
+#include "model/labels.h"
 #include "model/nodepool.h"
 #include "model/taints.h"
 #include "sched/sched_internal.h"
@@ -138,4 +139,62 @@ uint32_t sched_domain_zones(const sched *s, const sched_domain_filter *f)
         if (s->nodes[n].zone >= 0 && node_counts(f, s->nodes[n].node))
             zones |= 1u << s->nodes[n].zone;
     return zones;
+}
+
+/* The values pool p offers for key, within what requirement r allows (NULL: anything). */
+static int pool_values(const sched *s, const sched_pool *p, const char *key, const ns_requirement *r,
+                       sched_keyed *out)
+{
+    if (strcmp(key, NS_LABEL_CAPACITY_TYPE) == 0) {
+        uint64_t offered = 0;
+        for (size_t i = 0; i < p->n_types; i++)
+            offered |= p->offers[i] & p->pairs;
+        for (int ct = 0; ct < SCHED_N_CT; ct++)
+            for (size_t z = 0; z < s->n_zones; z++)
+                if ((offered >> (z * SCHED_N_CT + (size_t)ct)) & 1u) {
+                    const char *v = sched_ct_name(ct);
+                    if ((!r || ns_requirement_has(r, v)) && sched_keyed_add(out, v) < 0)
+                        return NS_ERR_INTERNAL;
+                    break;
+                }
+        return NS_OK;
+    }
+    /* Karpenter's domain groups: the pool's In values, and each type's label where the pool allows it. */
+    const ns_requirement *own = ns_requirements_get(&p->reqs, key);
+    for (size_t i = 0; own && !own->complement && i < own->n_values; i++)
+        if ((!r || ns_requirement_has(r, own->values[i])) && sched_keyed_add(out, own->values[i]) < 0)
+            return NS_ERR_INTERNAL;
+    for (size_t i = 0; i < p->n_types; i++) {
+        const char *v = ns_label_find(p->types[i]->labels, p->types[i]->n_labels, key);
+        if (!v && strcmp(key, NS_LABEL_INSTANCE_TYPE) == 0)
+            v = p->types[i]->name;
+        if (v && (!own || ns_requirement_has(own, v)) && (!r || ns_requirement_has(r, v)) &&
+            sched_keyed_add(out, v) < 0)
+            return NS_ERR_INTERNAL;
+    }
+    return NS_OK;
+}
+
+int sched_domain_values(const sched *s, const sched_domain_filter *f, const char *key, sched_keyed *out)
+{
+    for (size_t pi = 0; pi < s->n_pools; pi++) {
+        const sched_pool *p = &s->pools[pi];
+        if (p->unusable || p->n_types == 0 || !tolerated(f, p->np->taints, p->np->n_taints))
+            continue;
+        ns_compat_opts opts = {.allow_undefined_well_known = true, .extra_well_known = p->keys,
+                               .n_extra_well_known = p->n_keys};
+        for (size_t i = 0; i < (f->affinity ? f->n_terms : 1); i++) {
+            if (f->affinity && !ns_requirements_compatible(&p->reqs, &f->terms[i], &opts, NULL, 0))
+                continue;
+            if (pool_values(s, p, key, f->affinity ? ns_requirements_get(&f->terms[i], key) : NULL, out) != NS_OK)
+                return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing the domains of %s", key);
+        }
+    }
+    for (size_t n = 0; n < s->n_nodes; n++) {
+        const ns_labels *l = &s->nodes[n].node->meta.labels;
+        const char *v = ns_labels_get(l, key);
+        if (v && node_counts(f, s->nodes[n].node) && sched_keyed_add(out, v) < 0)
+            return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing the domains of %s", key);
+    }
+    return NS_OK;
 }

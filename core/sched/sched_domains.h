@@ -39,5 +39,10 @@ int sched_domain_filter_sig(const sched_domain_filter *f, char **buf, size_t *le
 bool sched_domain_host_counts(const struct sched *s, const sched_domain_filter *f, size_t host);
 /* Zones (bit per zone) the filter leaves as domains: those of NodePools and existing nodes that pass it. */
 uint32_t sched_domain_zones(const struct sched *s, const sched_domain_filter *f);
+struct sched_keyed;
+/* The same for another key: the values of key that the NodePools passing the filter offer (their In requirements,
+ * their types' labels, for capacity type their offerings) and that existing nodes passing it carry, added to out.
+ * 0 or NS_ERR_INTERNAL. */
+int sched_domain_values(const struct sched *s, const sched_domain_filter *f, const char *key, struct sched_keyed *out);
 
 #endif

@@ -103,7 +103,7 @@ static void room_init(sched_room *r)
     r->offered = 0;
 }
 
-static void keep_room(const sched_pool *p, const uint64_t *keep, sched_room *room)
+void sched_room_of(const sched_pool *p, const uint64_t *keep, sched_room *room)
 {
     room_init(room);
     for (size_t i = sched_bits_first(keep, p->words); i != SIZE_MAX; i = sched_bits_next(keep, p->words, i))
@@ -164,7 +164,7 @@ int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, con
             }
         }
         if (!merged_min_values || all_min_values_ok(s, p, keep, pairs, &c->reqs, &g->reqs, why, len)) {
-            keep_room(p, keep, room);
+            sched_room_of(p, keep, room);
             return k;
         }
         int64_t next = 0;

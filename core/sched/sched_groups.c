@@ -279,6 +279,9 @@ int sched_group_prepare(sched *s, sched_group *g)
     g->pod_zones = 0;
     for (size_t z = 0; z < s->n_zones; z++)
         g->pod_zones |= !zr || ns_requirement_has(zr, s->zones[z]) ? 1u << z : 0;
+    /* Before the volumes: they constrain the node, not the domains the pod's own requirements allow. */
+    if ((rc = sched_keyed_requirements(s, g)) != NS_OK)
+        return rc;
     /* After pod_zones: the volumes constrain the node, not the domains the pod's own affinity counts in. */
     if ((rc = ns_requirements_add_all(&g->reqs, &g->vol_reqs)) != NS_OK)
         return rc;

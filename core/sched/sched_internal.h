@@ -78,9 +78,21 @@ typedef struct sched_pool {
 
 enum { SCHED_TOPO_SPREAD = 0, SCHED_TOPO_AFFINITY, SCHED_TOPO_ANTI };
 
+/* The domains of a topology on a key other than zone and hostname (sched_keyed.c): the label values the pools'
+ * requirements, their instance types (capacity type: their offerings) and the existing nodes give the key. */
+typedef struct sched_keyed {
+    char **values; /* owned */
+    int32_t *count; /* pods the selector matches, per domain */
+    int32_t *owner; /* anti-affinity: pods that declared the term, per domain */
+    size_t n, cap;
+} sched_keyed;
+
 typedef struct sched_topo {
     int kind;
-    bool hostname; /* else zone */
+    bool hostname;
+    bool keyed;      /* neither zone nor hostname: counted per value of key in dom */
+    const char *key; /* borrowed from the declaring pod */
+    sched_keyed dom;
     int32_t max_skew;
     int32_t min_domains;
     const ns_label_selector *selector; /* borrowed from the first pod that declared it, or owned_selector */
@@ -135,7 +147,7 @@ typedef struct sched_group {
     size_t n_counted_by;
     uint32_t *inverse; /* anti-affinity topologies whose selector matches this pod */
     size_t n_inverse;
-    const char *bad_topology_key; /* a constraint on a key the scheduler does not know */
+    char keyed_why[256]; /* why a constraint on another key than zone or hostname has no domain left, or "" */
     ns_requirements vol_reqs; /* what the pod's volumes require of its node (sched_volumes.h), zone labels rewritten */
     char *vol_why;            /* why a claim of the pod cannot be used (owned), NULL when they can */
     uint32_t *skips; /* blocked-claim lists that apply at the current relaxation level: topology * 2 + list */
@@ -241,6 +253,8 @@ void sched_vec_from(const sched *s, const ns_res *r, sched_vec *out);
 int sched_vec_to(const sched *s, const sched_vec *v, ns_res *out); /* 0 or NS_ERR_INTERNAL */
 int sched_zone_index(const sched *s, const char *zone);
 int sched_ct_index(const char *capacity_type);
+const char *sched_ct_name(int index); /* NULL out of range */
+uint64_t sched_ct_pairs(const sched *s, int index); /* the pairs of one capacity type, in every zone */
 uint64_t sched_zone_pairs(int zone);
 uint64_t sched_pairs_for(const sched *s, const ns_requirements *reqs);
 uint32_t sched_pairs_zones(const sched *s, uint64_t pairs); /* the zones (bit per zone) pairs name */
@@ -288,6 +302,23 @@ int sched_topo_register_bound(sched *s, const ns_pod *pod);
 int sched_topo_group_skips(const sched *s, sched_group *g);
 void sched_topos_free(sched *s);
 
+/* sched_keyed.c: topologies on any key but zone and hostname. Such a constraint becomes "key In [the domains it
+ * allows]" in the group's requirements (sched_group_prepare), so existing nodes, claims and pools are matched by the
+ * requirement code; the group's pods then go one at a time, each with the counts the previous one left. */
+long sched_keyed_add(sched_keyed *k, const char *value); /* the value's index, added when new; -1 out of memory */
+void sched_keyed_free(sched_keyed *k);
+/* Fills t->dom with the domains of t->key its filter leaves. 0 or NS_ERR_INTERNAL. */
+int sched_keyed_universe(sched *s, sched_topo *t);
+/* g has an active constraint, or is matched by another pod's required anti-affinity, on such a key. */
+bool sched_keyed_group(const sched *s, const sched_group *g);
+/* Adds the domains g's keyed constraints allow to g->reqs, or says in g->keyed_why why one allows none. */
+int sched_keyed_requirements(sched *s, sched_group *g);
+/* After g's pods joined claim c: a spread (or a self-affinity starting its domain) picks one domain among those the
+ * claim still offers, the one with the fewest matching pods, and the claim keeps only types offering it. */
+int sched_keyed_narrow(sched *s, const sched_group *g, sched_claim *c);
+/* Counts `count` pods on host in t (owner: as pods that declared t's anti-affinity term). */
+void sched_keyed_record(sched *s, sched_topo *t, uint32_t host, int64_t count, bool owner);
+
 /* sched_place.c */
 int64_t sched_try_node(sched *s, sched_group *g, size_t node, int64_t want);
 int64_t sched_try_claim(sched *s, sched_group *g, size_t claim, int64_t want);
@@ -320,6 +351,8 @@ int64_t sched_fit_types(sched *s, const sched_pool *p, const sched_claim *c, con
                         int64_t limit, bool merged_min_values, uint64_t *keep, sched_room *room, char *why,
                         size_t len);
 void sched_claims_free(sched *s);
+/* What the types in `types` offer (sched_room). */
+void sched_room_of(const sched_pool *p, const uint64_t *types, sched_room *room);
 /* Distinct values of r's key among the types in keep (for zone and capacity type: among their offerings within
  * pairs); for other keys it stops counting at r's minValues. */
 size_t sched_min_values_count(const sched *s, const sched_pool *p, const uint64_t *keep, uint64_t pairs,

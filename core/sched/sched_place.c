@@ -135,6 +135,8 @@ static int commit_claim(sched *s, sched_group *g, size_t ci, int64_t k, const ui
     }
     if (g->pod->n_host_ports && add_port_pod(&c->port_pods, &c->n_port_pods, g->pod) != NS_OK)
         return NS_ERR_INTERNAL;
+    if (sched_keyed_narrow(s, g, c) != NS_OK)
+        return NS_ERR_INTERNAL;
     sched_topo_record(s, g, c->host, sched_pairs_zones(s, c->pairs), k);
     sched_group_assign(s, g, s->n_nodes + ci, k);
     c->n_pods += (size_t)k;

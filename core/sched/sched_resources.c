@@ -124,6 +124,19 @@ int sched_ct_index(const char *capacity_type)
     return -1;
 }
 
+const char *sched_ct_name(int index)
+{
+    return index >= 0 && index < SCHED_N_CT ? sched_cts[index] : NULL;
+}
+
+uint64_t sched_ct_pairs(const sched *s, int index)
+{
+    uint64_t pairs = 0;
+    for (size_t z = 0; index >= 0 && z < s->n_zones; z++)
+        pairs |= UINT64_C(1) << (z * SCHED_N_CT + (size_t)index);
+    return pairs;
+}
+
 uint64_t sched_zone_pairs(int zone)
 {
     return ((UINT64_C(1) << SCHED_N_CT) - 1) << (zone * SCHED_N_CT);

@@ -145,7 +145,7 @@ static bool placement_opens_claims(const sched *s, const sched_group *g)
     for (size_t i = 0; i < g->n_cons; i++) {
         const sched_constraint *c = &g->cons[i];
         const sched_topo *t = &s->topos[c->topo];
-        if (c->active && c->self && !t->hostname && t->kind != SCHED_TOPO_ANTI)
+        if (c->active && c->self && !t->hostname && !t->keyed && t->kind != SCHED_TOPO_ANTI)
             return true;
     }
     return false;
@@ -154,11 +154,17 @@ static bool placement_opens_claims(const sched *s, const sched_group *g)
 /* 1 when every pod of the group is placed, 0 when some are left, negative on error. */
 static int place_group(sched *s, sched_group *g)
 {
-    if (g->bad_topology_key || g->vol_why)
+    if (g->vol_why)
         return 0;
-    bool one = placement_opens_claims(s, g);
+    /* Each pod of a group with a constraint on another key sees the counts the previous one left. */
+    bool keyed = sched_keyed_group(s, g), one = keyed || placement_opens_claims(s, g);
     while (g->done < g->n_pods) {
-        int64_t want = (int64_t)(g->n_pods - g->done), k = 0;
+        int rc = keyed ? sched_group_prepare(s, g) : NS_OK;
+        if (rc != NS_OK)
+            return rc;
+        if (g->keyed_why[0])
+            return 0;
+        int64_t want = keyed ? 1 : (int64_t)(g->n_pods - g->done), k = 0;
         for (size_t n = 0; n < s->n_nodes && k == 0; n++)
             k = sched_try_node(s, g, n, want);
         if (k == 0)
@@ -203,7 +209,7 @@ static int solve(sched *s)
         if (placed)
             continue;
         char what[256] = "";
-        bool relaxed = !g->bad_topology_key && !g->vol_why && sched_group_relax(s, g, what, sizeof(what));
+        bool relaxed = !g->vol_why && sched_group_relax(s, g, what, sizeof(what));
         if (relaxed) {
             ns_log(NS_LOG_DEBUG, "provisioner", "relaxing soft constraints for pod since it previously failed to "
                    "schedule", "pod", g->pod->meta.name ? g->pod->meta.name : "",
@@ -229,9 +235,8 @@ static int explain(sched *s, sched_group *g)
         snprintf(g->reason, sizeof(g->reason), "%s", g->vol_why);
         return NS_OK;
     }
-    if (g->bad_topology_key) {
-        snprintf(g->reason, sizeof(g->reason), "topology key %s is not supported (only %s and %s)",
-                 g->bad_topology_key, NS_LABEL_ZONE, NS_LABEL_HOSTNAME);
+    if (g->keyed_why[0]) {
+        snprintf(g->reason, sizeof(g->reason), "%s", g->keyed_why);
         return NS_OK;
     }
     char **why = calloc(s->n_pools ? s->n_pools : 1, sizeof(char *));

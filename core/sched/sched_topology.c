@@ -1,6 +1,6 @@
 /*
- * Topology: spread constraints, pod affinity and pod anti-affinity on zone and hostname, as Karpenter's topology
- * groups. Each distinct (kind, key, selector, namespaces, maxSkew, minDomains, and for spread constraints the node
+ * Topology: spread constraints, pod affinity and pod anti-affinity, as Karpenter's topology groups; zone and hostname
+ * here, other keys through requirements (sched_keyed.c). Each distinct (kind, key, selector, namespaces, maxSkew, minDomains, and for spread constraints the node
  * filter of nodeAffinityPolicy and nodeTaintsPolicy) is one sched_topo with pod counts per zone and per host; pod
  * groups point at the topologies they declare (constraints) and at those that count them. matchLabelKeys widen a
  * spread selector with the declaring pod's own label values.
@@ -135,6 +135,8 @@ static int topo_get(sched *s, topo_spec *spec, uint32_t *out)
     memset(t, 0, sizeof(*t));
     t->kind = spec->kind;
     t->hostname = strcmp(spec->key, NS_LABEL_HOSTNAME) == 0;
+    t->keyed = !t->hostname && strcmp(spec->key, NS_LABEL_ZONE) != 0;
+    t->key = spec->key;
     t->max_skew = spec->max_skew;
     t->min_domains = spec->min_domains;
     t->selector = spec->selector;
@@ -147,10 +149,11 @@ static int topo_get(sched *s, topo_spec *spec, uint32_t *out)
     t->owned_selector = spec->owned_selector;
     memset(&spec->filter, 0, sizeof(spec->filter));
     spec->owned_selector = NULL;
-    if (t->kind == SCHED_TOPO_SPREAD && !t->hostname)
+    s->n_topos++;
+    if (t->kind == SCHED_TOPO_SPREAD && !t->hostname && !t->keyed)
         t->universe = sched_domain_zones(s, &t->filter);
-    *out = (uint32_t)s->n_topos++;
-    return NS_OK;
+    *out = (uint32_t)(s->n_topos - 1);
+    return t->keyed ? sched_keyed_universe(s, t) : NS_OK;
 }
 
 bool sched_topo_matches(const sched_topo *t, const ns_pod *pod)
@@ -164,17 +167,12 @@ bool sched_topo_matches(const sched_topo *t, const ns_pod *pod)
     return in_ns && ns_label_selector_matches(t->selector, &pod->meta.labels);
 }
 
-static bool known_key(const char *key)
-{
-    return key && (strcmp(key, NS_LABEL_ZONE) == 0 || strcmp(key, NS_LABEL_HOSTNAME) == 0);
-}
-
 static void term_spec(const ns_pod *pod, const ns_pod_affinity_term *term, int kind, topo_spec *spec)
 {
     const ns_label_selector *nss = &term->namespace_selector;
     memset(spec, 0, sizeof(*spec));
     spec->kind = kind;
-    spec->key = term->topology_key;
+    spec->key = term->topology_key ? term->topology_key : "";
     spec->selector = &term->selector;
     spec->namespaces = (const char *const *)term->namespaces;
     spec->n_namespaces = term->n_namespaces;
@@ -184,14 +182,6 @@ static void term_spec(const ns_pod *pod, const ns_pod_affinity_term *term, int k
 
 static int add_con(sched *s, sched_group *g, topo_spec *spec, uint8_t src, int32_t weight, bool anyway)
 {
-    if (!known_key(spec->key)) {
-        /* Only zone and hostname domains are counted. A soft term on another key is relaxed away up front: Karpenter
-         * honours it until relaxation removes it, and it never makes a pod unschedulable there either. */
-        bool soft = anyway || src == SCHED_SRC_AFF_PREF || src == SCHED_SRC_ANTI_PREF;
-        if (!soft)
-            g->bad_topology_key = spec->key ? spec->key : "(none)";
-        return NS_OK;
-    }
     sched_constraint *nc = realloc(g->cons, (g->n_cons + 1) * sizeof(*nc));
     if (!nc)
         return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for topology constraints");
@@ -264,7 +254,7 @@ int sched_topo_register(sched *s, sched_group *g)
         const ns_topology_spread *t = &p->spread[i];
         memset(&spec, 0, sizeof(spec));
         spec.kind = SCHED_TOPO_SPREAD;
-        spec.key = t->topology_key;
+        spec.key = t->topology_key ? t->topology_key : "";
         spec.max_skew = t->max_skew > 0 ? t->max_skew : 1;
         spec.min_domains = t->min_domains;
         spec.own_namespace = p->meta.namespace_ ? p->meta.namespace_ : "default";
@@ -400,6 +390,8 @@ static bool allow_one(const sched *s, const sched_group *g, const sched_constrai
                       int64_t *limit, char *why, size_t len)
 {
     const sched_topo *t = &s->topos[c->topo];
+    if (t->keyed)
+        return true; /* g->reqs already holds the domains it allows (sched_keyed_requirements) */
     if (t->kind == SCHED_TOPO_SPREAD && t->hostname) {
         int32_t count = t->host[host];
         if (count + (c->self ? 1 : 0) > t->max_skew) {
@@ -482,12 +474,12 @@ uint32_t sched_topo_zones(const sched *s, const sched_group *g)
     uint32_t all = s->n_zones >= 32 ? UINT32_MAX : (1u << s->n_zones) - 1u, zones = all;
     for (size_t i = 0; i < g->n_cons; i++) {
         const sched_topo *t = &s->topos[g->cons[i].topo];
-        if (g->cons[i].active && !t->hostname)
+        if (g->cons[i].active && !t->hostname && !t->keyed)
             zones &= zones_allowed_by(s, g, &g->cons[i], t, all);
     }
     for (size_t i = 0; i < g->n_inverse; i++) {
         const sched_topo *t = &s->topos[g->inverse[i]];
-        for (size_t z = 0; !t->hostname && z < s->n_zones; z++)
+        for (size_t z = 0; !t->hostname && !t->keyed && z < s->n_zones; z++)
             if (t->owner_zone[z] > 0)
                 zones &= ~(1u << z);
     }
@@ -507,7 +499,7 @@ bool sched_topo_allow(const sched *s, const sched_group *g, uint32_t host, uint3
                      NS_LABEL_HOSTNAME);
             return false;
         }
-        if (t->hostname)
+        if (t->hostname || t->keyed)
             continue;
         for (size_t z = 0; z < s->n_zones; z++)
             if (t->owner_zone[z] > 0)
@@ -552,7 +544,9 @@ void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t z
         if (sched_domain_filter_active(&t->filter) && !sched_domain_host_counts(s, &t->filter, host))
             continue;
         t->total += count;
-        if (t->hostname) {
+        if (t->keyed) {
+            sched_keyed_record(s, t, host, count, false);
+        } else if (t->hostname) {
             t->host[host] += (int32_t)count;
             block_claim(s, t, host);
         } else {
@@ -565,7 +559,9 @@ void sched_topo_record(sched *s, const sched_group *g, uint32_t host, uint32_t z
         /* Only required terms bind other pods (kube-scheduler's symmetry); a preferred one may be relaxed away. */
         if (!c->active || c->src != SCHED_SRC_ANTI_REQ)
             continue;
-        if (t->hostname) {
+        if (t->keyed) {
+            sched_keyed_record(s, t, host, count, true);
+        } else if (t->hostname) {
             t->owner_host[host] += (int32_t)count;
             block_claim(s, t, host);
         } else
@@ -579,7 +575,7 @@ int sched_topo_register_bound(sched *s, const ns_pod *pod)
         topo_spec spec;
         uint32_t id;
         term_spec(pod, &pod->affinity.anti_required[i], SCHED_TOPO_ANTI, &spec);
-        int rc = known_key(spec.key) ? topo_get(s, &spec, &id) : NS_OK;
+        int rc = topo_get(s, &spec, &id);
         if (rc != NS_OK)
             return rc;
     }
@@ -595,7 +591,9 @@ void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone)
             (sched_domain_filter_active(&t->filter) && !sched_domain_host_counts(s, &t->filter, host)))
             continue;
         t->total++;
-        if (t->hostname)
+        if (t->keyed)
+            sched_keyed_record(s, t, host, 1, false);
+        else if (t->hostname)
             t->host[host]++;
         else if (zones)
             t->zone[zone]++;
@@ -603,15 +601,15 @@ void sched_topo_record_pod(sched *s, const ns_pod *pod, uint32_t host, int zone)
     for (size_t i = 0; i < pod->affinity.n_anti_required; i++) {
         topo_spec spec;
         term_spec(pod, &pod->affinity.anti_required[i], SCHED_TOPO_ANTI, &spec);
-        if (!known_key(spec.key))
-            continue;
         char *sig = topo_sig(&spec);
         long at = sig ? topo_find(s, sig) : -1;
         free(sig);
         if (at < 0)
             continue;
         sched_topo *t = &s->topos[at];
-        if (t->hostname)
+        if (t->keyed)
+            sched_keyed_record(s, t, host, 1, true);
+        else if (t->hostname)
             t->owner_host[host]++;
         else if (zones)
             t->owner_zone[zone]++;
@@ -646,6 +644,7 @@ void sched_topos_free(sched *s)
         sched_skip_free(&s->topos[i].skip[0]);
         sched_skip_free(&s->topos[i].skip[1]);
         sched_domain_filter_free(&s->topos[i].filter);
+        sched_keyed_free(&s->topos[i].dom);
         ns_label_selector_free(s->topos[i].owned_selector);
         free(s->topos[i].owned_selector);
         free(s->topos[i].sig);
