@@ -16,10 +16,9 @@
  * Where nodesmith differs on purpose: required pod anti-affinity is enforced in both directions for the pods of the
  * round (as kube-scheduler does), not only for pods already in the cluster; a pod affinity term's
  * namespaceSelector is read as "every namespace" when it is empty ({}) and as the pod's own namespace otherwise,
- * since namespaces' labels are not part of the simulated cluster. Required spread constraints and required pod
- * (anti-)affinity terms on topology keys other than topology.kubernetes.io/zone and kubernetes.io/hostname make the
- * pod unschedulable with a reason naming the key; ScheduleAnyway spreads and preferred terms on such keys are
- * relaxed away from the start (Karpenter tries them first).
+ * since namespaces' labels are not part of the simulated cluster. Topology on keys other than zone and hostname
+ * (sched_keyed.c): where Karpenter picks among domains with equal counts in map order, nodesmith takes the first in
+ * sorted order; a claim narrowed to one such domain keeps its types offering it without checking minValues again.
  * minValues on zone and capacity type counts the values left among a claim's launch options (after its zone and
  * capacity-type narrowing), where Karpenter counts the instance types' offerings as listed. A DaemonSet's required
  * node-affinity terms are each tried on every instance type (Karpenter drops a term that failed on one type for the
