@@ -10,6 +10,7 @@
 
 #include "clock/ns_clock.h"
 #include "simulation/timeline_decode.h"
+#include "sched/sched.h"
 #include "simulation/timeline_object_patch.h"
 #include "simulation/timeline_launch_error.h"
 #include "simulation/timeline_pod_status.h"
@@ -184,7 +185,7 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
 static const char *const engine_fields[] = {
     "tick", "registrationDelay", "initializationDelay", "registrationTTL", "batchIdleDuration", "batchMaxDuration",
     "stabilizationWindow", "orphanGCGrace", "unavailableOfferingTTL", "actOnRebalance", "spotToSpotConsolidation",
-    NULL};
+    "minValuesPolicy", NULL};
 
 static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings *e)
 {
@@ -219,7 +220,18 @@ static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings 
         return rc;
     e->act_on_rebalance = has_act ? (act ? 1 : -1) : 0;
     e->spot_to_spot = has_s2s ? (s2s ? 1 : -1) : 0;
-    return 0;
+    char *policy = NULL;
+    ns_sched_min_values_policy p = NS_SCHED_MIN_VALUES_STRICT;
+    if ((rc = ns_dec_string(&c->dec, m, "engine", "minValuesPolicy", &policy)) < 0 || !policy)
+        return rc;
+    if (ns_sched_min_values_policy_parse(policy, &p) < 0) {
+        ns_error_clear();
+        rc = ns_dec_fail(&c->dec, ns_ymap_get(m, "minValuesPolicy"), "engine.minValuesPolicy",
+                         "\"%s\" is not Strict or BestEffort", policy);
+    }
+    e->min_values_policy = (int)p;
+    free(policy);
+    return rc;
 }
 
 /* Karpenter's feature gates a simulation honours, by Karpenter's names. */
@@ -295,7 +307,7 @@ static int load_text(const char *name, const char *text, size_t len, const char 
         ns_timeline_free(t);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
     }
-    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0};
+    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, -1};
     tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir, .kinds = kinds};
     int rc = ns_yreader_open_string(name, text, len, &r);
     if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)

@@ -48,6 +48,8 @@ void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
         cfg->act_on_rebalance = s->act_on_rebalance > 0;
     if (s->node_repair)
         cfg->node_repair = s->node_repair > 0;
+    if (s->min_values_policy >= 0)
+        cfg->min_values_policy = (ns_sched_min_values_policy)s->min_values_policy;
 }
 
 static double seconds(int64_t ms)

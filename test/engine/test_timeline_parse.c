@@ -7,6 +7,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/labels.h"
+#include "sched/sched.h"
 #include "test_kinds.h"
 
 static ns_timeline *load_ok(const char *text)
@@ -183,7 +184,13 @@ START_TEST(node_conditions_and_gates)
     ns_timeline_free(t);
     t = load_ok("steps:\n  - advance: 1s\n");
     ck_assert_int_eq(t->engine.node_repair, 0);
+    ck_assert_int_eq(t->engine.min_values_policy, -1);
     ns_timeline_free(t);
+    t = load_ok("engine: {minValuesPolicy: BestEffort}\nsteps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->engine.min_values_policy, NS_SCHED_MIN_VALUES_BEST_EFFORT);
+    ns_timeline_free(t);
+    load_fails("engine: {minValuesPolicy: Loose}\nsteps:\n  - advance: 1s\n",
+               "t.yaml:1: timeline: engine.minValuesPolicy: \"Loose\" is not Strict or BestEffort");
     load_fails("featureGates: {Drift: true}\nsteps:\n  - advance: 1s\n",
                "t.yaml:1: timeline: unknown field \"featureGates.Drift\"");
     load_fails("engine: {spotToSpotConsolidation: true}\nfeatureGates: {SpotToSpotConsolidation: true}\n"
