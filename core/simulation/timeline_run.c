@@ -151,15 +151,20 @@ static int add_decisions(cJSON *doc, const ns_engine *e, int64_t start_ms)
     return ok ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the decision log");
 }
 
+/* The step and its file line as numbers, as counts are in every log line. */
 static void log_step(const ns_timeline *t, const ns_tl_step *s)
 {
-    char desc[1024], index[16], line[16], at[32];
+    char desc[1024], at[32];
     ns_tl_step_describe(s, desc, sizeof(desc));
-    snprintf(index, sizeof(index), "%zu", s->index + 1);
-    snprintf(line, sizeof(line), "%d", s->line);
     ns_clock_format_rfc3339(t->start_ms + s->at_ms, at, sizeof(at));
-    ns_log(NS_LOG_INFO, "timeline", "applying timeline step", "step", index, "line", line, "at", at, "action",
-           desc, s->name ? "name" : NULL, s->name, NULL);
+    cJSON *f = cJSON_CreateObject();
+    if (f && (!cJSON_AddNumberToObject(f, "step", (double)(s->index + 1)) ||
+              !cJSON_AddNumberToObject(f, "line", s->line) || !cJSON_AddStringToObject(f, "at", at) ||
+              !cJSON_AddStringToObject(f, "action", desc) || (s->name && !cJSON_AddStringToObject(f, "name", s->name)))) {
+        cJSON_Delete(f);
+        f = NULL;
+    }
+    ns_log_json(NS_LOG_INFO, "timeline", "applying timeline step", f);
 }
 
 /* Checks the invariants after an engine step; each violation becomes one line of the current timeline step. */

@@ -29,6 +29,9 @@ def lines(nodesmith, *args):
                 out.append(json.loads(text))
             except json.JSONDecodeError:
                 pass  # the summary document, not a log line
+    steps = [o for o in out if o.get("message") == "applying timeline step"]
+    assert all(isinstance(o["step"], int) and isinstance(o["line"], int) for o in steps), steps
+    assert ("--timeline" in args) == bool(steps), steps
     return [o for o in out if o.get("message") in MESSAGES]
 
 
