@@ -15,6 +15,8 @@
 #include "model/labels.h"
 #include "model/model_util.h"
 #include "model/names.h"
+#include "model/nodeclass_kinds.h"
+#include "model/req_defaults.h"
 #include "model/resources.h"
 
 typedef enum np_version { NP_V1, NP_V1BETA1 } np_version;
@@ -398,7 +400,18 @@ static const char *const prov_spec_fields[] = {
 static const char *const prov_limits_fields[] = {"resources", NULL};
 static const char *const prov_consolidation_fields[] = {"enabled", NULL};
 
-static int decode_provisioner(ns_dec *d, const ns_ynode *root, const ns_nodeclass_kinds *kinds, ns_nodepool *np)
+/* The requirements the cloud's Karpenter webhook added to a Provisioner lacking them, which v1beta1 stopped adding:
+ * those the provider of the providerRef's kind declares (provider ABI 6), appended as the webhook appended them.
+ * `applied` names each one added ("" when none). */
+static int apply_v1alpha5_defaults(const ns_nodeclass_kinds *kinds, ns_nodepool *np, char *applied, size_t len)
+{
+    const ns_req_defaults *defaults =
+        ns_nodeclass_kinds_v1alpha5_defaults(kinds, np->nodeclass_ref.group, np->nodeclass_ref.kind);
+    return ns_req_defaults_apply(defaults, &np->requirements, &np->n_requirements, applied, len);
+}
+
+static int decode_provisioner(ns_dec *d, const ns_ynode *root, const ns_nodeclass_kinds *kinds, ns_nodepool *np,
+                              char *applied, size_t applied_len)
 {
     int rc;
     const ns_ynode *spec = NULL, *limits, *cons;
@@ -448,7 +461,8 @@ static int decode_provisioner(ns_dec *d, const ns_ynode *root, const ns_nodeclas
                            "ttlSecondsAfterEmpty and consolidation.enabled are mutually exclusive (Karpenter rejects "
                            "a Provisioner that sets both)");
     if ((rc = decode_ref_legacy(d, spec, p, "providerRef", kinds, NS_NODECLASS_DEFAULT_V1ALPHA5_REF,
-                                &np->nodeclass_ref)) < 0)
+                                &np->nodeclass_ref)) < 0 ||
+        (rc = apply_v1alpha5_defaults(kinds, np, applied, applied_len)) < 0)
         return rc;
     /* v1alpha5 semantics carried over: no TTL means never expire; no consolidation and no empty TTL means never
      * consolidate. */
@@ -469,18 +483,19 @@ int ns_load_provisioner(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     ns_nodepool *np = ns_nodepool_new();
     if (!np)
         return NS_ERR_INTERNAL;
-    int rc = decode_provisioner(d, root, c->kinds, np);
+    char line[16], expire[32], after[32], defaults[1024];
+    int rc = decode_provisioner(d, root, c->kinds, np, defaults, sizeof(defaults));
     if (rc < 0) {
         ns_nodepool_free(np);
         return rc;
     }
-    char line[16], expire[32], after[32];
     snprintf(line, sizeof(line), "%d", root->line);
     ns_log(NS_LOG_INFO, "manifest", "converted a karpenter.sh/v1alpha5 Provisioner to a karpenter.sh/v1 NodePool",
            "provisioner", np->meta.name, "file", d->file, "line", line, "consolidationPolicy",
            np->consolidation_policy == NS_CONSOLIDATE_WHEN_EMPTY ? "WhenEmpty" : "WhenEmptyOrUnderutilized",
            "consolidateAfter", ns_duration_format(np->consolidate_after_ms, after, sizeof(after)), "expireAfter",
-           ns_duration_format(np->expire_after_ms, expire, sizeof(expire)), NULL);
+           ns_duration_format(np->expire_after_ms, expire, sizeof(expire)), "defaultedRequirements",
+           defaults[0] ? defaults : "none", NULL);
     return finish_pool("karpenter.sh/v1alpha5", np, c);
 }
 

@@ -154,6 +154,25 @@ int ns_nodeclass_kinds_add_any(ns_nodeclass_kinds *k, const char *provider, void
     return append(k, &info);
 }
 
+void ns_nodeclass_kinds_set_v1alpha5_defaults(ns_nodeclass_kinds *k, const char *provider,
+                                              const struct ns_req_defaults *d)
+{
+    for (size_t i = 0; k && provider && i < k->n; i++)
+        if (strcmp(k->items[i].provider, provider) == 0)
+            k->items[i].v1alpha5_defaults = d;
+}
+
+const struct ns_req_defaults *ns_nodeclass_kinds_v1alpha5_defaults(const ns_nodeclass_kinds *k, const char *group,
+                                                                   const char *kind)
+{
+    for (size_t i = 0; k && kind && i < k->n; i++) {
+        const ns_nodeclass_kind_info *o = &k->items[i];
+        if (!o->any_kind && strcmp(o->kind, kind) == 0 && (!group || strcmp(o->group, group) == 0))
+            return o->v1alpha5_defaults;
+    }
+    return NULL;
+}
+
 bool ns_nodeclass_kinds_knows(const ns_nodeclass_kinds *k, const char *kind)
 {
     for (size_t i = 0; k && kind && i < k->n; i++)

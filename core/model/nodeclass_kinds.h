@@ -24,6 +24,8 @@
 /* Checks one node class; NS_OK or an error recorded with the thread's error record. */
 typedef int (*ns_nodeclass_validate_fn)(void *owner, const ns_nodeclass *nodeclass);
 
+struct ns_req_defaults;
+
 typedef struct ns_nodeclass_kind_info {
     char *provider;    /* the declaring provider's name */
     char *group;       /* NULL for an any-kind entry */
@@ -34,6 +36,9 @@ typedef struct ns_nodeclass_kind_info {
     bool any_kind;     /* a pre-ABI-3 provider's entry */
     void *owner;
     ns_nodeclass_validate_fn validate; /* may be NULL (the provider has no validate_nodeclass) */
+    /* The declaring provider's requirement defaults for v1alpha5 Provisioners (ABI 6), borrowed from whoever set
+     * them (ns_nodeclass_kinds_set_v1alpha5_defaults); NULL = none. */
+    const struct ns_req_defaults *v1alpha5_defaults;
 } ns_nodeclass_kind_info;
 
 typedef struct ns_nodeclass_kinds ns_nodeclass_kinds;
@@ -50,6 +55,15 @@ int ns_nodeclass_kinds_add(ns_nodeclass_kinds *k, const char *provider, const ns
 /* Registers a provider that declares no kinds (ABI 1 or 2). At most one; a second is NS_ERR_INVALID_CONFIG. */
 int ns_nodeclass_kinds_add_any(ns_nodeclass_kinds *k, const char *provider, void *owner,
                                ns_nodeclass_validate_fn validate);
+
+/* Gives every entry of `provider` its requirement defaults for v1alpha5 Provisioners (borrowed: d must outlive the
+ * registry). */
+void ns_nodeclass_kinds_set_v1alpha5_defaults(ns_nodeclass_kinds *k, const char *provider,
+                                              const struct ns_req_defaults *d);
+/* The v1alpha5 requirement defaults of the provider declaring `kind` (of `group` when not NULL, any version); NULL
+ * when no provider declares it or its provider declares none. */
+const struct ns_req_defaults *ns_nodeclass_kinds_v1alpha5_defaults(const ns_nodeclass_kinds *k, const char *group,
+                                                                   const char *kind);
 
 /* The entry for apiVersion + kind: a declared kind, else the any-kind provider's entry when the group is a custom
  * one and no provider declares the kind under another version; NULL otherwise. k may be NULL (nothing accepted). */

@@ -144,6 +144,28 @@ static int on_repair_policy(void *ctx, const ns_repair_policy *src)
     return rc;
 }
 
+static int requirement_default_to_caller(trampoline *t, const ns_requirement_default *src)
+{
+    if (!src)
+        return NS_FAIL(NS_ERR_INTERNAL, "v1alpha5_defaults passed a NULL default");
+    /* every field of a default is ABI 6's: a shorter struct would read as a default without unless keys */
+    if (src->struct_size < sizeof(ns_requirement_default))
+        return NS_FAIL(NS_ERR_INTERNAL, "v1alpha5_defaults passed a default of struct_size %u, less than ABI 6's %zu",
+                       src->struct_size, sizeof(ns_requirement_default));
+    ns_requirement_default copy;
+    COPY_VERSIONED(copy, src);
+    return t->stopped_with = t->cb.requirement_default(t->cb_ctx, &copy);
+}
+
+static int on_requirement_default(void *ctx, const ns_requirement_default *src)
+{
+    if (!ns_call_callback_enter())
+        return abandoned_callback("v1alpha5_defaults called back");
+    int rc = requirement_default_to_caller(ctx, src);
+    ns_call_callback_leave();
+    return rc;
+}
+
 static int run_method(void *arg)
 {
     call_args *a = arg;
@@ -165,6 +187,7 @@ static int run_method(void *arg)
     case M_NODECLASS_STATUS: return t->nodeclass_status(a->state, &a->nodeclass, &a->status);
     case M_EVENT_FROM_NODE_CONDITION:
         return t->event_from_node_condition(a->state, &a->condition, &a->event, &a->flag);
+    case M_V1ALPHA5_DEFAULTS: return t->v1alpha5_defaults(a->state, on_requirement_default, &a->t);
     }
     return NS_FAIL(NS_ERR_INTERNAL, "unknown provider method %d", (int)a->method);
 }
@@ -186,6 +209,7 @@ static const char *method_name(method_id m)
         [M_TEST_INJECT_FAULT] = "test_inject_fault",
         [M_NODECLASS_STATUS] = "nodeclass_status",
         [M_EVENT_FROM_NODE_CONDITION] = "event_from_node_condition",
+        [M_V1ALPHA5_DEFAULTS] = "v1alpha5_defaults",
     };
     return names[m];
 }

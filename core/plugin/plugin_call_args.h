@@ -30,6 +30,7 @@ typedef struct trampoline {
         ns_instance_cb instance;
         ns_event_cb event;
         ns_repair_policy_cb repair_policy;
+        ns_requirement_default_cb requirement_default;
     } cb;
     void *cb_ctx;
     int stopped_with;
@@ -57,6 +58,7 @@ typedef enum method_id {
     M_TEST_INJECT_FAULT,
     M_NODECLASS_STATUS,
     M_EVENT_FROM_NODE_CONDITION,
+    M_V1ALPHA5_DEFAULTS,
 } method_id;
 
 /* One call's arguments and results, owned by the call (freed by the watchdog when both sides are done). */

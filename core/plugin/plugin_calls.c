@@ -225,7 +225,8 @@ int ns_plugin_terminate(ns_plugin *p, const char *provider_id, bool *already_gon
     return rc;
 }
 
-/* The methods whose only input is a callback: list_instances, poll_events, list_repair_policies. */
+/* The methods whose only input is a callback: list_instances, poll_events, list_repair_policies,
+ * v1alpha5_defaults. */
 static int call_with_callback(ns_plugin *p, call_args *a, const char *method)
 {
     ns_call *h;
@@ -450,6 +451,21 @@ int ns_plugin_event_from_node_condition(ns_plugin *p, const ns_node_condition *c
         *event = out;
     *is_event = yes;
     return NS_OK;
+}
+
+int ns_plugin_v1alpha5_defaults(ns_plugin *p, ns_requirement_default_cb cb, void *cb_ctx)
+{
+    CHECK_PLUGIN(p, "v1alpha5_defaults");
+    if (!cb)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "v1alpha5_defaults: a callback is required");
+    if (!p->table.v1alpha5_defaults)
+        return unsupported(p, "v1alpha5_defaults");
+    call_args *a = ns_call_args_new(p, M_V1ALPHA5_DEFAULTS);
+    if (!a)
+        return ns_error_prefix("provider %s: v1alpha5_defaults: ", p->table.name);
+    a->t.cb.requirement_default = cb;
+    a->t.cb_ctx = cb_ctx;
+    return call_with_callback(p, a, "v1alpha5_defaults");
 }
 
 int ns_plugin_list_repair_policies(ns_plugin *p, ns_repair_policy_cb cb, void *cb_ctx)

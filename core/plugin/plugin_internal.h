@@ -24,6 +24,7 @@ struct ns_plugin {
     ns_option_values *options;
     ns_host_ctx ctx;
     ns_fault_layer *faults; /* the core-side faults in front of this provider (plugin_faults.h) */
+    struct ns_req_defaults *v1alpha5_defaults; /* ABI 6, checked after init (plugin_defaults.c); NULL = none */
     int64_t call_timeout_ms; /* each call's deadline (plugin_watchdog.h); <= 0 none */
     /* Calls the watchdog gave up on: their threads may still be in the provider, with its state and this plugin's
      * host context, so the plugin is then never destroyed nor freed. */
@@ -41,6 +42,9 @@ int ns_plugin_probe(const char *dir, const char *name, const ns_plugin_load_para
 int ns_plugin_call_init(ns_plugin *plugin);
 void ns_plugin_call_destroy(ns_plugin *plugin);
 
+/* Asks an ABI-6 provider for its v1alpha5_defaults and keeps the checked copy in plugin->v1alpha5_defaults; NS_OK
+ * with nothing kept for an older provider or a NULL method. An error names the default that broke a rule. */
+int ns_plugin_collect_v1alpha5_defaults(ns_plugin *plugin);
 /* The host table handed to every provider (one, shared: the ctx tells providers apart). */
 const ns_host *ns_plugin_host_table(void);
 

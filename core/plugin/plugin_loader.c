@@ -14,6 +14,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "model/nodeclass_kinds.h"
+#include "model/req_defaults.h"
 #include "plugin/plugin_internal.h"
 #include "plugin/plugin_watchdog.h"
 
@@ -29,6 +30,7 @@ size_t ns_plugin_min_table_size(uint32_t abi_version)
     case 3: return END_OF(n_nodeclass_kinds);
     case 4: return END_OF(nodeclass_status);
     case 5: return END_OF(event_from_node_condition);
+    case 6: return END_OF(v1alpha5_defaults);
     default: return 0;
     }
 }
@@ -279,6 +281,15 @@ static int load_file(const char *so_path, const ns_plugin_load_params *params, n
         ns_plugin_call_destroy(p);
         goto fail;
     }
+    if ((rc = ns_plugin_collect_v1alpha5_defaults(p)) != NS_OK) {
+        rc = ns_error_prefix("plugin %s: provider %s: ", so_path, p->table.name);
+        if (atomic_load(&p->abandoned_calls) > 0) {
+            keep_for_abandoned_calls(p);
+            return rc;
+        }
+        ns_plugin_call_destroy(p);
+        goto fail;
+    }
     ns_log(NS_LOG_INFO, "plugin", "loaded provider", "provider", p->table.name, "version", p->table.version, "path",
            so_path, NULL);
     *out = p;
@@ -348,6 +359,7 @@ void ns_plugin_unload(ns_plugin *plugin)
         return;
     }
     ns_plugin_call_destroy(plugin);
+    ns_req_defaults_free(plugin->v1alpha5_defaults);
     ns_fault_layer_free(plugin->faults);
     ns_option_values_free(plugin->options);
     free(plugin->path);
@@ -408,5 +420,6 @@ int ns_plugin_declare_kinds(ns_plugin *p, ns_nodeclass_kinds *kinds)
         if (rc != NS_OK)
             return rc;
     }
+    ns_nodeclass_kinds_set_v1alpha5_defaults(kinds, p->table.name, p->v1alpha5_defaults);
     return NS_OK;
 }

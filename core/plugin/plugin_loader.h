@@ -116,6 +116,13 @@ int ns_plugin_nodeclass_status(ns_plugin *plugin, const ns_nodeclass *nodeclass,
 int ns_plugin_event_from_node_condition(ns_plugin *plugin, const ns_node_condition *condition, ns_event *event,
                                         bool *is_event);
 int ns_plugin_list_repair_policies(ns_plugin *plugin, ns_repair_policy_cb cb, void *cb_ctx);
+/* ABI 6: the provider's requirement defaults for v1alpha5 Provisioners, each passed to cb as the provider gave it
+ * (the loader asks once, right after init, and keeps a checked copy: see ns_plugin_v1alpha5_defaults_of).
+ * NS_ERR_UNSUPPORTED when the provider has none (an older ABI, or NULL). */
+int ns_plugin_v1alpha5_defaults(ns_plugin *plugin, ns_requirement_default_cb cb, void *cb_ctx);
+/* The checked copy the loader kept; NULL when the provider declares none. Owned by the plugin. */
+struct ns_req_defaults;
+const struct ns_req_defaults *ns_plugin_v1alpha5_defaults_of(const ns_plugin *plugin);
 /* The provider's own test hook, as is (the conformance suite's fault rules: a provider with an emulator turns faults
  * into the cloud's own answers, so its error handling is what is tested). */
 int ns_plugin_test_inject_fault(ns_plugin *plugin, const ns_fault *fault);

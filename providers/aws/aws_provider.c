@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "aws_provider.h"
+#include "ec2_v1alpha5_defaults.h"
 
 static const ns_option OPTIONS[] = {
     {"region", NS_OPT_STRING, NULL,
@@ -178,6 +179,8 @@ static const ns_provider AWS_PROVIDER = {
     .n_nodeclass_kinds = sizeof(AWS_KINDS) / sizeof(AWS_KINDS[0]),
     /* ABI 4 */
     .nodeclass_status = aws_nodeclass_status,
+    /* ABI 6 */
+    .v1alpha5_defaults = ec2_v1alpha5_defaults,
 };
 
 NS_EXPORT const ns_provider *nodesmith_provider_entry(void);

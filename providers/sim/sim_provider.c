@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ec2_v1alpha5_defaults.h"
 #include "sim_catalog.h"
 #include "sim_events.h"
 #include "sim_faults.h"
@@ -247,8 +248,10 @@ static const ns_nodeclass_kind sim_kinds[] = {
 
 static const ns_provider sim_provider = {
     .abi_version = SIM_CLAIM_ABI_VERSION,
-#if SIM_CLAIM_ABI_VERSION >= 5
+#if SIM_CLAIM_ABI_VERSION >= 6
     .struct_size = sizeof(ns_provider),
+#elif SIM_CLAIM_ABI_VERSION == 5
+    .struct_size = offsetof(ns_provider, v1alpha5_defaults),
 #elif SIM_CLAIM_ABI_VERSION == 4
     .struct_size = offsetof(ns_provider, event_from_node_condition),
 #elif SIM_CLAIM_ABI_VERSION == 3
@@ -290,6 +293,10 @@ static const ns_provider sim_provider = {
 #if SIM_CLAIM_ABI_VERSION >= 5
     /* ABI 5 */
     .event_from_node_condition = sim_event_from_node_condition,
+#endif
+#if SIM_CLAIM_ABI_VERSION >= 6
+    /* ABI 6: it reads Karpenter's AWS Provisioners as AWS's webhook defaulted them */
+    .v1alpha5_defaults = ec2_v1alpha5_defaults,
 #endif
 };
 

@@ -10,7 +10,9 @@
 
 #include "conf.h"
 #include "config/scalar_parse.h"
+#include "errors/ns_error.h"
 #include "model/nodeclass_kinds.h"
+#include "model/req_defaults.h"
 
 /* The provider's own table, copied into a zeroed full-size struct as far as its struct_size reaches. */
 static void raw_table(ns_provider *out)
@@ -219,6 +221,63 @@ START_TEST(test_abi_nodeclass_kinds)
 }
 END_TEST
 
+/* Each default the provider passes, checked again on its own and compared with the copy the loader kept. */
+typedef struct defaults_ctx {
+    const ns_req_defaults *kept;
+    ns_req_defaults *again;
+    size_t n;
+    uint32_t short_size; /* the first struct_size below ABI 6's, or 0 */
+} defaults_ctx;
+
+static int on_default(void *arg, const ns_requirement_default *d)
+{
+    defaults_ctx *c = arg;
+    char what[64];
+    snprintf(what, sizeof(what), "v1alpha5_defaults[%zu]", c->n++);
+    if (d->struct_size < sizeof(*d) && !c->short_size)
+        c->short_size = d->struct_size;
+    CONF_CHECK("v1alpha5-defaults", ns_req_defaults_add(c->again, what, d->key, d->op, d->values, d->n_values,
+                                                        d->unless_keys, d->n_unless_keys) == NS_OK,
+               "%s", conf_last_error());
+    return 0;
+}
+
+/* ABI 6, optional: v1alpha5_defaults exists only in a table of ABI 6 or later that reaches it (an older provider
+ * has none, whatever lies beyond its struct_size), its defaults are well formed, and a second call gives what the
+ * loader kept after init: the answer depends on the provider's build alone. */
+START_TEST(test_abi_v1alpha5_defaults)
+{
+    ns_provider t;
+    raw_table(&t);
+    defaults_ctx c = {.kept = ns_plugin_v1alpha5_defaults_of(conf_plugin), .again = ns_req_defaults_new()};
+    ck_assert_ptr_nonnull(c.again);
+    int rc = ns_plugin_v1alpha5_defaults(conf_plugin, on_default, &c);
+    if (t.abi_version < 6 || !t.v1alpha5_defaults) {
+        CONF_CHECK("v1alpha5-defaults", rc == NS_ERR_UNSUPPORTED && !c.kept,
+                   "a provider of ABI %u with v1alpha5_defaults %s: the core called it (%s) or kept defaults",
+                   t.abi_version, t.v1alpha5_defaults ? "set" : "NULL", ns_err_name(rc));
+        ns_req_defaults_free(c.again);
+        return;
+    }
+    CONF_CHECK("v1alpha5-defaults", t.struct_size >= offsetof(ns_provider, v1alpha5_defaults) + sizeof(void *),
+               "struct_size %u does not reach v1alpha5_defaults", t.struct_size);
+    CONF_CHECK("v1alpha5-defaults", rc == NS_OK, "v1alpha5_defaults failed: %s", conf_last_error());
+    CONF_CHECK("v1alpha5-defaults", c.short_size == 0, "a default has struct_size %u, less than ABI 6's %zu",
+               c.short_size, sizeof(ns_requirement_default));
+    size_t kept = c.kept ? c.kept->n : 0;
+    CONF_CHECK("v1alpha5-defaults", c.n == kept && c.again->n == kept,
+               "v1alpha5_defaults gave %zu defaults now and %zu right after init", c.n, kept);
+    for (size_t i = 0; i < kept; i++) {
+        const ns_selector_req *a = &c.kept->items[i].req, *b = &c.again->items[i].req;
+        bool same = strcmp(a->key, b->key) == 0 && a->op == b->op && a->n_values == b->n_values;
+        for (size_t v = 0; same && v < a->n_values; v++)
+            same = strcmp(a->values[v], b->values[v]) == 0;
+        CONF_CHECK("v1alpha5-defaults", same, "v1alpha5_defaults[%zu] (%s) changed since init", i, a->key);
+    }
+    ns_req_defaults_free(c.again);
+}
+END_TEST
+
 Suite *conf_suite_abi(void)
 {
     Suite *s = suite_create("abi");
@@ -234,6 +293,7 @@ Suite *conf_suite_abi(void)
     tcase_add_test(tc, test_abi_repair_policies);
     tcase_add_test(tc, test_abi_drift_fields);
     tcase_add_test(tc, test_abi_nodeclass_kinds);
+    tcase_add_test(tc, test_abi_v1alpha5_defaults);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -115,9 +115,10 @@ START_TEST(minimum_sizes_per_version)
     ck_assert_uint_eq(ns_plugin_min_table_size(2), offsetof(ns_provider, drift_fields));
     ck_assert_uint_eq(ns_plugin_min_table_size(3), offsetof(ns_provider, nodeclass_status));
     ck_assert_uint_eq(ns_plugin_min_table_size(4), offsetof(ns_provider, event_from_node_condition));
-    ck_assert_uint_eq(ns_plugin_min_table_size(5), sizeof(ns_provider));
+    ck_assert_uint_eq(ns_plugin_min_table_size(5), offsetof(ns_provider, v1alpha5_defaults));
+    ck_assert_uint_eq(ns_plugin_min_table_size(6), sizeof(ns_provider));
     ck_assert_uint_eq(ns_plugin_min_table_size(0), 0);
-    ck_assert_uint_eq(ns_plugin_min_table_size(6), 0);
+    ck_assert_uint_eq(ns_plugin_min_table_size(7), 0);
 }
 END_TEST
 
@@ -187,7 +188,7 @@ END_TEST
 START_TEST(abi_3_without_kinds_is_refused)
 {
     ck_assert_int_eq(load_refused("no_kinds"), NS_ERR_INVALID_CONFIG);
-    ck_assert_error_has("no_kinds.so: provider good claims ABI 5 but declares no node-class kinds");
+    ck_assert_error_has("no_kinds.so: provider good claims ABI 6 but declares no node-class kinds");
     ck_assert_int_eq(load_refused("bad_kind"), NS_ERR_INVALID_CONFIG);
     ck_assert_error_has("bad_kind.so: provider good: node-class kind TinNodeClass: group \"apps\" is not a custom "
                         "API group");

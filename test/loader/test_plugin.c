@@ -12,6 +12,7 @@
  *   TP_DRIFT_FIELDS      sets drift_fields (only with a header that has the field)
  *   TP_NO_KINDS          (ABI 3) declares no node-class kinds
  *   TP_BAD_KIND          (ABI 3) declares a kind in Kubernetes' own API group
+ *   TP_BAD_DEFAULT       (ABI 6) declares a v1alpha5 default with an operator v1alpha5 did not have (Gte)
  *   TP_CRASH_IN="m"      crashes (raises SIGSEGV) in method m, "entry" being the entry function (the watchdog)
  *   TP_HANG_IN="m"       never returns from method m, or "entry"
  *   TP_LATE_CALLBACK     list_instances calls back only after 3 s (a call the watchdog abandons meanwhile) and
@@ -20,7 +21,9 @@
  * ABI 4 or later it reports a TinNodeClass's status (nodeclass_status); spec.statusBug makes it break one rule of
  * that method, so each of the core's checks meets a real plugin. Built with a header of ABI 5 or later it reads a
  * TinMeltScheduled node condition (message: the deadline in unix ms) as a spot interruption; the reasons
- * BugProviderID, BugNoID and BugFails break one rule of event_from_node_condition each.
+ * BugProviderID, BugNoID and BugFails break one rule of event_from_node_condition each. Built with a header of ABI
+ * 6 or later it declares v1alpha5 Provisioner defaults: tin.example.com/alloy In [bronze] unless the Provisioner
+ * names an alloy or a temper, and tin.example.com/purity Gt 90 unless it names a purity.
  *
  * The same file is also built against every released provider.h kept in test/abi/ (the include path picks the
  * header), so the loader tests load a plugin of each released ABI. Its node-class kind is TinNodeClass
@@ -256,6 +259,32 @@ static int tp_event_from_node_condition(void *state, const ns_node_condition *c,
 }
 #endif
 
+#if TP_ABI >= 6
+static const char *const tp_alloy_keys[] = {"tin.example.com/alloy", "tin.example.com/temper"};
+static const char *const tp_bronze[] = {"bronze"};
+static const char *const tp_purity_keys[] = {"tin.example.com/purity"};
+static const char *const tp_purity[] = {"90"};
+static const ns_requirement_default tp_defaults[] = {
+    {sizeof(ns_requirement_default), "tin.example.com/alloy", "In", tp_bronze, 1, tp_alloy_keys, 2},
+#ifdef TP_BAD_DEFAULT
+    {sizeof(ns_requirement_default), "tin.example.com/purity", "Gte", tp_purity, 1, tp_purity_keys, 1},
+#else
+    {sizeof(ns_requirement_default), "tin.example.com/purity", "Gt", tp_purity, 1, tp_purity_keys, 1},
+#endif
+};
+
+static int tp_v1alpha5_defaults(void *state, ns_requirement_default_cb cb, void *cb_ctx)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(tp_defaults) / sizeof(tp_defaults[0]); i++) {
+        int rc = cb(cb_ctx, &tp_defaults[i]);
+        if (rc != 0)
+            return rc;
+    }
+    return NS_OK;
+}
+#endif
+
 #if TP_ABI >= 2
 static int tp_get_instance(void *state, const char *provider_id, ns_instance *out)
 {
@@ -311,6 +340,9 @@ static const ns_provider tp_table = {
 #endif
 #if TP_ABI >= 5
     .event_from_node_condition = tp_event_from_node_condition,
+#endif
+#if TP_ABI >= 6
+    .v1alpha5_defaults = tp_v1alpha5_defaults,
 #endif
 };
 

@@ -22,6 +22,7 @@
  *          declares; see docs/provider-abi.md)
  *   ABI 4: nothing new is required (the table must reach nodeclass_status, which may be NULL)
  *   ABI 5: nothing new is required (the table must reach event_from_node_condition, which may be NULL)
+ *   ABI 6: nothing new is required (the table must reach v1alpha5_defaults, which may be NULL)
  * Optional methods and data (NULL = unsupported):
  *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault;
  *          drift_fields, an optional field of ABI 2: read only when the table's struct_size covers it (it was added
@@ -29,6 +30,7 @@
  *   ABI 4: nodeclass_status; ns_offering.labels (an optional field: the host reads it only when the offering's
  *          struct_size covers it, so an offering built against an older header simply has none)
  *   ABI 5: event_from_node_condition
+ *   ABI 6: v1alpha5_defaults
  *
  * A released version is frozen: a new field is a new ABI version, or an optional field read with NS_HAS_FIELD that
  * never raises a version's minimum size. test/abi/ keeps every released copy of this header; a test plugin is built
@@ -76,7 +78,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. A core supports every version from NS_PROVIDER_ABI_MIN to this one. */
-#define NS_PROVIDER_ABI_VERSION 5
+#define NS_PROVIDER_ABI_VERSION 6
 #define NS_PROVIDER_ABI_MIN 1
 
 #define NS_PROVIDER_ENTRY "nodesmith_provider_entry"
@@ -313,6 +315,20 @@ typedef struct ns_node_condition {
     int64_t last_transition_ms; /* lastTransitionTime, unix epoch ms; 0 when the Node gives none */
 } ns_node_condition;
 
+/* ABI 6. One requirement the cloud's Karpenter admission webhook added to a karpenter.sh/v1alpha5 Provisioner (see
+ * v1alpha5_defaults). Every pointer is the provider's, valid during the callback. */
+typedef struct ns_requirement_default {
+    uint32_t struct_size;
+    const char *key;           /* for example "kubernetes.io/arch" */
+    const char *op;            /* "In", "NotIn", "Exists", "DoesNotExist", "Gt" or "Lt" (v1alpha5's operators) */
+    const char *const *values; /* n_values of them: In and NotIn at least one, Gt and Lt one integer, else none */
+    size_t n_values;
+    /* The requirement is added only when the Provisioner has a requirement on none of these keys, whatever its
+     * operator; `key` is one of them (a default never narrows a requirement the user wrote). */
+    const char *const *unless_keys;
+    size_t n_unless_keys;
+} ns_requirement_default;
+
 /* A repair policy (Karpenter's node auto-repair): a node condition that, held for toleration_ms, means the node is
  * unhealthy and should be replaced. */
 typedef struct ns_repair_policy {
@@ -493,6 +509,7 @@ typedef int (*ns_instance_type_cb)(void *cb_ctx, const ns_instance_type *type);
 typedef int (*ns_instance_cb)(void *cb_ctx, const ns_instance *instance);
 typedef int (*ns_event_cb)(void *cb_ctx, const ns_event *event);
 typedef int (*ns_repair_policy_cb)(void *cb_ctx, const ns_repair_policy *policy);
+typedef int (*ns_requirement_default_cb)(void *cb_ctx, const ns_requirement_default *def);
 
 typedef struct ns_provider {
     uint32_t abi_version; /* NS_PROVIDER_ABI_VERSION the provider was built against (or an older one it claims) */
@@ -616,6 +633,21 @@ typedef struct ns_provider {
      * step. */
     int (*event_from_node_condition)(void *state, const ns_node_condition *condition, ns_event *event,
                                      bool *is_event);
+
+    /* ABI 6 */
+
+    /* Optional (NULL: the cloud's Karpenter defaulted no requirement). The requirements the cloud's Karpenter
+     * admission webhook added to a karpenter.sh/v1alpha5 Provisioner that had none on the same subject (AWS's added
+     * kubernetes.io/os In [linux], kubernetes.io/arch In [amd64], karpenter.sh/capacity-type In [on-demand], and
+     * karpenter.k8s.aws/instance-category In [c, m, r] with instance-generation Gt 2 when no instance-type, family,
+     * category or generation requirement was written). v1beta1 dropped them, so a Provisioner read as a NodePool
+     * gets them from here: the core names no cloud.
+     *
+     * Calls cb once per default, in the order the webhook appended them; if cb returns non-zero, stop and return
+     * that value. The core asks once, right after init, and keeps a copy; the answer must not depend on anything
+     * but the provider's build. The core refuses the provider (naming the default) when one breaks the rules of
+     * ns_requirement_default or two share a key. Pointers passed to cb are the provider's, valid during the call. */
+    int (*v1alpha5_defaults)(void *state, ns_requirement_default_cb cb, void *cb_ctx);
 } ns_provider;
 
 /* The one exported symbol. Returns the provider's static table; must not fail or allocate. */
@@ -656,7 +688,12 @@ NS_ABI_ASSERT(offsetof(ns_provider, nodeclass_kinds) == 136 && offsetof(ns_provi
               "ns_provider: ABI 3 ends after n_nodeclass_kinds (152 bytes)");
 NS_ABI_ASSERT(offsetof(ns_provider, event_from_node_condition) == 160,
               "ns_provider: ABI 4 ends after nodeclass_status (160 bytes)");
-NS_ABI_ASSERT(sizeof(ns_provider) == 168, "ns_provider: ABI 5 ends after event_from_node_condition (168 bytes)");
+NS_ABI_ASSERT(offsetof(ns_provider, v1alpha5_defaults) == 168,
+              "ns_provider: ABI 5 ends after event_from_node_condition (168 bytes)");
+NS_ABI_ASSERT(sizeof(ns_provider) == 176, "ns_provider: ABI 6 ends after v1alpha5_defaults (176 bytes)");
+NS_ABI_ASSERT(offsetof(ns_requirement_default, key) == 8 && offsetof(ns_requirement_default, values) == 24 &&
+                  offsetof(ns_requirement_default, unless_keys) == 40 && sizeof(ns_requirement_default) == 56,
+              "ns_requirement_default: the layout ABI 6 released");
 NS_ABI_ASSERT(offsetof(ns_node_condition, node_name) == 8 && offsetof(ns_node_condition, last_transition_ms) == 56 &&
                   sizeof(ns_node_condition) == 64,
               "ns_node_condition: the layout ABI 5 released");
