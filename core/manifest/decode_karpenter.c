@@ -236,7 +236,8 @@ static int decode_budgets(const ns_dec *d, const ns_ynode *disruption, const cha
 
 /* ---- NodePool ---- */
 
-static const char *const np_spec_fields[] = {"template", "disruption", "limits", "weight", NULL};
+static const char *const np_spec_fields_v1[] = {"template", "disruption", "limits", "weight", "replicas", NULL};
+static const char *const np_spec_fields_v1beta1[] = {"template", "disruption", "limits", "weight", NULL};
 static const char *const np_template_fields[] = {"metadata", "spec", NULL};
 static const char *const np_template_meta_fields[] = {"labels", "annotations", NULL};
 static const char *const np_tspec_fields_v1[] = {"taints",       "startupTaints", "requirements",
@@ -339,6 +340,25 @@ done:
     return rc;
 }
 
+/* A static pool (spec.replicas, Karpenter's StaticCapacity): the NodePool CRD's rules, with its messages. Karpenter
+ * ignores consolidationPolicy and consolidateAfter there; they are accepted and unused. */
+static int decode_replicas(const ns_dec *d, const ns_ynode *spec, ns_nodepool *np)
+{
+    int rc = ns_dec_int(d, spec, "spec", "replicas", 0, INT64_MAX, &np->replicas, &np->has_replicas);
+    if (rc < 0 || !np->has_replicas)
+        return rc;
+    const ns_ynode *limits = ns_ymap_get(spec, "limits");
+    for (size_t i = 0; limits && limits->kind == NS_Y_MAP && i < limits->n; i++)
+        if (strcmp(limits->items[2 * i]->str ? limits->items[2 * i]->str : "", "nodes") != 0)
+            return ns_dec_fail(d, limits->items[2 * i], "spec.limits",
+                               "only 'limits.nodes' is supported on static NodePools (spec.replicas is set; found "
+                               "limits.%s)", limits->items[2 * i]->str ? limits->items[2 * i]->str : "");
+    if (ns_ymap_get(spec, "weight"))
+        return ns_dec_fail(d, ns_ymap_get(spec, "weight"), "spec.weight",
+                           "'weight' is not supported on static NodePools (spec.replicas is set)");
+    return 0;
+}
+
 /* Karpenter labels every NodeClaim and Node of a pool with its name (karpenter.sh/nodepool, v1alpha5
  * karpenter.sh/provisioner-name), and the API server refuses a label value over 63 characters: Kubernetes accepts a
  * longer pool, but it can never provision. Refused here, where the user sees why. */
@@ -373,10 +393,12 @@ int ns_load_nodepool(ns_dec *d, const ns_ynode *root, const char *api_version, n
                                  POOL_NAME_WHY("karpenter.sh/nodepool"))) == 0 &&
         !(spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc)) && rc == 0)
         rc = missing(d, root, "spec");
-    if (rc == 0 && (rc = ns_dec_fields(d, spec, "spec", np_spec_fields)) == 0 &&
+    const char *const *spec_fields = v == NP_V1 ? np_spec_fields_v1 : np_spec_fields_v1beta1;
+    if (rc == 0 && (rc = ns_dec_fields(d, spec, "spec", spec_fields)) == 0 &&
         (rc = decode_template(d, spec, v, c->kinds, np)) == 0 && (rc = decode_disruption(d, spec, v, np)) == 0 &&
-        (rc = decode_limits(d, spec, "spec", "limits", &np->limits)) == 0)
-        rc = ns_dec_int32(d, spec, "spec", "weight", 1, 100, &np->weight, NULL);
+        (rc = decode_limits(d, spec, "spec", "limits", &np->limits)) == 0 &&
+        (rc = ns_dec_int32(d, spec, "spec", "weight", 1, 100, &np->weight, NULL)) == 0)
+        rc = decode_replicas(d, spec, np);
     if (rc < 0) {
         ns_nodepool_free(np);
         return rc;

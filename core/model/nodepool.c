@@ -32,6 +32,11 @@ ns_nodepool *ns_nodepool_new(void)
     return np;
 }
 
+bool ns_nodepool_is_static(const ns_nodepool *np)
+{
+    return np->has_replicas;
+}
+
 void ns_nodepool_free(ns_nodepool *np)
 {
     if (!np)

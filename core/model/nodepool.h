@@ -70,6 +70,10 @@ typedef struct ns_nodepool {
     size_t n_budgets;
     ns_resource_limits limits;
     int32_t weight; /* 0 when unset; 1..100 otherwise */
+    /* spec.replicas (Karpenter's static capacity, alpha): when has_replicas, the pool keeps exactly `replicas` nodes
+     * instead of scaling with pending pods. */
+    bool has_replicas;
+    int64_t replicas;
     /* From v1beta1 template.spec.kubelet or a Provisioner's kubeletConfiguration; for v1 pools, filled from the
      * node class's spec.kubelet by ns_cluster_resolve. */
     ns_kubelet_config kubelet;
@@ -79,6 +83,8 @@ typedef struct ns_nodepool {
  * WhenEmptyOrUnderutilized, no budgets yet: the loader adds the default 10% budget when none is given). */
 ns_nodepool *ns_nodepool_new(void);
 void ns_nodepool_free(ns_nodepool *np);
+/* True for a static pool (spec.replicas set): never provisioned for pods nor consolidated (Karpenter's IsStatic). */
+bool ns_nodepool_is_static(const ns_nodepool *np);
 
 /* The requirements every node of the pool satisfies: spec requirements, template labels as In, and
  * karpenter.sh/nodepool In [name]. *out is overwritten; free with ns_requirements_free. */

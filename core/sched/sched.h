@@ -145,6 +145,13 @@ typedef struct ns_sched_result {
 /* Computes the round. 0, or an error (invalid input, allocation failure) with *out empty. Pods that cannot be placed
  * are not an error: they are listed in out->unschedulable with a reason. */
 int ns_sched_run(const ns_sched_input *in, ns_sched_result *out);
+/* Karpenter's static NodeClaims (NewNodeClaimTemplate for a NodePool with spec.replicas): `count` claims of pool
+ * `pool` made from its template alone, without scheduling a pod: the pool's requirements, and launch options over
+ * the NS_SCHED_MAX_LAUNCH_TYPES cheapest types they allow (Karpenter leaves the type to the provider's Create, which
+ * launches the cheapest compatible one). The claims carry no pod and no DaemonSet overhead, so no request narrows
+ * the types. NS_ERR_INSUFFICIENT_CAPACITY naming the pool when no instance type is left to it. Free *out with
+ * ns_sched_result_free. */
+int ns_sched_static_claims(const ns_sched_input *in, size_t pool, size_t count, ns_sched_result *out);
 void ns_sched_result_free(ns_sched_result *r); /* members; accepts NULL */
 
 /* True when a cluster pod is one provisioning considers (see above). */

@@ -123,7 +123,8 @@ uint32_t sched_domain_zones(const sched *s, const sched_domain_filter *f)
     uint32_t zones = 0;
     for (size_t pi = 0; pi < s->n_pools; pi++) {
         const sched_pool *p = &s->pools[pi];
-        if (p->unusable || p->n_types == 0 || !tolerated(f, p->np->taints, p->np->n_taints))
+        if (p->unusable || ns_nodepool_is_static(p->np) || p->n_types == 0 ||
+            !tolerated(f, p->np->taints, p->np->n_taints))
             continue;
         if (!f->affinity) {
             zones |= sched_pairs_zones(s, p->pairs);

@@ -216,6 +216,13 @@ static int pool_view(sched *s, sched_group *g, size_t pi)
     char r[480];
     g->pool_ok[pi] = false;
     memset(bits, 0, s->max_words * sizeof(uint64_t));
+    /* Karpenter's scheduler leaves static pools out (NewScheduler filters IsStatic), so they neither take a pod nor
+     * appear in its reasons, whatever the StaticCapacity gate says. */
+    if (ns_nodepool_is_static(p->np)) {
+        free(g->pool_why[pi]);
+        g->pool_why[pi] = NULL;
+        return NS_OK;
+    }
     if (p->unusable)
         snprintf(why, sizeof(why), "%s", p->unusable);
     else if (!ns_nodepool_tolerates(p->np, g->pod, g->tolerate_pns ? NS_TAINTS_IGNORE_PREFER_NO_SCHEDULE : 0, r,

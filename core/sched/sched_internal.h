@@ -239,6 +239,7 @@ typedef struct sched {
     int64_t *fit;      /* per type: how many pods fit, for the type being tried */
     size_t max_types;
     size_t max_words;
+    bool static_claims; /* ns_sched_static_claims: the claims carry no DaemonSet overhead */
 } sched;
 
 /* Resources. */
@@ -327,6 +328,9 @@ int64_t sched_new_claim(sched *s, sched_group *g, int64_t want);
 int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **why_pool);
 void sched_group_assign(sched *s, sched_group *g, size_t target, int64_t k);
 void sched_claim_release(sched_claim *c); /* its members, zeroed */
+/* Appends a claim of pool pi with no pod that may take any of the pool's types (a static pool's claim). 0 or
+ * NS_ERR_INTERNAL. */
+int sched_static_claim_add(sched *s, size_t pi);
 bool sched_ports_conflict(const ns_pod *a, const ns_pod *b);
 /* The first host port of a that b also takes (same port and protocol, overlapping IPs), or NULL. */
 const ns_host_port *sched_ports_conflict_at(const ns_pod *a, const ns_pod *b);

@@ -11,6 +11,7 @@
 #include "model/labels.h"
 #include "model/quantity.h"
 #include "sched/sched_internal.h"
+#include "sched/sched_pool_index.h"
 
 const ns_host_port *sched_ports_conflict_at(const ns_pod *a, const ns_pod *b)
 {
@@ -244,6 +245,39 @@ static void limits_reason(const sched *s, const sched_pool *p, char *why, size_t
     }
 }
 
+/* A new claim of pool pi with the pool's requirements and offerings, no pod and no type allowed yet, appended to
+ * s->claims; NULL (error recorded) when out of memory. */
+static sched_claim *claim_open(sched *s, size_t pi)
+{
+    const sched_pool *p = &s->pools[pi];
+    if (claims_reserve(s) != NS_OK || sched_topo_hosts(s, s->n_nodes + s->n_claims + 1) != NS_OK)
+        return NULL;
+    sched_claim *c = &s->claims[s->n_claims];
+    memset(c, 0, sizeof(*c));
+    c->used.v = s->claim_used + s->n_claims * s->n_dims;
+    memset(c->used.v, 0, s->n_dims * sizeof(int64_t));
+    c->pool = (uint32_t)pi;
+    c->host = (uint32_t)(s->n_nodes + s->n_claims);
+    c->pairs = p->pairs;
+    c->types = calloc(s->max_words, sizeof(uint64_t));
+    if (!c->types || ns_requirements_copy(&p->reqs, &c->reqs) != NS_OK) {
+        sched_claim_release(c);
+        NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for a node claim");
+        return NULL;
+    }
+    s->n_claims++;
+    return c;
+}
+
+int sched_static_claim_add(sched *s, size_t pi)
+{
+    sched_claim *c = claim_open(s, pi);
+    if (!c)
+        return NS_ERR_INTERNAL;
+    sched_pool_index_all(&s->pools[pi], c->types);
+    return NS_OK;
+}
+
 int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **why_pool)
 {
     for (size_t o = 0; o < s->n_pools; o++) {
@@ -263,22 +297,10 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
             }
             continue;
         }
-        if (claims_reserve(s) != NS_OK || sched_topo_hosts(s, s->n_nodes + s->n_claims + 1) != NS_OK)
+        sched_claim *c = claim_open(s, pi);
+        if (!c)
             return -1;
-        sched_claim *c = &s->claims[s->n_claims];
-        memset(c, 0, sizeof(*c));
-        c->used.v = s->claim_used + s->n_claims * s->n_dims;
-        memset(c->used.v, 0, s->n_dims * sizeof(int64_t));
-        c->pool = (uint32_t)pi;
-        c->host = (uint32_t)(s->n_nodes + s->n_claims);
-        c->pairs = p->pairs;
-        c->types = malloc(s->max_words * sizeof(uint64_t));
-        if (!c->types || ns_requirements_copy(&p->reqs, &c->reqs) != NS_OK) {
-            sched_claim_release(c);
-            return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for a node claim");
-        }
         memcpy(c->types, p->in_limits, p->words * sizeof(uint64_t));
-        s->n_claims++;
         int64_t k = try_claim(s, g, s->n_claims - 1, want, why_pool ? why : NULL, sizeof(why));
         if (k > 0) {
             p->claim_seq++;

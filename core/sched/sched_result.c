@@ -52,7 +52,7 @@ int sched_result_fill(sched *s, ns_sched_result *out)
             rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory listing a claim's pods");
         if (rc == NS_OK)
             rc = sched_vec_to(s, &c->used, &oc->pod_requests);
-        if (rc == NS_OK)
+        if (rc == NS_OK && !s->static_claims)
             rc = sched_daemons_claim_overhead(s, c, &oc->daemon_overhead);
         if (rc == NS_OK)
             rc = claim_requirements(s, c, &oc->requirements);

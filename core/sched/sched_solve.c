@@ -342,3 +342,36 @@ int ns_sched_run(const ns_sched_input *in, ns_sched_result *out)
     sched_free(&s);
     return rc;
 }
+
+int ns_sched_static_claims(const ns_sched_input *in, size_t pool, size_t count, ns_sched_result *out)
+{
+    if (!in || !in->cluster || !out || pool >= in->cluster->n_nodepools)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "static claims: input, cluster, result or NodePool index is invalid");
+    memset(out, 0, sizeof(*out));
+    sched s;
+    memset(&s, 0, sizeof(s));
+    s.in = in;
+    s.cl = in->cluster;
+    s.n_dims = SCHED_EXT0;
+    s.static_claims = true;
+    s.placement = malloc((s.cl->n_pods ? s.cl->n_pods : 1) * sizeof(size_t));
+    int rc = s.placement ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu pods", s.cl->n_pods);
+    for (size_t i = 0; rc == NS_OK && i < s.cl->n_pods; i++)
+        s.placement[i] = NS_SCHED_NOT_PENDING;
+    if (rc == NS_OK)
+        rc = collect_dims(&s);
+    if (rc == NS_OK)
+        rc = shared_vectors(&s);
+    if (rc == NS_OK)
+        rc = sched_pools_build(&s);
+    const sched_pool *p = rc == NS_OK ? &s.pools[pool] : NULL;
+    if (p && (p->unusable || p->n_types == 0))
+        rc = NS_FAIL(NS_ERR_INSUFFICIENT_CAPACITY, "NodePool %s: %s", p->np->meta.name,
+                     p->unusable ? p->unusable : "no instance type satisfies its requirements");
+    for (size_t i = 0; rc == NS_OK && i < count; i++)
+        rc = sched_static_claim_add(&s, pool);
+    if (rc == NS_OK)
+        rc = sched_result_fill(&s, out);
+    sched_free(&s);
+    return rc;
+}

@@ -59,6 +59,13 @@ static const struct {
      "nodepool-restricted.yaml:8: NodePool general: spec.template.spec.requirements[0]: label \"kubernetes.io/hostname\": label is restricted as it might interfere with the internal provisioning logic; use a well-known label (karpenter.sh/nodepool, topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type, kubernetes.io/arch, kubernetes.io/os, karpenter.sh/capacity-type, node.kubernetes.io/windows-build) or a custom label outside the karpenter.sh domain"},
     {"nodepool-restricted-domain.yaml",
      "nodepool-restricted-domain.yaml:8: NodePool general: spec.template.metadata.labels.sub.karpenter.sh/tier: label \"sub.karpenter.sh/tier\": label is restricted as it might interfere with the internal provisioning logic; use a well-known label (karpenter.sh/nodepool, topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type, kubernetes.io/arch, kubernetes.io/os, karpenter.sh/capacity-type, node.kubernetes.io/windows-build) or a custom label outside the karpenter.sh domain"},
+    /* Karpenter's CEL rules on a static NodePool (spec.replicas), with its messages. */
+    {"nodepool-static-limits.yaml",
+     "nodepool-static-limits.yaml:13: NodePool fixed: spec.limits: only 'limits.nodes' is supported on static NodePools (spec.replicas is set; found limits.cpu)"},
+    {"nodepool-static-negative.yaml",
+     "nodepool-static-negative.yaml:6: NodePool fixed: spec.replicas: -1 is out of range 0..9223372036854775807"},
+    {"nodepool-static-weight.yaml",
+     "nodepool-static-weight.yaml:7: NodePool fixed: spec.weight: 'weight' is not supported on static NodePools (spec.replicas is set)"},
     {"nodepool-taints.yaml",
      "nodepool-taints.yaml:8: NodePool general: spec.template.spec: duplicate taint key/effect pair a:NoSchedule"},
     {"nodepool-v1beta1.yaml",
