@@ -228,6 +228,21 @@ static int validate(ns_engine *e, ds_command *cmd, ds_candidates *cands, ds_cand
     return 0;
 }
 
+/* Static drift's replacements: a claim of each candidate's pool template (Karpenter's NewNodeClaimTemplate), into
+ * repl[i], from res[i] (the caller frees each). */
+static int static_replacements(ns_engine *e, ds_candidate *const *valid, size_t n, ns_sched_result *res,
+                               ns_sched_claim *repl)
+{
+    int rc = ns_engine_refresh_types(e);
+    ns_sched_input in = {.cluster = e->cluster, .pool_types = e->types.pool_types,
+                         .pool_errors = e->types.pool_errors, .min_values_policy = e->cfg.min_values_policy,
+                         .preference_policy = e->cfg.preference_policy};
+    for (size_t i = 0; rc == NS_OK && i < n; i++)
+        if ((rc = ns_sched_static_claims(&in, valid[i]->pool_index, 1, &res[i])) == NS_OK)
+            repl[i] = res[i].claims[0];
+    return rc;
+}
+
 static int execute(ns_engine *e, ds_command *cmd)
 {
     ds_candidates cands = {0};
@@ -236,6 +251,7 @@ static int execute(ns_engine *e, ds_command *cmd)
     ds_candidate **valid = calloc(cmd->n_claims ? cmd->n_claims : 1, sizeof(*valid));
     const char **names = calloc(cmd->n_claims ? cmd->n_claims : 1, sizeof(*names));
     ns_sched_claim *repl = NULL;
+    ns_sched_result *static_res = NULL;
     size_t n_valid = 0, n_repl = 0;
     bool ok = false;
     char why[1200] = "";
@@ -253,7 +269,8 @@ static int execute(ns_engine *e, ds_command *cmd)
     }
     for (size_t i = 0; i < n_valid; i++)
         names[i] = valid[i]->claim->meta.name;
-    if (!(repl = calloc(sim.n_needed ? sim.n_needed : 1, sizeof(*repl)))) {
+    if (!(repl = calloc(sim.n_needed + n_valid, sizeof(*repl))) ||
+        !(static_res = calloc(n_valid, sizeof(*static_res)))) {
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory carrying out a disruption");
         goto done;
     }
@@ -264,6 +281,14 @@ static int execute(ns_engine *e, ds_command *cmd)
     } else if (cmd->method == DS_DRIFTED) {
         for (size_t i = 0; i < sim.n_needed; i++)
             repl[n_repl++] = sim.plan.result.claims[sim.needed[i]];
+    } else if (cmd->method == DS_STATIC_DRIFTED) {
+        if ((rc = static_replacements(e, valid, n_valid, static_res, repl)) == NS_ERR_INTERNAL)
+            goto done;
+        if (rc < 0) {
+            rc = record_command(e, cmd, ns_error_message());
+            goto done;
+        }
+        n_repl = n_valid;
     }
     ns_disruption_request req = {.method = ds_method_name(cmd->method),
                                  .reason = ds_method_reason(cmd->method),
@@ -271,13 +296,16 @@ static int execute(ns_engine *e, ds_command *cmd)
                                  .n_nodeclaims = n_valid,
                                  .replacements = repl,
                                  .n_replacements = n_repl,
-                                 .eventual = cmd->method == DS_DRIFTED};
+                                 .eventual = cmd->method == DS_DRIFTED || cmd->method == DS_STATIC_DRIFTED};
     rc = ns_engine_disrupt(e, &req, NULL);
     if (rc == NS_ERR_INVALID_ARGUMENT)
         rc = record_command(e, cmd, ns_error_message());
 done:
     if (cmd->method == DS_UNDERUTILIZED && n_repl)
         free_replacement(&repl[0]);
+    for (size_t i = 0; static_res && i < n_valid; i++)
+        ns_sched_result_free(&static_res[i]);
+    free(static_res);
     ds_sim_free(&sim);
     ds_candidates_free(&cands);
     free(repl);
@@ -335,7 +363,7 @@ static int decide(ns_engine *e, ns_disruption *d)
         ds_candidates_free(&cands);
         return rc;
     }
-    static const ds_method methods[] = {DS_EMPTY, DS_DRIFTED, DS_UNDERUTILIZED};
+    static const ds_method methods[] = {DS_EMPTY, DS_STATIC_DRIFTED, DS_DRIFTED, DS_UNDERUTILIZED};
     bool constrained = false;
     for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]) && rc == 0 && !d->cmd.pending; i++) {
         int64_t now = ns_clock_now_ms();
@@ -352,6 +380,8 @@ static int decide(ns_engine *e, ns_disruption *d)
             rc = ds_compute_emptiness(e, &cands, budgets, &d->cmd);
         else if (methods[i] == DS_DRIFTED)
             rc = ds_compute_drift(e, &cands, budgets, &d->cmd);
+        else if (methods[i] == DS_STATIC_DRIFTED)
+            rc = ds_compute_static_drift(e, &cands, budgets, &d->cmd);
         else
             rc = ds_compute_consolidation(e, &d->cfg, &cands, budgets, &d->cmd, &constrained);
         free(budgets);

@@ -6,7 +6,7 @@
 
 #include "clock/ns_clock.h"
 #include "disruption/budget.h"
-#include "disruption/disruption_cost.h"
+#include "engine/disruption_cost.h"
 #include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
@@ -17,7 +17,7 @@
 
 const char *ds_method_name(ds_method m)
 {
-    return m == DS_EMPTY ? "empty" : m == DS_DRIFTED ? "drifted" : "underutilized";
+    return m == DS_EMPTY ? "empty" : m == DS_DRIFTED || m == DS_STATIC_DRIFTED ? "drifted" : "underutilized";
 }
 
 const char *ds_method_reason(ds_method m)
@@ -27,7 +27,9 @@ const char *ds_method_reason(ds_method m)
 
 unsigned ds_method_reason_bit(ds_method m)
 {
-    return m == DS_EMPTY ? NS_REASON_EMPTY : m == DS_DRIFTED ? NS_REASON_DRIFTED : NS_REASON_UNDERUTILIZED;
+    if (m == DS_EMPTY)
+        return NS_REASON_EMPTY;
+    return m == DS_DRIFTED || m == DS_STATIC_DRIFTED ? NS_REASON_DRIFTED : NS_REASON_UNDERUTILIZED;
 }
 
 static bool pod_finished(const ns_pod *p)
@@ -193,16 +195,21 @@ ds_candidate *ds_candidates_find(ds_candidates *c, const char *claim_name)
 
 bool ds_candidate_eligible(const ds_candidate *c, ds_method m)
 {
-    if (c->blocked && !(m == DS_DRIFTED && c->eventual))
+    if (c->blocked && !((m == DS_DRIFTED || m == DS_STATIC_DRIFTED) && c->eventual))
         return false;
+    /* Karpenter's OwnedByStaticNodePool: only static drift takes a static pool's nodes. */
+    bool is_static = ns_nodepool_is_static(c->pool);
     switch (m) {
     case DS_EMPTY:
-        return c->consolidatable && c->n_reschedulable == 0;
+        return !is_static && c->consolidatable && c->n_reschedulable == 0;
     case DS_DRIFTED:
-        return c->drifted;
+        return !is_static && c->drifted;
+    case DS_STATIC_DRIFTED:
+        return is_static && c->drifted;
     case DS_UNDERUTILIZED:
-        return c->consolidatable && c->pool->consolidation_policy == NS_CONSOLIDATE_WHEN_EMPTY_OR_UNDERUTILIZED &&
-               c->instance_type && c->capacity_type && c->zone && c->price >= 0;
+        return !is_static && c->consolidatable &&
+               c->pool->consolidation_policy == NS_CONSOLIDATE_WHEN_EMPTY_OR_UNDERUTILIZED && c->instance_type &&
+               c->capacity_type && c->zone && c->price >= 0;
     }
     return false;
 }

@@ -18,6 +18,9 @@ typedef enum ds_method {
     DS_EMPTY = 0,
     DS_DRIFTED,
     DS_UNDERUTILIZED,
+    /* Karpenter's StaticDrift: drifted claims of static NodePools, each replaced by a claim of its pool's template
+     * (budget reason Drifted; the other methods leave static pools alone). */
+    DS_STATIC_DRIFTED,
 } ds_method;
 
 /* "empty", "drifted", "underutilized" and the budget reason bit (NS_REASON_*) / condition reason of each. */
@@ -150,6 +153,9 @@ void ds_command_clear(ds_command *cmd);
  * candidates are taken. 0 or an error that ends the step. */
 int ds_compute_emptiness(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd);
 int ds_compute_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd);
+/* Static drift, per static pool: none while the pool has more claims (active and pending disruption) than replicas;
+ * else the longest-drifted candidates, as many as the budget, limits.nodes and the candidates allow. */
+int ds_compute_static_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd);
 /* *constrained: a candidate was passed over because its NodePool's budget allowed no more (Karpenter's
  * constrainedByBudgets): finding nothing then does not mean the cluster is consolidated. */
 int ds_compute_consolidation(ns_engine *e, const ns_disruption_config *cfg, ds_candidates *cands, int64_t *budgets,

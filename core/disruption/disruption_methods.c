@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "disruption/disruption_cost.h"
+#include "engine/disruption_cost.h"
 #include "disruption/disruption_internal.h"
 #include "errors/ns_error.h"
 
@@ -65,7 +65,7 @@ static int eligible_sorted(ds_candidates *cands, ds_method m, ds_candidate ***ou
         const ds_candidate *c = &cands->items[i];
         if (!ds_candidate_eligible(c, m))
             continue;
-        ranks[k].cost = m == DS_DRIFTED ? (double)c->drifted_ms : c->cost;
+        ranks[k].cost = m == DS_DRIFTED || m == DS_STATIC_DRIFTED ? (double)c->drifted_ms : c->cost;
         ranks[k].name = c->claim->meta.name;
         ranks[k].index = i;
         k++;
@@ -141,6 +141,46 @@ int ds_compute_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_co
     }
 done:
     free(batch);
+    free(order);
+    return rc;
+}
+
+int ds_compute_static_drift(ns_engine *e, ds_candidates *cands, int64_t *budgets, ds_command *cmd)
+{
+    ds_candidate **order = NULL;
+    size_t n = 0, taken = 0;
+    int rc = eligible_sorted(cands, DS_STATIC_DRIFTED, &order, &n);
+    if (rc < 0)
+        return rc;
+    size_t n_pools = e->cluster->n_nodepools;
+    int64_t *room = calloc(n_pools ? n_pools : 1, sizeof(*room));
+    if (!room) {
+        free(order);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory computing static drift");
+    }
+    for (size_t p = 0; p < n_pools; p++) {
+        const ns_nodepool *np = e->cluster->nodepools[p];
+        ns_static_count count;
+        ns_engine_static_count(e->cluster, np, &count);
+        /* No drift replacement until a scale-down is through; then as many as the budget and limits.nodes allow
+         * (every claim of the pool counts against the limit, the deleting ones too). */
+        int64_t under_limit = ns_engine_nodes_limit(np) - (count.active + count.deleting + count.pending);
+        room[p] = budgets[p] < under_limit ? budgets[p] : under_limit;
+        if (!ns_nodepool_is_static(np) || count.active + count.pending > np->replicas)
+            room[p] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (room[order[i]->pool_index] <= 0)
+            continue;
+        room[order[i]->pool_index]--;
+        budgets[order[i]->pool_index]--;
+        order[taken++] = order[i];
+    }
+    if (taken && (rc = command_start(cmd, DS_STATIC_DRIFTED, "static-drift", order, taken)) == 0) {
+        cmd->n_replacements = taken;
+        cmd->decision = NS_CONSOL_REPLACE;
+    }
+    free(room);
     free(order);
     return rc;
 }

@@ -34,8 +34,9 @@ static void why_not(const ns_engine *e, ds_candidate *c)
 
 void ds_mark_unconsolidatable(const ns_engine *e, ds_candidates *cands)
 {
-    /* blocked candidates are not candidates to Karpenter (their DisruptionBlocked says why) */
+    /* blocked candidates are not candidates to Karpenter (their DisruptionBlocked says why); consolidation turns
+     * static pools' nodes down before any check that would say why */
     for (size_t i = 0; i < cands->n; i++)
-        if (!cands->items[i].blocked)
+        if (!cands->items[i].blocked && !ns_nodepool_is_static(cands->items[i].pool))
             why_not(e, &cands->items[i]);
 }

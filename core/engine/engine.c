@@ -186,7 +186,8 @@ static int engine_step(ns_engine *e)
     } before[] = {{"interruption", ns_ctl_interruption}, {"garbage collection", ns_ctl_gc},
                   {"kubelet", ns_ctl_kubelet},           {"node repair", ns_ctl_repair},
                   {"lifecycle", ns_ctl_lifecycle},
-                  {"disruption hand-over", ns_ctl_handover}, {"provisioning", ns_ctl_provisioner}};
+                  {"disruption hand-over", ns_ctl_handover}, {"static capacity", ns_ctl_static},
+                  {"provisioning", ns_ctl_provisioner}};
     int rc = NS_OK;
     for (size_t i = 0; rc == NS_OK && i < sizeof(before) / sizeof(before[0]); i++)
         rc = run_controller(e, before[i].name, before[i].fn);
@@ -260,6 +261,8 @@ static const char *const kind_messages[] = {
     [NS_DECISION_UNHEALTHY_NODE] = "deleting unhealthy node",
     [NS_DECISION_REPAIR_BLOCKED] = "node repair blocked",
     [NS_DECISION_UNCONSOLIDATABLE] = "unconsolidatable",
+    [NS_DECISION_STATIC_SCALE_UP] = "provisioning nodeclaims to satisfy replica count",
+    [NS_DECISION_STATIC_SCALE_DOWN] = "deprovisioning nodeclaims to satisfy replica count",
 };
 
 const char *ns_decision_kind_message(ns_decision_kind kind)
@@ -306,6 +309,10 @@ static const char *logger_of(ns_decision_kind kind)
     case NS_DECISION_UNHEALTHY_NODE:
     case NS_DECISION_REPAIR_BLOCKED:
         return "node.health";
+    case NS_DECISION_STATIC_SCALE_UP:
+        return "static.provisioning";
+    case NS_DECISION_STATIC_SCALE_DOWN:
+        return "static.deprovisioning";
     default:
         return "nodeclaim.lifecycle";
     }
@@ -398,6 +405,15 @@ static int engine_delete_pod(ns_engine *e, const char *ns, const char *name)
 
 static int engine_put_nodepool(ns_engine *e, ns_nodepool *np)
 {
+    /* The NodePool CRD's transition rule: an update cannot add or remove spec.replicas. */
+    const ns_nodepool *old = ns_cluster_find_nodepool(e->cluster, np->meta.name);
+    if (old && ns_nodepool_is_static(old) != ns_nodepool_is_static(np)) {
+        int refused = NS_FAIL(NS_ERR_INVALID_CONFIG, "NodePool %s: spec.replicas %s: Cannot transition NodePool "
+                              "between static (replicas set) and dynamic (replicas unset) provisioning modes",
+                              np->meta.name, ns_nodepool_is_static(np) ? "added" : "removed");
+        ns_nodepool_free(np);
+        return refused;
+    }
     int rc = e->writes.ops->put_nodepool(e->writes.ctx, np);
     e->types.listed_in_step = -1;
     return rc;

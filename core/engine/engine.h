@@ -115,6 +115,10 @@ typedef struct ns_engine_config {
     /* Karpenter's NodeRepair feature gate: nodes matching one of the provider's repair policies for longer than its
      * toleration are deleted (ctl_repair.c, docs/engine.md "Node repair"). Default false. */
     bool node_repair;
+    /* Karpenter's StaticCapacity feature gate: NodePools with spec.replicas are scaled to that many nodes
+     * (ctl_static.c, docs/engine.md "Static capacity"). Off, a static pool gets no node from nodesmith (the
+     * provisioner leaves static pools out either way). Default false. */
+    bool static_capacity;
     /* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY (sched.h), for provisioning and the disruption
      * simulations alike; Strict and Respect by default. */
     ns_sched_min_values_policy min_values_policy;
@@ -137,10 +141,10 @@ ns_cluster_writes *ns_engine_store(ns_engine *e);
 void ns_engine_free(ns_engine *e);
 
 /* Runs every controller once at the current clock, in this order: interruption, garbage collection, the simulated
- * kubelet, node repair (cfg.node_repair), NodeClaim lifecycle (launch, register, initialize, registration TTL), disruption hand-over (candidates
- * whose replacements are initialized go to termination), provisioning (with the simulated
- * scheduler's binding), registered controllers (disruption), termination; then appends one ns_engine_sample to the
- * history. */
+ * kubelet, node repair (cfg.node_repair), NodeClaim lifecycle (launch, register, initialize, registration TTL),
+ * disruption hand-over (candidates whose replacements are initialized go to termination), static capacity
+ * (cfg.static_capacity), provisioning (with the simulated scheduler's binding), registered controllers (disruption),
+ * termination; then appends one ns_engine_sample to the history. */
 int ns_engine_step(ns_engine *e);
 /* Steps at the current time, then advances the simulated clock to ns_engine_next_step_ms and steps again, until the
  * clock has reached until_ms (the last step runs at until_ms). With the real clock it steps once. */
@@ -215,6 +219,11 @@ typedef enum ns_decision_kind {
     /* "unconsolidatable" (reason: Karpenter's Unconsolidatable message; once per claim and reason while it lasts;
      * logged at debug level, as Karpenter only emits an event) */
     NS_DECISION_UNCONSOLIDATABLE,
+    /* "provisioning nodeclaims to satisfy replica count" (reason: current and desired; detail: the NodePool and the
+     * count; the static capacity gate) */
+    NS_DECISION_STATIC_SCALE_UP,
+    /* "deprovisioning nodeclaims to satisfy replica count" (nodeclaims: the ones deleted, in Karpenter's order) */
+    NS_DECISION_STATIC_SCALE_DOWN,
 } ns_decision_kind;
 
 typedef struct ns_decision {

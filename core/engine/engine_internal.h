@@ -237,6 +237,17 @@ int ns_engine_taint_disrupted(ns_engine *e, ns_node *n, const char *method);
  * initialized, or abandons the disruption (annotations removed, node untainted) when a replacement is gone. */
 int ns_engine_disruption_handover(ns_engine *e, ns_nodeclaim *claim);
 
+/* ---- Static capacity (ctl_static.c). */
+
+/* A static pool's NodeClaims as Karpenter's NodePoolState counts them: deleting, pending disruption (carrying
+ * ns_engine_disrupt's annotations, not deleting), and active (the rest, launched or not). */
+typedef struct ns_static_count {
+    int64_t active, deleting, pending;
+} ns_static_count;
+void ns_engine_static_count(const ns_cluster *c, const ns_nodepool *np, ns_static_count *out);
+/* The pool's limits.nodes, or INT64_MAX when it does not limit its nodes. */
+int64_t ns_engine_nodes_limit(const ns_nodepool *np);
+
 /* ---- Controllers, run by ns_engine_step in this order. Each returns NS_OK or an error that ends the step. */
 /* Writes a decision's log line (engine_log.c: Karpenter's field shapes). */
 void ns_engine_log_decision(const ns_engine *e, const ns_decision *d, ns_log_level level, const char *logger);
@@ -249,6 +260,7 @@ int ns_ctl_lifecycle(ns_engine *e);
 /* Disruption hand-over (ns_engine_disruption_handover for every claim), before provisioning so that the
  * provisioner sees an abandoned disruption's pods where they are. */
 int ns_ctl_handover(ns_engine *e);
+int ns_ctl_static(ns_engine *e);      /* static capacity (cfg.static_capacity): NodePools kept at spec.replicas */
 int ns_ctl_provisioner(ns_engine *e); /* binds pods to initialized nodes (cfg.simulate_scheduler), creates claims */
 int ns_ctl_termination(ns_engine *e); /* drain, terminate, remove */
 

@@ -127,6 +127,7 @@ typedef struct ns_tl_engine_settings {
     int spot_to_spot;     /* SpotToSpotConsolidation: the disruption controller's */
     int node_repair;      /* NodeRepair: the engine's node repair */
     int min_values_policy; /* Karpenter's MIN_VALUES_POLICY (an ns_sched_min_values_policy), -1 = keep */
+    int static_capacity;  /* StaticCapacity: NodePools with replicas kept at that many nodes */
 } ns_tl_engine_settings;
 
 /* The simulated clock's start when a timeline names none: 2026-01-01T00:00:00Z. */

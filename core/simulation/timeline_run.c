@@ -50,6 +50,8 @@ void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
         cfg->node_repair = s->node_repair > 0;
     if (s->min_values_policy >= 0)
         cfg->min_values_policy = (ns_sched_min_values_policy)s->min_values_policy;
+    if (s->static_capacity)
+        cfg->static_capacity = s->static_capacity > 0;
 }
 
 static double seconds(int64_t ms)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "disruption/disruption_consolidate.h"
-#include "disruption/disruption_cost.h"
+#include "engine/disruption_cost.h"
 #include "errors/ns_error.h"
 #include "model/labels.h"
 

@@ -535,6 +535,23 @@ START_TEST(action_errors)
 }
 END_TEST
 
+/* The StaticCapacity gate (static NodePools kept at spec.replicas), by Karpenter's name; unset leaves the default. */
+START_TEST(static_capacity_gate)
+{
+    ns_timeline *t = load_ok("featureGates: {StaticCapacity: true}\nsteps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->engine.static_capacity, 1);
+    ns_timeline_free(t);
+    t = load_ok("featureGates: {StaticCapacity: false}\nsteps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->engine.static_capacity, -1);
+    ns_timeline_free(t);
+    t = load_ok("steps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->engine.static_capacity, 0);
+    ns_timeline_free(t);
+    load_fails("featureGates: {StaticCapacity: yes please}\nsteps:\n  - advance: 1s\n",
+               "t.yaml:1: timeline: featureGates.StaticCapacity: expected a boolean, got the string \"yes please\"");
+}
+END_TEST
+
 int main(void)
 {
     ns_log_set_level(NS_LOG_ERROR);
@@ -551,6 +568,7 @@ int main(void)
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);
     tcase_add_test(tc, action_errors);
+    tcase_add_test(tc, static_capacity_gate);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -221,12 +221,41 @@ def check_windows(doc):
     assert end["nodes"] == [] and end["cost_per_hour"] == 0
 
 
+def check_static_capacity(doc):
+    up = decisions(doc, "provisioning nodeclaims to satisfy replica count")
+    assert [d["reason"] for d in up] == ["current 0, desired 3", "current 3, desired 5"], up
+    three = step(doc, "three static nodes")
+    assert len(three["nodes"]) == 3 and three["pods_placed"] == 2 and three["pods_pending"] == 0
+    assert all(n["nodepool"] == "fixed" for n in three["nodes"])
+    five = step(doc, "five nodes")
+    assert len(five["nodes"]) == 5
+    # Scale-down takes the empty nodes first (Karpenter's static deprovisioning order).
+    down = decisions(doc, "deprovisioning nodeclaims to satisfy replica count")
+    assert len(down) == 1 and down[0]["reason"] == "current 5, desired 2", down
+    empty = {n["nodeclaim"] for n in five["nodes"] if n["pods"] == 0}
+    assert set(names(down[0]["nodeclaims"])) == empty, (down[0], empty)
+    two = step(doc, "two nodes")
+    assert len(two["nodes"]) == 2 and two["pods_placed"] == 2 and two["pods_pending"] == 0
+    # Drift replaces node for node, each replacement from the template before the old node goes.
+    old = {n["name"] for n in two["nodes"]}
+    drift = decisions(doc, "disrupting node(s)", "drifted")
+    assert len(drift) == 2 and {names(d["nodes"])[0] for d in drift} == old, drift
+    patched_at = next(s["time_s"] for s in doc["steps"] if s["name"] == "template changed")
+    assert min(s["nodes"] for s in doc["cost_over_time"] if s["time_s"] > patched_at) >= 2
+    assert max(s["nodes"] for s in doc["cost_over_time"] if s["time_s"] > patched_at) <= 3, "one replacement at a time"
+    end = step(doc, "rolled node for node")
+    assert len(end["nodes"]) == 2 and end["pods_placed"] == 2 and not old & {n["name"] for n in end["nodes"]}
+    assert all(n["labels"].get("team") == "green" and n["status"] == "Ready" for n in end["nodes"])
+    assert len(up) == 2, "drift's replacements are not scaling"
+
+
 CHECKS = {
     "scale-to-zero": check_scale_to_zero,
     "consolidation": check_consolidation,
     "spot-interruption": check_spot_interruption,
     "drift": check_drift,
     "windows": check_windows,
+    "static-capacity": check_static_capacity,
 }
 
 # The only disruption methods each example may use: anything else is a decision the scenario does not call for.
@@ -236,6 +265,8 @@ METHODS = {
     "spot-interruption": set(),
     "drift": {"drifted"},
     "windows": {"empty"},
+    # consolidateAfter 0s over nodes mostly empty, yet no emptiness and no consolidation: the pool is static.
+    "static-capacity": {"drifted"},
 }
 
 

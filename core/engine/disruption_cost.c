@@ -1,5 +1,5 @@
 /* Karpenter's disruption cost (see disruption_cost.h). */
-#include "disruption/disruption_cost.h"
+#include "engine/disruption_cost.h"
 
 #include <errno.h>
 #include <math.h>
