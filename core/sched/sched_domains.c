@@ -180,7 +180,8 @@ int sched_domain_values(const sched *s, const sched_domain_filter *f, const char
 {
     for (size_t pi = 0; pi < s->n_pools; pi++) {
         const sched_pool *p = &s->pools[pi];
-        if (p->unusable || p->n_types == 0 || !tolerated(f, p->np->taints, p->np->n_taints))
+        if (p->unusable || ns_nodepool_is_static(p->np) || p->n_types == 0 ||
+            !tolerated(f, p->np->taints, p->np->n_taints))
             continue;
         ns_compat_opts opts = {.allow_undefined_well_known = true, .extra_well_known = p->keys,
                                .n_extra_well_known = p->n_keys};
