@@ -299,27 +299,36 @@ static int shared_vectors(sched *s)
     return rc;
 }
 
+/* The set-up both entry points share: no pod placed yet, the resource dimensions, the shared vectors and the pools.
+ * The caller frees *s with sched_free whatever this returns. */
+static int sched_begin(sched *s, const ns_sched_input *in, bool static_claims)
+{
+    memset(s, 0, sizeof(*s));
+    s->in = in;
+    s->cl = in->cluster;
+    s->n_dims = SCHED_EXT0;
+    s->static_claims = static_claims;
+    s->placement = malloc((s->cl->n_pods ? s->cl->n_pods : 1) * sizeof(size_t));
+    if (!s->placement)
+        return NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu pods", s->cl->n_pods);
+    for (size_t i = 0; i < s->cl->n_pods; i++)
+        s->placement[i] = NS_SCHED_NOT_PENDING;
+    int rc = collect_dims(s);
+    if (rc == NS_OK)
+        rc = shared_vectors(s);
+    if (rc == NS_OK)
+        rc = sched_pools_build(s);
+    return rc;
+}
+
 int ns_sched_run(const ns_sched_input *in, ns_sched_result *out)
 {
     if (!in || !in->cluster || !out)
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "scheduling: input, cluster or result is NULL");
     memset(out, 0, sizeof(*out));
     sched s;
-    memset(&s, 0, sizeof(s));
-    s.in = in;
-    s.cl = in->cluster;
-    s.n_dims = SCHED_EXT0;
     name_index *by_name = NULL;
-    s.placement = malloc((s.cl->n_pods ? s.cl->n_pods : 1) * sizeof(size_t));
-    int rc = s.placement ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu pods", s.cl->n_pods);
-    for (size_t i = 0; rc == NS_OK && i < s.cl->n_pods; i++)
-        s.placement[i] = NS_SCHED_NOT_PENDING;
-    if (rc == NS_OK)
-        rc = collect_dims(&s);
-    if (rc == NS_OK)
-        rc = shared_vectors(&s);
-    if (rc == NS_OK)
-        rc = sched_pools_build(&s);
+    int rc = sched_begin(&s, in, false);
     if (rc == NS_OK)
         rc = nodes_build(&s, &by_name);
     if (rc == NS_OK)
@@ -349,21 +358,7 @@ int ns_sched_static_claims(const ns_sched_input *in, size_t pool, size_t count, 
         return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "static claims: input, cluster, result or NodePool index is invalid");
     memset(out, 0, sizeof(*out));
     sched s;
-    memset(&s, 0, sizeof(s));
-    s.in = in;
-    s.cl = in->cluster;
-    s.n_dims = SCHED_EXT0;
-    s.static_claims = true;
-    s.placement = malloc((s.cl->n_pods ? s.cl->n_pods : 1) * sizeof(size_t));
-    int rc = s.placement ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory for %zu pods", s.cl->n_pods);
-    for (size_t i = 0; rc == NS_OK && i < s.cl->n_pods; i++)
-        s.placement[i] = NS_SCHED_NOT_PENDING;
-    if (rc == NS_OK)
-        rc = collect_dims(&s);
-    if (rc == NS_OK)
-        rc = shared_vectors(&s);
-    if (rc == NS_OK)
-        rc = sched_pools_build(&s);
+    int rc = sched_begin(&s, in, true);
     const sched_pool *p = rc == NS_OK ? &s.pools[pool] : NULL;
     if (p && (p->unusable || p->n_types == 0))
         rc = NS_FAIL(NS_ERR_INSUFFICIENT_CAPACITY, "NodePool %s: %s", p->np->meta.name,
