@@ -15,6 +15,7 @@
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
 #include "manifest/loader.h"
+#include "manifest/scheduler_config.h"
 #include "model/model_util.h"
 #include "report/report.h"
 #include "sched/sched.h"
@@ -28,7 +29,7 @@ static const char simulate_help[] =
     "Usage: nodesmith simulate -f FILE [-f FILE...] [--provider NAME [--allow-launch]] [--catalog FILE]\n"
     "                          [--output text|json] [--timeline FILE [--report FILE.html] [--every-tick]]\n"
     "                          [--packing karpenter|cost] [--min-values-policy Strict|BestEffort]\n"
-    "                          [--preference-policy Respect|Ignore]\n"
+    "                          [--preference-policy Respect|Ignore] [--scheduler-config DOCUMENT]\n"
     "       nodesmith simulate --from-cluster [--kubeconfig FILE] [--context NAME] [-f FILE...] [options]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
@@ -66,6 +67,10 @@ static const char simulate_help[] =
     "  --preference-policy Respect|Ignore\n"
     "                           Karpenter's PREFERENCE_POLICY (likewise): Respect (default) or Ignore preferred\n"
     "                           affinity terms and ScheduleAnyway spreads\n"
+    "  --scheduler-config DOCUMENT\n"
+    "                           Karpenter's SCHEDULER_CONFIG (likewise): a YAML or JSON document whose\n"
+    "                           podTopologySpread.defaultConstraints spread every pending pod that has no\n"
+    "                           topologySpreadConstraints, selected as kube-scheduler selects it (docs/simulate.md)\n"
     CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
@@ -80,7 +85,8 @@ enum {
     OPT_EVERY_TICK,
     OPT_PACKING,
     OPT_MIN_VALUES_POLICY,
-    OPT_PREFERENCE_POLICY
+    OPT_PREFERENCE_POLICY,
+    OPT_SCHEDULER_CONFIG
 };
 
 /* Set by SIGINT/SIGTERM: the engine stops between two steps and simulate cleans up. */
@@ -111,6 +117,7 @@ typedef struct sim_run {
     ns_sched_packing packing; /* --packing */
     ns_sched_min_values_policy min_values_policy; /* --min-values-policy, MIN_VALUES_POLICY */
     ns_sched_preference_policy preference_policy; /* --preference-policy, PREFERENCE_POLICY */
+    ns_scheduler_config sched_config;             /* --scheduler-config, SCHEDULER_CONFIG */
     ns_round_report *round; /* the round's summary */
     cJSON *doc;             /* the timeline's document, or the round's when JSON is printed */
     /* The clean-up's lists of terminated instances and failures, for the document. */
@@ -128,6 +135,7 @@ static void sim_run_free(sim_run *r)
     ns_engine_free(r->engine);
     ns_plugin_unload(r->plugin);
     ns_cluster_free(r->cluster);
+    ns_scheduler_config_free(&r->sched_config);
 }
 
 /* "namespace/name" of every pod provisioning considers now. */
@@ -159,6 +167,8 @@ static int simulate_round(sim_run *r)
     cfg.packing = r->packing;
     cfg.min_values_policy = r->min_values_policy;
     cfg.preference_policy = r->preference_policy;
+    cfg.default_spread = r->sched_config.default_spread;
+    cfg.n_default_spread = r->sched_config.n_default_spread;
     char **pending = NULL;
     size_t n_pending = 0;
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -190,6 +200,8 @@ static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *so
     cfg.packing = r->packing;
     cfg.min_values_policy = r->min_values_policy;
     cfg.preference_policy = r->preference_policy;
+    cfg.default_spread = r->sched_config.default_spread;
+    cfg.n_default_spread = r->sched_config.n_default_spread;
     ns_timeline_engine_config(t, &cfg);
     ns_disruption_config disruption = {.spot_to_spot = t->engine.spot_to_spot > 0};
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -386,9 +398,14 @@ static int add_catalog(cli_provider_args *pargs, char *path)
 }
 
 /* The scheduling policies from their flags, else from Karpenter's variables (an empty variable is unset, as
- * Karpenter's env.WithDefaultString reads it). A bad value is a usage error naming the setting. */
-static int read_policies(sim_run *r, const char *min_values, const char *preference)
+ * Karpenter's env.WithDefaultString reads it). A bad value is a usage error naming the setting; a bad scheduler
+ * config's also names where the document came from (the flag or the variable), its line and its field. */
+static int read_policies(sim_run *r, const char *min_values, const char *preference, const char *sched_config,
+                         const char *sched_config_source)
 {
+    if (sched_config && *sched_config &&
+        ns_scheduler_config_parse(sched_config_source, sched_config, &r->sched_config) < 0)
+        return cli_usage_error("simulate", "setting SCHEDULER_CONFIG (--scheduler-config): %s", ns_error_message());
     if (min_values && *min_values && ns_sched_min_values_policy_parse(min_values, &r->min_values_policy) < 0)
         return cli_usage_error("simulate", "setting MIN_VALUES_POLICY (--min-values-policy): %s", ns_error_message());
     if (preference && *preference && ns_sched_preference_policy_parse(preference, &r->preference_policy) < 0)
@@ -468,6 +485,7 @@ int cmd_simulate(int argc, char **argv)
         {"packing", required_argument, NULL, OPT_PACKING},
         {"min-values-policy", required_argument, NULL, OPT_MIN_VALUES_POLICY},
         {"preference-policy", required_argument, NULL, OPT_PREFERENCE_POLICY},
+        {"scheduler-config", required_argument, NULL, OPT_SCHEDULER_CONFIG},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -487,6 +505,7 @@ int cmd_simulate(int argc, char **argv)
         return NS_EXIT_FAILED;
     }
     const char *min_values_policy = getenv("MIN_VALUES_POLICY"), *preference_policy = getenv("PREFERENCE_POLICY");
+    const char *sched_config = getenv("SCHEDULER_CONFIG"), *sched_config_source = "SCHEDULER_CONFIG";
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "f:", longopts, NULL)) != -1) {
         int handled = cli_provider_arg("simulate", &pargs, opt, optarg);
@@ -524,6 +543,9 @@ int cmd_simulate(int argc, char **argv)
             min_values_policy = optarg;
         } else if (opt == OPT_PREFERENCE_POLICY) {
             preference_policy = optarg;
+        } else if (opt == OPT_SCHEDULER_CONFIG) {
+            sched_config = optarg;
+            sched_config_source = "--scheduler-config";
         } else if (opt == CLI_OPT_OUTPUT) {
             if ((rc = cli_parse_output("simulate", optarg, &json)) != NS_EXIT_OK)
                 goto cleanup;
@@ -539,7 +561,7 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
         goto cleanup;
     }
-    if ((rc = read_policies(&run, min_values_policy, preference_policy)) != NS_EXIT_OK)
+    if ((rc = read_policies(&run, min_values_policy, preference_policy, sched_config, sched_config_source)) != NS_EXIT_OK)
         goto cleanup;
     if (n_files == 0 && !from_cluster) {
         rc = cli_usage_error("simulate", "no manifests given (use -f FILE, or --from-cluster)");

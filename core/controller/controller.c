@@ -189,6 +189,8 @@ static int build_engine(run *r)
     cfg.packing = s->packing;
     cfg.min_values_policy = s->min_values_policy;
     cfg.preference_policy = s->preference_policy;
+    cfg.default_spread = s->sched_config.default_spread;
+    cfg.n_default_spread = s->sched_config.n_default_spread;
     cfg.simulate_kubelet = r->o->simulate_kubelet;
     cfg.registration_delay_ms = 1000;
     cfg.initialization_delay_ms = 2000;

@@ -11,6 +11,7 @@
 #include "controller/controller_settings.h"
 #include "errors/ns_error.h"
 #include "log/ns_log.h"
+#include "manifest/scheduler_config.h"
 
 typedef enum setting_type {
     T_DURATION,
@@ -24,6 +25,7 @@ typedef enum setting_type {
     T_PACKING,
     T_MIN_VALUES_POLICY,
     T_PREFERENCE_POLICY,
+    T_SCHEDULER_CONFIG,
 } setting_type;
 
 typedef struct setting {
@@ -63,6 +65,9 @@ static const setting settings[] = {
     {"PREFERENCE_POLICY", "preference-policy", T_PREFERENCE_POLICY, OFF(preference_policy),
      "Respect (preferences bind until relaxed) or Ignore (preferred affinity and ScheduleAnyway spreads are not "
      "read); default Respect"},
+    {"SCHEDULER_CONFIG", "scheduler-config", T_SCHEDULER_CONFIG, OFF(sched_config),
+     "a YAML or JSON document: podTopologySpread.defaultConstraints spread each pending pod without "
+     "topologySpreadConstraints, selected as kube-scheduler selects it; default none"},
     {NULL, "bind-address", T_STRING, OFF(bind_address),
      "IPv4 address /metrics, /healthz and /readyz listen on (default 0.0.0.0, every interface)"},
     {NULL, "kubeconfig", T_STRING, OFF(kubeconfig), "kubeconfig file (default $KUBECONFIG, in-cluster, ~/.kube/config)"},
@@ -112,6 +117,7 @@ void ns_controller_settings_free(ns_controller_settings *s)
     free(s->leader_election_namespace);
     free(s->cluster_name);
     free(s->bind_address);
+    ns_scheduler_config_free(&s->sched_config);
     free(s->kubeconfig);
     free(s->context);
     memset(s, 0, sizeof(*s));
@@ -246,6 +252,15 @@ static int apply(ns_controller_settings *s, const setting *st, const char *value
         if (ns_sched_preference_policy_parse(value, (ns_sched_preference_policy *)field) < 0)
             return ns_error_prefix("%s: ", name);
         return NS_OK;
+    case T_SCHEDULER_CONFIG: {
+        /* The document is the value itself, as Karpenter takes it; messages name its source, line and field. */
+        ns_scheduler_config cfg = {0};
+        if (ns_scheduler_config_parse(st->env ? st->env : st->flag, value, &cfg) < 0)
+            return ns_error_prefix("%s: ", name);
+        ns_scheduler_config_free((ns_scheduler_config *)field);
+        *(ns_scheduler_config *)field = cfg;
+        return NS_OK;
+    }
     }
     return NS_FAIL(NS_ERR_INTERNAL, "%s: unknown setting type", name);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "nodesmith/provider.h"
+#include "manifest/scheduler_config.h"
 #include "sched/sched.h"
 
 /* Karpenter's feature gates (FEATURE_GATES "Name=true,Other=false"); unknown names are refused. */
@@ -43,6 +44,7 @@ typedef struct ns_controller_settings {
     ns_sched_packing packing;     /* PACKING karpenter|cost, default karpenter (docs/cost.md) */
     ns_sched_min_values_policy min_values_policy; /* MIN_VALUES_POLICY Strict|BestEffort, default Strict */
     ns_sched_preference_policy preference_policy; /* PREFERENCE_POLICY Respect|Ignore, default Respect */
+    ns_scheduler_config sched_config; /* SCHEDULER_CONFIG: a document, default none (manifest/scheduler_config.h) */
 } ns_controller_settings;
 
 /* Fills *s with Karpenter's defaults. 0 or NS_ERR_INTERNAL. */

@@ -236,7 +236,8 @@ static int static_replacements(ns_engine *e, ds_candidate *const *valid, size_t 
     int rc = ns_engine_refresh_types(e);
     ns_sched_input in = {.cluster = e->cluster, .pool_types = e->types.pool_types,
                          .pool_errors = e->types.pool_errors, .min_values_policy = e->cfg.min_values_policy,
-                         .preference_policy = e->cfg.preference_policy};
+                         .preference_policy = e->cfg.preference_policy,
+                         .default_spread = e->cfg.default_spread, .n_default_spread = e->cfg.n_default_spread};
     for (size_t i = 0; rc == NS_OK && i < n; i++)
         if ((rc = ns_sched_static_claims(&in, valid[i]->pool_index, 1, &res[i])) == NS_OK)
             repl[i] = res[i].claims[0];

@@ -84,7 +84,8 @@ static int scale_up(ns_engine *e, size_t pool, const ns_static_count *n)
         return rc;
     ns_sched_input in = {.cluster = e->cluster, .pool_types = e->types.pool_types,
                          .pool_errors = e->types.pool_errors, .min_values_policy = e->cfg.min_values_policy,
-                         .preference_policy = e->cfg.preference_policy};
+                         .preference_policy = e->cfg.preference_policy,
+                         .default_spread = e->cfg.default_spread, .n_default_spread = e->cfg.n_default_spread};
     ns_sched_result res;
     if ((rc = ns_sched_static_claims(&in, pool, (size_t)count, &res)) < 0) {
         if (rc == NS_ERR_INTERNAL)

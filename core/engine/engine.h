@@ -123,6 +123,10 @@ typedef struct ns_engine_config {
      * simulations alike; Strict and Respect by default. */
     ns_sched_min_values_policy min_values_policy;
     ns_sched_preference_policy preference_policy;
+    /* Karpenter's SCHEDULER_CONFIG default topology spread (ns_sched_input.default_spread), for provisioning and the
+     * disruption simulations alike; borrowed (it must outlive the engine). None by default. */
+    const ns_topology_spread *default_spread;
+    size_t n_default_spread;
 } ns_engine_config;
 
 /* Fills cfg with the defaults above. */

@@ -353,7 +353,8 @@ int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_
         ns_sched_input in = {.cluster = &out->view, .pool_types = e->types.pool_types,
                              .pool_errors = e->types.pool_errors, .packing = e->cfg.packing,
                              .min_values_policy = e->cfg.min_values_policy,
-                             .preference_policy = e->cfg.preference_policy};
+                             .preference_policy = e->cfg.preference_policy,
+                         .default_spread = e->cfg.default_spread, .n_default_spread = e->cfg.n_default_spread};
         rc = ns_sched_run(&in, &out->result);
     }
     if (rc < 0)

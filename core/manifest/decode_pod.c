@@ -325,7 +325,7 @@ static int decode_policy(const ns_dec *d, const ns_ynode *t, const char *p, cons
     return rc;
 }
 
-static int decode_spread(const ns_dec *d, const ns_ynode *t, const char *p, ns_topology_spread *out)
+int ns_decode_topology_spread(const ns_dec *d, const ns_ynode *t, const char *p, ns_topology_spread *out)
 {
     char *when = NULL;
     bool has_min = false;
@@ -449,7 +449,7 @@ int ns_decode_pod_spec(const ns_dec *d, const ns_ynode *spec, const char *path, 
         for (size_t i = 0; i < spread->n && rc == 0; i++) {
             char ip[NS_PATH_MAX];
             ns_path_index(ip, sizeof(ip), p, i);
-            rc = decode_spread(d, spread->items[i], ip, &pod->spread[i]);
+            rc = ns_decode_topology_spread(d, spread->items[i], ip, &pod->spread[i]);
         }
     }
     if (rc < 0)

@@ -102,6 +102,34 @@ static int check_selector(const ns_dec *d, const ns_ynode *spec, const ns_pod *s
     return rc;
 }
 
+/* The controller that owns the workload's pods (a Deployment's ReplicaSet, a ReplicaSet, a StatefulSet) with its
+ * selector, for the selector of a default topology spread (sched_default_spread.c). A Deployment's ReplicaSet selects
+ * the pod-template-hash too, as the Deployment controller writes it. The same controller from a dump's ReplicaSet and
+ * from its Deployment is recorded once. */
+static int record_controller(const ns_dec *d, const ns_ynode *spec, const char *kind, const char *name,
+                             const ns_meta *from, const char *hash, ns_cluster *c)
+{
+    if (ns_cluster_find_pod_controller(c, kind, from->namespace_, name))
+        return 0;
+    ns_workload *w = calloc(1, sizeof(*w));
+    if (!w || !(w->meta.name = ns_strdup(name)) ||
+        (from->namespace_ && !(w->meta.namespace_ = ns_strdup(from->namespace_)))) {
+        ns_workload_free(w);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording %s %s", kind, name);
+    }
+    w->kind = strcmp(kind, "StatefulSet") == 0 ? "StatefulSet" : "ReplicaSet"; /* static, as the model wants */
+    w->meta.source_file = from->source_file;
+    w->meta.source_line = from->source_line;
+    int rc = ns_decode_label_selector(d, spec, "spec", "selector", &w->selector);
+    if (rc == 0 && *hash && ns_labels_set(&w->selector.match_labels, "pod-template-hash", hash) < 0)
+        rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory recording %s %s", kind, name);
+    if (rc < 0) {
+        ns_workload_free(w);
+        return rc;
+    }
+    return ns_cluster_add_pod_controller(c, w);
+}
+
 static const char *const deployment_fields[] = {"replicas", "selector", "template", "strategy", "minReadySeconds",
                                                 "revisionHistoryLimit", "paused", "progressDeadlineSeconds", NULL};
 static const char *const replicaset_fields[] = {"replicas", "selector", "template", "minReadySeconds", NULL};
@@ -204,6 +232,8 @@ int ns_load_workload(ns_dec *d, const ns_ynode *root, const char *kind, ns_clust
     if (rc == 0 && (rc = make_pod(d, &x, meta.name, &sample)) == 0)
         rc = check_selector(d, spec, sample, strcmp(kind, "Job") != 0);
     ns_pod_free(sample);
+    if (rc == 0 && strcmp(kind, "Job") != 0)
+        rc = record_controller(d, spec, x.owner_kind, x.owner_name, &meta, hash, c);
 
     for (int32_t i = 0; rc == 0 && i < count; i++) {
         char name[400], index[16];

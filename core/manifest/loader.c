@@ -24,6 +24,7 @@ typedef enum handler {
     H_STORAGECLASS,
     H_PV,
     H_PVC,
+    H_SERVICE,
     H_LIST,
 } handler;
 
@@ -46,6 +47,7 @@ static const struct {
     {"StorageClass", {"storage.k8s.io/v1"}, H_STORAGECLASS},
     {"PersistentVolume", {"v1"}, H_PV},
     {"PersistentVolumeClaim", {"v1"}, H_PVC},
+    {"Service", {"v1"}, H_SERVICE},
     {"List", {"v1"}, H_LIST},
 };
 
@@ -98,6 +100,8 @@ static int dispatch(ns_dec *d, const ns_ynode *root, handler h, const char *api_
         return ns_load_pv(d, root, c);
     case H_PVC:
         return ns_load_pvc(d, root, c);
+    case H_SERVICE:
+        return ns_load_service(d, root, c);
     case H_LIST:
         return load_list(d, root, c, depth);
     }

@@ -115,6 +115,12 @@ void ns_cluster_free(ns_cluster *c)
         ns_pv_free(c->pvs[i]);
     for (size_t i = 0; i < c->n_pvcs; i++)
         ns_pvc_free(c->pvcs[i]);
+    for (size_t i = 0; i < c->n_services; i++)
+        ns_service_free(c->services[i]);
+    for (size_t i = 0; i < c->n_pod_controllers; i++)
+        ns_workload_free(c->pod_controllers[i]);
+    free(c->services);
+    free(c->pod_controllers);
     free(c->storage_classes);
     free(c->pvs);
     free(c->pvcs);
@@ -232,6 +238,20 @@ int ns_cluster_add_pvc(ns_cluster *c, ns_pvc *pvc)
 {
     ADD_UNIQUE("PersistentVolumeClaim", c->pvcs, c->n_pvcs, c->cap.pvcs, pvc,
                pvc->meta.name ? ns_cluster_find_pvc(c, pvc->meta.namespace_, pvc->meta.name) : NULL, ns_pvc_free);
+}
+
+int ns_cluster_add_service(ns_cluster *c, ns_service *svc)
+{
+    ADD_UNIQUE("Service", c->services, c->n_services, c->cap.services, svc,
+               svc->meta.name ? ns_cluster_find_service(c, svc->meta.namespace_, svc->meta.name) : NULL,
+               ns_service_free);
+}
+
+int ns_cluster_add_pod_controller(ns_cluster *c, ns_workload *w)
+{
+    ADD_UNIQUE(w->kind, c->pod_controllers, c->n_pod_controllers, c->cap.pod_controllers, w,
+               w->meta.name ? ns_cluster_find_pod_controller(c, w->kind, w->meta.namespace_, w->meta.name) : NULL,
+               ns_workload_free);
 }
 
 int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
@@ -429,6 +449,19 @@ ns_pdb *ns_cluster_find_pdb(const ns_cluster *c, const char *ns, const char *nam
 {
     FIND(c->pdbs, c->n_pdbs,
          strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_service *ns_cluster_find_service(const ns_cluster *c, const char *ns, const char *name)
+{
+    FIND(c->services, c->n_services,
+         strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_workload *ns_cluster_find_pod_controller(const ns_cluster *c, const char *kind, const char *ns, const char *name)
+{
+    FIND(c->pod_controllers, c->n_pod_controllers,
+         strcmp(it->kind, kind) == 0 && strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 &&
+             strcmp(nz(it->meta.name), name) == 0);
 }
 
 ns_daemonset *ns_cluster_find_daemonset(const ns_cluster *c, const char *ns, const char *name)

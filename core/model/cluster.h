@@ -20,7 +20,9 @@
 #include "model/nodepool.h"
 #include "model/pdb.h"
 #include "model/pod.h"
+#include "model/service.h"
 #include "model/storage.h"
+#include "model/workload.h"
 
 struct ns_cluster_index;
 struct ns_nodeclass_kinds;
@@ -47,8 +49,16 @@ typedef struct ns_cluster {
     size_t n_pvs;
     ns_pvc **pvcs;
     size_t n_pvcs;
+    /* What selects pods, for the selector of a default topology spread (sched/sched_default_spread.c): Services,
+     * and the pod controllers kube-scheduler reads (ReplicaSet, StatefulSet, ReplicationController; kind, metadata
+     * and selector only), one per kind, namespace and name. */
+    ns_service **services;
+    size_t n_services;
+    ns_workload **pod_controllers;
+    size_t n_pod_controllers;
     struct {
-        size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims, storage_classes, pvs, pvcs;
+        size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims, storage_classes, pvs, pvcs,
+            services, pod_controllers;
     } cap;                          /* internal */
     struct ns_cluster_index *index; /* internal: pod name lookup */
     /* internal: the manifest loader's record of expanded workloads and of the owners loaded objects name
@@ -82,6 +92,9 @@ int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
 int ns_cluster_add_storage_class(ns_cluster *c, ns_storage_class *sc);
 int ns_cluster_add_pv(ns_cluster *c, ns_pv *pv);
 int ns_cluster_add_pvc(ns_cluster *c, ns_pvc *pvc);
+int ns_cluster_add_service(ns_cluster *c, ns_service *svc);
+/* w->kind is "ReplicaSet", "StatefulSet" or "ReplicationController"; unique per kind, namespace and name. */
+int ns_cluster_add_pod_controller(ns_cluster *c, ns_workload *w);
 
 /* Remove and free an object (pointers to it become invalid; later objects move down one place in their list, which
  * keeps its order). NS_ERR_NOT_FOUND when the object is not in the cluster. */
@@ -113,6 +126,8 @@ ns_nodeclaim *ns_cluster_find_nodeclaim(const ns_cluster *c, const char *name);
 ns_storage_class *ns_cluster_find_storage_class(const ns_cluster *c, const char *name);
 ns_pv *ns_cluster_find_pv(const ns_cluster *c, const char *name);
 ns_pvc *ns_cluster_find_pvc(const ns_cluster *c, const char *ns, const char *name);
+ns_service *ns_cluster_find_service(const ns_cluster *c, const char *ns, const char *name);
+ns_workload *ns_cluster_find_pod_controller(const ns_cluster *c, const char *kind, const char *ns, const char *name);
 /* The node class a reference names (kind, name and, when the reference has one, API group must match). */
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref);
 

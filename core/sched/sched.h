@@ -90,6 +90,12 @@ typedef struct ns_sched_input {
     ns_sched_packing packing; /* NS_SCHED_PACKING_KARPENTER (0) unless set */
     ns_sched_min_values_policy min_values_policy;   /* STRICT (0) unless set */
     ns_sched_preference_policy preference_policy;   /* RESPECT (0) unless set */
+    /* Karpenter's SCHEDULER_CONFIG podTopologySpread.defaultConstraints (each without a selector; borrowed): given
+     * to every pending pod that declares no topologySpreadConstraints, with the selector kube-scheduler deduces for
+     * the pod from the Services and the ReplicaSet, StatefulSet or ReplicationController that select it; a pod
+     * nothing selects gets none (sched_default_spread.c). NULL and 0: none. */
+    const ns_topology_spread *default_spread;
+    size_t n_default_spread;
 } ns_sched_input;
 
 /* One acceptable launch choice of a new claim. */

@@ -59,7 +59,7 @@ static int assign_groups(sched *s, size_t *gid, char ***sigs_out)
         gid[i] = SIZE_MAX;
         if (!ns_sched_pod_is_pending(cl->pods[i]))
             continue;
-        if ((rc = sched_signature(cl->pods[i], &sb)) != NS_OK)
+        if ((rc = sched_signature(cl->pods[i], s->in->n_default_spread > 0, &sb)) != NS_OK)
             break;
         uint64_t h = ns_key_hash(&sb);
         size_t at = (size_t)h & (n_slots - 1);

@@ -287,6 +287,10 @@ void sched_groups_free(sched *s);
 
 /* sched_topology.c */
 int sched_topo_register(sched *s, sched_group *g);
+/* The selector kube-scheduler deduces for pod p's default topology spread (sched_default_spread.c) into *out (the
+ * caller frees it with ns_label_selector_free); *found is false, and *out empty, when nothing selects the pod. 0 or
+ * NS_ERR_INTERNAL. */
+int sched_default_selector(const ns_cluster *c, const ns_pod *p, ns_label_selector *out, bool *found);
 int sched_topo_link(sched *s, sched_group *g);
 int sched_topo_hosts(sched *s, size_t n_hosts);
 bool sched_topo_matches(const sched_topo *t, const ns_pod *pod);

@@ -20,7 +20,7 @@ static void key_resources(ns_key *b, const ns_res *r)
     }
 }
 
-int sched_signature(const ns_pod *p, ns_key *b)
+int sched_signature(const ns_pod *p, bool with_owner, ns_key *b)
 {
     b->len = 0;
     b->failed = false;
@@ -38,6 +38,10 @@ int sched_signature(const ns_pod *p, ns_key *b)
         ns_key_str(b, t->effect);
     }
     ns_key_spread(b, p->spread, p->n_spread);
+    if (with_owner && p->n_spread == 0) {
+        ns_key_str(b, p->meta.owner_kind);
+        ns_key_str(b, p->meta.owner_name);
+    }
     ns_key_int(b, (int64_t)p->n_host_ports);
     for (size_t i = 0; i < p->n_host_ports; i++) {
         ns_key_str(b, p->host_ports[i].ip);

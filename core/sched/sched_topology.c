@@ -244,27 +244,58 @@ static int spread_selector(const ns_pod *p, const ns_topology_spread *t, topo_sp
     return NS_OK;
 }
 
+/* One spread constraint of the pod; `deduced` (may be NULL) replaces its selector: a default constraint's. */
+static int register_spread(sched *s, sched_group *g, const ns_topology_spread *t, const ns_label_selector *deduced)
+{
+    const ns_pod *p = g->pod;
+    topo_spec spec;
+    memset(&spec, 0, sizeof(spec));
+    spec.kind = SCHED_TOPO_SPREAD;
+    spec.key = t->topology_key ? t->topology_key : "";
+    spec.max_skew = t->max_skew > 0 ? t->max_skew : 1;
+    spec.min_domains = t->min_domains;
+    spec.own_namespace = p->meta.namespace_ ? p->meta.namespace_ : "default";
+    int rc = NS_OK;
+    if (!deduced) {
+        rc = spread_selector(p, t, &spec);
+    } else if (!(spec.owned_selector = calloc(1, sizeof(*spec.owned_selector))) ||
+               ns_label_selector_copy(deduced, spec.owned_selector) != NS_OK) {
+        rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory applying the default topology spread to pod %s",
+                     p->meta.name);
+    } else {
+        spec.selector = spec.owned_selector;
+    }
+    if (rc == NS_OK)
+        rc = sched_domain_filter_init(&spec.filter, p, t);
+    if (rc == NS_OK)
+        rc = add_con(s, g, &spec, SCHED_SRC_SPREAD, 0, t->when_unsatisfiable == NS_SCHEDULE_ANYWAY);
+    spec_release(&spec);
+    return rc;
+}
+
+/* The default constraints (ns_sched_input.default_spread) for a pod that declares none, with its deduced selector. */
+static int register_default_spread(sched *s, sched_group *g)
+{
+    const ns_pod *p = g->pod;
+    if (p->n_spread > 0 || s->in->n_default_spread == 0)
+        return NS_OK;
+    ns_label_selector sel;
+    bool found;
+    int rc = sched_default_selector(s->in->cluster, p, &sel, &found);
+    for (size_t i = 0; rc == NS_OK && found && i < s->in->n_default_spread; i++)
+        rc = register_spread(s, g, &s->in->default_spread[i], &sel);
+    ns_label_selector_free(&sel);
+    return rc;
+}
+
 int sched_topo_register(sched *s, sched_group *g)
 {
     const ns_pod *p = g->pod;
     const ns_affinity *a = &p->affinity;
-    int rc = NS_OK;
+    int rc = register_default_spread(s, g);
     topo_spec spec;
-    for (size_t i = 0; rc == NS_OK && i < p->n_spread; i++) {
-        const ns_topology_spread *t = &p->spread[i];
-        memset(&spec, 0, sizeof(spec));
-        spec.kind = SCHED_TOPO_SPREAD;
-        spec.key = t->topology_key ? t->topology_key : "";
-        spec.max_skew = t->max_skew > 0 ? t->max_skew : 1;
-        spec.min_domains = t->min_domains;
-        spec.own_namespace = p->meta.namespace_ ? p->meta.namespace_ : "default";
-        rc = spread_selector(p, t, &spec);
-        if (rc == NS_OK)
-            rc = sched_domain_filter_init(&spec.filter, p, t);
-        if (rc == NS_OK)
-            rc = add_con(s, g, &spec, SCHED_SRC_SPREAD, 0, t->when_unsatisfiable == NS_SCHEDULE_ANYWAY);
-        spec_release(&spec);
-    }
+    for (size_t i = 0; rc == NS_OK && i < p->n_spread; i++)
+        rc = register_spread(s, g, &p->spread[i], NULL);
     for (size_t i = 0; rc == NS_OK && i < a->n_pod_required; i++) {
         term_spec(p, &a->pod_required[i], SCHED_TOPO_AFFINITY, &spec);
         rc = add_con(s, g, &spec, SCHED_SRC_AFF_REQ, 0, false);
