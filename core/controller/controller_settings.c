@@ -180,7 +180,8 @@ static int parse_int(const char *value, int64_t min, int64_t max, const char *na
     return NS_OK;
 }
 
-static int apply(ns_controller_settings *s, const setting *st, const char *value)
+/* from_flag: the value came from the flag, not the variable (a scheduler config's messages name which). */
+static int apply(ns_controller_settings *s, const setting *st, const char *value, bool from_flag)
 {
     char name[96];
     setting_name(st, name, sizeof(name));
@@ -255,7 +256,9 @@ static int apply(ns_controller_settings *s, const setting *st, const char *value
     case T_SCHEDULER_CONFIG: {
         /* The document is the value itself, as Karpenter takes it; messages name its source, line and field. */
         ns_scheduler_config cfg = {0};
-        if (ns_scheduler_config_parse(st->env ? st->env : st->flag, value, &cfg) < 0)
+        char source[64];
+        snprintf(source, sizeof(source), from_flag ? "--%s" : "%s", from_flag ? st->flag : st->env);
+        if (ns_scheduler_config_parse(source, value, &cfg) < 0)
             return ns_error_prefix("%s: ", name);
         ns_scheduler_config_free((ns_scheduler_config *)field);
         *(ns_scheduler_config *)field = cfg;
@@ -278,7 +281,7 @@ int ns_controller_settings_from_env(ns_controller_settings *s, const char *(*get
         const char *v = settings[i].env ? getenv_fn(settings[i].env) : NULL;
         if (!v || (!*v && settings[i].type == T_STRING))
             continue;
-        int rc = apply(s, &settings[i], v);
+        int rc = apply(s, &settings[i], v, false);
         if (rc < 0)
             return rc;
     }
@@ -289,7 +292,7 @@ int ns_controller_settings_flag(ns_controller_settings *s, const char *flag, con
 {
     for (size_t i = 0; i < N_SETTINGS; i++)
         if (strcmp(settings[i].flag, flag) == 0)
-            return apply(s, &settings[i], value);
+            return apply(s, &settings[i], value, true);
     return 1;
 }
 

@@ -89,6 +89,54 @@ START_TEST(environment_then_flags)
 }
 END_TEST
 
+/* SCHEDULER_CONFIG holds the document itself, as Karpenter's does; the flag replaces it; a bad one names where it
+ * came from, the line and the field. */
+START_TEST(scheduler_config_document)
+{
+    static const char *const env[] = {"SCHEDULER_CONFIG",
+                                      "podTopologySpread:\n  defaultConstraints:\n"
+                                      "    - {maxSkew: 1, topologyKey: kubernetes.io/hostname, "
+                                      "whenUnsatisfiable: DoNotSchedule}\n",
+                                      NULL};
+    ns_controller_settings s;
+    ck_assert_int_eq(ns_controller_settings_default(&s), 0);
+    ck_assert_uint_eq(s.sched_config.n_default_spread, 0);
+    ns_controller_settings_free(&s);
+    ck_assert_int_eq(from_env(&s, env), 0);
+    ck_assert_uint_eq(s.sched_config.n_default_spread, 1);
+    ck_assert_str_eq(s.sched_config.default_spread[0].topology_key, "kubernetes.io/hostname");
+    ck_assert_int_eq(s.sched_config.default_spread[0].when_unsatisfiable, NS_DO_NOT_SCHEDULE);
+    ck_assert_int_eq(ns_controller_settings_flag(&s, "scheduler-config",
+                                                 "{\"podTopologySpread\": {\"defaultConstraints\": ["
+                                                 "{\"maxSkew\": 2, \"topologyKey\": \"topology.kubernetes.io/zone\", "
+                                                 "\"whenUnsatisfiable\": \"ScheduleAnyway\"}, "
+                                                 "{\"maxSkew\": 1, \"topologyKey\": \"kubernetes.io/hostname\", "
+                                                 "\"whenUnsatisfiable\": \"ScheduleAnyway\"}]}}"),
+                     0);
+    ck_assert_uint_eq(s.sched_config.n_default_spread, 2);
+    ck_assert_int_eq(s.sched_config.default_spread[0].max_skew, 2);
+    ck_assert_int_eq(s.sched_config.default_spread[1].when_unsatisfiable, NS_SCHEDULE_ANYWAY);
+    ck_assert_int_eq(ns_controller_settings_flag(&s, "scheduler-config",
+                                                 "podTopologySpread:\n  defaultConstraints:\n"
+                                                 "    - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: Sometimes}\n"),
+                     NS_ERR_INVALID_CONFIG);
+    const char *m = ns_error_message();
+    ck_assert_msg(strstr(m, "setting SCHEDULER_CONFIG (--scheduler-config)") && strstr(m, "--scheduler-config:3:") &&
+                      strstr(m, "podTopologySpread.defaultConstraints[0]") && strstr(m, "Sometimes"),
+                  "%s", m);
+    ck_assert_uint_eq(s.sched_config.n_default_spread, 2); /* a refused value leaves the setting as it was */
+    ns_controller_settings_free(&s);
+    static const char *const bad[] = {"SCHEDULER_CONFIG", "podTopologySpread: {defaultConstraints: "
+                                      "[{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, "
+                                      "matchLabelKeys: [app]}]}", NULL};
+    ck_assert_int_eq(from_env(&s, bad), NS_ERR_INVALID_CONFIG);
+    m = ns_error_message();
+    ck_assert_msg(strstr(m, "SCHEDULER_CONFIG:1:") &&
+                      strstr(m, "podTopologySpread.defaultConstraints[0].matchLabelKeys: must not be set"), "%s", m);
+    ns_controller_settings_free(&s);
+}
+END_TEST
+
 /* Each bad value: the message names the setting, its flag, the value and why. */
 static void refused(const char *var, const char *value, const char *why)
 {
@@ -192,6 +240,7 @@ int main(void)
     tcase_add_test(tc, defaults_are_karpenters);
     tcase_add_test(tc, environment_then_flags);
     tcase_add_test(tc, bad_values_name_the_setting);
+    tcase_add_test(tc, scheduler_config_document);
     tcase_add_test(tc, nodeclaim_json_as_karpenter_writes_it);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
