@@ -387,6 +387,64 @@ START_TEST(test_live_dump_counts_each_workload_once)
 }
 END_TEST
 
+/* What a default topology spread's selector is deduced from: Services (a selector, none, an empty one) and the
+ * controllers of the workloads' pods with their selectors (a Deployment's ReplicaSet also selects its
+ * pod-template-hash, as the Deployment controller writes it). */
+START_TEST(test_services_and_pod_controllers)
+{
+    static const char text[] =
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\n"
+        "spec: {type: ClusterIP, selector: {app: web}, ports: [{port: 80}]}\n---\n"
+        "apiVersion: v1\nkind: Service\nmetadata: {name: external}\nspec: {type: ExternalName, externalName: x.example}\n"
+        "---\napiVersion: v1\nkind: Service\nmetadata: {name: all}\nspec: {selector: {}}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
+        "spec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, "
+        "spec: {containers: [{name: c, image: nginx}]}}}\n---\n"
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n"
+        "spec: {replicas: 1, selector: {matchExpressions: [{key: app, operator: In, values: [db]}]}, "
+        "template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c, image: postgres}]}}}\n";
+    ns_cluster *c = test_cluster_new();
+    ck_assert_msg(ns_manifest_load_string(c, "inline.yaml", text, strlen(text)) == NS_OK, "%s", ns_error_message());
+    ck_assert_uint_eq(c->n_services, 3);
+    const ns_service *web = ns_cluster_find_service(c, "shop", "web");
+    ck_assert(web && web->has_selector);
+    ck_assert_str_eq(ns_labels_get(&web->selector, "app"), "web");
+    ck_assert(!ns_cluster_find_service(c, "default", "external")->has_selector);
+    const ns_service *all = ns_cluster_find_service(c, "default", "all");
+    ck_assert(all->has_selector && all->selector.n == 0);
+    ck_assert_uint_eq(c->n_pod_controllers, 2);
+    const ns_pod *pod = NULL;
+    for (size_t i = 0; i < c->n_pods; i++)
+        if (strcmp(c->pods[i]->meta.namespace_, "shop") == 0)
+            pod = c->pods[i];
+    ck_assert_ptr_nonnull(pod);
+    const ns_workload *rs = ns_cluster_find_pod_controller(c, "ReplicaSet", "shop", pod->meta.owner_name);
+    ck_assert_ptr_nonnull(rs);
+    ck_assert_str_eq(ns_labels_get(&rs->selector.match_labels, "app"), "web");
+    ck_assert_str_eq(ns_labels_get(&rs->selector.match_labels, "pod-template-hash"),
+                     ns_labels_get(&pod->meta.labels, "pod-template-hash"));
+    const ns_workload *db = ns_cluster_find_pod_controller(c, "StatefulSet", "default", "db");
+    ck_assert(db && db->selector.n_exprs == 1);
+    ns_cluster_free(c);
+}
+END_TEST
+
+/* A dump's ReplicaSet and StatefulSet are recorded once, whichever of them and their Deployment comes first. */
+START_TEST(test_live_dump_records_controllers_once)
+{
+    ns_cluster *c = load_dump("live-dump.yaml", _i == 1);
+    const ns_workload *rs = ns_cluster_find_pod_controller(c, "ReplicaSet", "shop", "web-6c4948cfb6");
+    ck_assert_ptr_nonnull(rs);
+    ck_assert(rs->selector.present);
+    ck_assert_ptr_nonnull(ns_cluster_find_pod_controller(c, "StatefulSet", "shop", "db"));
+    size_t n_rs = 0;
+    for (size_t i = 0; i < c->n_pod_controllers; i++)
+        n_rs += strcmp(c->pod_controllers[i]->meta.name, "web-6c4948cfb6") == 0;
+    ck_assert_uint_eq(n_rs, 1);
+    ns_cluster_free(c);
+}
+END_TEST
+
 /* Objects before their workloads, and parts of a dump: a ReplicaSet without its pods stands for its Deployment, a pod
  * for its Deployment through its ReplicaSet's name, a StatefulSet's pod for the StatefulSet; a workload with nothing
  * of its own is expanded. */
@@ -420,10 +478,12 @@ int main(void)
     tcase_add_test(tc, test_nodeclasses_json);
     tcase_add_test(tc, test_nodes_claims_pdbs);
     tcase_add_test(tc, test_unknown_kind_warning);
+    tcase_add_test(tc, test_services_and_pod_controllers);
     suite_add_tcase(s, tc);
     TCase *dumps = tcase_create("dumps"); /* each test twice: ordinary pods (_i 0), then packed (_i 1) */
     tcase_add_loop_test(dumps, test_live_dump_counts_each_workload_once, 0, 2);
     tcase_add_loop_test(dumps, test_partial_dump_counts_each_workload_once, 0, 2);
+    tcase_add_loop_test(dumps, test_live_dump_records_controllers_once, 0, 2);
     suite_add_tcase(s, dumps);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
