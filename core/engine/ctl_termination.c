@@ -13,6 +13,11 @@
  * pod still there is deleted at the node's termination time minus the pod's own grace period. Mirror pods and pods
  * tolerating the disrupted taint are neither evicted nor waited for. The node counts as drained no sooner than five
  * seconds after its drain started.
+ *
+ * Once drained, the node waits for its VolumeAttachments to be deleted (the attach-detach controller detaches the
+ * volumes of the pods that left), as Karpenter's awaitVolumeDetachment does: up to the claim's termination time,
+ * past which it goes on with the attachments left and the VolumesDetached condition False. Attachments of inline
+ * volumes and of the volumes of pods that cannot be drained (that stay on the node) are not waited for.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -197,6 +202,65 @@ static int finish_drain(ns_engine *e, ns_nodeclaim *claim, bool *done)
     return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
 }
 
+/* Karpenter's IsDrainable: pods the drain neither evicts nor waits for keep their volumes attached. */
+static bool drainable(const ns_pod *p, int64_t now)
+{
+    return !ns_engine_pod_stays_on_node(p) && !(p->meta.deletion_ms && now - p->meta.deletion_ms > 60000);
+}
+
+/* Karpenter's pendingVolumeAttachments: the node's attachments of persistent volumes no undrainable pod there uses. */
+static size_t pending_attachments(const ns_engine *e, const ns_node *n, int64_t now, const char **first)
+{
+    size_t pending = 0;
+    for (size_t i = 0; i < e->cluster->n_volume_attachments; i++) {
+        const ns_volume_attachment *va = e->cluster->volume_attachments[i];
+        if (!va->pv_name || strcmp(va->node_name, n->meta.name) != 0)
+            continue;
+        bool kept = false;
+        for (size_t j = 0; !kept && j < e->cluster->n_pods; j++) {
+            const ns_pod *p = e->cluster->pods[j];
+            kept = p->node_name && strcmp(p->node_name, n->meta.name) == 0 && !drainable(p, now) &&
+                   ns_engine_pod_uses_pv(e, p, va->pv_name);
+        }
+        if (!kept && pending++ == 0)
+            *first = va->meta.name;
+    }
+    return pending;
+}
+
+/* Sets the claim's VolumesDetached condition, writing it only when it changes. */
+static int set_volumes_detached(ns_engine *e, ns_nodeclaim *claim, const char *status, const char *reason)
+{
+    const ns_condition *c = ns_conditions_get(&claim->conditions, NS_COND_VOLUMES_DETACHED);
+    if (c && strcmp(c->status, status) == 0 && strcmp(c->reason ? c->reason : "", reason) == 0)
+        return NS_OK;
+    if (ns_conditions_set(&claim->conditions, NS_COND_VOLUMES_DETACHED, status, reason, reason, ns_clock_now_ms()) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory setting VolumesDetached on nodeclaim %s", claim->meta.name);
+    return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+}
+
+/* Karpenter's awaitVolumeDetachment. *done when no attachment holds the node, or its termination time has come. */
+static int await_volume_detachment(ns_engine *e, ns_nodeclaim *claim, const ns_node *n, bool *done)
+{
+    int64_t now = ns_clock_now_ms(), end;
+    const char *first = NULL;
+    size_t pending = pending_attachments(e, n, now, &first);
+    *done = true;
+    if (pending == 0)
+        return set_volumes_detached(e, claim, "True", "VolumesDetached");
+    if (ns_claim_termination_end(claim, &end) && now >= end)
+        return set_volumes_detached(e, claim, "False", "TerminationGracePeriodElapsed");
+    *done = false;
+    const ns_condition *c = ns_conditions_get(&claim->conditions, NS_COND_VOLUMES_DETACHED);
+    if (!c || strcmp(c->status, "Unknown") != 0) {
+        char count[24];
+        snprintf(count, sizeof(count), "%zu", pending);
+        ns_log(NS_LOG_INFO, "node.termination", "awaiting volume detachment", "NodeClaim", claim->meta.name, "Node",
+               n->meta.name, "volumeattachments", count, "first", first, NULL);
+    }
+    return set_volumes_detached(e, claim, "Unknown", "AwaitingVolumeDetachment");
+}
+
 static bool instance_gone(ns_engine *e, const ns_nodeclaim *claim)
 {
     ns_instance inst;
@@ -260,7 +324,8 @@ static int terminate_claim(ns_engine *e, ns_nodeclaim *claim)
         if (!gone || n->ready) {
             bool done;
             if ((rc = start_drain(e, claim)) < 0 || (rc = drain(e, claim, n, &done)) < 0 || !done ||
-                (rc = finish_drain(e, claim, &done)) < 0 || !done)
+                (rc = finish_drain(e, claim, &done)) < 0 || !done ||
+                (rc = await_volume_detachment(e, claim, n, &done)) < 0 || !done)
                 return rc;
         }
     }

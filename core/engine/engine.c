@@ -28,6 +28,7 @@ void ns_engine_config_default(ns_engine_config *cfg)
     cfg->simulate_kubelet = true;
     cfg->simulate_scheduler = true;
     cfg->simulate_controllers = true;
+    cfg->volume_detach_delay_ms = 10000;
 }
 
 static void store_destroy(ns_cluster_writes *store)
@@ -184,7 +185,8 @@ static int engine_step(ns_engine *e)
         const char *name;
         int (*fn)(ns_engine *);
     } before[] = {{"interruption", ns_ctl_interruption}, {"garbage collection", ns_ctl_gc},
-                  {"kubelet", ns_ctl_kubelet},           {"node repair", ns_ctl_repair},
+                  {"kubelet", ns_ctl_kubelet},           {"attach-detach", ns_ctl_attach_detach},
+                  {"node repair", ns_ctl_repair},
                   {"lifecycle", ns_ctl_lifecycle},
                   {"disruption hand-over", ns_ctl_handover}, {"static capacity", ns_ctl_static},
                   {"provisioning", ns_ctl_provisioner}};

@@ -72,6 +72,7 @@
 #define NS_COND_DISRUPTION_REASON "DisruptionReason"
 #define NS_COND_INSTANCE_TERMINATING "InstanceTerminating"
 #define NS_COND_DRAINED "Drained"
+#define NS_COND_VOLUMES_DETACHED "VolumesDetached"
 
 typedef struct ns_engine ns_engine;
 
@@ -127,6 +128,9 @@ typedef struct ns_engine_config {
      * disruption simulations alike; borrowed (it must outlive the engine). None by default. */
     const ns_topology_spread *default_spread;
     size_t n_default_spread;
+    /* The simulated attach-detach controller (cfg.simulate_controllers, ctl_attach_detach.c) deletes a node's
+     * VolumeAttachment this long after the last pod using its volume left the node. Default 10 s. */
+    int64_t volume_detach_delay_ms;
 } ns_engine_config;
 
 /* Fills cfg with the defaults above. */

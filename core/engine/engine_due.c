@@ -196,6 +196,16 @@ static void repair_times(ns_engine *e, int64_t now)
     }
 }
 
+/* The attach-detach stand-in deletes an attachment its volume's pods left the detach delay after they left. */
+static void detach_times(ns_engine *e, int64_t now)
+{
+    for (size_t i = 0; i < e->cluster->n_volume_attachments; i++) {
+        const ns_volume_attachment *va = e->cluster->volume_attachments[i];
+        if (va->unused_since_ms)
+            due_later(e, now, ns_saturating_add(va->unused_since_ms, e->cfg.volume_detach_delay_ms));
+    }
+}
+
 void ns_engine_declare_due(ns_engine *e)
 {
     int64_t now = ns_ctx_now_ms(e->ctx);
@@ -208,6 +218,7 @@ void ns_engine_declare_due(ns_engine *e)
     }
     pod_times(e, now);
     repair_times(e, now);
+    detach_times(e, now);
     due_later(e, now, e->launch_backoff_until_ms);
     /* An unavailable offering is offered again from its entry's until_ms on. */
     for (size_t i = 0; i < e->unavailable.n; i++)

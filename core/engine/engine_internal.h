@@ -204,6 +204,8 @@ bool ns_engine_pod_is_daemon(const ns_pod *pod);
 /* True for pods termination neither evicts nor waits for (Karpenter's IsDrainable): mirror pods, and pods that
  * tolerate karpenter.sh/disrupted:NoSchedule (they were meant to stay on a node being disrupted). */
 bool ns_engine_pod_stays_on_node(const ns_pod *pod);
+/* Whether one of the pod's volumes is a PersistentVolumeClaim bound to the PersistentVolume pv_name. */
+bool ns_engine_pod_uses_pv(const ns_engine *e, const ns_pod *pod, const char *pv_name);
 /* Karpenter's IsCurrentlyReschedulable: a pod of a leaving node the scheduler plans capacity for. Not for DaemonSet
  * and mirror pods, terminal or terminating pods (a terminating StatefulSet pod excepted), pods under an active
  * do-not-disrupt, and pods no eviction will ever move: two budgets select them, or one that allows no voluntary
@@ -255,6 +257,8 @@ void ns_engine_log_decision(const ns_engine *e, const ns_decision *d, ns_log_lev
 int ns_ctl_interruption(ns_engine *e);
 int ns_ctl_gc(ns_engine *e);
 int ns_ctl_kubelet(ns_engine *e);     /* simulated kubelet: register Nodes, turn them ready (cfg.simulate_kubelet) */
+/* simulated attach-detach controller (cfg.simulate_controllers): VolumeAttachments of the pods' CSI volumes */
+int ns_ctl_attach_detach(ns_engine *e);
 int ns_ctl_repair(ns_engine *e);      /* node repair (cfg.node_repair): delete claims of unhealthy nodes */
 int ns_ctl_lifecycle(ns_engine *e);
 /* Disruption hand-over (ns_engine_disruption_handover for every claim), before provisioning so that the

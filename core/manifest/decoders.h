@@ -72,6 +72,7 @@ int ns_decode_pvc(ns_dec *d, const ns_ynode *root, bool strict, ns_pvc *out);
 int ns_decode_service(ns_dec *d, const ns_ynode *root, bool strict, ns_service *out);
 /* One topologySpreadConstraints item at node t (path p) into *out (decode_pod.c). */
 int ns_decode_topology_spread(const ns_dec *d, const ns_ynode *t, const char *p, ns_topology_spread *out);
+int ns_decode_volume_attachment(ns_dec *d, const ns_ynode *root, bool strict, ns_volume_attachment *out);
 /* A PodTemplateSpec (metadata + spec) into a new pod in namespace ns; *out owned by the caller. */
 int ns_decode_pod_template(const ns_dec *d, const ns_ynode *tmpl, const char *path, const char *ns, ns_pod **out);
 
@@ -88,6 +89,7 @@ int ns_load_storage_class(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_pv(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_pvc(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_service(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_volume_attachment(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 /* A node class of a kind a loaded provider declares (info), validated by that provider. */
 int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind,
                       const ns_nodeclass_kind_info *info, ns_cluster *c);

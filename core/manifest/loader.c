@@ -25,6 +25,7 @@ typedef enum handler {
     H_PV,
     H_PVC,
     H_SERVICE,
+    H_VOLUMEATTACHMENT,
     H_LIST,
 } handler;
 
@@ -48,6 +49,7 @@ static const struct {
     {"PersistentVolume", {"v1"}, H_PV},
     {"PersistentVolumeClaim", {"v1"}, H_PVC},
     {"Service", {"v1"}, H_SERVICE},
+    {"VolumeAttachment", {"storage.k8s.io/v1"}, H_VOLUMEATTACHMENT},
     {"List", {"v1"}, H_LIST},
 };
 
@@ -102,6 +104,8 @@ static int dispatch(ns_dec *d, const ns_ynode *root, handler h, const char *api_
         return ns_load_pvc(d, root, c);
     case H_SERVICE:
         return ns_load_service(d, root, c);
+    case H_VOLUMEATTACHMENT:
+        return ns_load_volume_attachment(d, root, c);
     case H_LIST:
         return load_list(d, root, c, depth);
     }

@@ -121,6 +121,9 @@ void ns_cluster_free(ns_cluster *c)
         ns_workload_free(c->pod_controllers[i]);
     free(c->services);
     free(c->pod_controllers);
+    for (size_t i = 0; i < c->n_volume_attachments; i++)
+        ns_volume_attachment_free(c->volume_attachments[i]);
+    free(c->volume_attachments);
     free(c->storage_classes);
     free(c->pvs);
     free(c->pvcs);
@@ -252,6 +255,12 @@ int ns_cluster_add_pod_controller(ns_cluster *c, ns_workload *w)
     ADD_UNIQUE(w->kind, c->pod_controllers, c->n_pod_controllers, c->cap.pod_controllers, w,
                w->meta.name ? ns_cluster_find_pod_controller(c, w->kind, w->meta.namespace_, w->meta.name) : NULL,
                ns_workload_free);
+}
+
+int ns_cluster_add_volume_attachment(ns_cluster *c, ns_volume_attachment *va)
+{
+    ADD_UNIQUE("VolumeAttachment", c->volume_attachments, c->n_volume_attachments, c->cap.volume_attachments, va,
+               va->meta.name ? ns_cluster_find_volume_attachment(c, va->meta.name) : NULL, ns_volume_attachment_free);
 }
 
 int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
@@ -393,6 +402,14 @@ int ns_cluster_remove_pv(ns_cluster *c, ns_pv *pv)
     return 0;
 }
 
+int ns_cluster_remove_volume_attachment(ns_cluster *c, ns_volume_attachment *va)
+{
+    if (!unlink_obj((void **)c->volume_attachments, &c->n_volume_attachments, va))
+        return not_in_cluster("VolumeAttachment", &va->meta);
+    ns_volume_attachment_free(va);
+    return 0;
+}
+
 int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc)
 {
     if (!unlink_obj((void **)c->pvcs, &c->n_pvcs, pvc))
@@ -483,6 +500,11 @@ ns_storage_class *ns_cluster_find_storage_class(const ns_cluster *c, const char 
 ns_pv *ns_cluster_find_pv(const ns_cluster *c, const char *name)
 {
     FIND(c->pvs, c->n_pvs, strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_volume_attachment *ns_cluster_find_volume_attachment(const ns_cluster *c, const char *name)
+{
+    FIND(c->volume_attachments, c->n_volume_attachments, strcmp(nz(it->meta.name), name) == 0);
 }
 
 ns_pvc *ns_cluster_find_pvc(const ns_cluster *c, const char *ns, const char *name)

@@ -56,9 +56,12 @@ typedef struct ns_cluster {
     size_t n_services;
     ns_workload **pod_controllers;
     size_t n_pod_controllers;
+    /* VolumeAttachments, which node termination waits for (engine/ctl_termination.c). */
+    ns_volume_attachment **volume_attachments;
+    size_t n_volume_attachments;
     struct {
         size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims, storage_classes, pvs, pvcs,
-            services, pod_controllers;
+            services, pod_controllers, volume_attachments;
     } cap;                          /* internal */
     struct ns_cluster_index *index; /* internal: pod name lookup */
     /* internal: the manifest loader's record of expanded workloads and of the owners loaded objects name
@@ -95,6 +98,7 @@ int ns_cluster_add_pvc(ns_cluster *c, ns_pvc *pvc);
 int ns_cluster_add_service(ns_cluster *c, ns_service *svc);
 /* w->kind is "ReplicaSet", "StatefulSet" or "ReplicationController"; unique per kind, namespace and name. */
 int ns_cluster_add_pod_controller(ns_cluster *c, ns_workload *w);
+int ns_cluster_add_volume_attachment(ns_cluster *c, ns_volume_attachment *va);
 
 /* Remove and free an object (pointers to it become invalid; later objects move down one place in their list, which
  * keeps its order). NS_ERR_NOT_FOUND when the object is not in the cluster. */
@@ -111,6 +115,7 @@ int ns_cluster_remove_daemonset(ns_cluster *c, ns_daemonset *ds);
 int ns_cluster_remove_storage_class(ns_cluster *c, ns_storage_class *sc);
 int ns_cluster_remove_pv(ns_cluster *c, ns_pv *pv);
 int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc);
+int ns_cluster_remove_volume_attachment(ns_cluster *c, ns_volume_attachment *va);
 /* Take an object out of the cluster without freeing it (it becomes the caller's). NS_ERR_NOT_FOUND when absent. */
 int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np);
 int ns_cluster_take_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
@@ -128,6 +133,7 @@ ns_pv *ns_cluster_find_pv(const ns_cluster *c, const char *name);
 ns_pvc *ns_cluster_find_pvc(const ns_cluster *c, const char *ns, const char *name);
 ns_service *ns_cluster_find_service(const ns_cluster *c, const char *ns, const char *name);
 ns_workload *ns_cluster_find_pod_controller(const ns_cluster *c, const char *kind, const char *ns, const char *name);
+ns_volume_attachment *ns_cluster_find_volume_attachment(const ns_cluster *c, const char *name);
 /* The node class a reference names (kind, name and, when the reference has one, API group must match). */
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref);
 

@@ -43,3 +43,14 @@ void ns_pvc_free(ns_pvc *pvc)
     free(pvc->phase);
     free(pvc);
 }
+
+void ns_volume_attachment_free(ns_volume_attachment *va)
+{
+    if (!va)
+        return;
+    ns_meta_free(&va->meta);
+    free(va->attacher);
+    free(va->node_name);
+    free(va->pv_name);
+    free(va);
+}

@@ -1,7 +1,9 @@
 /*
  * Storage objects as Karpenter reads them for volume topology (pkg/scheduling/volumeusage.go, volumetopology.go):
  * StorageClasses (provisioner, binding mode, allowed topologies), PersistentVolumes (capacity, class, node affinity,
- * the claim bound to them) and PersistentVolumeClaims (class, the volume bound, the storage requested).
+ * the claim bound to them) and PersistentVolumeClaims (class, the volume bound, the storage requested); and
+ * VolumeAttachments as Karpenter's node termination reads them (pkg/controllers/node/termination: a node is not
+ * terminated while an attachment of its drained pods' volumes remains).
  *
  * Memory: each object owns everything it points to; the free functions free the object too and accept NULL.
  */
@@ -45,7 +47,21 @@ typedef struct ns_pvc {
     char *phase;           /* status.phase */
 } ns_pvc;
 
+/* storage.k8s.io/v1 VolumeAttachment: a volume attached to a node, created and deleted by the attach-detach
+ * controller. */
+typedef struct ns_volume_attachment {
+    ns_meta meta;
+    char *attacher;  /* spec.attacher: the CSI driver */
+    char *node_name; /* spec.nodeName */
+    char *pv_name;   /* spec.source.persistentVolumeName; NULL for an inline volume (spec.source.inlineVolumeSpec) */
+    bool attached;   /* status.attached */
+    /* The simulated attach-detach controller's memory (engine/ctl_attach_detach.c): since when no pod on the node
+     * uses the volume (unix ms), 0 while one does. Not part of the object. */
+    int64_t unused_since_ms;
+} ns_volume_attachment;
+
 void ns_storage_class_free(ns_storage_class *sc);
+void ns_volume_attachment_free(ns_volume_attachment *va);
 void ns_pv_free(ns_pv *pv);
 void ns_pvc_free(ns_pvc *pvc);
 

@@ -185,7 +185,7 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
 static const char *const engine_fields[] = {
     "tick", "registrationDelay", "initializationDelay", "registrationTTL", "batchIdleDuration", "batchMaxDuration",
     "stabilizationWindow", "orphanGCGrace", "unavailableOfferingTTL", "actOnRebalance", "spotToSpotConsolidation",
-    "minValuesPolicy", NULL};
+    "minValuesPolicy", "volumeDetachDelay", NULL};
 
 static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings *e)
 {
@@ -206,6 +206,7 @@ static int decode_engine(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings 
         {"stabilizationWindow", &e->stabilization_ms},
         {"orphanGCGrace", &e->orphan_gc_grace_ms},
         {"unavailableOfferingTTL", &e->unavailable_offering_ttl_ms},
+        {"volumeDetachDelay", &e->volume_detach_delay_ms},
     };
     if ((rc = ns_dec_fields(&c->dec, m, "engine", engine_fields)) < 0)
         return rc;
@@ -309,7 +310,7 @@ static int load_text(const char *name, const char *text, size_t len, const char 
         ns_timeline_free(t);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
     }
-    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, -1, 0};
+    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, -1, 0, -1};
     tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir, .kinds = kinds};
     int rc = ns_yreader_open_string(name, text, len, &r);
     if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)

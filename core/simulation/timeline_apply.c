@@ -45,6 +45,20 @@ static int move_pdbs(ns_engine *e, ns_cluster *scratch)
     return rc;
 }
 
+/* The engine only reads VolumeAttachments (the attach-detach controller, or its stand-in, writes them); a timeline
+ * adding one is that controller writing to the API server. */
+static int move_volume_attachments(ns_engine *e, ns_cluster *scratch)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < scratch->n_volume_attachments; i++) {
+        ns_volume_attachment *va = scratch->volume_attachments[i];
+        scratch->volume_attachments[i] = NULL;
+        va->meta.creation_ms = ns_clock_now_ms();
+        rc = ns_cluster_add_volume_attachment(ns_engine_cluster(e), va);
+    }
+    return rc;
+}
+
 /* A NodePool must name a node class the cluster has; it takes the class's kubelet settings as
  * ns_cluster_resolve gives them to pools loaded from manifests. */
 static int put_nodepool(ns_engine *e, ns_nodepool *np)
@@ -117,6 +131,8 @@ static int apply_add(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
         rc = move_pools_and_classes(e, scratch);
     if (rc == 0)
         rc = move_pdbs(e, scratch);
+    if (rc == 0)
+        rc = move_volume_attachments(e, scratch);
     if (rc == 0)
         rc = move_pods(e, scratch);
     if (rc == 0)
@@ -302,9 +318,31 @@ static int delete_claims(ns_engine *e, const ns_tl_step *s)
     return rc;
 }
 
+/* Deleting a VolumeAttachment is the attach-detach controller detaching its volume. */
+static int delete_volume_attachments(ns_engine *e, const ns_tl_step *s)
+{
+    ns_cluster *c = ns_engine_cluster(e);
+    if (s->target.name) {
+        ns_volume_attachment *va = ns_cluster_find_volume_attachment(c, s->target.name);
+        return va ? ns_cluster_remove_volume_attachment(c, va)
+                  : NS_FAIL(NS_ERR_NOT_FOUND, "no VolumeAttachment named %s", s->target.name);
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->n_volume_attachments;) {
+        ns_volume_attachment *va = c->volume_attachments[i];
+        if (ns_label_selector_matches(&s->selector, &va->meta.labels))
+            rc = ns_cluster_remove_volume_attachment(c, va); /* the list moves down: i stays */
+        else
+            i++;
+    }
+    return rc;
+}
+
 static int apply_delete(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
 {
     const char *kind = s->target.kind;
+    if (strcmp(kind, "VolumeAttachment") == 0)
+        return delete_volume_attachments(e, s);
     if (strcmp(kind, "Pod") == 0)
         return delete_pods(e, s);
     if (is_workload(kind))

@@ -40,6 +40,7 @@ void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
         {s->stabilization_ms, &cfg->stabilization_ms},
         {s->orphan_gc_grace_ms, &cfg->orphan_gc_grace_ms},
         {s->unavailable_offering_ttl_ms, &cfg->unavailable_offering_ttl_ms},
+        {s->volume_detach_delay_ms, &cfg->volume_detach_delay_ms},
     };
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
         if (d[i].value >= 0)

@@ -224,6 +224,20 @@ static bool add_pods(cJSON *state, const ns_cluster *c)
            cJSON_AddNumberToObject(state, "pods_pending", (double)pending);
 }
 
+/* VolumeAttachments: name, node, persistent volume (empty for an inline volume). */
+static bool add_volume_attachments(cJSON *state, const ns_cluster *c)
+{
+    cJSON *list = cJSON_AddArrayToObject(state, "volume_attachments");
+    bool ok = list != NULL;
+    for (size_t i = 0; ok && i < c->n_volume_attachments; i++) {
+        const ns_volume_attachment *va = c->volume_attachments[i];
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(list, o) && add_string(o, "name", va->meta.name) &&
+             add_string(o, "node", va->node_name) && add_string(o, "persistent_volume", va->pv_name);
+    }
+    return ok;
+}
+
 cJSON *ns_timeline_state(ns_engine *e, int64_t start_ms)
 {
     const ns_cluster *c = ns_engine_cluster(e);
@@ -244,7 +258,7 @@ cJSON *ns_timeline_state(ns_engine *e, int64_t start_ms)
         cJSON *cl = claim_json(c->nodeclaims[i]);
         ok = cl && cJSON_AddItemToArray(claims, cl);
     }
-    ok = ok && add_pods(state, c) && cJSON_AddNumberToObject(state, "cost_per_hour", sample.cost_per_hour);
+    ok = ok && add_pods(state, c) && add_volume_attachments(state, c) && cJSON_AddNumberToObject(state, "cost_per_hour", sample.cost_per_hour);
     if (!ok) {
         cJSON_Delete(state);
         NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the state of the cluster");

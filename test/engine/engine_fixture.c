@@ -110,6 +110,12 @@ void efx_load(efx *x, const char *yaml)
         ck_assert_ptr_nonnull(copy);
         ck_assert_msg(ns_engine_add_pod(x->engine, copy) == NS_OK, "add pod: %s", ns_error_message());
     }
+    /* VolumeAttachments as the attach-detach controller would create them: straight into the cluster */
+    for (size_t i = 0; i < tmp->n_volume_attachments; i++) {
+        ns_volume_attachment *va = tmp->volume_attachments[i];
+        tmp->volume_attachments[i] = NULL;
+        ck_assert_msg(ns_cluster_add_volume_attachment(x->cluster, va) == NS_OK, "add: %s", ns_error_message());
+    }
     ck_assert_uint_eq(tmp->n_nodepools + tmp->n_pdbs + tmp->n_daemonsets, 0);
     ns_cluster_free(tmp);
 }

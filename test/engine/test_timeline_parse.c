@@ -389,6 +389,35 @@ START_TEST(launch_errors)
 }
 END_TEST
 
+/* VolumeAttachments: engine.volumeDetachDelay, added (checked as manifests are) and deleted by name or selector. */
+START_TEST(volume_attachments)
+{
+    ns_timeline *t = load_ok("engine: {volumeDetachDelay: 1m30s}\nsteps:\n"
+                             "  - add:\n      manifest: |\n"
+                             "        {apiVersion: storage.k8s.io/v1, kind: VolumeAttachment, metadata: {name: va},\n"
+                             "         spec: {attacher: d, nodeName: n, source: {persistentVolumeName: pv}}}\n"
+                             "  - delete: {kind: VolumeAttachment, name: va}\n"
+                             "  - delete: {kind: VolumeAttachment, selector: {matchLabels: {app: db}}}\n");
+    ck_assert_int_eq(t->engine.volume_detach_delay_ms, 90000);
+    ck_assert_int_eq(t->steps[1].action, NS_TL_DELETE);
+    ck_assert_str_eq(t->steps[1].target.kind, "VolumeAttachment");
+    ck_assert_str_eq(t->steps[1].target.name, "va");
+    ck_assert(t->steps[2].selector.present);
+    ns_timeline_free(t);
+    t = load_ok("steps:\n  - advance: 1s\n");
+    ck_assert_int_eq(t->engine.volume_detach_delay_ms, -1);
+    ns_timeline_free(t);
+    load_fails("steps:\n  - add:\n      manifest: |\n"
+               "        {apiVersion: storage.k8s.io/v1, kind: VolumeAttachment, metadata: {name: va},\n"
+               "         spec: {attacher: d, source: {persistentVolumeName: pv}}}\n",
+               "t.yaml:3: timeline step 1: manifest: t.yaml:5: VolumeAttachment va: missing required field "
+               "\"spec.nodeName\"");
+    load_fails("steps:\n  - delete: {kind: VolumeAttachment, name: va, gracePeriod: 1m}\n",
+               "t.yaml:2: timeline step 1: steps[0].delete.gracePeriod: applies to Pods only (a VolumeAttachment's "
+               "deletion follows its own controller)");
+}
+END_TEST
+
 START_TEST(inline_manifest_lines)
 {
     ns_timeline *t = load_ok("steps:\n"
@@ -489,11 +518,11 @@ START_TEST(action_errors)
                "\"manifest: |\"), got a mapping");
     load_fails("steps:\n  - add:\n      manifest: |\n        {apiVersion: v1, kind: Node, metadata: {name: n}}\n",
                "t.yaml:3: timeline step 1: steps[0].add.manifest: adds a Node; a timeline can add Pods, workloads, "
-               "PodDisruptionBudgets, NodePools and node classes (put DaemonSets, Nodes and NodeClaims in the "
-               "manifests)");
+               "PodDisruptionBudgets, VolumeAttachments, NodePools and node classes (put DaemonSets, Nodes and "
+               "NodeClaims in the manifests)");
     load_fails("steps:\n  - delete: {kind: DaemonSet, name: a}\n",
                "t.yaml:2: timeline step 1: steps[0].delete.kind: \"DaemonSet\" is not one of Pod, Deployment, "
-               "ReplicaSet, StatefulSet, Job, NodePool, NodeClaim, Node");
+               "ReplicaSet, StatefulSet, Job, NodePool, NodeClaim, Node, VolumeAttachment");
     load_fails("steps:\n  - delete: {kind: Pod, name: a, selector: {}}\n",
                "t.yaml:2: timeline step 1: steps[0].delete: give exactly one of \"name\" or \"selector\"");
     load_fails("steps:\n  - delete: {kind: NodePool, namespace: x, name: a}\n",
@@ -564,6 +593,7 @@ int main(void)
     tcase_add_test(tc, object_patches);
     tcase_add_test(tc, pod_lifecycle);
     tcase_add_test(tc, launch_errors);
+    tcase_add_test(tc, volume_attachments);
     tcase_add_test(tc, inline_manifest_lines);
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);

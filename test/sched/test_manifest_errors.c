@@ -104,6 +104,12 @@ static const struct {
      "syntax.yaml:4: YAML syntax error: did not find expected ',' or '}' (while parsing a flow mapping, line 3)"},
     {"unresolved-ref.yaml",
      "unresolved-ref.yaml:1: NodePool orphan: nodeClassRef names EC2NodeClass nowhere in group karpenter.k8s.aws, which is not among the loaded manifests"},
+    {"volumeattachment-field.yaml",
+     "volumeattachment-field.yaml:6: VolumeAttachment csi-1: unknown field \"spec.node\""},
+    {"volumeattachment-node.yaml",
+     "volumeattachment-node.yaml:5: VolumeAttachment csi-1: missing required field \"spec.nodeName\""},
+    {"volumeattachment-source.yaml",
+     "volumeattachment-source.yaml:8: VolumeAttachment csi-1: spec.source: must specify exactly one of inlineVolumeSpec and persistentVolumeName"},
 };
 
 START_TEST(test_malformed)
