@@ -517,6 +517,17 @@ int ns_plugin_inject_fault(ns_plugin *p, const ns_fault *fault)
     return fault->kind == NS_FAULT_CLEAR && rc == NS_ERR_UNSUPPORTED ? NS_OK : rc;
 }
 
+int ns_plugin_inject_hang(ns_plugin *p, const char *method, uint32_t count)
+{
+    ns_error_clear();
+    if (!p)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "inject hang: no provider given");
+    if (p->call_timeout_ms <= 0)
+        return NS_FAIL(NS_ERR_INVALID_CONFIG, "inject hang: the calls of provider %s have no deadline "
+                       "(--provider-timeout), so a hung %s would never end", p->table.name, method ? method : "call");
+    return ns_fault_layer_add_hang(p->faults, method, count, p->call_timeout_ms);
+}
+
 int ns_plugin_test_inject_fault(ns_plugin *p, const ns_fault *fault)
 {
     ns_error_clear();

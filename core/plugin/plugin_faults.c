@@ -15,6 +15,7 @@ typedef struct entry {
     uint32_t remaining;
     ns_err error;
     int64_t delay_ms;
+    bool hang; /* a DELAY until the call's deadline (delay_ms), which then fails as the watchdog fails it */
 } entry;
 
 struct ns_fault_layer {
@@ -66,6 +67,8 @@ void ns_fault_layer_free(ns_fault_layer *l)
     free(l);
 }
 
+static int push_entry(ns_fault_layer *l, entry e, bool oom);
+
 int ns_fault_layer_add(ns_fault_layer *l, const ns_fault *f)
 {
     if (f->kind == NS_FAULT_CLEAR) {
@@ -85,6 +88,12 @@ int ns_fault_layer_add(ns_fault_layer *l, const ns_fault *f)
                (f->instance_type && !(e.instance_type = ns_strdup(f->instance_type))) ||
                (f->zone && !(e.zone = ns_strdup(f->zone))) ||
                (f->capacity_type && !(e.capacity_type = ns_strdup(f->capacity_type)));
+    return push_entry(l, e, oom);
+}
+
+/* Appends e (whose strings were copied unless oom) or frees it. */
+static int push_entry(ns_fault_layer *l, entry e, bool oom)
+{
     pthread_mutex_lock(&l->lock);
     if (!oom && ns_grow((void **)&l->items, &l->cap, l->n + 1, sizeof(entry)) == 0)
         l->items[l->n++] = e;
@@ -96,6 +105,14 @@ int ns_fault_layer_add(ns_fault_layer *l, const ns_fault *f)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording a fault");
     }
     return NS_OK;
+}
+
+int ns_fault_layer_add_hang(ns_fault_layer *l, const char *method, uint32_t count, int64_t deadline_ms)
+{
+    if (count == 0 || deadline_ms <= 0)
+        return NS_FAIL(NS_ERR_INVALID_ARGUMENT, "inject fault: a hang needs a count and a deadline");
+    entry e = {.kind = NS_FAULT_DELAY, .remaining = count, .delay_ms = deadline_ms, .hang = true};
+    return push_entry(l, e, method && !(e.method = ns_strdup(method)));
 }
 
 static bool matches(const char *want, const char *have)
@@ -124,6 +141,9 @@ int ns_fault_layer_enter(ns_fault_layer *l, const char *method)
         return NS_FAIL(hit.error, "%s: failed with %s (injected fault)", method, ns_err_name(hit.error));
     case NS_FAULT_DELAY:
         ns_clock_sleep_ms(hit.delay_ms);
+        if (hit.hang)
+            return NS_FAIL(NS_ERR_THROTTLED, "%s: did not return within %lld ms; the call is abandoned and counts as "
+                           "failed (injected hang)", method, (long long)hit.delay_ms);
         return NS_OK;
     default:
         return NS_OK;

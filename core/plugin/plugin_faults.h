@@ -10,6 +10,9 @@
  *   NS_FAULT_THROTTLE / NS_FAULT_FAIL  the next `count` calls of `method` (NULL = any method) fail before the provider
  *                                   is called, with NS_ERR_THROTTLED (retry hint 0) / the fault's `error`.
  *   NS_FAULT_DELAY                  the next `count` calls of `method` first sleep `delay_ms` on the core's clock.
+ *   a hang (ns_fault_layer_add_hang, core-only: no provider produces it) the next `count` calls of `method` sleep
+ *                                   until the call's deadline on the core's clock and fail as the watchdog fails a
+ *                                   call that did not return by then (NS_ERR_THROTTLED), the provider not called.
  *   NS_FAULT_CLEAR                  removes every fault of this layer.
  * Interruption events (NS_FAULT_INTERRUPT) are the provider's alone: ns_plugin_inject_fault passes them, and CLEAR,
  * to its test_inject_fault. Thread-safe.
@@ -19,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nodesmith/provider.h"
 
@@ -30,6 +34,9 @@ void ns_fault_layer_free(ns_fault_layer *l); /* accepts NULL */
 /* Records a core-side fault (any kind but NS_FAULT_INTERRUPT). NS_ERR_INVALID_ARGUMENT for a malformed fault. */
 int ns_fault_layer_add(ns_fault_layer *l, const ns_fault *f);
 void ns_fault_layer_clear(ns_fault_layer *l);
+/* Records a hang of the next `count` calls of `method` (NULL = any) for deadline_ms (> 0). NS_ERR_INVALID_ARGUMENT
+ * for a zero count or deadline, NS_ERR_INTERNAL when out of memory. */
+int ns_fault_layer_add_hang(ns_fault_layer *l, const char *method, uint32_t count, int64_t deadline_ms);
 
 /* At the start of a wrapper: NS_OK, or the injected error (recorded, naming `method`). Sleeps for a DELAY. */
 int ns_fault_layer_enter(ns_fault_layer *l, const char *method);

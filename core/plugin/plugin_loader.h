@@ -130,6 +130,10 @@ int ns_plugin_test_inject_fault(ns_plugin *plugin, const ns_fault *fault);
  * the core's fault layer in front of the provider (plugin_faults.h); an interruption event is passed to the
  * provider's test_inject_fault, the one thing only it can do; CLEAR clears both. */
 int ns_plugin_inject_fault(ns_plugin *plugin, const ns_fault *fault);
+/* The next `count` calls of `method` hang until the plugin's call deadline (call_timeout_ms) in the core's fault
+ * layer, then fail as the watchdog fails a call that did not return (NS_ERR_THROTTLED); the provider is not called.
+ * NS_ERR_INVALID_CONFIG when the plugin's calls have no deadline (a hang would never end). CLEAR removes it. */
+int ns_plugin_inject_hang(ns_plugin *plugin, const char *method, uint32_t count);
 
 /* True when the calling thread's last failed call failed without the provider describing why, so its message is the
  * core's default ("failed (...) without saying why"): the conformance suite's error-message rule. */

@@ -214,3 +214,11 @@ int ns_engine_inject_launch_error(ns_engine *e, int error, int32_t count)
     ns_ctx_leave(previous);
     return rc;
 }
+
+int ns_engine_inject_launch_timeout(ns_engine *e, int32_t count)
+{
+    ns_ctx *previous = ns_ctx_enter(ns_plugin_ctx(ns_engine_plugin(e)));
+    int rc = ns_plugin_inject_hang(e->plugin, "launch", (uint32_t)count);
+    ns_ctx_leave(previous);
+    return rc;
+}

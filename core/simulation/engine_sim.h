@@ -42,6 +42,10 @@ int ns_engine_inject_capacity_fault(ns_engine *e, const char *instance_type, con
  * as a throttled call, retry hint 0) in the core's fault layer in front of the provider, before it is called; the
  * capacity fault's clear removes these too. */
 int ns_engine_inject_launch_error(ns_engine *e, int error, int32_t count);
+/* The next `count` launches hang until the provider call's deadline (--provider-timeout, 5 minutes by default) on the
+ * simulated clock, which the engine's step waits out, and then fail as the watchdog fails them (NS_ERR_THROTTLED), in
+ * the core's fault layer in front of the provider; the capacity fault's clear removes them too. */
+int ns_engine_inject_launch_timeout(ns_engine *e, int32_t count);
 
 /* A label or annotation of a Node, NodeClaim or Pod (kind; ns for a Pod, NULL = "default"), set to value or removed
  * (value NULL), as `kubectl label` and `annotate` do: a Node through the cluster-writes layer, a NodeClaim updated

@@ -36,6 +36,7 @@ static const struct {
     {"nodeCondition", NS_TL_NODE_CONDITION, tl_decode_node_condition},
     {"podStatus", NS_TL_POD_STATUS, tl_decode_pod_status},
     {"launchError", NS_TL_LAUNCH_ERROR, tl_decode_launch_error},
+    {"launchTimeout", NS_TL_LAUNCH_TIMEOUT, tl_decode_launch_timeout},
 };
 #define N_ACTIONS (sizeof(actions) / sizeof(actions[0]))
 
@@ -157,7 +158,8 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
         if (a == N_ACTIONS)
             return ns_dec_fail(&c->dec, k, NULL,
                                "unknown field \"%s\" (a step has at or after, name, and one action: scale, add, "
-                               "delete, patch, interrupt, launchFailure, launchError, advance, nodeCondition or podStatus)",
+                               "delete, patch, interrupt, launchFailure, launchError, launchTimeout, advance, nodeCondition or "
+                               "podStatus)",
                                p);
         if (action_key)
             return ns_dec_fail(&c->dec, k, p, "a step has one action, and this one already has \"%s\" (line %d)",
@@ -168,7 +170,7 @@ static int decode_step(tl_ctx *c, const ns_ynode *step, size_t index, int64_t pr
     if (!action_key)
         return ns_dec_fail(&c->dec, step, path,
                            "has no action (one of scale, add, delete, patch, interrupt, launchFailure, launchError, "
-                           "advance, nodeCondition, podStatus)");
+                           "launchTimeout, advance, nodeCondition, podStatus)");
     if ((rc = ns_dec_string(&c->dec, step, path, "name", &s->name)) < 0 ||
         (rc = decode_time(c, step, path, prev_end, s)) < 0)
         return rc;
@@ -413,6 +415,9 @@ void ns_tl_step_describe(const ns_tl_step *s, char *buf, size_t len)
         return;
     case NS_TL_LAUNCH_ERROR:
         snprintf(buf, len, "the next %" PRId32 " launch(es) fail: %s", s->count, tl_launch_error_name(s->launch_error));
+        return;
+    case NS_TL_LAUNCH_TIMEOUT:
+        snprintf(buf, len, "the next %" PRId32 " launch(es) hang until the provider call's deadline", s->count);
         return;
     case NS_TL_ADVANCE:
         snprintf(buf, len, "advance the clock to %s", ns_duration_format(s->end_ms, d, sizeof(d)));

@@ -36,6 +36,7 @@ typedef enum ns_tl_action {
     NS_TL_NODE_CONDITION, /* set a condition on a node or a NodePool's nodes (a kubelet stops: Ready Unknown) */
     NS_TL_POD_STATUS,     /* a pod's phase (Succeeded, Failed) or start time, as its kubelet reports them */
     NS_TL_LAUNCH_ERROR,   /* the next launches fail with an error other than insufficient capacity */
+    NS_TL_LAUNCH_TIMEOUT, /* the next launches hang until the provider call's deadline */
 } ns_tl_action;
 
 /* kind, namespace and name of an object; namespace is "default" for namespaced kinds that named none and NULL for
@@ -91,7 +92,7 @@ typedef struct ns_tl_step {
     ns_event_kind event;
     char *node;        /* a node by name, or NULL */
     char *nodepool;    /* every node of this NodePool (the first `count` by name when count > 0), or NULL */
-    int32_t count;     /* 0 = all; LAUNCH_ERROR: how many launches fail */
+    int32_t count;     /* 0 = all; LAUNCH_ERROR, LAUNCH_TIMEOUT: how many launches fail */
     int64_t deadline_ms; /* relative to the step; 0 = the provider's default */
 
     /* NODE_CONDITION: the condition set (reason and message may be NULL) */
@@ -156,7 +157,7 @@ int ns_timeline_load_string(const char *name, const char *text, size_t len, cons
 void ns_timeline_free(ns_timeline *t); /* accepts NULL */
 
 /* "scale", "add", "delete", "patch", "interrupt", "launchFailure", "advance", "nodeCondition", "podStatus",
- * "launchError": the key each action is written as. */
+ * "launchError", "launchTimeout": the key each action is written as. */
 const char *ns_tl_action_name(ns_tl_action a);
 /* The event's name as timelines write it ("SpotInterruption", ...). */
 const char *ns_tl_event_name(ns_event_kind e);

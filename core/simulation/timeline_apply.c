@@ -467,6 +467,9 @@ int tl_apply(ns_engine *e, const ns_timeline *t, const ns_tl_step *s, ns_tl_sour
     case NS_TL_LAUNCH_ERROR:
         rc = ns_engine_inject_launch_error(e, s->launch_error, s->count);
         break;
+    case NS_TL_LAUNCH_TIMEOUT:
+        rc = ns_engine_inject_launch_timeout(e, s->count);
+        break;
     case NS_TL_ADVANCE:
         break;
     }

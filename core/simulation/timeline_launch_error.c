@@ -1,5 +1,6 @@
 /* The `launchError` action: the next launches fail, as a provider's create call fails for reasons other than
- * capacity (an outage, missing permissions, a rejected request, throttling). */
+ * capacity (an outage, missing permissions, a rejected request, throttling); and `launchTimeout`: the next launches
+ * hang until the provider call's deadline. */
 #include <string.h>
 #include <stdlib.h>
 
@@ -53,4 +54,18 @@ int tl_decode_launch_error(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl
 done:
     free(name);
     return rc;
+}
+
+static const char *const launch_timeout_fields[] = {"count", NULL};
+
+int tl_decode_launch_timeout(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
+{
+    int rc;
+    bool has_count = false;
+    if ((rc = ns_dec_fields(&c->dec, v, path, launch_timeout_fields)) < 0 ||
+        (rc = ns_dec_int32(&c->dec, v, path, "count", 1, MAX_COUNT, &s->count, &has_count)) < 0)
+        return rc;
+    if (!has_count)
+        s->count = 1;
+    return 0;
 }

@@ -418,6 +418,25 @@ START_TEST(volume_attachments)
 }
 END_TEST
 
+/* launchTimeout: how many launches hang (default 1). */
+START_TEST(launch_timeouts)
+{
+    ns_timeline *t = load_ok("steps:\n  - launchTimeout: {count: 2}\n  - launchTimeout: {}\n");
+    ck_assert_int_eq(t->steps[0].action, NS_TL_LAUNCH_TIMEOUT);
+    ck_assert_int_eq(t->steps[0].count, 2);
+    ck_assert_int_eq(t->steps[1].count, 1);
+    char buf[256];
+    ns_tl_step_describe(&t->steps[0], buf, sizeof(buf));
+    ck_assert_str_eq(buf, "the next 2 launch(es) hang until the provider call's deadline");
+    ck_assert_str_eq(ns_tl_action_name(NS_TL_LAUNCH_TIMEOUT), "launchTimeout");
+    ns_timeline_free(t);
+    load_fails("steps:\n  - launchTimeout: {count: 0}\n",
+               "t.yaml:2: timeline step 1: steps[0].launchTimeout.count: 0 is out of range 1..100000");
+    load_fails("steps:\n  - launchTimeout: {count: 1, after: 5m}\n",
+               "t.yaml:2: timeline step 1: unknown field \"steps[0].launchTimeout.after\"");
+}
+END_TEST
+
 START_TEST(inline_manifest_lines)
 {
     ns_timeline *t = load_ok("steps:\n"
@@ -472,14 +491,14 @@ START_TEST(step_errors)
 {
     load_fails("steps:\n  - scale: {name: a, replicas: 1}\n    explode: {}\n",
                "t.yaml:3: timeline step 1: unknown field \"steps[0].explode\" (a step has at or after, name, and one "
-               "action: scale, add, delete, patch, interrupt, launchFailure, launchError, advance, nodeCondition or "
-               "podStatus)");
+               "action: scale, add, delete, patch, interrupt, launchFailure, launchError, launchTimeout, advance, "
+               "nodeCondition or podStatus)");
     load_fails("steps:\n  - at: 1m\n    advance: 1m\n    scale: {name: a, replicas: 1}\n",
                "t.yaml:4: timeline step 1: steps[0].scale: a step has one action, and this one already has "
                "\"advance\" (line 3)");
     load_fails("steps:\n  - at: 1m\n", "t.yaml:2: timeline step 1: steps[0]: has no action (one of scale, add, "
-                                        "delete, patch, interrupt, launchFailure, launchError, advance, "
-                                        "nodeCondition, podStatus)");
+                                        "delete, patch, interrupt, launchFailure, launchError, launchTimeout, "
+                                        "advance, nodeCondition, podStatus)");
     load_fails("steps:\n  - advance: 2m\n  - at: 1m\n    advance: 1s\n",
                "t.yaml:3: timeline step 2: steps[1]: at 1m is before the end of the previous step (2m); steps run "
                "in order");
@@ -594,6 +613,7 @@ int main(void)
     tcase_add_test(tc, pod_lifecycle);
     tcase_add_test(tc, launch_errors);
     tcase_add_test(tc, volume_attachments);
+    tcase_add_test(tc, launch_timeouts);
     tcase_add_test(tc, inline_manifest_lines);
     tcase_add_test(tc, file_manifests);
     tcase_add_test(tc, step_errors);

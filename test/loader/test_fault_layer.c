@@ -132,6 +132,31 @@ START_TEST(delay_sleeps_on_the_core_clock)
 }
 END_TEST
 
+/* A hang (a launch timeout in timelines): the call waits out the plugin's deadline on the core's clock and fails as the
+ * watchdog fails it, without reaching the provider (good.so would answer "no capacity"); refused without a deadline. */
+START_TEST(hang_until_the_call_deadline)
+{
+    ns_clock_use_simulated(1000000);
+    ns_plugin_set_call_timeout(p, 90000);
+    ck_assert_int_eq(ns_plugin_inject_hang(p, "launch", 1), NS_OK);
+    ck_assert_int_eq(launch("zone-a", "zone-b"), NS_ERR_THROTTLED);
+    ck_assert_error_has("launch: did not return within 90000 ms");
+    ck_assert_ptr_null(strstr(ns_error_message(), "no capacity"));
+    ck_assert_int_eq(ns_clock_now_ms(), 1090000);
+    ck_assert_int_eq(launch("zone-a", "zone-b"), NS_ERR_INSUFFICIENT_CAPACITY);
+    ck_assert_int_eq(ns_clock_now_ms(), 1090000);
+    /* CLEAR removes hangs not yet used */
+    ck_assert_int_eq(ns_plugin_inject_hang(p, "launch", 5), NS_OK);
+    ns_fault clear = {.struct_size = sizeof(clear), .kind = NS_FAULT_CLEAR};
+    ck_assert_int_eq(ns_plugin_inject_fault(p, &clear), NS_OK);
+    ck_assert_int_eq(launch("zone-a", "zone-b"), NS_ERR_INSUFFICIENT_CAPACITY);
+    ck_assert_int_eq(ns_plugin_inject_hang(p, "launch", 0), NS_ERR_INVALID_ARGUMENT);
+    ns_plugin_set_call_timeout(p, -1);
+    ck_assert_int_eq(ns_plugin_inject_hang(p, "launch", 1), NS_ERR_INVALID_CONFIG);
+    ck_assert_error_has("have no deadline");
+}
+END_TEST
+
 START_TEST(interruptions_are_the_providers_and_bad_faults_refused)
 {
     ns_fault f = {.struct_size = sizeof(f), .kind = NS_FAULT_INTERRUPT, .event = NS_EVENT_SPOT_INTERRUPTION,
@@ -156,6 +181,7 @@ int main(void)
     tcase_add_test(tc, throttle_and_failure_count_down_per_method);
     tcase_add_test(tc, throttle_reaches_only_its_method);
     tcase_add_test(tc, delay_sleeps_on_the_core_clock);
+    tcase_add_test(tc, hang_until_the_call_deadline);
     tcase_add_test(tc, interruptions_are_the_providers_and_bad_faults_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
