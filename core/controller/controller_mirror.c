@@ -113,6 +113,7 @@ static const ns_kube_decoder *decoder_of(ns_mirror_kind kind)
     case NS_MIRROR_STORAGECLASS: return &NS_KUBE_DECODE_STORAGECLASS;
     case NS_MIRROR_PV: return &NS_KUBE_DECODE_PV;
     case NS_MIRROR_PVC: return &NS_KUBE_DECODE_PVC;
+    case NS_MIRROR_VOLUMEATTACHMENT: return &NS_KUBE_DECODE_VOLUMEATTACHMENT;
     }
     return NULL;
 }
@@ -299,6 +300,7 @@ int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror 
         {NS_MIRROR_PDB, &NS_KUBE_PDBS},             {NS_MIRROR_DAEMONSET, &NS_KUBE_DAEMONSETS},
         {NS_MIRROR_STORAGECLASS, &NS_KUBE_STORAGECLASSES},
         {NS_MIRROR_PV, &NS_KUBE_PVS},               {NS_MIRROR_PVC, &NS_KUBE_PVCS},
+        {NS_MIRROR_VOLUMEATTACHMENT, &NS_KUBE_VOLUMEATTACHMENTS},
     };
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof(builtin) / sizeof(builtin[0]); i++)
@@ -655,6 +657,13 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, sl
             return NS_ERR_INTERNAL;
         s->obj = NULL;
         return obj ? ns_cluster_add_pvc(c, obj) : 0;
+    }
+    case NS_MIRROR_VOLUMEATTACHMENT: {
+        ns_volume_attachment *old = ns_cluster_find_volume_attachment(c, s->name);
+        if (old && ns_cluster_remove_volume_attachment(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_volume_attachment(c, obj) : 0;
     }
     case NS_MIRROR_NODECLASS: {
         const char *kn = s->key, *slash = strchr(kn, '/');

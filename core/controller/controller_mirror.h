@@ -48,6 +48,7 @@ typedef enum ns_mirror_kind {
     NS_MIRROR_STORAGECLASS, /* storage objects: volume topology (sched/sched_volumes.c) */
     NS_MIRROR_PV,
     NS_MIRROR_PVC,
+    NS_MIRROR_VOLUMEATTACHMENT, /* what node termination waits for (engine/ctl_termination.c) */
 } ns_mirror_kind;
 
 typedef struct ns_mirror ns_mirror;

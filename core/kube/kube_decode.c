@@ -138,6 +138,7 @@ const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
         {"storage.k8s.io", "StorageClass", &NS_KUBE_DECODE_STORAGECLASS},
         {"", "PersistentVolume", &NS_KUBE_DECODE_PV},
         {"", "PersistentVolumeClaim", &NS_KUBE_DECODE_PVC},
+        {"storage.k8s.io", "VolumeAttachment", &NS_KUBE_DECODE_VOLUMEATTACHMENT},
         {"coordination.k8s.io", "Lease", &NS_KUBE_DECODE_LEASE},
         {"apps", "Deployment", &NS_KUBE_DECODE_DEPLOYMENT},
         {"apps", "ReplicaSet", &NS_KUBE_DECODE_REPLICASET},

@@ -76,6 +76,11 @@ static int pvc_of(ns_dec *d, const ns_ynode *root, bool strict, void *out)
     return ns_decode_pvc(d, root, strict, out);
 }
 
+static int volume_attachment_of(ns_dec *d, const ns_ynode *root, bool strict, void *out)
+{
+    return ns_decode_volume_attachment(d, root, strict, out);
+}
+
 static int decode_storage_class(const cJSON *obj, const char *what, const void *ctx, void **typed)
 {
     ns_storage_class *sc = calloc(1, sizeof(*sc));
@@ -207,6 +212,25 @@ static void free_pv(void *p)
     ns_pv_free(p);
 }
 
+static int decode_volume_attachment(const cJSON *obj, const char *what, const void *ctx, void **typed)
+{
+    ns_volume_attachment *va = calloc(1, sizeof(*va));
+    if (!va)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", what);
+    int rc = decode_tree(obj, "VolumeAttachment", va, volume_attachment_of);
+    if (rc < 0) {
+        ns_volume_attachment_free(va);
+        return rc;
+    }
+    *typed = va;
+    return 0;
+}
+
+static void free_volume_attachment(void *p)
+{
+    ns_volume_attachment_free(p);
+}
+
 static void free_pvc(void *p)
 {
     ns_pvc_free(p);
@@ -225,6 +249,8 @@ static void free_workload(void *p)
 const ns_kube_decoder NS_KUBE_DECODE_STORAGECLASS = {.decode = decode_storage_class, .free = free_storage_class};
 const ns_kube_decoder NS_KUBE_DECODE_PV = {.decode = decode_pv, .free = free_pv};
 const ns_kube_decoder NS_KUBE_DECODE_PVC = {.decode = decode_pvc, .free = free_pvc};
+const ns_kube_decoder NS_KUBE_DECODE_VOLUMEATTACHMENT = {.decode = decode_volume_attachment,
+                                                         .free = free_volume_attachment};
 const ns_kube_decoder NS_KUBE_DECODE_LEASE = {.decode = decode_lease, .free = free_lease};
 const ns_kube_decoder NS_KUBE_DECODE_DEPLOYMENT = {.decode = decode_deployment, .free = free_workload};
 const ns_kube_decoder NS_KUBE_DECODE_REPLICASET = {.decode = decode_replicaset, .free = free_workload};

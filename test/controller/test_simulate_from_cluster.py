@@ -41,7 +41,7 @@ rules:
     resources: [persistentvolumes, persistentvolumeclaims]
     verbs: [get, list]
   - apiGroups: [storage.k8s.io]
-    resources: [storageclasses]
+    resources: [storageclasses, volumeattachments]
     verbs: [get, list]
   - apiGroups: [apps]
     resources: [daemonsets]

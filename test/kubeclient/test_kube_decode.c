@@ -381,6 +381,18 @@ START_TEST(storage_leases_and_workloads_decode)
     ck_assert_str_eq(pvc->volume_name, "pv-1");
     NS_KUBE_DECODE_PVC.free(pvc);
 
+    /* a VolumeAttachment as the attach-detach controller writes it (fields newer than nodesmith's list accepted) */
+    ns_volume_attachment *va = decode_text(&NS_KUBE_DECODE_VOLUMEATTACHMENT,
+        "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"VolumeAttachment\",\"metadata\":{\"name\":"
+        "\"csi-0b1c\"},\"spec\":{\"attacher\":\"ebs.csi.aws.com\",\"nodeName\":\"ip-10-0-1-5\",\"source\":"
+        "{\"persistentVolumeName\":\"pv-1\"}},\"status\":{\"attached\":true,\"attachmentMetadata\":"
+        "{\"devicePath\":\"/dev/xvdaa\"},\"futureField\":1}}");
+    ck_assert_str_eq(va->node_name, "ip-10-0-1-5");
+    ck_assert_str_eq(va->pv_name, "pv-1");
+    ck_assert_str_eq(va->attacher, "ebs.csi.aws.com");
+    ck_assert(va->attached);
+    NS_KUBE_DECODE_VOLUMEATTACHMENT.free(va);
+
     ns_lease *l = decode_text(&NS_KUBE_DECODE_LEASE,
         "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"
         "\"karpenter-leader-election\",\"namespace\":\"kube-system\"},\"spec\":{\"holderIdentity\":\"a_1\","
@@ -411,6 +423,10 @@ START_TEST(storage_leases_and_workloads_decode)
         "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"l\","
         "\"namespace\":\"n\"},\"spec\":{\"leaseDurationSeconds\":\"long\"}}",
         "API server: Lease n/l: spec.leaseDurationSeconds");
+    expect_kind_error(&NS_KUBE_DECODE_VOLUMEATTACHMENT,
+        "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"VolumeAttachment\",\"metadata\":{\"name\":\"va\"},"
+        "\"spec\":{\"attacher\":\"d\",\"nodeName\":\"n\",\"source\":{}}}",
+        "API server: VolumeAttachment va: spec.source: must specify exactly one of inlineVolumeSpec and persistentVolumeName");
     expect_kind_error(&NS_KUBE_DECODE_PVC,
         "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c\","
         "\"namespace\":\"n\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"lots\"}}}}",
