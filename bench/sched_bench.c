@@ -39,22 +39,34 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
+/* Karpenter's BenchmarkScheduling solves the same pods b.N times (testing.B grows b.N until the loop takes about a
+ * second) and reports the mean pods/s; the same here, so the two figures compare. The first, cold solve (page faults
+ * of a fresh heap) is printed beside it, and the placement checked is the first one. */
 static void synthetic(size_t n_pods, const ns_itype_set *set)
 {
     ns_cluster *c = wl_cluster(n_pods, 42);
     ns_sched_result r;
     double t0 = now_s();
     fx_run(c, set, NULL, &r);
-    double secs = now_s() - t0;
+    double cold = now_s() - t0, total = cold;
+    size_t rounds = 1;
+    for (; total < 1.0; rounds++) {
+        ns_sched_result again;
+        double t = now_s();
+        fx_run(c, set, NULL, &again);
+        total += now_s() - t;
+        ns_sched_result_free(&again);
+    }
+    double secs = total / (double)rounds;
     size_t on_claims = r.n_pending - r.n_unschedulable - r.n_on_existing;
     double cost = 0;
     for (size_t i = 0; i < r.n_claims; i++)
         cost += r.claims[i].options[0].price_per_hour;
     printf("{\"bench\":\"karpenter-diverse\",\"instance_types\":%zu,\"pods\":%zu,\"pods_scheduled\":%zu,"
-           "\"pods_unschedulable\":%zu,\"nodeclaims\":%zu,\"cost_per_hour\":%.4f,\"seconds\":%.6f,"
-           "\"pods_per_sec\":%.0f,\"peak_rss_mib\":%.1f}\n",
-           set->n, n_pods, on_claims, r.n_unschedulable, r.n_claims, cost, secs, (double)n_pods / secs,
-           peak_rss_mib());
+           "\"pods_unschedulable\":%zu,\"nodeclaims\":%zu,\"cost_per_hour\":%.4f,\"rounds\":%zu,\"seconds\":%.6f,"
+           "\"pods_per_sec\":%.0f,\"cold_seconds\":%.6f,\"cold_pods_per_sec\":%.0f,\"peak_rss_mib\":%.1f}\n",
+           set->n, n_pods, on_claims, r.n_unschedulable, r.n_claims, cost, rounds, secs, (double)n_pods / secs, cold,
+           (double)n_pods / cold, peak_rss_mib());
     fflush(stdout);
     ns_sched_result_free(&r);
     ns_cluster_free(c);
