@@ -1463,6 +1463,125 @@ class Test9VolumeTopologyEndToEnd(unittest.TestCase):
             kubectl("delete", "storageclass", "e2e-zone-b", "--ignore-not-found", "--wait=false")
 
 
+def load_tests(loader, tests, pattern):
+    """The test classes in the order of their number: unittest sorts them by name, which puts Test10 before
+    Test1ProvisioningEndToEnd, and Test1 must come first (it checks the controller is not ready before Karpenter's
+    CRDs are installed). A test named on the command line runs alone, as before."""
+    classes = [obj for name, obj in globals().items() if isinstance(obj, type) and
+               issubclass(obj, unittest.TestCase) and re.match(r"Test\d+", name)]
+    suite = unittest.TestSuite()
+    for cls in sorted(classes, key=lambda c: int(re.match(r"Test(\d+)", c.__name__).group(1))):
+        suite.addTests(loader.loadTestsFromTestCase(cls))
+    return suite
+
+
+STATIC_NODEPOOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: static
+spec:
+  replicas: 2
+  limits:
+    nodes: "4"
+  template:
+    metadata:
+      labels: {e2e/static: "true"}
+    spec:
+      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}
+      taints: [{key: e2e/static, effect: NoSchedule}]
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
+      - {key: node.kubernetes.io/instance-type, operator: In, values: ["m5.large"]}
+"""
+
+
+class Test11StaticCapacityEndToEnd(unittest.TestCase):
+    """A static NodePool (spec.replicas, Karpenter's StaticCapacity gate, issue 10 rule 13) on the real control plane:
+    with the gate off the controller launches nothing for it (no pod asks for it); with FEATURE_GATES
+    StaticCapacity=true it keeps exactly `replicas` NodeClaims, each with its registered Node, and follows replicas
+    changed through the CRD's scale subresource (kubectl scale) and by a patch: up to 3, up to 6 held at the pool's
+    limits.nodes 4, down to 1 and to 0, the deleted claims' Nodes and instances gone. The scale subresource reads the
+    node count back from status.nodes."""
+
+    def claims(self, live_only=True):
+        return [c for c in kget("nodeclaims", "-l", "karpenter.sh/nodepool=static")["items"]
+                if not live_only or not c["metadata"].get("deletionTimestamp")]
+
+    def nodes(self):
+        return kget("nodes", "-l", "karpenter.sh/nodepool=static")["items"]
+
+    def settled(self, n):
+        """Exactly n NodeClaims of the pool (none deleting), each registered with a Ready Node, no other Node of the
+        pool, and the cloud running exactly their instances."""
+        claims, nodes = self.claims(False), self.nodes()
+        if len(claims) != n or len(nodes) != n:
+            return False
+        ready = {nd["metadata"]["name"] for nd in nodes if any(
+            k["type"] == "Ready" and k["status"] == "True" for k in nd.get("status", {}).get("conditions", []))}
+        if any(c["metadata"].get("deletionTimestamp") or c.get("status", {}).get("nodeName") not in ready
+               for c in claims):
+            return False
+        pool_instances = {pid for pid, claim in cloud_instances().items() if claim.startswith("static-")}
+        return pool_instances == {c["status"]["providerID"] for c in claims}
+
+    def hold(self, n, ctl, seconds=8):
+        """n NodeClaims reached, and still n (none added, none deleted) several ticks later."""
+        try:
+            eventually("%d static NodeClaims with Ready Nodes" % n, lambda: self.settled(n), timeout=180)
+        except AssertionError:
+            print(ctl.text()[-6000:], file=sys.stderr)
+            raise
+        names = {c["metadata"]["name"] for c in self.claims(False)}
+        time.sleep(seconds)
+        self.assertTrue(self.settled(n), [c["metadata"]["name"] for c in self.claims(False)])
+        self.assertEqual({c["metadata"]["name"] for c in self.claims(False)}, names)
+        scale = kget("nodepool", "static", "--subresource=scale")
+        self.assertEqual((scale["spec"].get("replicas", 0), scale["status"].get("replicas", 0)),
+                         (kget("nodepool", "static")["spec"]["replicas"], n), scale)
+
+    def test_replicas_are_kept_and_follow_kubectl_scale(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL.split("---")[1])  # the SimNodeClass
+        ctl = Controller("replica-static-off", {"FEATURE_GATES": "StaticCapacity=false"})
+        try:
+            eventually("replica-static-off to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            kubectl("apply", "-f", "-", stdin=STATIC_NODEPOOL)
+            # the controller has seen the pool once it writes its status; some ticks later there is still no claim
+            eventually("the static NodePool's status", lambda: kget("nodepool", "static").get("status", {})
+                       .get("conditions"), timeout=60)
+            time.sleep(5)
+            self.assertEqual(self.claims(False), [], "a NodeClaim for a static pool with the gate off")
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+        finally:
+            ctl.close()
+        ctl = Controller("replica-static", {"FEATURE_GATES": "StaticCapacity=true"})
+        try:
+            eventually("replica-static to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            self.hold(2, ctl)
+            for c in self.claims():
+                owner = c["metadata"]["ownerReferences"][0]
+                self.assertEqual((owner["kind"], owner["name"]), ("NodePool", "static"))
+                self.assertEqual(c["metadata"]["labels"].get("e2e/static"), "true", c["metadata"])
+            kubectl("scale", "nodepool", "static", "--replicas=3")
+            self.hold(3, ctl)
+            kubectl("patch", "nodepool", "static", "--type", "merge", "-p", '{"spec": {"replicas": 6}}')
+            self.hold(4, ctl)  # limits.nodes
+            before = {c["metadata"]["name"] for c in self.claims()}
+            kubectl("scale", "nodepool", "static", "--replicas=1")
+            self.hold(1, ctl)
+            self.assertTrue({c["metadata"]["name"] for c in self.claims()} <= before)
+            kubectl("scale", "nodepool", "static", "--replicas=0")
+            self.hold(0, ctl)
+            print("# static NodePool: 2, 3, 6 (held at limits.nodes 4), 1, 0 NodeClaims with their Nodes")
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            ctl.close()
+            kubectl("delete", "nodepool", "static", "--ignore-not-found", "--wait=false")
+
+
 if __name__ == "__main__":
     NODESMITH = sys.argv.pop(1)
     unittest.main(verbosity=2)
