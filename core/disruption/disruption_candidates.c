@@ -87,6 +87,7 @@ static int fill(ns_engine *e, ds_candidate *c, int64_t now)
     c->capacity_type = ns_labels_get(labels, NS_LABEL_CAPACITY_TYPE);
     c->zone = ns_labels_get(labels, NS_LABEL_ZONE);
     c->price = candidate_price(e, c);
+    c->holds_headroom = ns_engine_holds_headroom(e, c->node->meta.name);
 
     ns_pod **all = NULL;
     size_t n_all = 0;
@@ -201,7 +202,8 @@ bool ds_candidate_eligible(const ds_candidate *c, ds_method m)
     bool is_static = ns_nodepool_is_static(c->pool);
     switch (m) {
     case DS_EMPTY:
-        return !is_static && c->consolidatable && c->n_reschedulable == 0;
+        /* Karpenter's emptiness skips a node hosting buffer pods (HasBufferPods) */
+        return !is_static && c->consolidatable && c->n_reschedulable == 0 && !c->holds_headroom;
     case DS_DRIFTED:
         return !is_static && c->drifted;
     case DS_STATIC_DRIFTED:

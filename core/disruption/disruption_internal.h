@@ -40,6 +40,7 @@ typedef struct ds_candidate {
     double price;           /* the node's offering price per hour, -1 when unknown */
     const char *instance_type, *capacity_type, *zone;
     bool consolidatable; /* consolidateAfter has passed since the last pod event */
+    bool holds_headroom; /* the last provisioning round put a CapacityBuffer chunk on it: emptiness leaves it */
     bool drifted;
     int64_t drifted_ms;            /* Drifted condition's transition time */
     bool blocked;                  /* graceful disruption is blocked (do-not-disrupt, PDB) */

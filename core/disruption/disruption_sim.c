@@ -105,7 +105,13 @@ int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consoli
         names[i] = cands[i]->node->meta.name;
     if (consolidation)
         closed_nodes(e, shut, &n_closed);
-    ns_engine_plan_opts opts = {.removed_nodes = names, .n_removed = n, .closed_nodes = shut, .n_closed = n_closed};
+    /* The CapacityBuffers' chunks are pending pods of the simulation, as Karpenter's SimulateScheduling gets them from
+     * GetPendingPods: a replacement must hold them too, and a new claim they need counts. */
+    ns_engine_plan_opts opts = {.removed_nodes = names,
+                                .n_removed = n,
+                                .closed_nodes = shut,
+                                .n_closed = n_closed,
+                                .headroom = ns_engine_get_config(e)->capacity_buffer};
     int rc = ns_engine_plan_run(e, &opts, &out->plan);
     free(names);
     free(shut);
@@ -145,6 +151,11 @@ int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consoli
                 return rc;
         }
     }
+    /* A chunk that cannot be placed does not block, as pending pods do not (AllNonPendingPodsScheduled). */
+    for (size_t i = out->plan.n_cluster_pods; out->all_scheduled && i < r->n_placement; i++)
+        if (r->placement[i] >= out->plan.view.n_nodes && r->placement[i] < out->plan.view.n_nodes + r->n_claims &&
+            (rc = need_claim(out, r->placement[i] - out->plan.view.n_nodes)) < 0)
+            return rc;
     size_t used = strlen(out->reason);
     if (n_errors > MAX_POD_ERRORS && used < sizeof(out->reason))
         snprintf(out->reason + used, sizeof(out->reason) - used, " and %zu other(s)", n_errors - MAX_POD_ERRORS);

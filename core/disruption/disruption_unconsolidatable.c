@@ -30,6 +30,9 @@ static void why_not(const ns_engine *e, ds_candidate *c)
     /* an empty node is emptiness's, and says nothing here */
     else if (c->n_reschedulable > 0 && c->pool->consolidation_policy == NS_CONSOLIDATE_WHEN_EMPTY)
         snprintf(why, len, "NodePool \"%s\" has consolidation policy WhenEmpty, but node is not empty", pool);
+    /* Karpenter's emptiness publishes this for an empty node it leaves to its buffer pods */
+    else if (c->n_reschedulable == 0 && c->holds_headroom)
+        snprintf(why, len, "Node \"%s\" has buffer pods", c->node->meta.name);
 }
 
 void ds_mark_unconsolidatable(const ns_engine *e, ds_candidates *cands)

@@ -1,7 +1,9 @@
 /*
  * Provisioning (Karpenter's provisioner): once the batch window closes, schedule pending pods (and the pods of
  * nodes being deleted) over the view of initialized nodes and in-flight NodeClaims; the kube-scheduler stand-in
- * binds pods placed on initialized nodes; the scheduler's new claims become NodeClaims and are launched.
+ * binds pods placed on initialized nodes; the scheduler's new claims become NodeClaims and are launched. Then the
+ * headroom pass (engine_headroom.c) places the CapacityBuffers' chunks around the real pods, every step the gate is
+ * on and a buffer asks for chunks, pending pods or not.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,8 +142,42 @@ static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
     return rc;
 }
 
-/* One round; *replan when a claim it created was given up at once (no capacity left among its options). */
-static int round_(ns_engine *e, bool *replan)
+/* Where a round put each cluster pod it scheduled (a view node's name, or the NodeClaim created for it), for the
+ * headroom pass: per cluster pod, owned strings or NULL. */
+typedef struct pins {
+    char **at;
+    size_t n;
+} pins;
+
+static void pins_free(pins *p)
+{
+    ns_strv_free(p->at, p->n);
+    memset(p, 0, sizeof(*p));
+}
+
+static int pins_take(pins *out, const ns_engine_plan *p, char (*names)[NS_NAME_MAX])
+{
+    pins_free(out);
+    size_t n = p->n_cluster_pods < p->result.n_placement ? p->n_cluster_pods : p->result.n_placement;
+    if (!(out->at = calloc(n ? n : 1, sizeof(*out->at))))
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping the round's placements");
+    out->n = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = p->result.placement[i];
+        const char *where = NULL;
+        if (at < p->view.n_nodes)
+            where = p->view.nodes[at]->meta.name;
+        else if (at < p->view.n_nodes + p->result.n_claims && names[at - p->view.n_nodes][0])
+            where = names[at - p->view.n_nodes];
+        if (where && !(out->at[i] = ns_strdup(where)))
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping the round's placements");
+    }
+    return NS_OK;
+}
+
+/* One round; *replan when a claim it created was given up at once (no capacity left among its options). The
+ * placements go to *placed for the headroom pass. */
+static int round_(ns_engine *e, bool *replan, pins *placed)
 {
     *replan = false;
     ns_engine_plan plan;
@@ -177,15 +213,20 @@ static int round_(ns_engine *e, bool *replan)
         }
         ns_log_json(NS_LOG_INFO, "provisioner", "computed new nodeclaim(s) to fit pod(s)", f);
     }
+    char (*names)[NS_NAME_MAX] = NULL;
+    if (rc == NS_OK && !(names = calloc(plan.result.n_claims ? plan.result.n_claims : 1, sizeof(*names))))
+        rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory creating nodeclaims");
     /* Creating claims never removes objects the plan points to; launching may delete the claim just created. */
     /* A stop (a signal) ends the round between two launches rather than after all of them. */
     for (size_t i = 0; rc == NS_OK && i < plan.result.n_claims && (rc = ns_engine_check_stop(e)) == NS_OK; i++) {
-        char name[NS_NAME_MAX];
-        if ((rc = ns_engine_create_claim(e, &plan.result.claims[i], true, name)) == NS_OK) {
-            const ns_nodeclaim *c = ns_cluster_find_nodeclaim(e->cluster, name);
+        if ((rc = ns_engine_create_claim(e, &plan.result.claims[i], true, names[i])) == NS_OK) {
+            const ns_nodeclaim *c = ns_cluster_find_nodeclaim(e->cluster, names[i]);
             *replan = *replan || !c || ns_claim_deleting(c);
         }
     }
+    if (rc == NS_OK)
+        rc = pins_take(placed, &plan, names);
+    free(names);
     ns_engine_plan_free(&plan);
     e->last_round_ms = ns_clock_now_ms();
     return rc;
@@ -197,7 +238,7 @@ int ns_ctl_provisioner(ns_engine *e)
     batch_scan(e->cluster, &b);
     bool leaving = has_leaving_pods(e);
     if (!b.pending && !leaving)
-        return NS_OK;
+        return ns_engine_headroom_round(e, NULL, 0);
     int64_t now = ns_clock_now_ms();
     /* The batch window: wait while pods keep arriving, but no longer than batch_max after the first. */
     bool window_open = b.pending && now - b.newest < e->cfg.batch_idle_ms && now - b.oldest < e->cfg.batch_max_ms;
@@ -209,7 +250,11 @@ int ns_ctl_provisioner(ns_engine *e)
     /* Each given-up launch marked its offerings unavailable, so a few rounds settle on offerings with capacity. */
     bool replan = true;
     int rc = NS_OK;
+    pins placed = {0};
     for (int i = 0; rc == NS_OK && replan && i < 3; i++)
-        rc = round_(e, &replan);
+        rc = round_(e, &replan, &placed);
+    if (rc == NS_OK)
+        rc = ns_engine_headroom_round(e, (const char *const *)placed.at, placed.n);
+    pins_free(&placed);
     return rc;
 }

@@ -98,6 +98,7 @@ void ns_engine_free(ns_engine *e)
     ns_strv_free(e->blocked, e->n_blocked);
     ns_strv_free(e->repair_blocked, e->n_repair_blocked);
     ns_engine_repair_policies_free(&e->repair);
+    ns_engine_headroom_free(&e->headroom);
     ns_engine_types_free(&e->types);
     ns_unavailable_free(&e->unavailable);
     store_destroy(&e->store);
@@ -382,6 +383,7 @@ void ns_engine_sample_now(const ns_engine *e, ns_engine_sample *out)
             out->cost_per_hour += strtod(price, NULL);
     }
     out->decisions = e->n_decisions;
+    ns_engine_headroom_sample(e, out);
 }
 
 const ns_engine_sample *ns_engine_history(const ns_engine *e, size_t *n)

@@ -120,6 +120,9 @@ typedef struct ns_engine_config {
      * (ctl_static.c, docs/engine.md "Static capacity"). Off, a static pool gets no node from nodesmith (the
      * provisioner leaves static pools out either way). Default false. */
     bool static_capacity;
+    /* Karpenter's CapacityBuffer feature gate: the CapacityBuffers' chunks are kept provisioned as virtual pods
+     * (engine_headroom.c, docs/cost.md "Warm headroom"). Default false. */
+    bool capacity_buffer;
     /* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY (sched.h), for provisioning and the disruption
      * simulations alike; Strict and Respect by default. */
     ns_sched_min_values_policy min_values_policy;
@@ -268,6 +271,14 @@ typedef struct ns_engine_sample {
     size_t pods_pending;       /* pods provisioning considers (sched.h) */
     double cost_per_hour;      /* sum of the launched NodeClaims' offering prices */
     size_t decisions;          /* decisions recorded so far */
+    /* Warm headroom (cfg.capacity_buffer), as the last provisioning round placed it: the chunks the buffers ask for,
+     * those placed on a node or an in-flight NodeClaim, those on ready initialized nodes (a pod of that shape starts
+     * there without a launch), and their share of the launched nodes' price (per node, the larger of the chunks'
+     * cpu and memory fractions of its allocatable, times its price). */
+    size_t headroom_wanted;
+    size_t headroom_placed;
+    size_t headroom_ready;
+    double headroom_cost_per_hour;
 } ns_engine_sample;
 
 const ns_engine_sample *ns_engine_history(const ns_engine *e, size_t *n);

@@ -70,6 +70,23 @@ void ns_engine_repair_policies_free(ns_engine_repair_policies *p); /* members; a
 bool ns_engine_repair_due(const ns_engine *e, const ns_node *n, const char **type, const char **status,
                           int64_t *at_ms);
 
+/* ---- Warm headroom (engine_headroom.c): where the last provisioning round put the CapacityBuffers' chunks. */
+
+typedef struct ns_headroom_slot {
+    char *node;         /* a view node: a Node, or an in-flight NodeClaim standing as its node (engine_plan.c) */
+    size_t chunks;      /* virtual pods placed there */
+    ns_res requests;    /* their requests, summed */
+} ns_headroom_slot;
+
+typedef struct ns_engine_headroom {
+    ns_headroom_slot *slots;
+    size_t n, cap;
+    size_t wanted;   /* chunks the buffers asked for */
+    size_t unplaced; /* chunks no node or new claim could take (NodePool limits, no fitting type) */
+} ns_engine_headroom;
+
+void ns_engine_headroom_free(ns_engine_headroom *h); /* members; accepts NULL */
+
 struct ns_engine {
     ns_engine_config cfg;
     char *cluster_name; /* cfg.cluster_name points here */
@@ -106,6 +123,7 @@ struct ns_engine {
     ns_engine_repair_policies repair; /* cfg.node_repair: the provider's repair policies */
     char **repair_blocked;            /* claims reported as "node repair blocked" while the breaker stays open */
     size_t n_repair_blocked;
+    ns_engine_headroom headroom;      /* cfg.capacity_buffer: the last headroom round's placement */
 };
 
 /* ---- Event-driven time (engine_due.c). */
@@ -147,6 +165,12 @@ typedef struct ns_engine_plan_opts {
      * their NodePool's consolidateAfter window, Karpenter's isUnderConsolidateAfter). */
     const char *const *closed_nodes;
     size_t n_closed;
+    /* Add the CapacityBuffers' chunks as virtual pods after the cluster's pods (engine_headroom.c). */
+    bool headroom;
+    /* Per cluster pod, or NULL: the view node a pod the round would schedule stays on (provisioning's headroom pass,
+     * after its first pass placed the real pods); such a pod without an entry is left out of the round. */
+    const char *const *pinned;
+    size_t n_pinned;
 } ns_engine_plan_opts;
 
 typedef struct ns_engine_plan {
@@ -161,16 +185,32 @@ typedef struct ns_engine_plan {
     /* Per view node: true when pods may be bound there now (a cluster Node, initialized, schedulable). */
     bool *bindable;
     ns_sched_result result;
+    /* view.pods[n_cluster_pods...] are virtual pods of CapacityBuffers (opts.headroom), in buffer order. */
+    size_t n_cluster_pods;
     /* internal: plan-owned copies */
     ns_pod **own_pods;
     size_t n_own_pods;
     ns_node **own_nodes;
     size_t n_own_nodes;
+    char **own_names; /* the virtual pods' names */
+    size_t n_own_names;
 } ns_engine_plan;
 
 /* Builds the view at the current clock, refreshes instance types, and runs the scheduler over it. opts may be NULL.
  * *out is the caller's; free with ns_engine_plan_free. The plan points into the cluster: free it before any write. */
 int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_plan *out);
+/* A shallow copy of a cluster pod owned by the plan (freed with it), NULL with the error recorded. */
+ns_pod *ns_engine_plan_pod(ns_engine_plan *p, const ns_pod *src);
+/* Appends the CapacityBuffers' chunks to the view's pods (opts.headroom). 0 or NS_ERR_INTERNAL. */
+int ns_engine_headroom_pods(ns_engine *e, ns_engine_plan *p);
+/* Provisioning's headroom pass: with the real pods where the first pass put them (`pinned`, per cluster pod, may
+ * be NULL), places the buffers' chunks, creates NodeClaims for those that need new nodes, and keeps where they went
+ * in e->headroom. Nothing when the gate is off or no buffer asks for a chunk. */
+int ns_engine_headroom_round(ns_engine *e, const char *const *pinned, size_t n_pinned);
+/* True when the last headroom round put a chunk on this node (emptiness leaves it, as Karpenter's HasBufferPods). */
+bool ns_engine_holds_headroom(const ns_engine *e, const char *node_name);
+/* Fills the sample's headroom fields (engine.h) from e->headroom and the cluster as it is now. */
+void ns_engine_headroom_sample(const ns_engine *e, ns_engine_sample *out);
 void ns_engine_plan_free(ns_engine_plan *p); /* accepts NULL or a zeroed plan */
 
 /* ---- NodeClaims. */

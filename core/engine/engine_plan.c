@@ -230,7 +230,7 @@ static ns_node *claim_node(const ns_engine *e, const ns_nodeclaim *claim)
     return n;
 }
 
-static ns_pod *pod_variant(ns_engine_plan *p, const ns_pod *src, bool gated)
+ns_pod *ns_engine_plan_pod(ns_engine_plan *p, const ns_pod *src)
 {
     ns_pod *c = malloc(sizeof(*c));
     ns_pod **grown = c ? realloc(p->own_pods, (p->n_own_pods + 1) * sizeof(*grown)) : NULL;
@@ -242,6 +242,15 @@ static ns_pod *pod_variant(ns_engine_plan *p, const ns_pod *src, bool gated)
     p->own_pods = grown;
     /* A shallow copy: it shares every owned pointer with the cluster's pod and is freed with free() alone. */
     *c = *src;
+    p->own_pods[p->n_own_pods++] = c;
+    return c;
+}
+
+static ns_pod *pod_variant(ns_engine_plan *p, const ns_pod *src, bool gated)
+{
+    ns_pod *c = ns_engine_plan_pod(p, src);
+    if (!c)
+        return NULL;
     if (gated)
         c->scheduling_gated = true;
     else {
@@ -249,8 +258,21 @@ static ns_pod *pod_variant(ns_engine_plan *p, const ns_pod *src, bool gated)
         c->phase = NULL;
         c->sched_status = NS_POD_STATUS_NONE; /* rescheduled from a node, not waiting on the kube-scheduler */
     }
-    p->own_pods[p->n_own_pods++] = c;
     return c;
+}
+
+/* The headroom pass: a pod the round would schedule stays where the first pass put it, or is left out. */
+static int pin(ns_engine_plan *p, const ns_engine_plan_opts *o, size_t i)
+{
+    if (!ns_sched_pod_is_pending(p->view.pods[i]))
+        return 0;
+    const char *at = i < o->n_pinned ? o->pinned[i] : NULL;
+    ns_pod *c = pod_variant(p, p->view.pods[i], !at);
+    if (!c)
+        return NS_ERR_INTERNAL;
+    c->node_name = (char *)at; /* borrowed from the caller for the plan's life */
+    p->view.pods[i] = c;
+    return 0;
 }
 
 static int push_view_node(ns_engine_plan *p, size_t *cap, ns_node *n, ns_nodeclaim *claim, bool bindable)
@@ -335,8 +357,11 @@ static int build_pods(ns_engine *e, const ns_engine_plan_opts *o, ns_engine_plan
                     (ns_sched_pod_is_pending(pod) || (leaving && !removed(o, n->meta.name)));
         if ((leaving || hide) && !(p->view.pods[i] = pod_variant(p, pod, hide)))
             return NS_ERR_INTERNAL;
+        if (o && o->pinned && pin(p, o, i) < 0)
+            return NS_ERR_INTERNAL;
     }
-    return 0;
+    p->n_cluster_pods = c->n_pods;
+    return o && o->headroom ? ns_engine_headroom_pods(e, p) : 0;
 }
 
 int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_plan *out)
@@ -373,6 +398,7 @@ void ns_engine_plan_free(ns_engine_plan *p)
     for (size_t i = 0; i < p->n_own_nodes; i++)
         ns_node_free(p->own_nodes[i]);
     free(p->own_nodes);
+    ns_strv_free(p->own_names, p->n_own_names);
     free(p->view.pods);
     free(p->view.nodes);
     free(p->node_claim);

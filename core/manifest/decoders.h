@@ -90,6 +90,8 @@ int ns_load_pv(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_pvc(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_service(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 int ns_load_volume_attachment(ns_dec *d, const ns_ynode *root, ns_cluster *c);
+int ns_load_capacity_buffer(ns_dec *d, const ns_ynode *root, ns_cluster *c); /* decode_buffer.c */
+int ns_load_pod_template(ns_dec *d, const ns_ynode *root, ns_cluster *c);
 /* A node class of a kind a loaded provider declares (info), validated by that provider. */
 int ns_load_nodeclass(ns_dec *d, const ns_ynode *root, const char *api_version, const char *kind,
                       const ns_nodeclass_kind_info *info, ns_cluster *c);

@@ -26,6 +26,8 @@ typedef enum handler {
     H_PVC,
     H_SERVICE,
     H_VOLUMEATTACHMENT,
+    H_BUFFER,
+    H_POD_TEMPLATE,
     H_LIST,
 } handler;
 
@@ -50,6 +52,8 @@ static const struct {
     {"PersistentVolumeClaim", {"v1"}, H_PVC},
     {"Service", {"v1"}, H_SERVICE},
     {"VolumeAttachment", {"storage.k8s.io/v1"}, H_VOLUMEATTACHMENT},
+    {"CapacityBuffer", {"autoscaling.x-k8s.io/v1beta1", "autoscaling.x-k8s.io/v1alpha1"}, H_BUFFER},
+    {"PodTemplate", {"v1"}, H_POD_TEMPLATE},
     {"List", {"v1"}, H_LIST},
 };
 
@@ -106,6 +110,10 @@ static int dispatch(ns_dec *d, const ns_ynode *root, handler h, const char *api_
         return ns_load_service(d, root, c);
     case H_VOLUMEATTACHMENT:
         return ns_load_volume_attachment(d, root, c);
+    case H_BUFFER:
+        return ns_load_capacity_buffer(d, root, c);
+    case H_POD_TEMPLATE:
+        return ns_load_pod_template(d, root, c);
     case H_LIST:
         return load_list(d, root, c, depth);
     }

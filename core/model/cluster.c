@@ -124,6 +124,12 @@ void ns_cluster_free(ns_cluster *c)
     for (size_t i = 0; i < c->n_volume_attachments; i++)
         ns_volume_attachment_free(c->volume_attachments[i]);
     free(c->volume_attachments);
+    for (size_t i = 0; i < c->n_buffers; i++)
+        ns_buffer_free(c->buffers[i]);
+    for (size_t i = 0; i < c->n_pod_templates; i++)
+        ns_pod_template_free(c->pod_templates[i]);
+    free(c->buffers);
+    free(c->pod_templates);
     free(c->storage_classes);
     free(c->pvs);
     free(c->pvcs);
@@ -261,6 +267,19 @@ int ns_cluster_add_volume_attachment(ns_cluster *c, ns_volume_attachment *va)
 {
     ADD_UNIQUE("VolumeAttachment", c->volume_attachments, c->n_volume_attachments, c->cap.volume_attachments, va,
                va->meta.name ? ns_cluster_find_volume_attachment(c, va->meta.name) : NULL, ns_volume_attachment_free);
+}
+
+int ns_cluster_add_buffer(ns_cluster *c, ns_buffer *b)
+{
+    ADD_UNIQUE("CapacityBuffer", c->buffers, c->n_buffers, c->cap.buffers, b,
+               b->meta.name ? ns_cluster_find_buffer(c, b->meta.namespace_, b->meta.name) : NULL, ns_buffer_free);
+}
+
+int ns_cluster_add_pod_template(ns_cluster *c, ns_pod_template *t)
+{
+    ADD_UNIQUE("PodTemplate", c->pod_templates, c->n_pod_templates, c->cap.pod_templates, t,
+               t->meta.name ? ns_cluster_find_pod_template(c, t->meta.namespace_, t->meta.name) : NULL,
+               ns_pod_template_free);
 }
 
 int ns_cluster_add_nodeclaim(ns_cluster *c, ns_nodeclaim *claim)
@@ -513,6 +532,18 @@ ns_pvc *ns_cluster_find_pvc(const ns_cluster *c, const char *ns, const char *nam
          strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
 }
 
+ns_buffer *ns_cluster_find_buffer(const ns_cluster *c, const char *ns, const char *name)
+{
+    FIND(c->buffers, c->n_buffers,
+         strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
+}
+
+ns_pod_template *ns_cluster_find_pod_template(const ns_cluster *c, const char *ns, const char *name)
+{
+    FIND(c->pod_templates, c->n_pod_templates,
+         strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
+}
+
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref)
 {
     if (!ref->kind || !ref->name)
@@ -551,6 +582,16 @@ int ns_cluster_resolve(ns_cluster *c)
         ns_nodeclaim *claim = c->nodeclaims[i];
         if (!ns_cluster_nodeclass_for(c, &claim->nodeclass_ref))
             return missing_class("NodeClaim", &claim->meta, &claim->nodeclass_ref);
+    }
+    for (size_t i = 0; i < c->n_buffers; i++) {
+        const ns_meta *m = &c->buffers[i]->meta;
+        const char *t = c->buffers[i]->pod_template;
+        if (!ns_cluster_find_pod_template(c, m->namespace_, t))
+            return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                           "%s:%d: CapacityBuffer %s/%s: spec.podTemplateRef names PodTemplate %s/%s, which is not "
+                           "among the loaded manifests (a buffer's template is in its own namespace)",
+                           nz(m->source_file), m->source_line, ns_or_default(m->namespace_), nz(m->name),
+                           ns_or_default(m->namespace_), t);
     }
     return 0;
 }

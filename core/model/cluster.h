@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "model/buffer.h"
 #include "model/daemonset.h"
 #include "model/node.h"
 #include "model/nodeclass.h"
@@ -59,9 +60,14 @@ typedef struct ns_cluster {
     /* VolumeAttachments, which node termination waits for (engine/ctl_termination.c). */
     ns_volume_attachment **volume_attachments;
     size_t n_volume_attachments;
+    /* Warm headroom (model/buffer.h): CapacityBuffers and PodTemplates, both namespaced. */
+    ns_buffer **buffers;
+    size_t n_buffers;
+    ns_pod_template **pod_templates;
+    size_t n_pod_templates;
     struct {
         size_t pods, nodes, nodepools, nodeclasses, pdbs, daemonsets, nodeclaims, storage_classes, pvs, pvcs,
-            services, pod_controllers, volume_attachments;
+            services, pod_controllers, volume_attachments, buffers, pod_templates;
     } cap;                          /* internal */
     struct ns_cluster_index *index; /* internal: pod name lookup */
     /* internal: the manifest loader's record of expanded workloads and of the owners loaded objects name
@@ -99,6 +105,8 @@ int ns_cluster_add_service(ns_cluster *c, ns_service *svc);
 /* w->kind is "ReplicaSet", "StatefulSet" or "ReplicationController"; unique per kind, namespace and name. */
 int ns_cluster_add_pod_controller(ns_cluster *c, ns_workload *w);
 int ns_cluster_add_volume_attachment(ns_cluster *c, ns_volume_attachment *va);
+int ns_cluster_add_buffer(ns_cluster *c, ns_buffer *b);
+int ns_cluster_add_pod_template(ns_cluster *c, ns_pod_template *t);
 
 /* Remove and free an object (pointers to it become invalid; later objects move down one place in their list, which
  * keeps its order). NS_ERR_NOT_FOUND when the object is not in the cluster. */
@@ -134,12 +142,15 @@ ns_pvc *ns_cluster_find_pvc(const ns_cluster *c, const char *ns, const char *nam
 ns_service *ns_cluster_find_service(const ns_cluster *c, const char *ns, const char *name);
 ns_workload *ns_cluster_find_pod_controller(const ns_cluster *c, const char *kind, const char *ns, const char *name);
 ns_volume_attachment *ns_cluster_find_volume_attachment(const ns_cluster *c, const char *name);
+ns_buffer *ns_cluster_find_buffer(const ns_cluster *c, const char *ns, const char *name);
+ns_pod_template *ns_cluster_find_pod_template(const ns_cluster *c, const char *ns, const char *name);
 /* The node class a reference names (kind, name and, when the reference has one, API group must match). */
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref);
 
 /* Cross-object checks and fill-ins, run once after every manifest is loaded: each NodePool's and NodeClaim's
- * nodeClassRef must name a loaded node class (NS_ERR_INVALID_CONFIG naming the object, its file and line), and a
- * NodePool without kubelet settings takes its node class's spec.kubelet. */
+ * nodeClassRef must name a loaded node class, and each CapacityBuffer's podTemplateRef a loaded PodTemplate of its
+ * namespace (NS_ERR_INVALID_CONFIG naming the object, its file and line), and a NodePool without kubelet settings
+ * takes its node class's spec.kubelet. */
 int ns_cluster_resolve(ns_cluster *c);
 
 #endif

@@ -7,6 +7,15 @@
 #include "report/report.h"
 #include "report/report_util.h"
 
+/* A step's warm headroom (timeline_state.c), under its row. */
+static void headroom_line(FILE *out, const cJSON *state)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(state, "headroom");
+    if (h)
+        fprintf(out, "%-4s %9s  headroom: %g of %g chunk(s) ready, %g placed, %.4f/h of the nodes' cost\n", "", "",
+                rp_num(h, "ready"), rp_num(h, "wanted"), rp_num(h, "placed"), rp_num(h, "cost_per_hour"));
+}
+
 int ns_report_text(FILE *out, const cJSON *doc)
 {
     fprintf(out, "\n%-4s %9s  %-58s %5s %6s %6s %7s %9s  %s\n", "STEP", "TIME", "ACTION", "NODES", "CLAIMS",
@@ -27,6 +36,7 @@ int ns_report_text(FILE *out, const cJSON *doc)
                 rp_num(state, "pods_pending"), rp_num(state, "cost_per_hour"));
         if (ok) {
             fputs("ok\n", out);
+            headroom_line(out, state);
             continue;
         }
         violated++;
@@ -35,6 +45,7 @@ int ns_report_text(FILE *out, const cJSON *doc)
         cJSON_ArrayForEach(v, violations)
         fprintf(out, "\n%-4s %9s  - %s", "", "", cJSON_IsString(v) ? v->valuestring : "");
         fputc('\n', out);
+        headroom_line(out, state);
     }
     double peak_nodes = 0, peak_cost = 0, last_cost = 0;
     cJSON_ArrayForEach(s, rp_array(doc, "cost_over_time"))

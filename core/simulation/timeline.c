@@ -244,13 +244,16 @@ static int decode_gates(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings *
     const ns_ynode *m = ns_dec_child(&c->dec, root, "", "featureGates", NS_Y_MAP, &rc);
     if (!m)
         return rc;
-    static const char *const gates[] = {"NodeRepair", "SpotToSpotConsolidation", "StaticCapacity", NULL};
+    static const char *const gates[] = {"NodeRepair", "SpotToSpotConsolidation", "StaticCapacity", "CapacityBuffer",
+                                        NULL};
     if ((rc = ns_dec_fields(&c->dec, m, "featureGates", gates)) < 0)
         return rc;
     bool repair = false, has_repair = false, s2s = false, has_s2s = false, fixed = false, has_fixed = false;
+    bool buffer = false, has_buffer = false;
     if ((rc = ns_dec_bool(&c->dec, m, "featureGates", "NodeRepair", &repair, &has_repair)) < 0 ||
         (rc = ns_dec_bool(&c->dec, m, "featureGates", "SpotToSpotConsolidation", &s2s, &has_s2s)) < 0 ||
-        (rc = ns_dec_bool(&c->dec, m, "featureGates", "StaticCapacity", &fixed, &has_fixed)) < 0)
+        (rc = ns_dec_bool(&c->dec, m, "featureGates", "StaticCapacity", &fixed, &has_fixed)) < 0 ||
+        (rc = ns_dec_bool(&c->dec, m, "featureGates", "CapacityBuffer", &buffer, &has_buffer)) < 0)
         return rc;
     if (has_s2s && e->spot_to_spot)
         return ns_dec_fail(&c->dec, ns_ymap_get(m, "SpotToSpotConsolidation"), "featureGates.SpotToSpotConsolidation",
@@ -259,6 +262,7 @@ static int decode_gates(tl_ctx *c, const ns_ynode *root, ns_tl_engine_settings *
         e->spot_to_spot = s2s ? 1 : -1;
     e->node_repair = has_repair ? (repair ? 1 : -1) : 0;
     e->static_capacity = has_fixed ? (fixed ? 1 : -1) : 0;
+    e->capacity_buffer = has_buffer ? (buffer ? 1 : -1) : 0;
     return 0;
 }
 
@@ -312,7 +316,7 @@ static int load_text(const char *name, const char *text, size_t len, const char 
         ns_timeline_free(t);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory loading timeline %s", name);
     }
-    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, -1, 0, -1};
+    t->engine = (ns_tl_engine_settings){-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, -1, 0, -1, 0};
     tl_ctx c = {.dec = {.file = t->path}, .text = text, .len = len, .dir = dir, .kinds = kinds};
     int rc = ns_yreader_open_string(name, text, len, &r);
     if (rc == 0 && (rc = ns_yreader_next(r, &doc)) == 0 && !doc)

@@ -130,6 +130,7 @@ typedef struct ns_tl_engine_settings {
     int min_values_policy; /* Karpenter's MIN_VALUES_POLICY (an ns_sched_min_values_policy), -1 = keep */
     int static_capacity;  /* StaticCapacity: NodePools with replicas kept at that many nodes */
     int64_t volume_detach_delay_ms; /* the attach-detach stand-in's detach delay */
+    int capacity_buffer;  /* CapacityBuffer: the CapacityBuffers' chunks kept provisioned (warm headroom) */
 } ns_tl_engine_settings;
 
 /* The simulated clock's start when a timeline names none: 2026-01-01T00:00:00Z. */

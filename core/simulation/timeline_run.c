@@ -53,6 +53,8 @@ void ns_timeline_engine_config(const ns_timeline *t, ns_engine_config *cfg)
         cfg->min_values_policy = (ns_sched_min_values_policy)s->min_values_policy;
     if (s->static_capacity)
         cfg->static_capacity = s->static_capacity > 0;
+    if (s->capacity_buffer)
+        cfg->capacity_buffer = s->capacity_buffer > 0;
 }
 
 static double seconds(int64_t ms)
@@ -101,7 +103,8 @@ static bool same_sample(const ns_engine_sample *a, const ns_engine_sample *b)
 {
     return a->nodes == b->nodes && a->nodes_ready == b->nodes_ready && a->nodeclaims == b->nodeclaims &&
            a->pods_bound == b->pods_bound && a->pods_pending == b->pods_pending &&
-           a->cost_per_hour == b->cost_per_hour;
+           a->cost_per_hour == b->cost_per_hour && a->headroom_placed == b->headroom_placed &&
+           a->headroom_ready == b->headroom_ready && a->headroom_cost_per_hour == b->headroom_cost_per_hour;
 }
 
 static bool add_sample(cJSON *series, const ns_engine_sample *s, int64_t start_ms)
@@ -113,7 +116,9 @@ static bool add_sample(cJSON *series, const ns_engine_sample *s, int64_t start_m
         !cJSON_AddNumberToObject(o, "nodeclaims", (double)s->nodeclaims) ||
         !cJSON_AddNumberToObject(o, "pods_bound", (double)s->pods_bound) ||
         !cJSON_AddNumberToObject(o, "pods_pending", (double)s->pods_pending) ||
-        !cJSON_AddNumberToObject(o, "cost_per_hour", s->cost_per_hour)) {
+        !cJSON_AddNumberToObject(o, "cost_per_hour", s->cost_per_hour) ||
+        (s->headroom_wanted && (!cJSON_AddNumberToObject(o, "headroom_ready", (double)s->headroom_ready) ||
+                                !cJSON_AddNumberToObject(o, "headroom_cost_per_hour", s->headroom_cost_per_hour)))) {
         cJSON_Delete(o);
         return false;
     }

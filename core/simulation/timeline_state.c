@@ -238,6 +238,18 @@ static bool add_volume_attachments(cJSON *state, const ns_cluster *c)
     return ok;
 }
 
+/* Warm headroom, when a CapacityBuffer asks for chunks (engine.h's sample fields). */
+static bool add_headroom(cJSON *state, const ns_engine_sample *s)
+{
+    if (!s->headroom_wanted)
+        return true;
+    cJSON *h = cJSON_AddObjectToObject(state, "headroom");
+    return h && cJSON_AddNumberToObject(h, "wanted", (double)s->headroom_wanted) &&
+           cJSON_AddNumberToObject(h, "placed", (double)s->headroom_placed) &&
+           cJSON_AddNumberToObject(h, "ready", (double)s->headroom_ready) &&
+           cJSON_AddNumberToObject(h, "cost_per_hour", s->headroom_cost_per_hour);
+}
+
 cJSON *ns_timeline_state(ns_engine *e, int64_t start_ms)
 {
     const ns_cluster *c = ns_engine_cluster(e);
@@ -258,7 +270,8 @@ cJSON *ns_timeline_state(ns_engine *e, int64_t start_ms)
         cJSON *cl = claim_json(c->nodeclaims[i]);
         ok = cl && cJSON_AddItemToArray(claims, cl);
     }
-    ok = ok && add_pods(state, c) && add_volume_attachments(state, c) && cJSON_AddNumberToObject(state, "cost_per_hour", sample.cost_per_hour);
+    ok = ok && add_pods(state, c) && add_volume_attachments(state, c) &&
+         cJSON_AddNumberToObject(state, "cost_per_hour", sample.cost_per_hour) && add_headroom(state, &sample);
     if (!ok) {
         cJSON_Delete(state);
         NS_FAIL(NS_ERR_INTERNAL, "out of memory recording the state of the cluster");

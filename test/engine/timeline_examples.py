@@ -249,6 +249,47 @@ def check_static_capacity(doc):
     assert len(up) == 2, "drift's replacements are not scaling"
 
 
+CHUNK_CPU, CHUNK_MEM = 2000, 4 << 30  # the example's PodTemplate web-chunk
+
+
+def check_warm_headroom(doc):
+    warm = step(doc, "headroom provisioned")
+    # The buffer's two chunks have a node before any pod: room for both, and their cost is the larger of their cpu
+    # and memory shares of it, times its price (computed here from the node, not taken from nodesmith's figure).
+    assert len(warm["nodes"]) == 1 and warm["pods_placed"] == 0, warm
+    node = warm["nodes"][0]
+    assert node["cpu_allocatable_milli"] - node["cpu_requested_milli"] >= 2 * CHUNK_CPU, node
+    assert node["memory_allocatable_bytes"] - node["memory_requested_bytes"] >= 2 * CHUNK_MEM, node
+    assert warm["headroom"] == {**warm["headroom"], "wanted": 2, "placed": 2, "ready": 2}, warm["headroom"]
+    share = max(2 * CHUNK_CPU / node["cpu_allocatable_milli"], 2 * CHUNK_MEM / node["memory_allocatable_bytes"])
+    assert abs(warm["headroom"]["cost_per_hour"] - node["price_per_hour"] * share) < 1e-6, (warm["headroom"], node)
+    # Emptiness and consolidation leave the node that holds the headroom, 5 minutes past consolidateAfter.
+    kept = step(doc, "headroom kept")
+    assert [n["name"] for n in kept["nodes"]] == [node["name"]] and kept["headroom"]["ready"] == 2, kept
+    # Two web pods start on the warm node without a launch: they run on the node that was there before them.
+    started = step(doc, "started without a launch")
+    assert started["pods_placed"] == 2 and started["pods_pending"] == 0, started
+    warm_node = next(n for n in started["nodes"] if n["name"] == node["name"])
+    assert warm_node["pods"] == 2, warm_node
+    # The chunks they displaced are provisioned elsewhere: a new node, and both chunks ready again.
+    refilled = step(doc, "headroom refilled")
+    assert len(refilled["nodes"]) == 2 and refilled["headroom"]["ready"] == 2, refilled
+    # The NodePool's 24 cpu limit caps the headroom: real pods go first, and the chunks find no room under it.
+    capped = step(doc, "limits cap the headroom")
+    claims = [c for c in capped["nodeclaims"]]
+    assert sum(n["cpu_allocatable_milli"] for n in capped["nodes"]) <= 24000, capped["nodes"]
+    assert capped["pods_placed"] == 8 and capped["pods_pending"] == 1, capped
+    assert capped["headroom"]["placed"] == 0 and capped["headroom"]["cost_per_hour"] == 0, capped["headroom"]
+    assert len(claims) == len(capped["nodes"]), claims
+    # Web shrinks: the empty nodes go, but not the one the chunks are back on.
+    end = step(doc, "headroom back, the rest consolidated")
+    assert end["pods_placed"] == 1 and end["headroom"]["ready"] == 2, end
+    assert len(end["nodes"]) == 1 and end["nodes"][0]["pods"] == 1, end["nodes"]
+    free = end["nodes"][0]["cpu_allocatable_milli"] - end["nodes"][0]["cpu_requested_milli"]
+    assert free >= 2 * CHUNK_CPU, end["nodes"][0]
+    assert all("headroom_ready" in s for s in doc["cost_over_time"]), doc["cost_over_time"][0]
+
+
 CHECKS = {
     "scale-to-zero": check_scale_to_zero,
     "consolidation": check_consolidation,
@@ -256,6 +297,7 @@ CHECKS = {
     "drift": check_drift,
     "windows": check_windows,
     "static-capacity": check_static_capacity,
+    "warm-headroom": check_warm_headroom,
 }
 
 # The only disruption methods each example may use: anything else is a decision the scenario does not call for.
@@ -267,6 +309,7 @@ METHODS = {
     "windows": {"empty"},
     # consolidateAfter 0s over nodes mostly empty, yet no emptiness and no consolidation: the pool is static.
     "static-capacity": {"drifted"},
+    "warm-headroom": {"empty", "underutilized"},
 }
 
 

@@ -1,0 +1,53 @@
+/*
+ * Warm headroom: the CapacityBuffer API (autoscaling.x-k8s.io, as Karpenter's CapacityBuffer feature and the
+ * Cluster Autoscaler read it) and the PodTemplates a buffer names. A buffer asks for `chunks` placeholder pods of a
+ * template's shape; provisioning places them as virtual pods (never bound, never written), so spare capacity of that
+ * shape stays ready (core/engine/engine_headroom.c, docs/cost.md "Warm headroom").
+ *
+ * Memory: the cluster owns buffers and templates added to it (ns_cluster_add_buffer, ns_cluster_add_pod_template take
+ * ownership even on failure); the free functions accept NULL.
+ */
+#ifndef NS_BUFFER_H
+#define NS_BUFFER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/meta.h"
+#include "model/pod.h"
+#include "model/resources.h"
+
+/* The only provisioning strategy Karpenter implements (and the API's default). */
+#define NS_BUFFER_ACTIVE_STRATEGY "buffer.x-k8s.io/active-capacity"
+
+/* Which base resources spec.limits lists (a listed 0 caps at 0 chunks; an absent resource caps nothing). */
+enum { NS_BUFFER_LIMIT_CPU = 1, NS_BUFFER_LIMIT_MEMORY = 2, NS_BUFFER_LIMIT_PODS = 4, NS_BUFFER_LIMIT_STORAGE = 8 };
+
+typedef struct ns_buffer {
+    ns_meta meta;          /* namespaced */
+    char *pod_template;    /* spec.podTemplateRef.name: a PodTemplate in the buffer's namespace */
+    bool has_replicas;
+    int32_t replicas;      /* spec.replicas */
+    bool has_limits;
+    ns_res limits;         /* spec.limits; base resources listed in limits_set, extended ones in limits.ext */
+    unsigned limits_set;
+} ns_buffer;
+
+/* A core/v1 PodTemplate: its template as a pod (no name, the template's labels, annotations and spec). */
+typedef struct ns_pod_template {
+    ns_meta meta;
+    ns_pod *pod; /* owned */
+} ns_pod_template;
+
+ns_buffer *ns_buffer_new(void); /* NULL on allocation failure */
+void ns_buffer_free(ns_buffer *b);
+ns_pod_template *ns_pod_template_new(void);
+void ns_pod_template_free(ns_pod_template *t);
+
+/* How many chunks of `tmpl` the buffer asks for, as Karpenter's computeReplicas does for a podTemplateRef: the
+ * replicas when set, capped by the limits (for each limited resource the template requests, floor(limit/request),
+ * the least of them); limits alone give as many chunks as they hold. Limits naming no resource the template
+ * requests cap nothing. */
+int64_t ns_buffer_chunks(const ns_buffer *b, const ns_pod *tmpl);
+
+#endif
