@@ -279,8 +279,15 @@ void ds_pod_events_free(ds_pod_events *ev)
     memset(ev, 0, sizeof(*ev));
 }
 
+/* Karpenter's podevents controller leaves a claim's last pod event alone for 10 s after it set it: during a scale-up
+ * every binding changes a node's pods, and a write per claim per change would be a write per pod. */
+#define POD_EVENT_DEDUPE_MS 10000
+
 static int note_event(ns_engine *e, ns_nodeclaim *claim, int64_t now)
 {
+    int64_t last = last_pod_event(claim);
+    if (last > 0 && now - last < POD_EVENT_DEDUPE_MS)
+        return 0;
     char v[32];
     snprintf(v, sizeof(v), "%" PRId64, now);
     if (ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_LAST_POD_EVENT, v) < 0)

@@ -59,6 +59,52 @@ static const ns_decision *only_disruption(efx *x, const char *method)
     return dfx_nth_method(x, NS_DECISION_DISRUPTING, method, 0);
 }
 
+/* Karpenter's podevents controller (dedupeTimeout): a pod event within 10 s of the one a claim records leaves it; one
+ * later moves it. The node's pods change three times: bound, deleted 2 s later, bound again 12 s after that. */
+static void poke(efx *x, const char *name, const char *node)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n"
+             "  nodeSelector: {kubernetes.io/hostname: %s}\n"
+             "  containers: [{name: c, resources: {requests: {cpu: 10m}}}]\n",
+             name, node);
+    efx_load(x, yaml);
+}
+
+static const char *pod_event_of(efx *x)
+{
+    const char *v = ns_labels_get(&efx_claim(x, 0)->meta.annotations, NS_ANNOTATION_LAST_POD_EVENT);
+    ck_assert_ptr_nonnull(v);
+    return v;
+}
+
+START_TEST(test_pod_events_deduplicated_for_10s)
+{
+    static const char yaml[] = DFX_CLASS("{}") DFX_POOL("", DFX_CAPACITY("on-demand") DFX_TYPES("m5.xlarge"),
+                                                        UNDERUTILIZED("WhenEmptyOrUnderutilized", "0"))
+        "---\n" DFX_DEPLOY("a", 1, "1500m", "1Gi", "");
+    efx *x = dfx_new(yaml, NULL, false);
+    dfx_settle(x, EFX_S(120));
+    char node[64], first[32];
+    snprintf(node, sizeof(node), "%s", efx_claim(x, 0)->meta.name);
+    efx_run_for(x, EFX_S(30));
+    poke(x, "poke-1", node);
+    efx_run_for(x, EFX_S(2));
+    ck_assert_ptr_nonnull(ns_cluster_find_pod(x->cluster, "default", "poke-1")->node_name);
+    snprintf(first, sizeof(first), "%s", pod_event_of(x));
+    ck_assert_int_ge(strtoll(first, NULL, 10), efx_now() - EFX_S(2));
+    ck_assert_int_eq(ns_engine_delete_pod(x->engine, "default", "poke-1"), NS_OK);
+    efx_run_for(x, EFX_S(2));
+    ck_assert_str_eq(pod_event_of(x), first);
+    efx_run_for(x, EFX_S(10));
+    poke(x, "poke-2", node);
+    efx_run_for(x, EFX_S(2));
+    ck_assert_int_ge(strtoll(pod_event_of(x), NULL, 10), strtoll(first, NULL, 10) + EFX_S(10));
+    efx_free(x);
+}
+END_TEST
+
 START_TEST(test_single_node_delete)
 {
     static const char yaml[] = DFX_CLASS("{}") DFX_POOL("", DFX_CAPACITY("on-demand") DFX_TYPES("m5.xlarge"),
@@ -306,6 +352,7 @@ int main(void)
     TCase *tc = tcase_create("consolidation");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_single_node_delete);
+    tcase_add_test(tc, test_pod_events_deduplicated_for_10s);
     tcase_add_test(tc, test_budget_held_consolidation_resumes_when_allowed);
     tcase_add_test(tc, test_no_consolidation_onto_node_inside_consolidate_after);
     tcase_add_test(tc, test_single_node_replace);
