@@ -20,13 +20,18 @@ Side by side: Karpenter itself, sigs.k8s.io/karpenter/kwok v1.14.0 (Karpenter wi
 are kwok Nodes) with kwok v0.7.0 as the kubelet of its Nodes (bench/build-karpenter-kwok.sh builds both once into
 ~/.cache/nodesmith), on a fresh control plane with the same pods and NodePool, as a user of its own (flow schema
 global-default) beside kwok's (group system:nodes, flow schema system-nodes): its row adds kwok's requests, CPU and
-RSS, which nodesmith's row has inside the controller (--simulate-kubelet). The two catalogs differ (the sim's and
-the kwok provider's instance types and prices), so nodes and cost per hour compare packing only roughly.
+RSS, which nodesmith's row has inside the controller (--simulate-kubelet). Both rows choose from one catalog: the kwok
+provider's instance_types.json, read from the Go module cache the build used and handed to the sim as its `catalog`
+(kwok_catalog), so nodes and cost per hour compare the same offer.
+
+Where a row's time goes is printed on stderr as it runs (pods created, listed, marked Unschedulable; then bound and
+Running every 10 s); NS_KUBEBED_KEEP=1 keeps the control plane's directory and the autoscaler's log.
 
 Usage: controller_bench.py NODESMITH [--pods N,...] (default 1000,20000) [--karpenter-pods N] (default 20000; 0: no
 Karpenter row). One JSON object per row on stdout, then a
 table. The scheduler and controller manager get a client rate limit of 1000 requests/s (NS_KUBEBED_COMPONENT_QPS), so
-their defaults (50 and 20 requests/s: 400 s to bind 20,000 pods) are not what is measured.
+their defaults (50 and 20 requests/s: 400 s to bind 20,000 pods) are not what is measured, and the API server keeps
+its watch cache for pods as a cluster's does (the test bed's tests turn it off to see 410s).
 """
 import argparse
 import http.client
@@ -193,6 +198,11 @@ class PodWatch:
                 conn.close()
 
 
+def progress(name, what):
+    """A line on stderr while a row runs, so a slow phase shows where the time goes."""
+    print("%s: %s" % (name, what), file=sys.stderr, flush=True)
+
+
 def apf_dispatched(session, flow):
     """Requests the API server dispatched in one APF flow schema so far."""
     text = session.request("GET", "/metrics").decode()
@@ -250,10 +260,53 @@ def install_crds(bed, directory, files):
         kubectl(bed, "wait", "--for", "condition=Established", "--timeout=60s", "-f", os.path.join(directory, f))
 
 
-def sim_prices(nodesmith):
+KARPENTER_VERSION = "v1.14.0"
+KWOK_ZONE, KWOK_CAPACITY = "topology.kubernetes.io/zone", "karpenter.sh/capacity-type"
+
+
+def kwok_catalog(built):
+    """The instance types of Karpenter's kwok provider (its cloudprovider/instance_types.json, read from the Go module
+    cache the build used, not copied into this tree) in the sim's catalog format, and their zones: both rows choose
+    from the same types at the same prices, so nodes and cost per hour compare packing. The Linux types only (the
+    NodePool requires linux; Karpenter filters the Windows ones out the same way). Both keep kubelet's max pods from
+    the file; the overhead differs (kwok reserves 100m cpu and 10Mi, the sim computes EKS's kube-reserved and
+    eviction threshold), which changes no choice for these pods (docs/controller.md)."""
+    path = os.path.join(os.path.dirname(built), "gomod", "sigs.k8s.io", "karpenter@" + KARPENTER_VERSION, "kwok",
+                        "cloudprovider", "instance_types.json")
+    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
+    with open(path) as f:
+        types = json.load(f)
+    catalog, zones = [], []
+    for t in types:
+        if t["operatingSystems"] != ["linux"]:
+            continue
+        res = t["resources"]
+        memory = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti)", res["memory"])
+        if not memory or not res["cpu"].isdigit():
+            raise kubebed.BedError("%s: type %s: cpu %r or memory %r not understood" % (path, t["name"], res["cpu"],
+                                                                                      res["memory"]))
+        offerings = []
+        for o in t["offerings"]:
+            req = {r["key"]: r["values"] for r in o["Requirements"] if r["operator"] == "In"}
+            zone, capacity = req[KWOK_ZONE][0], req[KWOK_CAPACITY][0]
+            if zone not in zones:
+                zones.append(zone)
+            offerings.append({"zone": zone, "capacity_type": capacity, "price": o["Price"]})
+        family, size = t["name"].split("-")[:2]
+        catalog.append({"name": t["name"], "vcpu": int(res["cpu"]),
+                        "memory_mib": int(int(memory.group(1)) * units[memory.group(2)]),
+                        "arch": t["architecture"], "family": family, "category": family, "size": size,
+                        "max_pods_or_enis": int(res.get("pods", 110)), "offerings": offerings})
+    out = tempfile.NamedTemporaryFile("w", prefix="bench-kwok-catalog-", suffix=".json", delete=False)
+    with out:
+        json.dump(catalog, out)
+    return out.name, zones
+
+
+def sim_prices(nodesmith, provider_args):
     """The price per hour of a sim Node (by its instance type, zone and capacity type), from `nodesmith offerings`."""
-    r = subprocess.run([nodesmith, "offerings", "--provider", "sim", "--output", "json"], capture_output=True,
-                       text=True, check=True)
+    r = subprocess.run([nodesmith, "offerings", "--provider", "sim", *provider_args, "--output", "json"],
+                       capture_output=True, text=True, check=True)
     prices = {(it["name"], o["zone"], o["capacity_type"]): o["price_per_hour"]
               for it in json.loads(r.stdout)["instance_types"] for o in it["offerings"]}
     return lambda labels: prices.get(tuple(labels.get(k) for k in (
@@ -303,15 +356,21 @@ def run_row(name, pods, setup, start, price_of):
         setup(bed)
         ns = bed.namespace("bench")
         created_s = create_pods(bed, ns, pods)
+        progress(name, "%d pods created in %.1f s" % (pods, created_s))
+        t_list = time.monotonic()
         watch = PodWatch(bed, ns, pods)
+        progress(name, "pods listed in %.1f s" % (time.monotonic() - t_list))
         # kube-scheduler has tried every pod once (the Unschedulable condition autoscalers look for)
-        deadline = time.monotonic() + 300
+        t_unsched = time.monotonic()
+        deadline = t_unsched + 300
         while len(watch.unschedulable) < pods and time.monotonic() < deadline:
             time.sleep(0.5)
+        progress(name, "%d pods Unschedulable after %.1f s" % (len(watch.unschedulable), time.monotonic() - t_unsched))
         before = {f: apf_dispatched(admin, f) for f in (APF_FLOW, KUBELET_FLOW)}
         log = tempfile.NamedTemporaryFile("w+", prefix="bench-%s-" % name, suffix=".log", delete=False)
         t0 = time.monotonic()
         proc, kubelet = start(bed, log)
+        next_report = t0 + 10
         try:
             while not watch.done.is_set():
                 for p in (proc, kubelet):
@@ -324,6 +383,10 @@ def run_row(name, pods, setup, start, price_of):
                     raise kubebed.BedError("%s: %d/%d pods bound, %d Running after 900 s; log %s" % (
                         name, len(watch.bound), pods, len(watch.running), log.name))
                 watch.done.wait(0.5)
+                if time.monotonic() >= next_report:
+                    next_report += 10
+                    progress(name, "+%.0f s: %d bound, %d Running" % (time.monotonic() - t0, len(watch.bound),
+                                                                     len(watch.running)))
             cpu, peak = proc_figures(proc.pid)
             row = {"autoscaler": name, "pods": pods, "create_pods_s": round(created_s, 1),
                    "all_bound_s": round(watch.all_bound_at - t0, 1),
@@ -338,11 +401,16 @@ def run_row(name, pods, setup, start, price_of):
             row["cost_per_hour"] = round(cost, 2)
         finally:
             stop((proc, kubelet))
-        os.unlink(log.name)
+        if os.environ.get("NS_KUBEBED_KEEP"):
+            progress(name, "log kept: " + log.name)
+        else:
+            os.unlink(log.name)
         return row
 
 
-def nodesmith_row(nodesmith, pods):
+def nodesmith_row(nodesmith, pods, built):
+    catalog, zones = kwok_catalog(built)
+    provider_args = ["--set", "catalog=" + catalog, "--set", "zones=" + ",".join(zones)]
     crds = subprocess.run(["bash", os.path.join(HERE, "..", "test", "controller", "fetch-karpenter-crds.sh")],
                           capture_output=True, text=True, check=True).stdout.strip()
     users = {}
@@ -357,22 +425,30 @@ def nodesmith_row(nodesmith, pods):
 
     def start(bed, log):
         env = dict(os.environ, LOG_LEVEL="info", METRICS_PORT=str(free_port()), HEALTH_PROBE_PORT=str(free_port()))
-        p = subprocess.Popen([nodesmith, "controller", "--provider", "sim", "--simulate-kubelet",
+        p = subprocess.Popen([nodesmith, "controller", "--provider", "sim", *provider_args, "--simulate-kubelet",
                               "--kubeconfig", users["kubeconfig"], "--bind-address", "127.0.0.1",
                               "--leader-election-namespace", "default"],
                              stdout=log, stderr=subprocess.STDOUT, env=env,
                              preexec_fn=lambda: kubebed._die_with_parent(signal.SIGTERM))
         return p, None
 
-    return run_row("nodesmith", pods, setup, start, sim_prices(nodesmith))
+    try:
+        return run_row("nodesmith", pods, setup, start, sim_prices(nodesmith, provider_args))
+    finally:
+        os.unlink(catalog)
 
 
-def karpenter_row(pods):
-    """Karpenter v1.14.0's kwok provider with kwok as the kubelet of its Nodes (bench/build-karpenter-kwok.sh)."""
-    r = subprocess.run(["bash", os.path.join(HERE, "build-karpenter-kwok.sh")], capture_output=True, text=True)
+def build_karpenter_kwok():
+    """The directory of Karpenter's kwok build and kwok (bench/build-karpenter-kwok.sh), built once."""
+    r = subprocess.run(["bash", os.path.join(HERE, "build-karpenter-kwok.sh")], capture_output=True, text=True,
+                       env=dict(os.environ, NS_KARPENTER_VERSION=KARPENTER_VERSION))
     if r.returncode != 0:
         raise kubebed.BedError("building Karpenter and kwok failed: " + r.stderr.strip())
-    built = r.stdout.strip()
+    return r.stdout.strip()
+
+
+def karpenter_row(pods, built):
+    """Karpenter v1.14.0's kwok provider with kwok as the kubelet of its Nodes (bench/build-karpenter-kwok.sh)."""
     users = {}
 
     def setup(bed):
@@ -385,10 +461,12 @@ def karpenter_row(pods):
         users["kwok"] = bench_user(bed, "kwok-bench", "system:nodes")
 
     def start(bed, log):
-        # Karpenter's chart's settings (its defaults otherwise); a local process, so no GOMEMLIMIT from a pod limit,
-        # and its Lease in a namespace named, as nodesmith's row does (out of a cluster there is none to infer)
+        # Karpenter's chart's settings (its defaults otherwise); a local process, so no GOMEMLIMIT from a pod limit.
+        # One instance without leader election, as the bed runs kube-scheduler in a benchmark: on a loaded machine a
+        # lease renewal missed its 10 s deadline and Karpenter exits on a lost lease ("panic: leader election lost",
+        # load average 19, 1,000 pods).
         env = dict(os.environ, KUBECONFIG=users["karpenter"], SYSTEM_NAMESPACE="default", LOG_LEVEL="info",
-                   LEADER_ELECTION_NAMESPACE="default",
+                   DISABLE_LEADER_ELECTION="true",
                    KUBERNETES_MIN_VERSION="1.19.0-0", METRICS_PORT=str(free_port()),
                    HEALTH_PROBE_PORT=str(free_port()))
         karpenter = subprocess.Popen([os.path.join(built, "bin", "karpenter")], stdout=log, stderr=subprocess.STDOUT,
@@ -420,13 +498,15 @@ def main():
     args = ap.parse_args()
     # SIGTERM (meson's timeout) unwinds, so the control plane is stopped and its files removed
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
+    # both rows choose from the kwok provider's catalog, so the build is needed even without a Karpenter row
+    built = build_karpenter_kwok()
     rows = []
     for n in [int(x) for x in args.pods.split(",") if x]:
-        rows.append(nodesmith_row(os.path.abspath(args.nodesmith), n))
+        rows.append(nodesmith_row(os.path.abspath(args.nodesmith), n, built))
         print(json.dumps(rows[-1]), flush=True)
     if args.karpenter_pods:
         try:
-            rows.append(karpenter_row(args.karpenter_pods))
+            rows.append(karpenter_row(args.karpenter_pods, built))
             print(json.dumps(rows[-1]), flush=True)
         except kubebed.BedError as e:
             print("no Karpenter row: %s" % e, flush=True)
