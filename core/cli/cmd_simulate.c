@@ -30,6 +30,7 @@ static const char simulate_help[] =
     "                          [--output text|json] [--timeline FILE [--report FILE.html] [--every-tick]]\n"
     "                          [--packing karpenter|cost] [--min-values-policy Strict|BestEffort]\n"
     "                          [--preference-policy Respect|Ignore] [--scheduler-config DOCUMENT]\n"
+    "                          [--commitments FILE]\n"
     "       nodesmith simulate --from-cluster [--kubeconfig FILE] [--context NAME] [-f FILE...] [options]\n"
     "\n"
     "Loads the manifests (Pods, workloads, DaemonSets, PDBs, Nodes, NodePools, NodeClaims, node classes), runs one\n"
@@ -71,6 +72,8 @@ static const char simulate_help[] =
     "                           Karpenter's SCHEDULER_CONFIG (likewise): a YAML or JSON document whose\n"
     "                           podTopologySpread.defaultConstraints spread every pending pod that has no\n"
     "                           topologySpreadConstraints, selected as kube-scheduler selects it (docs/simulate.md)\n"
+    "  --commitments FILE       savings plans and reserved capacity (docs/cost.md): offerings they cover are priced\n"
+    "                           at their effective cost while they have room; prints each one's utilisation\n"
     CLI_PROVIDER_HELP
     "  --help                   this text\n";
 
@@ -86,7 +89,8 @@ enum {
     OPT_PACKING,
     OPT_MIN_VALUES_POLICY,
     OPT_PREFERENCE_POLICY,
-    OPT_SCHEDULER_CONFIG
+    OPT_SCHEDULER_CONFIG,
+    OPT_COMMITMENTS
 };
 
 /* Set by SIGINT/SIGTERM: the engine stops between two steps and simulate cleans up. */
@@ -118,6 +122,8 @@ typedef struct sim_run {
     ns_sched_min_values_policy min_values_policy; /* --min-values-policy, MIN_VALUES_POLICY */
     ns_sched_preference_policy preference_policy; /* --preference-policy, PREFERENCE_POLICY */
     ns_scheduler_config sched_config;             /* --scheduler-config, SCHEDULER_CONFIG */
+    ns_commitments commitments; /* --commitments */
+    ns_commit_ledger *ledger;   /* their utilisation once the run is over; NULL without commitments */
     ns_round_report *round; /* the round's summary */
     cJSON *doc;             /* the timeline's document, or the round's when JSON is printed */
     /* The clean-up's lists of terminated instances and failures, for the document. */
@@ -132,7 +138,9 @@ static void sim_run_free(sim_run *r)
     cJSON_Delete(r->terminated);
     cJSON_Delete(r->doc);
     ns_round_report_free(r->round);
+    ns_commit_ledger_free(r->ledger);
     ns_engine_free(r->engine);
+    ns_commitments_free(&r->commitments); /* after the engine, which borrowed them */
     ns_plugin_unload(r->plugin);
     ns_cluster_free(r->cluster);
     ns_scheduler_config_free(&r->sched_config);
@@ -169,6 +177,7 @@ static int simulate_round(sim_run *r)
     cfg.preference_policy = r->preference_policy;
     cfg.default_spread = r->sched_config.default_spread;
     cfg.n_default_spread = r->sched_config.n_default_spread;
+    cfg.commitments = &r->commitments;
     char **pending = NULL;
     size_t n_pending = 0;
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -186,6 +195,8 @@ static int simulate_round(sim_run *r)
     ns_strv_free(pending, n_pending);
     if (rc == NS_OK)
         r->launch_failed = ns_round_report_launch_failed(r->round);
+    if (rc == NS_OK && r->commitments.n)
+        rc = ns_engine_commit_ledger(r->engine, &r->ledger);
     return rc;
 }
 
@@ -202,6 +213,7 @@ static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *so
     cfg.preference_policy = r->preference_policy;
     cfg.default_spread = r->sched_config.default_spread;
     cfg.n_default_spread = r->sched_config.n_default_spread;
+    cfg.commitments = &r->commitments;
     ns_timeline_engine_config(t, &cfg);
     ns_disruption_config disruption = {.spot_to_spot = t->engine.spot_to_spot > 0};
     int rc = ns_engine_new(r->cluster, r->plugin, &cfg, &r->engine);
@@ -212,6 +224,8 @@ static int simulate_timeline(sim_run *r, const ns_timeline *t, ns_tl_sources *so
     if (rc == NS_OK)
         rc = ns_timeline_run(r->engine, t, sources, &r->doc);
     r->violations = r->doc ? ns_timeline_violations(r->doc) : 0;
+    if (rc == NS_OK && r->commitments.n)
+        rc = ns_engine_commit_ledger(r->engine, &r->ledger);
     return rc;
 }
 
@@ -357,6 +371,20 @@ static int add_nodeclass_statuses(const sim_run *r)
     return NS_OK;
 }
 
+/* The JSON document's "commitments": each commitment's utilisation once the run is over (docs/cost.md). */
+static int add_commitments(const sim_run *r)
+{
+    cJSON *list = NULL;
+    if (!r->ledger)
+        return NS_OK;
+    int rc = ns_commit_ledger_json(r->ledger, &list);
+    if (rc == NS_OK && !cJSON_AddItemToObject(r->doc, "commitments", list)) {
+        cJSON_Delete(list);
+        rc = NS_FAIL(NS_ERR_INTERNAL, "simulate: out of memory adding the commitments' utilisation");
+    }
+    return rc;
+}
+
 /* Prints the document (JSON) or its summary (text), and writes the HTML page when asked. The round's document is
  * built here, only for JSON; the clean-up's lists move into the document. */
 static int print_outputs(sim_run *r, bool timeline, const char *report)
@@ -370,7 +398,7 @@ static int print_outputs(sim_run *r, bool timeline, const char *report)
         r->terminated = r->termination_failures = NULL;
     }
     if (r->json) {
-        if ((rc = add_nodeclass_statuses(r)) != NS_OK)
+        if ((rc = add_nodeclass_statuses(r)) != NS_OK || (rc = add_commitments(r)) != NS_OK)
             return rc;
         char *text = cJSON_Print(r->doc);
         if (!text)
@@ -379,6 +407,8 @@ static int print_outputs(sim_run *r, bool timeline, const char *report)
         cJSON_free(text);
     } else {
         rc = timeline ? ns_report_text(stdout, r->doc) : ns_round_report_text(stdout, r->round);
+        if (rc == NS_OK && r->ledger)
+            rc = ns_commit_ledger_text(stdout, r->ledger);
     }
     if (rc == NS_OK && report)
         rc = ns_report_html_file(report, r->doc);
@@ -483,6 +513,7 @@ int cmd_simulate(int argc, char **argv)
         {"context", required_argument, NULL, OPT_CONTEXT},
         {"every-tick", no_argument, NULL, OPT_EVERY_TICK},
         {"packing", required_argument, NULL, OPT_PACKING},
+        {"commitments", required_argument, NULL, OPT_COMMITMENTS},
         {"min-values-policy", required_argument, NULL, OPT_MIN_VALUES_POLICY},
         {"preference-policy", required_argument, NULL, OPT_PREFERENCE_POLICY},
         {"scheduler-config", required_argument, NULL, OPT_SCHEDULER_CONFIG},
@@ -537,6 +568,12 @@ int cmd_simulate(int argc, char **argv)
         } else if (opt == OPT_PACKING) {
             if (ns_sched_packing_parse(optarg, &run.packing) < 0) {
                 rc = cli_usage_error("simulate", "--packing: %s", ns_error_message());
+                goto cleanup;
+            }
+        } else if (opt == OPT_COMMITMENTS) {
+            ns_commitments_free(&run.commitments);
+            if (ns_commitments_read(optarg, &run.commitments) < 0) {
+                rc = cli_usage_error("simulate", "--commitments: %s", ns_error_message());
                 goto cleanup;
             }
         } else if (opt == OPT_MIN_VALUES_POLICY) {

@@ -170,6 +170,13 @@ int ns_engine_launch_claim(ns_engine *e, ns_nodeclaim *claim)
                  claim->nodeclass_ref.name);
         return launch_failed(e, claim, "NodeClassNotReady", msg);
     }
+    /* With commitments, the options are priced with what the running nodes leave of them, so a covered offering
+     * comes first while its commitment has room. */
+    ns_itype_set priced = {0};
+    if (ns_engine_has_commitments(e) && (rc = ns_engine_commit_launch_set(e, set, &priced)) < 0)
+        return rc;
+    if (priced.items)
+        set = &priced;
     /* Each insufficient-capacity answer removes at least one option, so this ends. */
     for (bool retry = true; retry && rc == NS_OK;) {
         ns_launch_choice *choices = NULL;
@@ -184,6 +191,7 @@ int ns_engine_launch_claim(ns_engine *e, ns_nodeclaim *claim)
         if (n == 0)
             break;
     }
+    ns_commit_priced_set_free(&priced);
     return rc;
 }
 

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cost/commitments.h"
 #include "engine/cluster_writes.h"
 #include "model/cluster.h"
 #include "nodesmith/provider.h"
@@ -134,7 +135,16 @@ typedef struct ns_engine_config {
     /* The simulated attach-detach controller (cfg.simulate_controllers, ctl_attach_detach.c) deletes a node's
      * VolumeAttachment this long after the last pod using its volume left the node. Default 10 s. */
     int64_t volume_detach_delay_ms;
+    /* Commitments (docs/cost.md): on-demand offerings they cover are priced at their effective cost while the
+     * commitment has room left after the running nodes, in provisioning rounds, launches and disruption's
+     * simulations alike. Borrowed: it must outlive the engine. NULL (the default) prices nothing. */
+    const ns_commitments *commitments;
 } ns_engine_config;
+
+/* Each commitment's utilisation now: every launched NodeClaim, then every Node no NodeClaim owns, consumes the first
+ * commitment that covers it with room (cost/commitments.h). *out is the caller's (ns_commit_ledger_free); its
+ * commitments are cfg.commitments. */
+int ns_engine_commit_ledger(const ns_engine *e, ns_commit_ledger **out);
 
 /* Fills cfg with the defaults above. */
 void ns_engine_config_default(ns_engine_config *cfg);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cloud/instance_types.h"
+#include "cost/commitments.h"
 #include "engine/cluster_writes.h"
 #include "engine/engine.h"
 #include "engine/unavailable.h"
@@ -194,6 +195,12 @@ typedef struct ns_engine_plan {
     size_t n_own_nodes;
     char **own_names; /* the virtual pods' names */
     size_t n_own_names;
+    /* With commitments (engine_commit.c): what the cluster's nodes left of them, and the instance-type sets priced
+     * with it (indexed like types.sets) that the round's options point into. */
+    ns_commit_ledger *ledger;
+    ns_itype_set *priced;
+    size_t n_priced;
+    const ns_itype_set **priced_pool_types;
 } ns_engine_plan;
 
 /* Builds the view at the current clock, refreshes instance types, and runs the scheduler over it. opts may be NULL.
@@ -212,6 +219,20 @@ bool ns_engine_holds_headroom(const ns_engine *e, const char *node_name);
 /* Fills the sample's headroom fields (engine.h) from e->headroom and the cluster as it is now. */
 void ns_engine_headroom_sample(const ns_engine *e, ns_engine_sample *out);
 void ns_engine_plan_free(ns_engine_plan *p); /* accepts NULL or a zeroed plan */
+
+/* ---- Commitments (cost/commitments.h, engine_commit.c). */
+
+bool ns_engine_has_commitments(const ns_engine *e);
+/* Prices the round's instance types with what the cluster's nodes leave of cfg.commitments: *pool_types is the
+ * pools' priced sets (owned by p), or types.pool_types unchanged without commitments. */
+int ns_engine_commit_plan_begin(const ns_engine *e, ns_engine_plan *p, const ns_itype_set *const **pool_types);
+/* After the round: its claims play against the ledger in order, so those past a commitment's end are priced at
+ * their own prices (ns_commit_ledger_play_round). */
+int ns_engine_commit_plan_end(const ns_engine *e, ns_engine_plan *p);
+void ns_engine_commit_plan_free(ns_engine_plan *p);
+/* A launch's instance types priced with what the cluster's launched claims and nodes leave of the commitments;
+ * *priced shares set's strings (ns_commit_priced_set_free). */
+int ns_engine_commit_launch_set(const ns_engine *e, const ns_itype_set *set, ns_itype_set *priced);
 
 /* ---- NodeClaims. */
 

@@ -374,13 +374,17 @@ int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_
     out->view.pods = NULL;
     out->view.nodes = NULL;
     out->view.n_nodes = 0;
-    if ((rc = build_nodes(e, opts, out)) == 0 && (rc = build_pods(e, opts, out)) == 0) {
-        ns_sched_input in = {.cluster = &out->view, .pool_types = e->types.pool_types,
+    const ns_itype_set *const *pool_types = NULL;
+    if ((rc = build_nodes(e, opts, out)) == 0 && (rc = build_pods(e, opts, out)) == 0 &&
+        (rc = ns_engine_commit_plan_begin(e, out, &pool_types)) == 0) {
+        ns_sched_input in = {.cluster = &out->view, .pool_types = pool_types,
                              .pool_errors = e->types.pool_errors, .packing = e->cfg.packing,
                              .min_values_policy = e->cfg.min_values_policy,
                              .preference_policy = e->cfg.preference_policy,
                          .default_spread = e->cfg.default_spread, .n_default_spread = e->cfg.n_default_spread};
         rc = ns_sched_run(&in, &out->result);
+        if (rc == 0)
+            rc = ns_engine_commit_plan_end(e, out);
     }
     if (rc < 0)
         ns_engine_plan_free(out);
@@ -403,5 +407,6 @@ void ns_engine_plan_free(ns_engine_plan *p)
     free(p->view.nodes);
     free(p->node_claim);
     free(p->bindable);
+    ns_engine_commit_plan_free(p);
     memset(p, 0, sizeof(*p));
 }
