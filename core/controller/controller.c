@@ -8,6 +8,7 @@
 
 #include "clock/ns_clock.h"
 #include "controller/cluster_writes_kube.h"
+#include "controller/commitment_report.h"
 #include "controller/controller.h"
 #include "controller/controller_events.h"
 #include "controller/controller_metrics.h"
@@ -97,6 +98,7 @@ typedef struct run {
     ns_nodeclass_status *class_status;
     ns_metrics *metrics;
     ns_controller_metrics *counts;
+    ns_commitment_report *commitments; /* NULL without COMMITMENTS_FILE */
     ns_controller_events *events;
     ns_endpoints *endpoints;
     election el;
@@ -135,6 +137,8 @@ static int serve_endpoints(run *r)
     if (!(r->metrics = ns_metrics_new()) || !(r->counts = ns_controller_metrics_new(r->metrics)))
         return NS_ERR_INTERNAL;
     int rc = ns_controller_metrics_update(r->counts, NULL, NULL, false);
+    if (rc == 0 && s->commitments.n)
+        rc = ns_commitment_report_new(r->metrics, &r->commitments);
     if (rc == 0)
         rc = ns_endpoints_start(s->bind_address, s->metrics_port, s->health_port, r->metrics, &r->endpoints);
     if (rc == 0)
@@ -189,6 +193,7 @@ static int build_engine(run *r)
     cfg.packing = s->packing;
     cfg.min_values_policy = s->min_values_policy;
     cfg.preference_policy = s->preference_policy;
+    cfg.commitments = &s->commitments;
     cfg.default_spread = s->sched_config.default_spread;
     cfg.n_default_spread = s->sched_config.n_default_spread;
     /* The selector of a default spread comes from Services, ReplicaSets and StatefulSets, which the controller's
@@ -234,9 +239,23 @@ static void tick(run *r, bool leader)
     ns_nodeclass_status_sync(r->class_status, r->o->plugin, r->client, r->cluster);
 }
 
+/* Each commitment's utilisation from the nodes the engine sees, once there is an engine. */
+static int count_commitments(run *r)
+{
+    if (!r->commitments || !r->engine)
+        return NS_OK;
+    ns_commit_ledger *l = NULL;
+    int rc = ns_engine_commit_ledger(r->engine, &l);
+    if (rc == NS_OK)
+        rc = ns_commitment_report_update(r->commitments, l);
+    ns_commit_ledger_free(l);
+    return rc;
+}
+
 static void count(run *r)
 {
-    if (ns_controller_metrics_update(r->counts, r->engine, r->cluster, ns_mirror_synced(r->mirror)) < 0)
+    if (ns_controller_metrics_update(r->counts, r->engine, r->cluster, ns_mirror_synced(r->mirror)) < 0 ||
+        count_commitments(r) < 0)
         ns_log(NS_LOG_ERROR, "metrics", "failed updating metrics", "error", ns_error_message(), NULL);
 }
 
@@ -245,6 +264,7 @@ static void run_free(run *r)
     election_stop(&r->el);
     ns_endpoints_stop(r->endpoints);
     ns_controller_metrics_free(r->counts);
+    ns_commitment_report_free(r->commitments);
     ns_metrics_free(r->metrics);
     ns_controller_events_free(r->events);
     ns_engine_free(r->engine);

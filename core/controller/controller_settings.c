@@ -26,6 +26,7 @@ typedef enum setting_type {
     T_MIN_VALUES_POLICY,
     T_PREFERENCE_POLICY,
     T_SCHEDULER_CONFIG,
+    T_COMMITMENTS,
 } setting_type;
 
 typedef struct setting {
@@ -65,6 +66,9 @@ static const setting settings[] = {
     {"PREFERENCE_POLICY", "preference-policy", T_PREFERENCE_POLICY, OFF(preference_policy),
      "Respect (preferences bind until relaxed) or Ignore (preferred affinity and ScheduleAnyway spreads are not "
      "read); default Respect"},
+    {"COMMITMENTS_FILE", "commitments-file", T_COMMITMENTS, OFF(commitments),
+     "a YAML file of savings plans and reserved capacity, priced at their effective cost while they have room "
+     "(docs/cost.md); default none"},
     {"SCHEDULER_CONFIG", "scheduler-config", T_SCHEDULER_CONFIG, OFF(sched_config),
      "a YAML or JSON document: podTopologySpread.defaultConstraints spread each pending pod without "
      "topologySpreadConstraints, selected as kube-scheduler selects it; default none"},
@@ -118,6 +122,7 @@ void ns_controller_settings_free(ns_controller_settings *s)
     free(s->cluster_name);
     free(s->bind_address);
     ns_scheduler_config_free(&s->sched_config);
+    ns_commitments_free(&s->commitments);
     free(s->kubeconfig);
     free(s->context);
     memset(s, 0, sizeof(*s));
@@ -264,6 +269,15 @@ static int apply(ns_controller_settings *s, const setting *st, const char *value
         *(ns_scheduler_config *)field = cfg;
         return NS_OK;
     }
+    case T_COMMITMENTS: {
+        /* Read at once, so a bad file stops start-up with the commitment, field and why. */
+        ns_commitments c;
+        if (ns_commitments_read(value, &c) < 0)
+            return ns_error_prefix("%s: ", name);
+        ns_commitments_free((ns_commitments *)field);
+        *(ns_commitments *)field = c;
+        return NS_OK;
+    }
     }
     return NS_FAIL(NS_ERR_INTERNAL, "%s: unknown setting type", name);
 }
@@ -279,7 +293,7 @@ int ns_controller_settings_from_env(ns_controller_settings *s, const char *(*get
         getenv_fn = plain_getenv;
     for (size_t i = 0; i < N_SETTINGS; i++) {
         const char *v = settings[i].env ? getenv_fn(settings[i].env) : NULL;
-        if (!v || (!*v && settings[i].type == T_STRING))
+        if (!v || (!*v && (settings[i].type == T_STRING || settings[i].type == T_COMMITMENTS)))
             continue;
         int rc = apply(s, &settings[i], v, false);
         if (rc < 0)

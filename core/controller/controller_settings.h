@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "nodesmith/provider.h"
+#include "cost/commitments.h"
 #include "manifest/scheduler_config.h"
 #include "sched/sched.h"
 
@@ -45,6 +46,7 @@ typedef struct ns_controller_settings {
     ns_sched_min_values_policy min_values_policy; /* MIN_VALUES_POLICY Strict|BestEffort, default Strict */
     ns_sched_preference_policy preference_policy; /* PREFERENCE_POLICY Respect|Ignore, default Respect */
     ns_scheduler_config sched_config; /* SCHEDULER_CONFIG: a document, default none (manifest/scheduler_config.h) */
+    ns_commitments commitments;   /* COMMITMENTS_FILE: read when set, default none (docs/cost.md) */
 } ns_controller_settings;
 
 /* Fills *s with Karpenter's defaults. 0 or NS_ERR_INTERNAL. */

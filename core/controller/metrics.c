@@ -29,6 +29,13 @@ static const family families[] = {
     {"karpenter_nodepools_usage", GAUGE, "The amount of resources that have been provisioned for a nodepool. Labeled by nodepool name and resource type."},
     {"karpenter_nodepools_limit", GAUGE, "Limits specified on the nodepool that restrict the quantity of resources provisioned. Labeled by nodepool name and resource type."},
     {"karpenter_cluster_state_node_count", GAUGE, "Current count of nodes in cluster state"},
+    /* nodesmith's own: commitments (docs/cost.md), labeled by commitment name and kind */
+    {"nodesmith_commitment_amount", GAUGE, "What a commitment covers: instances (kind instances) or dollars per hour (kind spend)."},
+    {"nodesmith_commitment_used", GAUGE, "What of a commitment the running nodes use, in the unit of its amount."},
+    {"nodesmith_commitment_utilisation", GAUGE, "Used over amount of a commitment, from 0 to 1."},
+    {"nodesmith_commitment_nodes", GAUGE, "Nodes a commitment covers."},
+    {"nodesmith_commitment_spilled_nodes", GAUGE, "Nodes of a commitment's scope that found it used up and run on-demand."},
+    {"nodesmith_commitment_spilled_per_hour", GAUGE, "On-demand dollars per hour of a commitment's scope beyond what it covers."},
     {"karpenter_cluster_state_synced", GAUGE, "Returns 1 if cluster state is synced and 0 otherwise. Synced checks that nodeclaims and nodes that are stored in the APIServer have the same representation as Karpenter's cluster state"},
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))

@@ -1,10 +1,14 @@
 /* The controller's settings: Karpenter's defaults, environment variables, flags over variables, and bad values
  * refused with the setting's name, its variable and flag, the value and why. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "controller/commitment_report.h"
 #include "controller/controller_settings.h"
+#include "controller/metrics.h"
 #include "controller/kube_objects.h"
 #include "errors/ns_error.h"
 
@@ -181,6 +185,70 @@ START_TEST(bad_values_name_the_setting)
 END_TEST
 
 /* A NodeClaim as the controller creates it: Karpenter's shape. */
+/* COMMITMENTS_FILE is read at once: a good file fills the settings, an empty variable is unset, and a bad file stops
+ * start-up naming the setting, then the file, line, commitment, field and why. */
+START_TEST(commitments_file)
+{
+    char good[] = "/tmp/ns-commit-good-XXXXXX", bad[] = "/tmp/ns-commit-bad-XXXXXX";
+    int fg = mkstemp(good), fb = mkstemp(bad);
+    ck_assert(fg >= 0 && fb >= 0);
+    FILE *f = fdopen(fg, "w");
+    fputs("commitments:\n- name: ri\n  kind: instances\n  amount: 4\n  discount: 0.4\n", f);
+    fclose(f);
+    f = fdopen(fb, "w");
+    fputs("commitments:\n- name: sp\n  kind: spend\n  amount: 0\n  discount: 0.4\n", f);
+    fclose(f);
+    ns_controller_settings s;
+    const char *env[] = {"COMMITMENTS_FILE", good, NULL};
+    ck_assert_int_eq(from_env(&s, env), 0);
+    ck_assert_uint_eq(s.commitments.n, 1);
+    ck_assert_str_eq(s.commitments.items[0].name, "ri");
+    ns_controller_settings_free(&s);
+    const char *empty[] = {"COMMITMENTS_FILE", "", NULL};
+    ck_assert_int_eq(from_env(&s, empty), 0);
+    ck_assert_uint_eq(s.commitments.n, 0);
+    ck_assert_int_eq(ns_controller_settings_flag(&s, "commitments-file", bad), NS_ERR_INVALID_CONFIG);
+    char want[256];
+    snprintf(want, sizeof(want), "setting COMMITMENTS_FILE (--commitments-file): %s:4: commitment sp: amount: must be "
+                                 "above 0, not 0", bad);
+    ck_assert_str_eq(ns_error_message(), want);
+    ns_controller_settings_free(&s);
+    unlink(good);
+    unlink(bad);
+}
+END_TEST
+
+/* The report is NodePool-independent: one set of gauges per commitment, labelled by name and kind. */
+START_TEST(commitment_gauges)
+{
+    static const char yaml[] = "commitments:\n- name: sp\n  kind: spend\n  amount: 0.08\n  discount: 0.5\n";
+    ns_commitments c;
+    ck_assert_int_eq(ns_commitments_parse("c.yaml", yaml, strlen(yaml), &c), NS_OK);
+    ns_commit_ledger *l;
+    ck_assert_int_eq(ns_commit_ledger_new(&c, &l), NS_OK);
+    /* two on-demand nodes of $0.10/h: the first uses $0.05 of the plan, the second the $0.03 left (60% of its
+     * discounted $0.05) and pays 40% of $0.10 = $0.04/h on-demand */
+    ns_commit_subject n = {.instance_type = "t", .zone = "z", .capacity_type = "on-demand", .price_per_hour = 0.10};
+    ns_commit_ledger_consume(l, &n);
+    ns_commit_ledger_consume(l, &n);
+    ns_metrics *m = ns_metrics_new();
+    ns_commitment_report *r;
+    ck_assert_int_eq(ns_commitment_report_new(m, &r), NS_OK);
+    ck_assert_int_eq(ns_commitment_report_update(r, l), NS_OK);
+    char *text = ns_metrics_render(m);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "nodesmith_commitment_utilisation{commitment=\"sp\",kind=\"spend\"} 1"), "%s", text);
+    ck_assert_msg(strstr(text, "nodesmith_commitment_nodes{commitment=\"sp\",kind=\"spend\"} 2\n"), "%s", text);
+    ck_assert_msg(strstr(text, "nodesmith_commitment_spilled_per_hour{commitment=\"sp\",kind=\"spend\"} 0.04"), "%s",
+                  text);
+    free(text);
+    ns_commitment_report_free(r);
+    ns_metrics_free(m);
+    ns_commit_ledger_free(l);
+    ns_commitments_free(&c);
+}
+END_TEST
+
 START_TEST(nodeclaim_json_as_karpenter_writes_it)
 {
     ns_nodeclaim *c = ns_nodeclaim_new();
@@ -242,6 +310,8 @@ int main(void)
     tcase_add_test(tc, bad_values_name_the_setting);
     tcase_add_test(tc, scheduler_config_document);
     tcase_add_test(tc, nodeclaim_json_as_karpenter_writes_it);
+    tcase_add_test(tc, commitments_file);
+    tcase_add_test(tc, commitment_gauges);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
