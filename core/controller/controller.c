@@ -196,11 +196,6 @@ static int build_engine(run *r)
     cfg.commitments = &s->commitments;
     cfg.default_spread = s->sched_config.default_spread;
     cfg.n_default_spread = s->sched_config.n_default_spread;
-    /* The selector of a default spread comes from Services, ReplicaSets and StatefulSets, which the controller's
-     * informers do not read yet: say so rather than let the setting look applied. */
-    if (s->sched_config.n_default_spread > 0)
-        ns_log(NS_LOG_WARN, "controller", "SCHEDULER_CONFIG sets a default topology spread, but the controller does "
-               "not read Services, ReplicaSets or StatefulSets yet, so no pod is selected for it", NULL);
     cfg.simulate_kubelet = r->o->simulate_kubelet;
     cfg.registration_delay_ms = 1000;
     cfg.initialization_delay_ms = 2000;

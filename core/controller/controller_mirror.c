@@ -114,6 +114,10 @@ static const ns_kube_decoder *decoder_of(ns_mirror_kind kind)
     case NS_MIRROR_PV: return &NS_KUBE_DECODE_PV;
     case NS_MIRROR_PVC: return &NS_KUBE_DECODE_PVC;
     case NS_MIRROR_VOLUMEATTACHMENT: return &NS_KUBE_DECODE_VOLUMEATTACHMENT;
+    case NS_MIRROR_SERVICE: return &NS_KUBE_DECODE_SERVICE;
+    case NS_MIRROR_REPLICASET: return &NS_KUBE_DECODE_REPLICASET;
+    case NS_MIRROR_STATEFULSET: return &NS_KUBE_DECODE_STATEFULSET;
+    case NS_MIRROR_REPLICATIONCONTROLLER: return &NS_KUBE_DECODE_REPLICATIONCONTROLLER;
     }
     return NULL;
 }
@@ -301,6 +305,9 @@ int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror 
         {NS_MIRROR_STORAGECLASS, &NS_KUBE_STORAGECLASSES},
         {NS_MIRROR_PV, &NS_KUBE_PVS},               {NS_MIRROR_PVC, &NS_KUBE_PVCS},
         {NS_MIRROR_VOLUMEATTACHMENT, &NS_KUBE_VOLUMEATTACHMENTS},
+        {NS_MIRROR_SERVICE, &NS_KUBE_SERVICES},     {NS_MIRROR_REPLICASET, &NS_KUBE_REPLICASETS},
+        {NS_MIRROR_STATEFULSET, &NS_KUBE_STATEFULSETS},
+        {NS_MIRROR_REPLICATIONCONTROLLER, &NS_KUBE_REPLICATIONCONTROLLERS},
     };
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof(builtin) / sizeof(builtin[0]); i++)
@@ -664,6 +671,22 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, sl
             return NS_ERR_INTERNAL;
         s->obj = NULL;
         return obj ? ns_cluster_add_volume_attachment(c, obj) : 0;
+    }
+    case NS_MIRROR_SERVICE: {
+        ns_service *old = ns_cluster_find_service(c, s->ns, s->name);
+        if (old && ns_cluster_remove_service(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_service(c, obj) : 0;
+    }
+    case NS_MIRROR_REPLICASET:
+    case NS_MIRROR_STATEFULSET:
+    case NS_MIRROR_REPLICATIONCONTROLLER: {
+        ns_workload *old = ns_cluster_find_pod_controller(c, mi->res.kind, s->ns, s->name);
+        if (old && ns_cluster_remove_pod_controller(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_pod_controller(c, obj) : 0;
     }
     case NS_MIRROR_NODECLASS: {
         const char *kn = s->key, *slash = strchr(kn, '/');

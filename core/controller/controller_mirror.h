@@ -2,8 +2,9 @@
  * The mirror: the engine's ns_cluster kept as the informers' cache (Karpenter's cluster state).
  *
  * One informer per kind the engine reads (Pods, Nodes, NodePools, NodeClaims, PodDisruptionBudgets, DaemonSets,
- * StorageClasses, PersistentVolumes and PersistentVolumeClaims (whose topology binds a pod's node), and the node-class
- * kinds the loaded provider declares whose CRD the API server serves). Each object an informer
+ * StorageClasses, PersistentVolumes and PersistentVolumeClaims (whose topology binds a pod's node), VolumeAttachments,
+ * Services, ReplicaSets, StatefulSets and ReplicationControllers (kube-scheduler's sources of a default topology
+ * spread's selector), and the node-class kinds the loaded provider declares whose CRD the API server serves). Each object an informer
  * decodes is queued (the latest version of each object wins); ns_mirror_apply moves what is queued into the cluster
  * between engine steps, on the engine's thread, so the engine never sees an object change under it.
  *
@@ -49,6 +50,11 @@ typedef enum ns_mirror_kind {
     NS_MIRROR_PV,
     NS_MIRROR_PVC,
     NS_MIRROR_VOLUMEATTACHMENT, /* what node termination waits for (engine/ctl_termination.c) */
+    /* what a default topology spread's selector is deduced from (sched/sched_default_spread.c) */
+    NS_MIRROR_SERVICE,
+    NS_MIRROR_REPLICASET,
+    NS_MIRROR_STATEFULSET,
+    NS_MIRROR_REPLICATIONCONTROLLER,
 } ns_mirror_kind;
 
 typedef struct ns_mirror ns_mirror;

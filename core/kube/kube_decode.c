@@ -143,6 +143,8 @@ const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
         {"apps", "Deployment", &NS_KUBE_DECODE_DEPLOYMENT},
         {"apps", "ReplicaSet", &NS_KUBE_DECODE_REPLICASET},
         {"apps", "StatefulSet", &NS_KUBE_DECODE_STATEFULSET},
+        {"", "ReplicationController", &NS_KUBE_DECODE_REPLICATIONCONTROLLER},
+        {"", "Service", &NS_KUBE_DECODE_SERVICE},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (strcmp(table[i].group, r->group) == 0 && strcmp(table[i].kind, r->kind) == 0)

@@ -21,10 +21,12 @@ extern const ns_kube_decoder NS_KUBE_DECODE_POD, NS_KUBE_DECODE_POD_PACKED, NS_K
     NS_KUBE_DECODE_NODEPOOL, NS_KUBE_DECODE_NODECLAIM, NS_KUBE_DECODE_PDB, NS_KUBE_DECODE_DAEMONSET,
     NS_KUBE_DECODE_NODECLASS;
 /* kube_decode_kinds.c: StorageClass -> ns_storage_class, PersistentVolume -> ns_pv, PersistentVolumeClaim -> ns_pvc
- * (model/storage.h, the manifests' decoders, lenient on fields), and kinds manifests never decode into a model
- * object: Lease -> ns_lease (model/lease.h), Deployment, ReplicaSet, StatefulSet -> ns_workload (model/workload.h). */
-extern const ns_kube_decoder NS_KUBE_DECODE_STORAGECLASS, NS_KUBE_DECODE_PV, NS_KUBE_DECODE_PVC, NS_KUBE_DECODE_VOLUMEATTACHMENT, NS_KUBE_DECODE_LEASE,
-    NS_KUBE_DECODE_DEPLOYMENT, NS_KUBE_DECODE_REPLICASET, NS_KUBE_DECODE_STATEFULSET;
+ * (model/storage.h), Service -> ns_service (model/service.h), through the manifests' decoders, lenient on fields, and
+ * kinds manifests never decode into a model object: Lease -> ns_lease (model/lease.h), Deployment, ReplicaSet,
+ * StatefulSet, ReplicationController -> ns_workload (model/workload.h). */
+extern const ns_kube_decoder NS_KUBE_DECODE_STORAGECLASS, NS_KUBE_DECODE_PV, NS_KUBE_DECODE_PVC,
+    NS_KUBE_DECODE_VOLUMEATTACHMENT, NS_KUBE_DECODE_LEASE, NS_KUBE_DECODE_DEPLOYMENT, NS_KUBE_DECODE_REPLICASET,
+    NS_KUBE_DECODE_STATEFULSET, NS_KUBE_DECODE_REPLICATIONCONTROLLER, NS_KUBE_DECODE_SERVICE;
 
 /* The decoder for a built-in resource (for Pods the packed one), or NULL for kinds the cache keeps by identity and
  * indexes only (Events, Namespaces). Informers of

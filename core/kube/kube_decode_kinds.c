@@ -1,6 +1,6 @@
-/* Decoders for the kinds that are not Pods, Nodes or Karpenter objects: StorageClasses, PVs and PVCs through the
- * manifests' own decoders (manifest/decode_storage.c); Leases and the workload owners, which manifests expand into
- * their pods instead, here. The JSON goes through manifest/json_tree.h and the manifest decoders' field helpers, so errors read as everywhere else ("API server: KIND NS/NAME: FIELD: why").
+/* Decoders for the kinds that are not Pods, Nodes or Karpenter objects: StorageClasses, PVs, PVCs and Services through
+ * the manifests' own decoders (manifest/decode_storage.c, decode_service.c); Leases and the workload owners, which
+ * manifests expand into their pods instead, here. The JSON goes through manifest/json_tree.h and the manifest decoders' field helpers, so errors read as everywhere else ("API server: KIND NS/NAME: FIELD: why").
  * The API server has validated the schema, so fields nodesmith does not model are ignored; the ones it reads must
  * have their type. */
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "manifest/json_tree.h"
 #include "model/lease.h"
 #include "model/model_util.h"
+#include "model/service.h"
 #include "model/storage.h"
 #include "model/workload.h"
 
@@ -81,6 +82,11 @@ static int volume_attachment_of(ns_dec *d, const ns_ynode *root, bool strict, vo
     return ns_decode_volume_attachment(d, root, strict, out);
 }
 
+static int service_of(ns_dec *d, const ns_ynode *root, bool strict, void *out)
+{
+    return ns_decode_service(d, root, strict, out);
+}
+
 static int decode_storage_class(const cJSON *obj, const char *what, const void *ctx, void **typed)
 {
     ns_storage_class *sc = calloc(1, sizeof(*sc));
@@ -123,6 +129,20 @@ static int decode_pvc(const cJSON *obj, const char *what, const void *ctx, void 
     return 0;
 }
 
+static int decode_service(const cJSON *obj, const char *what, const void *ctx, void **typed)
+{
+    ns_service *svc = ns_service_new();
+    if (!svc)
+        return NS_ERR_INTERNAL;
+    int rc = decode_tree(obj, "Service", svc, service_of);
+    if (rc < 0) {
+        ns_service_free(svc);
+        return rc;
+    }
+    *typed = svc;
+    return 0;
+}
+
 static int decode_lease(const cJSON *obj, const char *what, const void *ctx, void **typed)
 {
     parsed p;
@@ -144,6 +164,18 @@ static int decode_lease(const cJSON *obj, const char *what, const void *ctx, voi
     return 0;
 }
 
+/* A ReplicationController's spec.selector is a plain label map, not a LabelSelector (the API server defaults it to
+ * the template's labels): it becomes the selector's matchLabels. */
+static int rc_selector(const parsed *p, ns_workload *w)
+{
+    int rc;
+    const ns_ynode *sel = ns_dec_child(&p->d, p->spec, "spec", "selector", NS_Y_MAP, &rc);
+    if (rc < 0 || !sel)
+        return rc;
+    w->selector.present = true;
+    return ns_dec_label_map(&p->d, p->spec, "spec", "selector", &w->selector.match_labels);
+}
+
 static int decode_workload(const cJSON *obj, const char *kind, void **typed)
 {
     parsed p;
@@ -155,7 +187,9 @@ static int decode_workload(const cJSON *obj, const char *kind, void **typed)
     int rc = parse(obj, kind, true, &w->meta, &p);
     if (rc == 0 && p.spec &&
         (rc = ns_dec_int32(&p.d, p.spec, "spec", "replicas", 0, INT32_MAX, &w->replicas, NULL)) == 0)
-        rc = ns_decode_label_selector(&p.d, p.spec, "spec", "selector", &w->selector);
+        rc = strcmp(kind, "ReplicationController") == 0
+                 ? rc_selector(&p, w)
+                 : ns_decode_label_selector(&p.d, p.spec, "spec", "selector", &w->selector);
     const ns_ynode *vct = p.spec && rc == 0 ? ns_dec_child(&p.d, p.spec, "spec", "volumeClaimTemplates", NS_Y_SEQ, &rc)
                                             : NULL;
     if (vct && vct->n && !(w->volume_claim_templates = calloc(vct->n, sizeof(char *))))
@@ -202,6 +236,11 @@ static int decode_statefulset(const cJSON *obj, const char *what, const void *ct
     return decode_workload(obj, "StatefulSet", typed);
 }
 
+static int decode_replicationcontroller(const cJSON *obj, const char *what, const void *ctx, void **typed)
+{
+    return decode_workload(obj, "ReplicationController", typed);
+}
+
 static void free_storage_class(void *p)
 {
     ns_storage_class_free(p);
@@ -236,6 +275,11 @@ static void free_pvc(void *p)
     ns_pvc_free(p);
 }
 
+static void free_service(void *p)
+{
+    ns_service_free(p);
+}
+
 static void free_lease(void *p)
 {
     ns_lease_free(p);
@@ -255,3 +299,6 @@ const ns_kube_decoder NS_KUBE_DECODE_LEASE = {.decode = decode_lease, .free = fr
 const ns_kube_decoder NS_KUBE_DECODE_DEPLOYMENT = {.decode = decode_deployment, .free = free_workload};
 const ns_kube_decoder NS_KUBE_DECODE_REPLICASET = {.decode = decode_replicaset, .free = free_workload};
 const ns_kube_decoder NS_KUBE_DECODE_STATEFULSET = {.decode = decode_statefulset, .free = free_workload};
+const ns_kube_decoder NS_KUBE_DECODE_REPLICATIONCONTROLLER = {.decode = decode_replicationcontroller,
+                                                              .free = free_workload};
+const ns_kube_decoder NS_KUBE_DECODE_SERVICE = {.decode = decode_service, .free = free_service};

@@ -12,6 +12,9 @@ const ns_kube_resource NS_KUBE_NAMESPACES = {"", "v1", "namespaces", "Namespace"
 const ns_kube_resource NS_KUBE_PVS = {"", "v1", "persistentvolumes", "PersistentVolume", false};
 const ns_kube_resource NS_KUBE_PVCS = {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true};
 const ns_kube_resource NS_KUBE_EVENTS = {"", "v1", "events", "Event", true};
+const ns_kube_resource NS_KUBE_SERVICES = {"", "v1", "services", "Service", true};
+const ns_kube_resource NS_KUBE_REPLICATIONCONTROLLERS = {"", "v1", "replicationcontrollers", "ReplicationController",
+                                                         true};
 const ns_kube_resource NS_KUBE_NODEPOOLS = {"karpenter.sh", "v1", "nodepools", "NodePool", false};
 const ns_kube_resource NS_KUBE_NODECLAIMS = {"karpenter.sh", "v1", "nodeclaims", "NodeClaim", false};
 const ns_kube_resource NS_KUBE_PROVISIONERS = {"karpenter.sh", "v1alpha5", "provisioners", "Provisioner", false};
@@ -29,6 +32,7 @@ const ns_kube_resource *const ns_kube_builtin_resources[] = {
     &NS_KUBE_PODS,        &NS_KUBE_NODES,       &NS_KUBE_NODEPOOLS,   &NS_KUBE_NODECLAIMS,    &NS_KUBE_DAEMONSETS,
     &NS_KUBE_PDBS,        &NS_KUBE_STORAGECLASSES, &NS_KUBE_PVS,       &NS_KUBE_PVCS,          &NS_KUBE_VOLUMEATTACHMENTS, &NS_KUBE_LEASES,
     &NS_KUBE_DEPLOYMENTS, &NS_KUBE_REPLICASETS, &NS_KUBE_STATEFULSETS, &NS_KUBE_EVENTS,       &NS_KUBE_NAMESPACES,
+    &NS_KUBE_SERVICES,    &NS_KUBE_REPLICATIONCONTROLLERS,
     NULL,
 };
 

@@ -2,7 +2,8 @@
  * The API resources nodesmith reads and writes, and the URL paths that name them.
  *
  * The built-in table covers what Karpenter watches (research §1.1): Pods, Nodes, NodePools, NodeClaims,
- * DaemonSets, PDBs, StorageClasses, PVs, PVCs, Leases, Deployments, ReplicaSets, StatefulSets, Events. Node classes
+ * DaemonSets, PDBs, StorageClasses, PVs, PVCs, Leases, Deployments, ReplicaSets, StatefulSets, Events, and what
+ * kube-scheduler deduces a default topology spread's selector from (Services, ReplicationControllers). Node classes
  * are not in it: the loaded providers declare their kinds, and ns_kube_resource_nodeclass builds a descriptor for
  * one (the core names no cloud).
  */
@@ -22,7 +23,8 @@ typedef struct ns_kube_resource {
 
 extern const ns_kube_resource NS_KUBE_PODS, NS_KUBE_NODES, NS_KUBE_NODEPOOLS, NS_KUBE_NODECLAIMS,
     NS_KUBE_DAEMONSETS, NS_KUBE_PDBS, NS_KUBE_STORAGECLASSES, NS_KUBE_PVS, NS_KUBE_PVCS, NS_KUBE_VOLUMEATTACHMENTS, NS_KUBE_LEASES,
-    NS_KUBE_DEPLOYMENTS, NS_KUBE_REPLICASETS, NS_KUBE_STATEFULSETS, NS_KUBE_EVENTS, NS_KUBE_NAMESPACES;
+    NS_KUBE_DEPLOYMENTS, NS_KUBE_REPLICASETS, NS_KUBE_STATEFULSETS, NS_KUBE_EVENTS, NS_KUBE_NAMESPACES,
+    NS_KUBE_SERVICES, NS_KUBE_REPLICATIONCONTROLLERS;
 
 /* Karpenter's v1alpha5 Provisioner, read (converted into a NodePool) only on clusters whose CRDs still serve it: not
  * in the built-in table, which lists what is always there. */

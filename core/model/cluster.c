@@ -429,6 +429,22 @@ int ns_cluster_remove_volume_attachment(ns_cluster *c, ns_volume_attachment *va)
     return 0;
 }
 
+int ns_cluster_remove_service(ns_cluster *c, ns_service *svc)
+{
+    if (!unlink_obj((void **)c->services, &c->n_services, svc))
+        return not_in_cluster("Service", &svc->meta);
+    ns_service_free(svc);
+    return 0;
+}
+
+int ns_cluster_remove_pod_controller(ns_cluster *c, ns_workload *w)
+{
+    if (!unlink_obj((void **)c->pod_controllers, &c->n_pod_controllers, w))
+        return not_in_cluster(w->kind, &w->meta);
+    ns_workload_free(w);
+    return 0;
+}
+
 int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc)
 {
     if (!unlink_obj((void **)c->pvcs, &c->n_pvcs, pvc))

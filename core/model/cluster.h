@@ -124,6 +124,8 @@ int ns_cluster_remove_storage_class(ns_cluster *c, ns_storage_class *sc);
 int ns_cluster_remove_pv(ns_cluster *c, ns_pv *pv);
 int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc);
 int ns_cluster_remove_volume_attachment(ns_cluster *c, ns_volume_attachment *va);
+int ns_cluster_remove_service(ns_cluster *c, ns_service *svc);
+int ns_cluster_remove_pod_controller(ns_cluster *c, ns_workload *w);
 /* Take an object out of the cluster without freeing it (it becomes the caller's). NS_ERR_NOT_FOUND when absent. */
 int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np);
 int ns_cluster_take_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);

@@ -1,5 +1,6 @@
 /*
- * Workload owners of pods as the cluster reports them (Deployments, ReplicaSets, StatefulSets): what Karpenter reads
+ * Workload owners of pods as the cluster reports them (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
+ * whose plain label-map selector is kept as matchLabels): what Karpenter reads
  * of them (the replicas wanted and ready, the pod selector, a ReplicaSet's owning Deployment in meta.owner_*, a
  * StatefulSet's volume claim templates). Manifests expand workloads into their pods instead (core/manifest).
  *
@@ -15,7 +16,7 @@
 
 typedef struct ns_workload {
     ns_meta meta;
-    const char *kind;         /* "Deployment", "ReplicaSet" or "StatefulSet" (static) */
+    const char *kind;         /* "Deployment", "ReplicaSet", "StatefulSet" or "ReplicationController" (static) */
     int32_t replicas;         /* spec.replicas (Kubernetes' default 1) */
     int32_t ready_replicas;   /* status.readyReplicas */
     int32_t available_replicas; /* status.availableReplicas */

@@ -1475,6 +1475,166 @@ def load_tests(loader, tests, pattern):
     return suite
 
 
+SPREAD_POOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: %(pool)s
+spec:
+  disruption: {consolidateAfter: Never}
+  template:
+    spec:
+      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}
+      taints: [{key: e2e/spread, effect: NoSchedule}]
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
+      - {key: node.kubernetes.io/instance-type, operator: In, values: ["m5.large"]}
+"""
+
+# Three pods of each kind kube-scheduler deduces a default spread's selector from, each kind in its own NodePool; every
+# group is behind a Service of its app. The bare pods have only the Service. No consolidation: kube-scheduler, which
+# has no such default, may pack the pods on one node, and the claims it leaves empty must stay to be counted.
+SPREAD_POD_SPEC = """
+      terminationGracePeriodSeconds: 0
+      nodeSelector: {karpenter.sh/nodepool: %(pool)s}
+      tolerations: [{key: e2e/spread, operator: Exists}]
+      containers:
+      - name: pause
+        image: registry.k8s.io/pause:3.10
+        resources: {requests: {cpu: 100m, memory: 64Mi}}
+"""
+SPREAD_GROUPS = {
+    "rs": """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: %(ns)s}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:""" + SPREAD_POD_SPEC,
+    "ss": """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: %(ns)s}
+spec:
+  replicas: 3
+  serviceName: db
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:""" + SPREAD_POD_SPEC,
+    "rc": """
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy, namespace: %(ns)s}
+spec:
+  replicas: 3
+  selector: {app: legacy}
+  template:
+    metadata: {labels: {app: legacy}}
+    spec:""" + SPREAD_POD_SPEC,
+    "svc": "".join("""
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api-%d, namespace: %%(ns)s, labels: {app: api}}
+spec:""" % i + SPREAD_POD_SPEC.replace("\n  ", "\n") for i in range(3)),
+}
+SPREAD_APPS = {"rs": "web", "ss": "db", "rc": "legacy", "svc": "api"}
+SPREAD_SERVICE = """
+---
+apiVersion: v1
+kind: Service
+metadata: {name: %(app)s, namespace: %(ns)s}
+spec:
+  selector: {app: %(app)s}
+  ports: [{port: 80}]
+"""
+ZONE_SPREAD = """
+podTopologySpread:
+  defaultConstraints:
+    - maxSkew: 1
+      topologyKey: topology.kubernetes.io/zone
+      whenUnsatisfiable: DoNotSchedule
+"""
+
+
+class Test10DefaultSpreadEndToEnd(unittest.TestCase):
+    """Karpenter's default topology spread (SCHEDULER_CONFIG, issue 9 rule 11) through the controller's informers: three
+    small pods of a Deployment (its ReplicaSet), of a StatefulSet, of a ReplicationController and three bare pods,
+    each group behind a Service and in a NodePool of its own (m5.large, where all three fit one node), all pending before
+    the controller starts. With a default
+    zone spread (maxSkew 1, DoNotSchedule) each pool gets three NodeClaims in three zones, the selector deduced as
+    kube-scheduler does from the Services, ReplicaSets, StatefulSets and ReplicationControllers the controller watches
+    (the bare pods only from their Service); without SCHEDULER_CONFIG each pool gets one NodeClaim. Every pod runs,
+    bound by the real kube-scheduler."""
+
+    def run_phase(self, phase, env, check):
+        """The four groups in pools of their own, all pending (Unschedulable) before a controller with ENV starts, so
+        its first round sees every pod with its Service and controller; CHECK(kind, zones of the pool's NodeClaims)
+        once every pod runs. The controller then drains what the phase made (namespace, pools, claims)."""
+        ns = BED.namespace("spread-" + phase)
+        pools = {kind: "%s-%s" % (phase, kind) for kind in SPREAD_GROUPS}
+        for kind, pool in pools.items():
+            kubectl("apply", "-f", "-", stdin=SPREAD_POOL % {"pool": pool})
+            kubectl("apply", "-f", "-", stdin=(SPREAD_SERVICE % {"app": SPREAD_APPS[kind], "ns": ns}) +
+                    "---" + (SPREAD_GROUPS[kind] % {"ns": ns, "pool": pool}))
+
+        def unschedulable():
+            pods = kget("pods", "-n", ns)["items"]
+            return len(pods) == 12 and all(any(k["type"] == "PodScheduled" and k.get("reason") == "Unschedulable"
+                                               for k in p["status"].get("conditions", [])) for p in pods)
+        eventually("12 pods Unschedulable", unschedulable, timeout=120)
+        ctl = Controller("replica-spread-" + phase, env)
+        try:
+            def running():
+                pods = kget("pods", "-n", ns)["items"]
+                return len(pods) == 12 and all(p["status"].get("phase") == "Running" for p in pods) and pods
+            try:
+                eventually("12 pods Running", running, timeout=240)
+            except AssertionError:
+                print(ctl.text()[-8000:], file=sys.stderr)
+                raise
+            time.sleep(3)  # a claim launched late would show now
+            zones = {}
+            for kind, pool in pools.items():
+                claims = kget("nodeclaims", "-l", "karpenter.sh/nodepool=" + pool)["items"]
+                zones[kind] = sorted(c["metadata"]["labels"]["topology.kubernetes.io/zone"] for c in claims)
+            print("# %s: NodeClaims' zones per pool %s" % (phase, zones))
+            try:
+                for kind, got in zones.items():
+                    check(kind, got)
+            except AssertionError:
+                print("\n".join(line for line in ctl.text().splitlines() if "nodeclaim" in line.lower()),
+                      file=sys.stderr)
+                raise
+            kubectl("delete", "namespace", ns, "--timeout=120s")
+            kubectl("delete", "nodepool", *pools.values(), "--wait=false")
+            eventually("the phase's NodeClaims gone", lambda: not [
+                c for c in kget("nodeclaims")["items"] if c["metadata"]["labels"].get("karpenter.sh/nodepool") in
+                pools.values()], timeout=180)
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            ctl.close()
+            kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false")
+            kubectl("delete", "nodepool", *pools.values(), "--ignore-not-found", "--wait=false")
+
+    def test_pods_behind_services_and_controllers_spread_over_zones(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml")
+        kubectl("apply", "-f", "-", stdin=NODEPOOL.split("---")[1])  # the SimNodeClass
+        self.run_phase("on", {"SCHEDULER_CONFIG": ZONE_SPREAD},
+                       # every zone; now and then a fourth claim when kube-scheduler, which has no such default, binds
+                       # pods against nodesmith's plan before a later round
+                       lambda kind, zones: self.assertEqual(set(zones), {"us-west-2a", "us-west-2b", "us-west-2c"},
+                                                            kind))
+        self.run_phase("off", {"SCHEDULER_CONFIG": None}, lambda kind, zones: self.assertEqual(len(zones), 1, kind))
+
+
 STATIC_NODEPOOL = """
 apiVersion: karpenter.sh/v1
 kind: NodePool
