@@ -148,6 +148,20 @@ void ns_itype_free(ns_itype *t)
     memset(t, 0, sizeof(*t));
 }
 
+/* ABI 7's count of what a reserved offering's reservation can still take; unknown for an offering too short to have
+ * it and for every other capacity type (the field means nothing there, and a zeroed one must not read as "full"). */
+static int copy_reservation_capacity(const ns_offering *o, ns_itype_offering *d)
+{
+    d->reservation_capacity = NS_RESERVATION_CAPACITY_UNKNOWN;
+    if (strcmp(o->capacity_type, NS_CAPACITY_RESERVED) != 0 || !NS_HAS_FIELD(o, ns_offering, reservation_capacity))
+        return NS_OK;
+    if (o->reservation_capacity < NS_RESERVATION_CAPACITY_UNKNOWN)
+        return NS_FAIL(NS_ERR_INTERNAL, "reservation_capacity is %lld; a count is at least 0, and unknown is "
+                       "NS_RESERVATION_CAPACITY_UNKNOWN (-1)", (long long)o->reservation_capacity);
+    d->reservation_capacity = o->reservation_capacity;
+    return NS_OK;
+}
+
 int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
 {
     memset(dst, 0, sizeof(*dst));
@@ -183,6 +197,11 @@ int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
         d->reservation_id = has_reservation ? dup_or_null(o->reservation_id) : NULL;
         if (!d->zone || !d->capacity_type || (has_reservation && !d->reservation_id))
             goto nomem;
+        if (copy_reservation_capacity(o, d) != NS_OK) {
+            ns_itype_free(dst);
+            return ns_error_prefix("instance type %s: offering %zu (%s %s): ", src->name, i, o->zone,
+                                   o->capacity_type);
+        }
         if (NS_HAS_FIELD(o, ns_offering, n_labels) && o->n_labels) {
             int rc = copy_labels(o->labels, o->n_labels, &d->labels, &d->n_labels);
             if (rc != NS_OK) {

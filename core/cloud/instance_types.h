@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/requirements.h"
 #include "model/resources.h"
@@ -22,6 +23,9 @@ typedef struct ns_itype_offering {
     double price_per_hour;
     bool available;
     char *reservation_id; /* NULL when none */
+    /* ns_offering.reservation_capacity (ABI 7): for a reserved offering, how many more instances its reservation
+     * takes (0: full); NS_RESERVATION_CAPACITY_UNKNOWN when the provider did not say, and for other capacity types. */
+    int64_t reservation_capacity;
     ns_label *labels;     /* the zone's labels (ns_offering.labels): owned key and value strings, sorted by key */
     size_t n_labels;
 } ns_itype_offering;

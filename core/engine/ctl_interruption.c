@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
@@ -50,6 +51,10 @@ static const char *kind_name(ns_event_kind k)
         return "InstanceStopping";
     case NS_EVENT_INSTANCE_TERMINATED:
         return "InstanceTerminated";
+    case NS_EVENT_INSTANCE_UNHEALTHY:
+        return "InstanceUnhealthy";
+    case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
+        return "CapacityReservationInterruption";
     }
     return "Unknown";
 }
@@ -87,6 +92,26 @@ static int disrupt(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev, const 
             rc = ns_engine_mark_unavailable(e, type, zone, ct, "spot interruption");
     }
     return rc == NS_OK ? ns_engine_delete_claim(e, claim, "interruption", reason) : rc;
+}
+
+/* Karpenter's ForcefulTermination (aws pkg/controllers/interruption/utils.go, annotateTerminationTimestamp): the
+ * termination timestamp becomes now unless one is set, so termination waits neither for PDBs nor for volumes, and
+ * the claim is deleted. */
+static int forceful(ns_engine *e, ns_nodeclaim *claim)
+{
+    if (!ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP)) {
+        char stamp[32];
+        time_t secs = (time_t)(ns_clock_now_ms() / 1000);
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        if (ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP, stamp) < 0)
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory annotating nodeclaim %s", claim->meta.name);
+        int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
+        if (rc < 0)
+            return rc;
+    }
+    return ns_engine_delete_claim(e, claim, "interruption", "InstanceUnhealthy");
 }
 
 /* The instance is stopping or gone: nothing to drain, the pods are already lost. */
@@ -177,6 +202,10 @@ static int handle(ns_engine *e, const ns_event *ev)
         return disrupt(e, claim, ev, "SpotInterruption");
     case NS_EVENT_SCHEDULED_MAINTENANCE:
         return disrupt(e, claim, ev, "ScheduledChange");
+    case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
+        return disrupt(e, claim, ev, "CapacityReservationInterruption");
+    case NS_EVENT_INSTANCE_UNHEALTHY:
+        return forceful(e, claim);
     case NS_EVENT_INSTANCE_STOPPING:
     case NS_EVENT_INSTANCE_TERMINATED:
         return node_lost(e, claim, ev);

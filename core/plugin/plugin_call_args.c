@@ -1,10 +1,12 @@
 /* Provider calls on the watchdog: running one, the provider's callbacks into the caller, init and destroy. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
 #include "errors/ns_error.h"
+#include "log/ns_log.h"
 #include "plugin/plugin_call_args.h"
 
 /* A callback of a call the watchdog gave up on reaches nothing of the caller's: the provider is told to stop. */
@@ -50,9 +52,15 @@ static ns_offering *offerings_with_faults(ns_plugin *p, const ns_instance_type *
         return NULL;
     }
     for (size_t i = 0; i < type->n_offerings; i++) {
-        COPY_VERSIONED(out[i], NS_AT(type->offerings, i));
-        if (ns_fault_layer_no_capacity(p->faults, type->name, out[i].zone, out[i].capacity_type))
+        const ns_offering *src = NS_AT(type->offerings, i);
+        COPY_VERSIONED(out[i], src);
+        /* The copy is full-size: a field the provider's offering lacks must keep its "absent" meaning, not read 0. */
+        if (!NS_HAS_FIELD(src, ns_offering, reservation_capacity))
+            out[i].reservation_capacity = NS_RESERVATION_CAPACITY_UNKNOWN;
+        if (ns_fault_layer_no_capacity(p->faults, type->name, out[i].zone, out[i].capacity_type)) {
             out[i].available = false;
+            out[i].reservation_capacity = 0;
+        }
     }
     return out;
 }
@@ -108,12 +116,25 @@ static int on_instance(void *ctx, const ns_instance *src)
     return rc;
 }
 
+static const char *kind_text(int kind)
+{
+    static _Thread_local char text[16];
+    snprintf(text, sizeof(text), "%d", kind);
+    return text;
+}
+
 static int event_to_caller(trampoline *t, const ns_event *src)
 {
     if (!src)
         return NS_FAIL(NS_ERR_INTERNAL, "poll_events passed a NULL event");
     ns_event copy;
     COPY_VERSIONED(copy, src);
+    if (!ns_event_kind_known(copy.kind)) {
+        /* Consumed, not passed on: nothing can act on it, and refusing it would bring it back at every poll. */
+        ns_log(NS_LOG_WARN, t->p->table.name, "dropped a provider event of a kind this nodesmith does not know",
+               "kind", kind_text((int)copy.kind), "provider-id", copy.provider_id, "id", copy.id, NULL);
+        return 0;
+    }
     return t->stopped_with = t->cb.event(t->cb_ctx, &copy);
 }
 

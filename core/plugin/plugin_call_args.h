@@ -6,11 +6,18 @@
 #ifndef NS_PLUGIN_CALL_ARGS_H
 #define NS_PLUGIN_CALL_ARGS_H
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "plugin/plugin_copies.h"
 #include "plugin/plugin_internal.h"
 #include "plugin/plugin_watchdog.h"
+
+/* An event kind this core knows how to act on (provider.h's ns_event_kind, up to ABI 7's). */
+static inline bool ns_event_kind_known(ns_event_kind k)
+{
+    return k >= NS_EVENT_SPOT_INTERRUPTION && k <= NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION;
+}
 
 /* Copies a provider struct of possibly different size into a zeroed full-size one. */
 #define COPY_VERSIONED(dst, src)                                                                                       \

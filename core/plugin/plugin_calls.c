@@ -401,7 +401,7 @@ int ns_plugin_nodeclass_status(ns_plugin *p, const ns_nodeclass *nodeclass, stru
  * and no negative time. */
 static int check_condition_event(const ns_node_condition *c, const ns_event *ev)
 {
-    if (ev->kind < NS_EVENT_SPOT_INTERRUPTION || ev->kind > NS_EVENT_INSTANCE_TERMINATED)
+    if (!ns_event_kind_known(ev->kind))
         return NS_FAIL(NS_ERR_INTERNAL, "event kind %d is not an ns_event_kind", (int)ev->kind);
     if (!memchr(ev->id, 0, sizeof(ev->id)) || !memchr(ev->provider_id, 0, sizeof(ev->provider_id)) ||
         !memchr(ev->detail, 0, sizeof(ev->detail)))

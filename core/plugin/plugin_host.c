@@ -1,4 +1,6 @@
 /* The host upcalls: what the core lends a provider (OpenSSL's core dispatch table). */
+#include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,53 @@ static void host_log(ns_host_ctx *ctx, ns_log_level level, const char *message, 
         level = NS_LOG_ERROR;
     ns_ctx *previous = ns_ctx_enter(core_of(ctx));
     ns_log_fields(level, ctx ? ctx->logger : "provider", message, fields, n_fields);
+    ns_ctx_leave(previous);
+}
+
+/* One typed field as the JSON value it logs as; NULL only when out of memory. */
+static cJSON *typed_value(const ns_log_field *f)
+{
+    char digits[24];
+    switch (f->type) {
+    case NS_LOG_FIELD_STRING:
+        return cJSON_CreateString(f->value.string ? f->value.string : "");
+    case NS_LOG_FIELD_INT:
+        /* Raw digits: a cJSON number is a double, which would round counts above 2^53. */
+        snprintf(digits, sizeof(digits), "%" PRId64, f->value.integer);
+        return cJSON_CreateRaw(digits);
+    case NS_LOG_FIELD_NUMBER:
+        return isfinite(f->value.number) ? cJSON_CreateNumber(f->value.number) : cJSON_CreateNull();
+    case NS_LOG_FIELD_BOOL:
+        return cJSON_CreateBool(f->value.boolean);
+    case NS_LOG_FIELD_JSON:
+        return f->value.json ? cJSON_Duplicate((const cJSON *)f->value.json, true) : cJSON_CreateNull();
+    }
+    return cJSON_CreateNull(); /* provider.h: a type this host does not know logs as null */
+}
+
+/* ABI 7: the line log writes, with each value of its own JSON type (redaction and the frame are ns_log_json's). */
+static void host_log_typed(ns_host_ctx *ctx, ns_log_level level, const char *message, const ns_log_field *fields,
+                           size_t n_fields)
+{
+    if (level < NS_LOG_DEBUG || level > NS_LOG_ERROR)
+        level = NS_LOG_ERROR;
+    ns_ctx *previous = ns_ctx_enter(core_of(ctx));
+    if (level >= ns_ctx_log_level(ns_ctx_current())) {
+        cJSON *o = cJSON_CreateObject();
+        for (size_t i = 0; o && fields && i < n_fields; i++) {
+            const ns_log_field *f = &fields[i];
+            if (!f->key || cJSON_GetObjectItemCaseSensitive(o, f->key))
+                continue; /* as log: the first value of a key is the one written */
+            cJSON *v = typed_value(f);
+            if (!v || !cJSON_AddItemToObject(o, f->key, v)) {
+                cJSON_Delete(v);
+                cJSON_Delete(o);
+                o = NULL; /* out of memory: a line without its fields would mislead, so none */
+            }
+        }
+        if (o)
+            ns_log_json(level, ctx ? ctx->logger : "provider", message, o);
+    }
     ns_ctx_leave(previous);
 }
 
@@ -151,6 +200,7 @@ static const ns_host host_table = {
     .json_new_number = ns_host_json_new_number,
     .json_new_bool = ns_host_json_new_bool,
     .json_add = ns_host_json_add,
+    .log_typed = host_log_typed,
 };
 
 const ns_host *ns_plugin_host_table(void)

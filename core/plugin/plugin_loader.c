@@ -31,6 +31,7 @@ size_t ns_plugin_min_table_size(uint32_t abi_version)
     case 4: return END_OF(nodeclass_status);
     case 5: return END_OF(event_from_node_condition);
     case 6: return END_OF(v1alpha5_defaults);
+    case 7: return END_OF(v1alpha5_defaults); /* ABI 7 added no method */
     default: return 0;
     }
 }

@@ -63,6 +63,10 @@ const char *ns_tl_event_name(ns_event_kind e)
         return "InstanceStopping";
     case NS_EVENT_INSTANCE_TERMINATED:
         return "InstanceTerminated";
+    case NS_EVENT_INSTANCE_UNHEALTHY:
+        return "InstanceUnhealthy";
+    case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
+        return "CapacityReservationInterruption";
     }
     return "unknown";
 }

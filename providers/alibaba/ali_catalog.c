@@ -467,10 +467,12 @@ int ali_list_instance_types(void *state, const ns_nodeclass *nc, ns_instance_typ
             uint32_t bit = 1u << z;
             if ((e->spot_zones & bit) && spot >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_SPOT, spot,
-                                               !(e->spot_sold_out & bit), NULL, &zone_ids[z], 1};
+                                               !(e->spot_sold_out & bit), NULL, &zone_ids[z], 1,
+                                               NS_RESERVATION_CAPACITY_UNKNOWN};
             if ((e->od_zones & bit) && od >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_ON_DEMAND, od,
-                                               !(e->od_sold_out & bit), NULL, &zone_ids[z], 1};
+                                               !(e->od_sold_out & bit), NULL, &zone_ids[z], 1,
+                                               NS_RESERVATION_CAPACITY_UNKNOWN};
         }
         if (n == 0)
             continue;

@@ -331,10 +331,10 @@ int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_insta
                 continue;
             if (e->type->spot && e->spot[z] >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_SPOT, e->spot[z],
-                                               true, NULL, NULL, 0};
+                                               true, NULL, NULL, 0, NS_RESERVATION_CAPACITY_UNKNOWN};
             if (e->type->on_demand && e->on_demand >= 0)
                 offerings[n++] = (ns_offering){sizeof(ns_offering), c->zones[z], NS_CAPACITY_ON_DEMAND, e->on_demand,
-                                               true, NULL, NULL, 0};
+                                               true, NULL, NULL, 0, NS_RESERVATION_CAPACITY_UNKNOWN};
         }
         n += aws_reservation_offerings(&reserved, c, e, &view, offerings + n, max_offerings - n);
         if (n == 0)

@@ -181,7 +181,8 @@ size_t aws_reservation_offerings(const aws_reservation_set *set, const aws_catal
         out[n++] = (ns_offering){.struct_size = sizeof(ns_offering), .zone = r->zone,
                                  .capacity_type = NS_CAPACITY_RESERVED,
                                  .price_per_hour = aws_reservation_price(e->on_demand),
-                                 .available = r->available > 0 && offered && in_subnets, .reservation_id = r->id};
+                                 .available = r->available > 0 && offered && in_subnets, .reservation_id = r->id,
+                                 .reservation_capacity = r->available};
     }
     return n;
 }

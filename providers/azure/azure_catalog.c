@@ -253,10 +253,10 @@ static void offerings_of(az_state *s, const az_sku *k, offer_view *o)
     o->n = 0;
     for (size_t i = 0; i < nz; i++) {
         o->items[o->n++] = (ns_offering){sizeof(ns_offering), o->zones[i], NS_CAPACITY_ON_DEMAND, od, true, NULL,
-                                         NULL, 0};
+                                         NULL, 0, NS_RESERVATION_CAPACITY_UNKNOWN};
         if (k->spot_capable)
             o->items[o->n++] = (ns_offering){sizeof(ns_offering), o->zones[i], NS_CAPACITY_SPOT, spot, true,
-                                             NULL, NULL, 0};
+                                             NULL, NULL, 0, NS_RESERVATION_CAPACITY_UNKNOWN};
     }
 }
 

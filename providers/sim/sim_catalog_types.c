@@ -102,6 +102,11 @@ static size_t sim_declared_offerings(sim_state *s, const sim_itype *t, const sim
         o->available = sim_offer_has_capacity(s, t, d) &&
                        !sim_faults_capacity_exhausted(&s->faults, t->name, d->zone, d->capacity_type);
         o->reservation_id = strcmp(d->capacity_type, NS_CAPACITY_RESERVED) == 0 ? d->reservation_id : NULL;
+        o->reservation_capacity = NS_RESERVATION_CAPACITY_UNKNOWN;
+        if (o->reservation_id) {
+            int64_t left = d->reservation_capacity - sim_reserved_in_use(s, t, d->zone);
+            o->reservation_capacity = o->available && left > 0 ? left : 0;
+        }
     }
     return n;
 }

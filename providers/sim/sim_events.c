@@ -99,6 +99,10 @@ static const char *sim_event_kind_name(ns_event_kind kind)
         return "instance stopping";
     case NS_EVENT_INSTANCE_TERMINATED:
         return "instance terminated";
+    case NS_EVENT_INSTANCE_UNHEALTHY:
+        return "instance unhealthy";
+    case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
+        return "capacity reservation interruption";
     }
     return NULL;
 }
@@ -135,6 +139,17 @@ static int sim_inject_locked(sim_state *s, sim_instance *inst, ns_event_kind kin
         return rc;
     case NS_EVENT_REBALANCE_RECOMMENDATION:
         return sim_events_queue(s, kind, pid, now, deadline, "elevated risk of spot interruption");
+    case NS_EVENT_INSTANCE_UNHEALTHY:
+        /* An impaired instance keeps running, broken, until someone terminates it: no change is scheduled. */
+        return sim_events_queue(s, kind, pid, now, 0, "instance and system status checks failed: impaired");
+    case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
+        /* An interruptible reservation reclaims its instances with the same two-minute notice as spot. */
+        if (deadline == 0)
+            deadline = now + SIM_SPOT_WARNING_MS;
+        rc = sim_events_queue(s, kind, pid, now, deadline, "capacity reservation reclaimed; the instance terminates "
+                              "at the deadline");
+        return rc != NS_OK ? rc : sim_schedule(s, inst->id, NS_INSTANCE_TERMINATED, NS_EVENT_INSTANCE_TERMINATED,
+                                               deadline, "instance terminated after capacity reservation interruption");
     }
     return SIM_FAIL(s, NS_ERR_INVALID_ARGUMENT, "test_inject_fault: unknown event kind %d", (int)kind);
 }

@@ -1,6 +1,7 @@
 /* The core services providers reach through the host table: options parsing, the error record, structured
  * logging, JSON, and the HTTP client (against a real HTTP server on loopback, libmicrohttpd). */
 #include <check.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "http/http_client.h"
 #include "json/host_json.h"
 #include "log/ns_log.h"
+#include "plugin/plugin_internal.h"
 
 START_TEST(durations_parse_like_go)
 {
@@ -151,6 +153,91 @@ START_TEST(log_json_fields_keep_their_shape)
     ck_assert_str_eq(cJSON_GetObjectItem(pod, "name")->valuestring, "web-1");
     ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(j, "pods")) && cJSON_GetObjectItem(j, "pods")->valueint == 3);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "client_secret")->valuestring, "<redacted>");
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* ABI 7's log_typed, through the host table providers get: the line log writes, each value of its own JSON type (an
+ * integer with every digit, a double, a boolean, a copied object, null for what JSON cannot hold or a type this host
+ * does not know), the frame kept, the first of a repeated key kept, and secrets redacted whatever their type. */
+START_TEST(log_typed_fields_are_json_typed_and_redacted)
+{
+    const ns_host *h = ns_plugin_host_table();
+    ck_assert_uint_eq(h->abi_version, NS_PROVIDER_ABI_VERSION);
+    ck_assert_uint_eq(h->struct_size, sizeof(ns_host));
+    ck_assert(NS_HAS_FIELD(h, ns_host, log_typed));
+    ns_host cut = *h;
+    cut.struct_size = 248; /* a core of ABI 1 to 6 */
+    ck_assert(!NS_HAS_FIELD(&cut, ns_host, log_typed));
+
+    ns_clock_use_simulated(1763719200123LL);
+    cJSON *ref = ns_log_ref("kube-system", "web-1");
+    ns_log_field f[] = {
+        {"instance-types", NS_LOG_FIELD_INT, {.integer = 12}},
+        {"huge", NS_LOG_FIELD_INT, {.integer = 9007199254740993LL}}, /* 2^53 + 1: a double would round it */
+        {"negative", NS_LOG_FIELD_INT, {.integer = -7}},
+        {"ratio", NS_LOG_FIELD_NUMBER, {.number = 0.25}},
+        {"nan", NS_LOG_FIELD_NUMBER, {.number = NAN}},
+        {"spot", NS_LOG_FIELD_BOOL, {.boolean = true}},
+        {"zone", NS_LOG_FIELD_STRING, {.string = "us-west-2a"}},
+        {"empty", NS_LOG_FIELD_STRING, {.string = NULL}},
+        {"Pod", NS_LOG_FIELD_JSON, {.json = (const ns_json *)ref}},
+        {"absent", NS_LOG_FIELD_JSON, {.json = NULL}},
+        {"future", (ns_log_field_type)99, {.integer = 1}},
+        {"aws-secret-access-key", NS_LOG_FIELD_STRING, {.string = "wJalrXUtnFEMI"}},
+        {"client_token", NS_LOG_FIELD_INT, {.integer = 424242}},
+        {"session_token", NS_LOG_FIELD_JSON, {.json = (const ns_json *)ref}},
+        {"message", NS_LOG_FIELD_STRING, {.string = "spoofed"}},
+        {"instance-types", NS_LOG_FIELD_INT, {.integer = 99}},
+        {NULL, NS_LOG_FIELD_STRING, {.string = "keyless"}},
+    };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    ns_log_set_output(mem);
+    ns_log_set_level(NS_LOG_INFO);
+    h->log_typed(NULL, NS_LOG_INFO, "listed instance types", f, sizeof(f) / sizeof(f[0]));
+    h->log_typed(NULL, NS_LOG_DEBUG, "hidden", f, 1);
+    ns_log_set_output(NULL);
+    fclose(mem);
+    ns_clock_use_real();
+    /* The caller still owns the object it logged twice. */
+    ck_assert_str_eq(cJSON_GetObjectItem(ref, "name")->valuestring, "web-1");
+    cJSON_Delete(ref);
+
+    ck_assert_uint_gt(len, 0);
+    ck_assert_int_eq(buf[len - 1], '\n');
+    ck_assert_ptr_null(memchr(buf, '\n', len - 1)); /* one line: the DEBUG one was filtered */
+    ck_assert_ptr_nonnull(strstr(buf, "\"huge\":9007199254740993,"));
+    ck_assert_ptr_null(strstr(buf, "424242"));
+    ck_assert_ptr_null(strstr(buf, "wJalrXUtnFEMI"));
+    ck_assert_ptr_null(strstr(buf, "keyless"));
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "level")->valuestring, "INFO");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "time")->valuestring, "2025-11-21T10:00:00.123Z");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "logger")->valuestring, "provider");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "message")->valuestring, "listed instance types");
+    const cJSON *n = cJSON_GetObjectItem(j, "instance-types");
+    ck_assert(cJSON_IsNumber(n) && n->valuedouble == 12);
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(j, "negative")) && cJSON_GetObjectItem(j, "negative")->valueint == -7);
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(j, "ratio")) && cJSON_GetObjectItem(j, "ratio")->valuedouble == 0.25);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "nan")));
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "spot")));
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "zone")->valuestring, "us-west-2a");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "empty")->valuestring, "");
+    const cJSON *pod = cJSON_GetObjectItem(j, "Pod");
+    ck_assert(cJSON_IsObject(pod));
+    ck_assert_str_eq(cJSON_GetObjectItem(pod, "namespace")->valuestring, "kube-system");
+    ck_assert_str_eq(cJSON_GetObjectItem(pod, "name")->valuestring, "web-1");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "absent")));
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "future")));
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "aws-secret-access-key")->valuestring, "<redacted>");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "client_token")->valuestring, "<redacted>");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "session_token")->valuestring, "<redacted>");
+    /* level, time, logger, message and the 14 distinct keyed fields ("message" is the frame's) */
+    ck_assert_int_eq(cJSON_GetArraySize(j), 4 + 14);
     cJSON_Delete(j);
 }
 END_TEST
@@ -622,6 +709,7 @@ int main(void)
     tcase_add_test(errors, error_record_keeps_detail_and_prefixes);
     tcase_add_test(errors, log_lines_are_karpenter_shaped_and_redacted);
     tcase_add_test(errors, log_json_fields_keep_their_shape);
+    tcase_add_test(errors, log_typed_fields_are_json_typed_and_redacted);
     tcase_add_test(errors, log_level_filters);
     tcase_add_test(errors, json_upcalls_build_and_read);
     suite_add_tcase(s, errors);

@@ -241,7 +241,8 @@ START_TEST(test_provider_data)
     ns_label good[] = {{"node.kubernetes.io/instance-type", "c6i.large"}};
     ns_label wrong[] = {{"node.kubernetes.io/instance-type", "m5.large"}};
     ns_label bad_key[] = {{"example.com/a/b", "x"}};
-    ns_offering offers[] = {{sizeof(ns_offering), "z1", "on-demand", 0.1, true, NULL, NULL, 0}};
+    ns_offering offers[] = {
+        {sizeof(ns_offering), "z1", "on-demand", 0.1, true, NULL, NULL, 0, NS_RESERVATION_CAPACITY_UNKNOWN}};
     ns_instance_type t = {.struct_size = sizeof(t), .name = "c6i.large", .labels = good, .n_labels = 1,
                           .offerings = offers, .n_offerings = 1};
     t.capacity.cpu_milli = 2000;

@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$nodesmith" plugins --plugins-dir "$dir" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "plugins with a refused plugin exited $rc, want 1: $out"
-grep -q "^good .* ok .*abi 6 .*version 0.0.1" <<<"$out" || fail "good plugin not listed as ok: $out"
+grep -q "^good .* ok .*abi 7 .*version 0.0.1" <<<"$out" || fail "good plugin not listed as ok: $out"
 grep -q "^no_launch .* refused .*required method 'launch' (ABI 1) is NULL" <<<"$out" || fail "refusal reason missing: $out"
 
 # Misbehaving plugins (the watchdog): each is one refusal naming what it did, and the listing goes on. Crashes are

@@ -109,6 +109,20 @@ START_TEST(released_abi_3_has_no_status)
 }
 END_TEST
 
+/* The later released headers: each plugin claims its header's version and answers through the loader's copy. */
+START_TEST(released_abis_4_to_6_load)
+{
+    static const char *const names[] = {"abi4", "abi5", "abi6"};
+    for (unsigned i = 0; i < 3; i++) {
+        ns_plugin *p = load(names[i]);
+        ck_assert_uint_eq(ns_plugin_abi_version(p), 4 + i);
+        ck_assert_uint_eq(ns_plugin_table(p)->n_nodeclass_kinds, 2);
+        exercise(p);
+        ns_plugin_unload(p);
+    }
+}
+END_TEST
+
 START_TEST(minimum_sizes_per_version)
 {
     ck_assert_uint_eq(ns_plugin_min_table_size(1), offsetof(ns_provider, get_instance));
@@ -117,8 +131,9 @@ START_TEST(minimum_sizes_per_version)
     ck_assert_uint_eq(ns_plugin_min_table_size(4), offsetof(ns_provider, event_from_node_condition));
     ck_assert_uint_eq(ns_plugin_min_table_size(5), offsetof(ns_provider, v1alpha5_defaults));
     ck_assert_uint_eq(ns_plugin_min_table_size(6), sizeof(ns_provider));
+    ck_assert_uint_eq(ns_plugin_min_table_size(7), sizeof(ns_provider)); /* ABI 7 added no method */
     ck_assert_uint_eq(ns_plugin_min_table_size(0), 0);
-    ck_assert_uint_eq(ns_plugin_min_table_size(7), 0);
+    ck_assert_uint_eq(ns_plugin_min_table_size(8), 0);
 }
 END_TEST
 
@@ -188,7 +203,7 @@ END_TEST
 START_TEST(abi_3_without_kinds_is_refused)
 {
     ck_assert_int_eq(load_refused("no_kinds"), NS_ERR_INVALID_CONFIG);
-    ck_assert_error_has("no_kinds.so: provider good claims ABI 6 but declares no node-class kinds");
+    ck_assert_error_has("no_kinds.so: provider good claims ABI 7 but declares no node-class kinds");
     ck_assert_int_eq(load_refused("bad_kind"), NS_ERR_INVALID_CONFIG);
     ck_assert_error_has("bad_kind.so: provider good: node-class kind TinNodeClass: group \"apps\" is not a custom "
                         "API group");
@@ -383,6 +398,7 @@ int main(void)
     tcase_add_test(tc, released_abi_2_with_drift_fields_loads);
     tcase_add_test(tc, released_abi_3_loads);
     tcase_add_test(tc, released_abi_3_has_no_status);
+    tcase_add_test(tc, released_abis_4_to_6_load);
     tcase_add_test(tc, minimum_sizes_per_version);
     tcase_add_test(tc, node_class_status_is_checked_and_completed);
     tcase_add_test(tc, abi_3_without_kinds_is_refused);

@@ -188,7 +188,7 @@ START_TEST(unsupported_abi_versions_are_refused)
 {
     ns_plugin *p = NULL;
     ck_assert_int_eq(load("abi99", NULL, &p), NS_ERR_INVALID_CONFIG);
-    ck_assert_error_has("abi99.so: built for provider ABI 99; this nodesmith supports 1 to 6");
+    ck_assert_error_has("abi99.so: built for provider ABI 99; this nodesmith supports 1 to 7");
     ck_assert_int_eq(load("abi0", NULL, &p), NS_ERR_INVALID_CONFIG);
     ck_assert_error_has("built for provider ABI 0");
 }
@@ -198,7 +198,7 @@ START_TEST(table_too_small_is_refused)
 {
     ns_plugin *p = NULL;
     ck_assert_int_eq(load("small_table", NULL, &p), NS_ERR_INVALID_CONFIG);
-    ck_assert_error_has("small_table.so: provider table is 40 bytes, too small for ABI 6 (needs at least 176)");
+    ck_assert_error_has("small_table.so: provider table is 40 bytes, too small for ABI 7 (needs at least 176)");
 }
 END_TEST
 

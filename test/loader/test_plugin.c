@@ -13,6 +13,7 @@
  *   TP_NO_KINDS          (ABI 3) declares no node-class kinds
  *   TP_BAD_KIND          (ABI 3) declares a kind in Kubernetes' own API group
  *   TP_BAD_DEFAULT       (ABI 6) declares a v1alpha5 default with an operator v1alpha5 did not have (Gte)
+ *   TP_BAD_RESERVATION   (ABI 7) says its reservation can take -5 more instances
  *   TP_CRASH_IN="m"      crashes (raises SIGSEGV) in method m, "entry" being the entry function (the watchdog)
  *   TP_HANG_IN="m"       never returns from method m, or "entry"
  *   TP_LATE_CALLBACK     list_instances calls back only after 3 s (a call the watchdog abandons meanwhile) and
@@ -23,7 +24,10 @@
  * TinMeltScheduled node condition (message: the deadline in unix ms) as a spot interruption; the reasons
  * BugProviderID, BugNoID and BugFails break one rule of event_from_node_condition each. Built with a header of ABI
  * 6 or later it declares v1alpha5 Provisioner defaults: tin.example.com/alloy In [bronze] unless the Provisioner
- * names an alloy or a temper, and tin.example.com/purity Gt 90 unless it names a purity.
+ * names an alloy or a temper, and tin.example.com/purity Gt 90 unless it names a purity. Every build offers tp.small
+ * on demand in zone-a and in reservation tr-1 there; built with a header of ABI 7 or later it says tr-1 can take 3
+ * more instances (ns_offering.reservation_capacity), logs each poll with log_typed, and each poll delivers an
+ * InstanceUnhealthy event for i-1, a CapacityReservationInterruption for i-2 and one of kind 99, which no ABI has.
  *
  * The same file is also built against every released provider.h kept in test/abi/ (the include path picks the
  * header), so the loader tests load a plugin of each released ABI. Its node-class kind is TinNodeClass
@@ -111,8 +115,18 @@ static int tp_list_instance_types(void *state, const ns_nodeclass *nc, ns_instan
         {"kubernetes.io/os", "linux"},
         {"node.kubernetes.io/instance-type", "tp.small"},
     };
-    ns_offering offering = {.struct_size = sizeof(ns_offering), .zone = "zone-a", .capacity_type = "on-demand",
-                            .price_per_hour = 0.5, .available = true};
+    ns_offering offerings[] = {
+        {.struct_size = sizeof(ns_offering), .zone = "zone-a", .capacity_type = "on-demand", .price_per_hour = 0.5,
+         .available = true},
+        {.struct_size = sizeof(ns_offering), .zone = "zone-a", .capacity_type = "reserved", .price_per_hour = 0.1,
+         .available = true, .reservation_id = "tr-1",
+#if TP_ABI >= 7 && defined(TP_BAD_RESERVATION)
+         .reservation_capacity = -5,
+#elif TP_ABI >= 7
+         .reservation_capacity = 3,
+#endif
+        },
+    };
     ns_instance_type t = {
         .struct_size = sizeof(t),
         .name = "tp.small",
@@ -120,8 +134,8 @@ static int tp_list_instance_types(void *state, const ns_nodeclass *nc, ns_instan
         .n_labels = 3,
         .capacity = {.cpu_milli = 2000, .memory_bytes = 4LL << 30, .pods = 10, .ephemeral_storage_bytes = 20LL << 30},
         .kube_reserved = {.cpu_milli = 100, .memory_bytes = 512LL << 20},
-        .offerings = &offering,
-        .n_offerings = 1,
+        .offerings = offerings,
+        .n_offerings = 2,
     };
     tp_state *s = state;
     /* The option "answer" scales the CPU so a test can see its config reached the provider. */
@@ -166,6 +180,23 @@ static int tp_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
 
 static int tp_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
 {
+#if TP_ABI >= 7
+    tp_state *s = state;
+    static const int kinds[] = {NS_EVENT_INSTANCE_UNHEALTHY, NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION, 99};
+    if (NS_HAS_FIELD(s->host, ns_host, log_typed)) {
+        ns_log_field f[] = {{"events", NS_LOG_FIELD_INT, {.integer = 3}},
+                            {"long-poll", NS_LOG_FIELD_BOOL, {.boolean = false}}};
+        s->host->log_typed(s->ctx, NS_LOG_INFO, "polled events", f, 2);
+    }
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        ns_event ev = {.struct_size = sizeof(ev), .kind = (ns_event_kind)kinds[i], .time_ms = 1000};
+        snprintf(ev.id, sizeof(ev.id), "tp-event-%zu", i);
+        snprintf(ev.provider_id, sizeof(ev.provider_id), "tp:///zone-a/i-%zu", i + 1);
+        int rc = cb(cb_ctx, &ev);
+        if (rc != 0)
+            return rc;
+    }
+#endif
     return NS_OK;
 }
 

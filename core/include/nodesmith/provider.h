@@ -23,6 +23,8 @@
  *   ABI 4: nothing new is required (the table must reach nodeclass_status, which may be NULL)
  *   ABI 5: nothing new is required (the table must reach event_from_node_condition, which may be NULL)
  *   ABI 6: nothing new is required (the table must reach v1alpha5_defaults, which may be NULL)
+ *   ABI 7: nothing new is required (ns_provider did not grow: ABI 7 is two event kinds, an optional offering field
+ *          and a host upcall)
  * Optional methods and data (NULL = unsupported):
  *   ABI 2: check_drift, validate_nodeclass, list_repair_policies, test_inject_fault;
  *          drift_fields, an optional field of ABI 2: read only when the table's struct_size covers it (it was added
@@ -31,6 +33,10 @@
  *          struct_size covers it, so an offering built against an older header simply has none)
  *   ABI 5: event_from_node_condition
  *   ABI 6: v1alpha5_defaults
+ *   ABI 7: the event kinds NS_EVENT_INSTANCE_UNHEALTHY and NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION (a provider
+ *          claiming an older ABI must not send them); ns_offering.reservation_capacity (an optional field, read with
+ *          NS_HAS_FIELD); the host upcall log_typed (a provider checks NS_HAS_FIELD(host, ns_host, log_typed) before
+ *          calling it: a core older than ABI 7 hands a 248-byte table without it)
  *
  * A released version is frozen: a new field is a new ABI version, or an optional field read with NS_HAS_FIELD that
  * never raises a version's minimum size. test/abi/ keeps every released copy of this header; a test plugin is built
@@ -78,7 +84,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. A core supports every version from NS_PROVIDER_ABI_MIN to this one. */
-#define NS_PROVIDER_ABI_VERSION 6
+#define NS_PROVIDER_ABI_VERSION 7
 #define NS_PROVIDER_ABI_MIN 1
 
 #define NS_PROVIDER_ENTRY "nodesmith_provider_entry"
@@ -205,7 +211,17 @@ typedef struct ns_offering {
      * the launched offering's labels go on the NodeClaim and the node. NULL/0 = none. */
     const ns_label *labels;
     size_t n_labels;
+    /* ABI 7, optional (NS_HAS_FIELD): for capacity_type "reserved", how many more instances the offering's capacity
+     * reservation can take now (EC2's AvailableInstanceCount, Karpenter's Offering.ReservationCapacity), so the core
+     * launches no more claims into it than it holds. 0: the reservation is full (the offering should then also be
+     * !available). NS_RESERVATION_CAPACITY_UNKNOWN (or an offering too short to have the field): the provider does
+     * not know, and `available` alone says whether a launch may try it. A provider built against ABI 7 sets it on
+     * every reserved offering: a zeroed field reads as "full". Ignored for other capacity types. */
+    int64_t reservation_capacity;
 } ns_offering;
+
+/* ns_offering.reservation_capacity when the provider cannot count what its reservation has left. */
+#define NS_RESERVATION_CAPACITY_UNKNOWN (-1)
 
 typedef struct ns_instance_type {
     uint32_t struct_size;
@@ -290,6 +306,22 @@ typedef enum ns_event_kind {
     NS_EVENT_SCHEDULED_MAINTENANCE = 3,    /* the cloud will stop or retire the instance at deadline_ms */
     NS_EVENT_INSTANCE_STOPPING = 4,
     NS_EVENT_INSTANCE_TERMINATED = 5,
+    /* ABI 7 (a provider claiming an older ABI must not send these two; the core drops, with a warning, an event of a
+     * kind it does not know, and a core older than ABI 7 takes no action on them). The core's action follows
+     * Karpenter's AWS interruption controller (pkg/controllers/interruption/utils.go, actionForMessage). */
+    /* The cloud reports the instance itself impaired: its instance or system status checks fail (EC2
+     * DescribeInstanceStatus "impaired", Karpenter's instance_status and system_status kinds). Forceful termination:
+     * the claim is deleted at once with its termination time set to now (karpenter.sh/nodeclaim-termination-
+     * timestamp), so the drain waits neither for PDBs nor for volumes to detach; no offering is marked unavailable.
+     * deadline_ms is 0; time_ms is when the impairment began (0 when unknown). A scheduled event on the instance
+     * (Karpenter's event_status) is NS_EVENT_SCHEDULED_MAINTENANCE, not this. */
+    NS_EVENT_INSTANCE_UNHEALTHY = 6,
+    /* The capacity reservation the instance runs in is ending or being reclaimed (EC2's "Capacity Reservation
+     * Instance Interruption Warning", Karpenter's capacity_reservation_interrupted). Cordon and drain: the claim is
+     * deleted and drained before deadline_ms (0 when the notice gives none: the drain starts at once, as for every
+     * kind), and the claim's reservation is marked unavailable, so no new claim launches into it until the cache
+     * entry expires; no on-demand or spot offering is marked. */
+    NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION = 7,
 } ns_event_kind;
 
 typedef struct ns_event {
@@ -419,6 +451,30 @@ typedef struct ns_http_response {
 /* Opaque per-provider handle the host passes back into every upcall. */
 typedef struct ns_host_ctx ns_host_ctx;
 
+/* ABI 7. The type of a typed log field's value (host->log_typed). */
+typedef enum ns_log_field_type {
+    NS_LOG_FIELD_STRING = 1, /* value.string; NULL is written as "" */
+    NS_LOG_FIELD_INT = 2,    /* value.integer, written as a JSON integer with every digit */
+    NS_LOG_FIELD_NUMBER = 3, /* value.number, a JSON number; NaN and infinities (JSON has none) are written as null */
+    NS_LOG_FIELD_BOOL = 4,   /* value.boolean, JSON true or false */
+    NS_LOG_FIELD_JSON = 5,   /* value.json, any JSON value built with the json_* upcalls (an object such as
+                              * {"name": "x"} for a Kubernetes object reference); copied: the caller keeps it */
+} ns_log_field_type;
+
+/* ABI 7. One typed field of a log line. Frozen plain data (laid out in arrays; the asserts hold it). A type the host
+ * does not know (one a later ABI adds) is written as null. */
+typedef struct ns_log_field {
+    const char *key;
+    ns_log_field_type type;
+    union {
+        const char *string;
+        int64_t integer;
+        double number;
+        bool boolean;
+        const ns_json *json;
+    } value;
+} ns_log_field;
+
 typedef enum ns_json_type {
     NS_JSON_INVALID = 0,
     NS_JSON_NULL,
@@ -496,6 +552,18 @@ typedef struct ns_host {
     ns_json *(*json_new_bool)(bool b);
     /* Appends to an array (key NULL) or sets a member of an object; takes ownership of item. NS_OK or an error. */
     int (*json_add)(ns_json *container, const char *key, ns_json *item);
+
+    /* ABI 7. The table above is ABI 1's, 248 bytes; a core older than ABI 7 hands exactly that, so a provider calls
+     * what follows only when NS_HAS_FIELD(host, ns_host, member) holds, and otherwise falls back (log_typed: to log,
+     * with the values printed as strings). */
+
+    /* Structured log line with typed fields (n_fields of them), so counts are JSON numbers and flags JSON booleans
+     * in the line, as Karpenter's zap lines have them: {"message":"...","instance-types":12,"spot":true}. The line
+     * is the one log writes (level, time, logger, message first; a field may not replace them; a key given twice
+     * keeps its first value), and the value of a key naming a secret (as for log) is written "<redacted>" whatever
+     * its type. Pointers are the caller's, read during the call only. */
+    void (*log_typed)(ns_host_ctx *ctx, ns_log_level level, const char *message, const ns_log_field *fields,
+                      size_t n_fields);
 } ns_host;
 
 /* Convenience wrappers so provider code reads naturally. */
@@ -697,12 +765,18 @@ NS_ABI_ASSERT(offsetof(ns_requirement_default, key) == 8 && offsetof(ns_requirem
 NS_ABI_ASSERT(offsetof(ns_node_condition, node_name) == 8 && offsetof(ns_node_condition, last_transition_ms) == 56 &&
                   sizeof(ns_node_condition) == 64,
               "ns_node_condition: the layout ABI 5 released");
-NS_ABI_ASSERT(offsetof(ns_host, log) == 8 && sizeof(ns_host) == 248, "ns_host (ABI 1) is frozen at 248 bytes");
+NS_ABI_ASSERT(offsetof(ns_host, log) == 8 && offsetof(ns_host, log_typed) == 248,
+              "ns_host: ABI 1 is the 248 bytes before log_typed");
+NS_ABI_ASSERT(sizeof(ns_host) == 256, "ns_host: ABI 7 ends after log_typed (256 bytes)");
+NS_ABI_ASSERT(sizeof(ns_log_field) == 24 && offsetof(ns_log_field, type) == 8 && offsetof(ns_log_field, value) == 16,
+              "ns_log_field (ABI 7) is frozen");
 NS_ABI_ASSERT(offsetof(ns_nodeclass_kind, group) == 8 && offsetof(ns_nodeclass_kind, flags) == 32 &&
                   sizeof(ns_nodeclass_kind) == 40,
               "ns_nodeclass_kind (ABI 3) is frozen");
-/* ns_offering was 48 bytes up to ABI 3; ABI 4's optional labels made it 64. */
-NS_ABI_ASSERT(sizeof(ns_nodeclass) == 40 && sizeof(ns_offering) == 64 && sizeof(ns_instance_type) == 4560 &&
+/* ns_offering was 48 bytes up to ABI 3; ABI 4's optional labels made it 64, ABI 7's reservation_capacity 72. */
+NS_ABI_ASSERT(offsetof(ns_offering, labels) == 48 && offsetof(ns_offering, reservation_capacity) == 64,
+              "ns_offering: ABI 3 is the 48 bytes before labels, ABI 4 the 64 before reservation_capacity");
+NS_ABI_ASSERT(sizeof(ns_nodeclass) == 40 && sizeof(ns_offering) == 72 && sizeof(ns_instance_type) == 4560 &&
                   sizeof(ns_launch_option) == 40 && sizeof(ns_launch_request) == 128 &&
                   sizeof(ns_launch_result) == 1736 && sizeof(ns_instance) == 992 && sizeof(ns_event) == 920 &&
                   sizeof(ns_repair_policy) == 32 && sizeof(ns_fault) == 80 && sizeof(ns_http_request) == 88 &&
