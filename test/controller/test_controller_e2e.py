@@ -1588,6 +1588,11 @@ class Test10DefaultSpreadEndToEnd(unittest.TestCase):
             return len(pods) == 12 and all(any(k["type"] == "PodScheduled" and k.get("reason") == "Unschedulable"
                                                for k in p["status"].get("conditions", [])) for p in pods)
         eventually("12 pods Unschedulable", unschedulable, timeout=120)
+        # Earlier tests delete their namespaces without waiting; a pod of theirs still pending (Test9's, whose volume
+        # is being deleted) would make this controller log "could not schedule pod" at ERROR, which the check below
+        # counts. Start only once they are gone, so every ERROR left is this phase's own.
+        eventually("earlier tests' namespaces deleted", lambda: not [
+            n for n in kget("namespaces")["items"] if n["status"].get("phase") == "Terminating"], timeout=180)
         ctl = Controller("replica-spread-" + phase, env)
         try:
             def running():
