@@ -1,5 +1,4 @@
 /* Commitments' utilisation into metrics and log lines (commitment_report.h). */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,15 +61,8 @@ static void log_change(logged *last, const ns_commit_usage *u)
         return;
     *last = (logged){.used = u->used, .nodes = u->nodes, .spilled_nodes = u->spilled_nodes,
                      .spilled_per_hour = u->spilled_per_hour, .once = true};
-    char used[32], amount[32], nodes[32], spilled[32], spilled_cost[32];
-    snprintf(used, sizeof(used), "%.6g", u->used);
-    snprintf(amount, sizeof(amount), "%.6g", u->c->amount);
-    snprintf(nodes, sizeof(nodes), "%zu", u->nodes);
-    snprintf(spilled, sizeof(spilled), "%zu", u->spilled_nodes);
-    snprintf(spilled_cost, sizeof(spilled_cost), "%.4f", u->spilled_per_hour);
-    ns_log(NS_LOG_INFO, "commitments", "commitment utilisation", "commitment", u->c->name, "kind",
-           ns_commit_kind_name(u->c->kind), "used", used, "amount", amount, "nodes", nodes, "spilled-nodes", spilled,
-           "spilled-per-hour", spilled_cost, NULL);
+    /* The object simulate's JSON report gives per commitment: one writer of the figures, numbers as numbers. */
+    ns_log_json(NS_LOG_INFO, "commitments", "commitment utilisation", ns_commit_usage_json(u));
 }
 
 int ns_commitment_report_update(ns_commitment_report *r, const ns_commit_ledger *l)

@@ -110,6 +110,9 @@ const ns_commit_usage *ns_commit_ledger_usage(const ns_commit_ledger *l, size_t 
 
 /* The usage as a JSON array (docs/cost.md) and as text lines, one per commitment. 0 or NS_ERR_INTERNAL. */
 int ns_commit_ledger_json(const ns_commit_ledger *l, cJSON **out);
+/* One commitment's usage as the JSON object the array holds (name, kind, amount, used, utilisation, nodes,
+ * spilled_nodes, spilled_per_hour); a new object (the caller's), or NULL when out of memory. */
+cJSON *ns_commit_usage_json(const ns_commit_usage *u);
 int ns_commit_ledger_text(FILE *out, const ns_commit_ledger *l);
 
 const char *ns_commit_kind_name(ns_commit_kind k);

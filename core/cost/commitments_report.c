@@ -2,7 +2,7 @@
 #include "cost/commitments.h"
 #include "errors/ns_error.h"
 
-static cJSON *usage_json(const ns_commit_usage *u)
+cJSON *ns_commit_usage_json(const ns_commit_usage *u)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o && cJSON_AddStringToObject(o, "name", u->c->name) &&
@@ -23,7 +23,7 @@ int ns_commit_ledger_json(const ns_commit_ledger *l, cJSON **out)
 {
     *out = cJSON_CreateArray();
     for (size_t i = 0; *out && i < ns_commit_ledger_count(l); i++) {
-        cJSON *o = usage_json(ns_commit_ledger_usage(l, i));
+        cJSON *o = ns_commit_usage_json(ns_commit_ledger_usage(l, i));
         if (!o || !cJSON_AddItemToArray(*out, o)) {
             cJSON_Delete(o);
             cJSON_Delete(*out);

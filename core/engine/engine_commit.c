@@ -32,14 +32,6 @@ static void consume(const ns_engine *e, ns_commit_ledger *l, const ns_meta *m)
     ns_commit_ledger_consume(l, &s);
 }
 
-static bool node_has_claim(const ns_cluster *c, const ns_node *n)
-{
-    for (size_t i = 0; n->provider_id && i < c->n_nodeclaims; i++)
-        if (c->nodeclaims[i]->provider_id && strcmp(c->nodeclaims[i]->provider_id, n->provider_id) == 0)
-            return true;
-    return false;
-}
-
 int ns_engine_commit_ledger(const ns_engine *e, ns_commit_ledger **out)
 {
     int rc = ns_commit_ledger_new(e->cfg.commitments, out);
@@ -52,7 +44,7 @@ int ns_engine_commit_ledger(const ns_engine *e, ns_commit_ledger **out)
         if (ns_claim_launched(c->nodeclaims[i]))
             consume(e, *out, &c->nodeclaims[i]->meta);
     for (size_t i = 0; i < c->n_nodes; i++)
-        if (!node_has_claim(c, c->nodes[i]))
+        if (!ns_engine_claim_of_node(e, c->nodes[i]))
             consume(e, *out, &c->nodes[i]->meta);
     return NS_OK;
 }

@@ -107,6 +107,18 @@ static const char *sim_event_kind_name(ns_event_kind kind)
     return NULL;
 }
 
+/* A reclaim notice (spot, an interruptible reservation): the event now, and the instance terminated at the deadline,
+ * two minutes away unless the fault names one. Caller holds the lock. */
+static int notice_then_terminate(sim_state *s, sim_instance *inst, ns_event_kind kind, int64_t now, int64_t deadline,
+                                 const char *notice, const char *terminated)
+{
+    if (deadline == 0)
+        deadline = now + SIM_SPOT_WARNING_MS;
+    int rc = sim_events_queue(s, kind, sim_instance_get(inst, SIM_NAME_PROVIDER_ID), now, deadline, notice);
+    return rc != NS_OK ? rc : sim_schedule(s, inst->id, NS_INSTANCE_TERMINATED, NS_EVENT_INSTANCE_TERMINATED, deadline,
+                                           terminated);
+}
+
 /* Queues the event and the changes it implies. Caller holds the lock. */
 static int sim_inject_locked(sim_state *s, sim_instance *inst, ns_event_kind kind, int64_t now, int64_t deadline)
 {
@@ -114,12 +126,8 @@ static int sim_inject_locked(sim_state *s, sim_instance *inst, ns_event_kind kin
     int rc;
     switch (kind) {
     case NS_EVENT_SPOT_INTERRUPTION:
-        if (deadline == 0)
-            deadline = now + SIM_SPOT_WARNING_MS;
-        rc = sim_events_queue(s, kind, pid, now, deadline, "spot capacity reclaimed; the instance terminates at the "
-                              "deadline");
-        return rc != NS_OK ? rc : sim_schedule(s, inst->id, NS_INSTANCE_TERMINATED, NS_EVENT_INSTANCE_TERMINATED,
-                                               deadline, "instance terminated after spot interruption");
+        return notice_then_terminate(s, inst, kind, now, deadline, "spot capacity reclaimed; the instance terminates "
+                                     "at the deadline", "instance terminated after spot interruption");
     case NS_EVENT_SCHEDULED_MAINTENANCE:
         rc = sim_events_queue(s, kind, pid, now, deadline, "scheduled maintenance stops the instance at the deadline");
         if (rc != NS_OK || deadline == 0)
@@ -144,12 +152,9 @@ static int sim_inject_locked(sim_state *s, sim_instance *inst, ns_event_kind kin
         return sim_events_queue(s, kind, pid, now, 0, "instance and system status checks failed: impaired");
     case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
         /* An interruptible reservation reclaims its instances with the same two-minute notice as spot. */
-        if (deadline == 0)
-            deadline = now + SIM_SPOT_WARNING_MS;
-        rc = sim_events_queue(s, kind, pid, now, deadline, "capacity reservation reclaimed; the instance terminates "
-                              "at the deadline");
-        return rc != NS_OK ? rc : sim_schedule(s, inst->id, NS_INSTANCE_TERMINATED, NS_EVENT_INSTANCE_TERMINATED,
-                                               deadline, "instance terminated after capacity reservation interruption");
+        return notice_then_terminate(s, inst, kind, now, deadline, "capacity reservation reclaimed; the instance "
+                                     "terminates at the deadline",
+                                     "instance terminated after capacity reservation interruption");
     }
     return SIM_FAIL(s, NS_ERR_INVALID_ARGUMENT, "test_inject_fault: unknown event kind %d", (int)kind);
 }
