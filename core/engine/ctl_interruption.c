@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
@@ -94,24 +93,11 @@ static int disrupt(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev, const 
     return rc == NS_OK ? ns_engine_delete_claim(e, claim, "interruption", reason) : rc;
 }
 
-/* Karpenter's ForcefulTermination (aws pkg/controllers/interruption/utils.go, annotateTerminationTimestamp): the
- * termination timestamp becomes now unless one is set, so termination waits neither for PDBs nor for volumes, and
- * the claim is deleted. */
+/* Karpenter's ForcefulTermination (aws pkg/controllers/interruption/utils.go): termination time now, then delete. */
 static int forceful(ns_engine *e, ns_nodeclaim *claim)
 {
-    if (!ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP)) {
-        char stamp[32];
-        time_t secs = (time_t)(ns_clock_now_ms() / 1000);
-        struct tm tm;
-        gmtime_r(&secs, &tm);
-        strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        if (ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP, stamp) < 0)
-            return NS_FAIL(NS_ERR_INTERNAL, "out of memory annotating nodeclaim %s", claim->meta.name);
-        int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
-        if (rc < 0)
-            return rc;
-    }
-    return ns_engine_delete_claim(e, claim, "interruption", "InstanceUnhealthy");
+    int rc = ns_engine_terminate_by(e, claim, ns_clock_now_ms());
+    return rc < 0 ? rc : ns_engine_delete_claim(e, claim, "interruption", "InstanceUnhealthy");
 }
 
 /* The instance is stopping or gone: nothing to drain, the pods are already lost. */

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock/ns_clock.h"
 #include "engine/engine_internal.h"
@@ -166,26 +165,6 @@ static int report_blocked(ns_engine *e, const ns_nodeclaim *claim, const ns_node
                             pool ? pool : "");
 }
 
-/* Karpenter's annotateTerminationGracePeriod: the termination timestamp becomes now (RFC 3339, seconds), unless one
- * already set has passed. */
-static int annotate_termination(ns_engine *e, ns_nodeclaim *claim, int64_t now)
-{
-    const char *cur = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP);
-    int64_t at;
-    if (cur && ns_clock_parse_rfc3339(cur, &at) == 0 && at < now)
-        return NS_OK;
-    char stamp[32];
-    time_t secs = (time_t)(now / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    if (cur && strcmp(cur, stamp) == 0)
-        return NS_OK;
-    if (ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP, stamp) < 0)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory annotating nodeclaim %s", claim->meta.name);
-    return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
-}
-
 static int repair_claim(ns_engine *e, ns_nodeclaim *claim, void *ctx)
 {
     (void)ctx;
@@ -205,7 +184,7 @@ static int repair_claim(ns_engine *e, ns_nodeclaim *claim, void *ctx)
     snprintf(node, sizeof(node), "%s", n->meta.name);
     snprintf(why, sizeof(why), "node condition %s has been %s for longer than its toleration", type, status);
     bool deleting = ns_claim_deleting(claim);
-    int rc = annotate_termination(e, claim, now);
+    int rc = ns_engine_terminate_by(e, claim, now);
     if (rc < 0 || deleting)
         return rc;
     if ((rc = ns_engine_delete_claim(e, claim, "repair", "Unhealthy")) < 0)

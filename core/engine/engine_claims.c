@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -52,6 +53,24 @@ bool ns_claim_termination_end(const ns_nodeclaim *c, int64_t *end_ms)
         return false;
     *end_ms = ns_saturating_add(c->meta.deletion_ms, c->termination_grace_period_ms);
     return true;
+}
+
+int ns_engine_terminate_by(ns_engine *e, ns_nodeclaim *claim, int64_t now)
+{
+    const char *cur = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP);
+    int64_t at;
+    if (cur && ns_clock_parse_rfc3339(cur, &at) == 0 && at < now)
+        return NS_OK;
+    char stamp[32];
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (cur && strcmp(cur, stamp) == 0)
+        return NS_OK;
+    if (ns_labels_set(&claim->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP, stamp) < 0)
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory annotating nodeclaim %s", claim->meta.name);
+    return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
 }
 
 void ns_engine_pod_ref(const ns_pod *pod, char *buf, size_t len)

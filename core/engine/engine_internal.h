@@ -283,6 +283,10 @@ bool ns_claim_deleting(const ns_nodeclaim *c);
  * karpenter.sh/nodeclaim-termination-timestamp annotation (node repair sets it to the time of repair), or else its
  * deletion plus its terminationGracePeriod. False when neither applies: termination then waits for evictions. */
 bool ns_claim_termination_end(const ns_nodeclaim *c, int64_t *end_ms);
+/* Karpenter's forceful termination (node repair's annotateTerminationGracePeriod, the AWS interruption controller's
+ * annotateTerminationTimestamp): the claim's termination timestamp becomes `now` (RFC 3339, seconds) unless one already
+ * set has passed, written through the writes layer; so its drain waits for no PDB or volume. */
+int ns_engine_terminate_by(ns_engine *e, ns_nodeclaim *claim, int64_t now);
 /* The NodePool hash Karpenter compares for drift (template labels, annotations, taints, startup taints, requirements,
  * node class reference, expireAfter, terminationGracePeriod), as a hex string into buf (17 bytes). */
 void ns_nodepool_hash(const ns_nodepool *np, char *buf, size_t len);
