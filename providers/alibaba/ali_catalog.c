@@ -196,8 +196,10 @@ static int fetch_cni(ali_state *s)
     return NS_OK;
 }
 
-static int fetch_catalog(ali_state *s, ali_catalog **out)
+/* The cache's fetch: owner is the provider state. */
+static int fetch_catalog(void *owner, prov_snapshot **out)
 {
+    ali_state *s = owner;
     ali_catalog *c = calloc(1, sizeof(*c));
     if (!c)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory building the instance-type catalog");
@@ -213,54 +215,37 @@ static int fetch_catalog(ali_state *s, ali_catalog **out)
         return rc;
     }
     ali_pricing_apply(s, c);
-    c->fetched_ms = s->host->now_ms(s->ctx);
     char types[16], zones[16];
     snprintf(types, sizeof(types), "%zu", c->n);
     snprintf(zones, sizeof(zones), "%zu", c->n_zones);
     ns_label fields[] = {{"types", types}, {"zones", zones}, {"region", s->region}};
     s->host->log(s->ctx, NS_LOG_INFO, "alibaba instance-type catalog refreshed", fields, 3);
-    *out = c;
+    *out = &c->snap;
     return NS_OK;
+}
+
+static void free_snapshot(prov_snapshot *snap)
+{
+    ali_catalog_free(prov_snapshot_of(snap, ali_catalog, snap));
+}
+
+void ali_catalog_cache_init(ali_state *s, int64_t ttl_ms)
+{
+    s->catalogs = (prov_snapshot_cache){&s->lock, NULL, ttl_ms, fetch_catalog, free_snapshot, s, s->host, s->ctx};
 }
 
 int ali_catalog_acquire(ali_state *s, ali_catalog **out)
 {
-    pthread_mutex_lock(&s->lock);
-    ali_catalog *c = s->catalog;
-    if (c && s->host->now_ms(s->ctx) - c->fetched_ms < s->catalog_ttl_ms) {
-        c->refs++;
-        pthread_mutex_unlock(&s->lock);
-        *out = c;
-        return NS_OK;
-    }
-    pthread_mutex_unlock(&s->lock);
-    ali_catalog *fresh = NULL;
-    int rc = fetch_catalog(s, &fresh);
-    if (rc < 0)
-        return rc;
-    pthread_mutex_lock(&s->lock);
-    ali_catalog *old = s->catalog;
-    s->catalog = fresh;
-    fresh->refs = 1;
-    bool free_old = old && old->refs == 0;
-    if (old)
-        old->retired = true;
-    pthread_mutex_unlock(&s->lock);
-    if (free_old)
-        ali_catalog_free(old);
-    *out = fresh;
-    return NS_OK;
+    prov_snapshot *snap = NULL;
+    int rc = prov_snapshot_acquire(&s->catalogs, &snap);
+    if (rc == NS_OK)
+        *out = prov_snapshot_of(snap, ali_catalog, snap);
+    return rc;
 }
 
 void ali_catalog_release(ali_state *s, ali_catalog *c)
 {
-    if (!c)
-        return;
-    pthread_mutex_lock(&s->lock);
-    bool free_it = --c->refs == 0 && c->retired;
-    pthread_mutex_unlock(&s->lock);
-    if (free_it)
-        ali_catalog_free(c);
+    prov_snapshot_release(&s->catalogs, c ? &c->snap : NULL);
 }
 
 /* ACK's reservation policy for the kubelet: CPU 6% of the first core, 1% of the second, 0.5% of the third and fourth,

@@ -52,7 +52,7 @@ static void ali_destroy(void *state)
     ali_state *s = state;
     if (!s)
         return;
-    ali_catalog_free(s->catalog);
+    prov_snapshot_cache_clear(&s->catalogs);
     free(s->prices);
     free(s->attach_script);
     ali_client_free(s->client);
@@ -99,7 +99,7 @@ static int read_options(ali_state *s)
     if (ovh && (end == ovh || *end || s->vm_overhead < 0 || s->vm_overhead >= 0.5))
         return NS_ERROR(h, s->ctx, NS_ERR_INVALID_CONFIG,
                         "alibaba option vm_memory_overhead_percent must be a number from 0 to 50, not '%s'", ovh);
-    s->catalog_ttl_ms = h->option_duration_ms(s->ctx, "catalog_ttl");
+    ali_catalog_cache_init(s, h->option_duration_ms(s->ctx, "catalog_ttl"));
     s->pricing_ttl_ms = h->option_duration_ms(s->ctx, "pricing_ttl");
     s->lock_poll_ms = h->option_duration_ms(s->ctx, "operation_lock_interval");
     s->max_attempts = (int)h->option_int(s->ctx, "max_attempts");

@@ -23,6 +23,7 @@
 
 #include "ali_client.h"
 #include "ali_credentials.h"
+#include "prov_snapshot.h"
 #include "ali_nodeclass_spec.h"
 
 #define ALI_MAX_ZONES 32
@@ -61,9 +62,7 @@ typedef struct ali_catalog {
     size_t n;
     char zones[ALI_MAX_ZONES][NS_ZONE_MAX];
     size_t n_zones;
-    int64_t fetched_ms;
-    int refs;
-    bool retired;
+    prov_snapshot snap; /* shared between calls until the catalog_ttl ages it */
 } ali_catalog;
 
 
@@ -84,14 +83,14 @@ typedef struct ali_state {
     char queue_url[320];
     char kubernetes_version[16];
     double vm_overhead;
-    int64_t catalog_ttl_ms, pricing_ttl_ms, lock_poll_ms;
+    int64_t pricing_ttl_ms, lock_poll_ms;
     bool test_hooks;
     char control_url[256];
     int max_attempts;
     ali_credentials *credentials;
     ali_client *client;
     pthread_mutex_t lock; /* guards everything below down to poll_lock */
-    ali_catalog *catalog;
+    prov_snapshot_cache catalogs;
     ali_price *prices;
     size_t n_prices;
     char *attach_script; /* cached DescribeClusterAttachScripts answer */
@@ -109,6 +108,9 @@ typedef struct ali_state {
 } ali_state;
 
 /* Catalog (ali_catalog.c). */
+/* ali_catalog_acquire returns the current catalog, fetching it when it is missing or older than the TTL; release it
+ * with ali_catalog_release. */
+void ali_catalog_cache_init(ali_state *s, int64_t ttl_ms);
 int ali_catalog_acquire(ali_state *s, ali_catalog **out);
 void ali_catalog_release(ali_state *s, ali_catalog *c);
 void ali_catalog_free(ali_catalog *c);

@@ -230,8 +230,10 @@ static int fetch_spot_prices(aws_state *s, aws_catalog *c)
     return rc;
 }
 
-static int fetch_catalog(aws_state *s, aws_catalog **out)
+/* The cache's fetch: owner is the provider state. */
+static int fetch_catalog(void *owner, prov_snapshot **out)
 {
+    aws_state *s = owner;
     aws_catalog *c = calloc(1, sizeof(*c));
     if (!c)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INTERNAL, "out of memory building the instance-type catalog");
@@ -248,55 +250,37 @@ static int fetch_catalog(aws_state *s, aws_catalog **out)
     }
     aws_pricing_refresh(s);
     aws_pricing_apply(s, c);
-    c->fetched_ms = s->host->now_ms(s->ctx);
     char types[16], zones[16];
     snprintf(types, sizeof(types), "%zu", c->n_entries);
     snprintf(zones, sizeof(zones), "%zu", c->n_zones);
     ns_label fields[] = {{"types", types}, {"zones", zones}, {"region", s->region}};
     s->host->log(s->ctx, NS_LOG_INFO, "aws instance-type catalog refreshed", fields, 3);
-    *out = c;
+    *out = &c->snap;
     return NS_OK;
+}
+
+static void free_snapshot(prov_snapshot *snap)
+{
+    aws_catalog_free(prov_snapshot_of(snap, aws_catalog, snap));
+}
+
+void aws_catalog_cache_init(aws_state *s, int64_t ttl_ms)
+{
+    s->catalogs = (prov_snapshot_cache){&s->lock, NULL, ttl_ms, fetch_catalog, free_snapshot, s, s->host, s->ctx};
 }
 
 int aws_catalog_acquire(aws_state *s, aws_catalog **out)
 {
-    pthread_mutex_lock(&s->lock);
-    aws_catalog *c = s->catalog;
-    if (c && s->host->now_ms(s->ctx) - c->fetched_ms < s->catalog_ttl_ms) {
-        c->refs++;
-        pthread_mutex_unlock(&s->lock);
-        *out = c;
-        return NS_OK;
-    }
-    pthread_mutex_unlock(&s->lock);
-    aws_catalog *fresh = NULL;
-    int rc = fetch_catalog(s, &fresh);
-    if (rc != NS_OK)
-        return rc;
-    pthread_mutex_lock(&s->lock);
-    aws_catalog *old = s->catalog;
-    s->catalog = fresh;
-    fresh->refs = 1;
-    /* An old catalog still read by another call is freed by that call's release. */
-    bool free_old = old && old->refs == 0;
-    if (old)
-        old->retired = true;
-    pthread_mutex_unlock(&s->lock);
-    if (free_old)
-        aws_catalog_free(old);
-    *out = fresh;
-    return NS_OK;
+    prov_snapshot *snap = NULL;
+    int rc = prov_snapshot_acquire(&s->catalogs, &snap);
+    if (rc == NS_OK)
+        *out = prov_snapshot_of(snap, aws_catalog, snap);
+    return rc;
 }
 
 void aws_catalog_release(aws_state *s, aws_catalog *c)
 {
-    if (!c)
-        return;
-    pthread_mutex_lock(&s->lock);
-    bool free_it = --c->refs == 0 && c->retired;
-    pthread_mutex_unlock(&s->lock);
-    if (free_it)
-        aws_catalog_free(c);
+    prov_snapshot_release(&s->catalogs, c ? &c->snap : NULL);
 }
 
 int aws_list_instance_types(void *state, const ns_nodeclass *nodeclass, ns_instance_type_cb cb, void *cb_ctx)

@@ -47,7 +47,7 @@ static void aws_destroy(void *state)
     aws_state *s = state;
     if (!s)
         return;
-    aws_catalog_free(s->catalog);
+    prov_snapshot_cache_clear(&s->catalogs);
     aws_price_list_free(s->prices);
     free(s->templates);
     free(s->cluster_endpoint);
@@ -104,7 +104,7 @@ static int aws_init(const ns_host *host, ns_host_ctx *ctx, void **state)
     const char *version = host->option_string(ctx, "kubernetes_version");
     if (!aws_copy(s->kubernetes_version, sizeof(s->kubernetes_version), version ? version : "1.30"))
         return NS_ERROR(host, ctx, NS_ERR_INVALID_CONFIG, "aws option kubernetes_version is too long");
-    s->catalog_ttl_ms = host->option_duration_ms(ctx, "catalog_ttl");
+    aws_catalog_cache_init(s, host->option_duration_ms(ctx, "catalog_ttl"));
     s->pricing_ttl_ms = host->option_duration_ms(ctx, "pricing_ttl");
     s->max_attempts = (int)host->option_int(ctx, "max_attempts");
     int64_t timeout_ms = host->option_duration_ms(ctx, "request_timeout");

@@ -29,6 +29,7 @@
 #include "aws_nodeclass_spec.h"
 #include "aws_reservations.h"
 #include "aws_resources.h"
+#include "prov_snapshot.h"
 
 #define AWS_EC2_VERSION "2016-11-15"
 #define AWS_MAX_ZONES 32
@@ -52,9 +53,7 @@ typedef struct aws_catalog {
     size_t n_entries;
     char zones[AWS_MAX_ZONES][NS_ZONE_MAX];
     size_t n_zones;
-    int64_t fetched_ms;
-    int refs;     /* calls reading it */
-    bool retired; /* replaced by a newer catalog: the last reader frees it */
+    prov_snapshot snap; /* shared between calls until the catalog_ttl ages it */
 } aws_catalog;
 
 /* An interruption event the core refused (its callback returned non-zero): delivered again at the next poll, and its
@@ -91,7 +90,6 @@ typedef struct aws_state {
     char cluster[128];
     char queue_name[256];
     char kubernetes_version[16];
-    int64_t catalog_ttl_ms;
     int64_t pricing_ttl_ms;
     int max_attempts;
     bool test_hooks;
@@ -100,7 +98,7 @@ typedef struct aws_state {
     aws_credentials_provider *credentials;
     aws_client *client;
     pthread_mutex_t lock; /* guards everything below */
-    aws_catalog *catalog;
+    prov_snapshot_cache catalogs;
     aws_template_entry *templates; /* launch templates known to exist, by name */
     size_t n_templates, cap_templates;
     int64_t templates_swept_ms; /* the last sweep of unused launch templates; 0 before the first */
@@ -117,6 +115,7 @@ typedef struct aws_state {
 
 /* Catalog (aws_catalog.c). aws_catalog_acquire returns the current catalog, fetching it when it is missing or older
  * than the TTL; release it with aws_catalog_release. */
+void aws_catalog_cache_init(aws_state *s, int64_t ttl_ms);
 int aws_catalog_acquire(aws_state *s, aws_catalog **out);
 void aws_catalog_release(aws_state *s, aws_catalog *c);
 void aws_catalog_free(aws_catalog *c);

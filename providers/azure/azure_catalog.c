@@ -44,8 +44,10 @@ static int on_sku(void *ctx, const ns_json *rec)
     return NS_OK;
 }
 
-static int fetch(az_state *s, az_catalog **out)
+/* The cache's fetch: owner is the provider state. */
+static int fetch(void *owner, prov_snapshot **out)
 {
+    az_state *s = owner;
     char path[400];
     snprintf(path, sizeof(path), "/subscriptions/%s/providers/Microsoft.Compute/skus?$filter=location%%20eq%%20%%27%s%%27",
              s->subscription, s->location);
@@ -62,45 +64,37 @@ static int fetch(az_state *s, az_catalog **out)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_CONFIG, "Resource SKUs: the subscription may use no VM size "
                         "in %s", s->location);
     }
-    k.c->fetched_ms = s->host->now_ms(s->ctx);
-    *out = k.c;
+    *out = &k.c->snap;
     return NS_OK;
+}
+
+static void free_snapshot(prov_snapshot *snap)
+{
+    az_catalog_free(prov_snapshot_of(snap, az_catalog, snap));
+}
+
+void az_catalog_cache_init(az_state *s, int64_t ttl_ms)
+{
+    s->catalogs = (prov_snapshot_cache){&s->lock, NULL, ttl_ms, fetch, free_snapshot, s, s->host, s->ctx};
 }
 
 int az_catalog_acquire(az_state *s, az_catalog **out)
 {
-    pthread_mutex_lock(&s->lock);
-    az_catalog *c = s->catalog;
-    if (c && s->host->now_ms(s->ctx) - c->fetched_ms < s->catalog_ttl_ms) {
-        c->refs++;
-        *out = c;
-        pthread_mutex_unlock(&s->lock);
-        return NS_OK;
-    }
-    pthread_mutex_unlock(&s->lock);
-    az_catalog *fresh = NULL;
-    int rc = fetch(s, &fresh);
-    if (rc < 0)
-        return rc;
-    pthread_mutex_lock(&s->lock);
-    if (s->catalog) {
-        s->catalog->retired = true;
-        if (s->catalog->refs == 0)
-            az_catalog_free(s->catalog);
-    }
-    s->catalog = fresh;
-    fresh->refs++;
-    *out = fresh;
-    pthread_mutex_unlock(&s->lock);
-    return NS_OK;
+    prov_snapshot *snap = NULL;
+    int rc = prov_snapshot_acquire(&s->catalogs, &snap);
+    if (rc == NS_OK)
+        *out = prov_snapshot_of(snap, az_catalog, snap);
+    return rc;
 }
 
 void az_catalog_release(az_state *s, az_catalog *c)
 {
-    pthread_mutex_lock(&s->lock);
-    if (--c->refs == 0 && c->retired)
-        az_catalog_free(c);
-    pthread_mutex_unlock(&s->lock);
+    prov_snapshot_release(&s->catalogs, c ? &c->snap : NULL);
+}
+
+const az_catalog *az_catalog_current(const az_state *s)
+{
+    return s->catalogs.current ? prov_snapshot_of(s->catalogs.current, az_catalog, snap) : NULL;
 }
 
 const az_sku *az_catalog_find(const az_catalog *c, const char *name)

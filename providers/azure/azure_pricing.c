@@ -145,7 +145,7 @@ void az_price_of(az_state *s, const char *sku, double *on_demand, double *spot)
             *spot = s->price_list->items[i].spot;
             break;
         }
-    const az_sku *k = az_catalog_find(s->catalog, sku);
+    const az_sku *k = az_catalog_find(az_catalog_current(s), sku);
     double estimate = k ? az_estimated_price(k->vcpus, k->memory_gib) : 0;
     pthread_mutex_unlock(&s->lock);
     if (*on_demand < 0)

@@ -112,7 +112,7 @@ static void az_destroy(void *state)
     az_state *s = state;
     if (!s)
         return;
-    az_catalog_free(s->catalog);
+    prov_snapshot_cache_clear(&s->catalogs);
     az_price_list_free(s->price_list);
     az_auth_free(s->auth);
     memset(s->bootstrap_token, 0, sizeof(s->bootstrap_token));
@@ -170,7 +170,7 @@ static int read_settings(az_state *s)
     if (!s->ssh_key[0])
         az_copy(s->ssh_key, sizeof(s->ssh_key), "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
                                                 "AAAAAAAAAAA nodesmith-no-key-configured");
-    s->catalog_ttl_ms = h->option_duration_ms(s->ctx, "catalog_ttl");
+    az_catalog_cache_init(s, h->option_duration_ms(s->ctx, "catalog_ttl"));
     s->pricing_ttl_ms = h->option_duration_ms(s->ctx, "pricing_ttl");
     s->timeout_ms = h->option_duration_ms(s->ctx, "request_timeout");
     s->max_attempts = (int)h->option_int(s->ctx, "max_attempts");

@@ -29,6 +29,7 @@
 #include "azure_auth.h"
 #include "azure_nodeclass.h"
 #include "azure_sku.h"
+#include "prov_snapshot.h"
 
 #define AZ_API_COMPUTE "2024-07-01"
 #define AZ_API_SKUS "2021-07-01"
@@ -43,9 +44,7 @@
 typedef struct az_catalog {
     az_sku *skus;
     size_t n;
-    int64_t fetched_ms;
-    int refs;
-    bool retired;
+    prov_snapshot snap; /* shared between calls until the catalog_ttl ages it */
 } az_catalog;
 
 typedef struct az_price {
@@ -82,7 +81,6 @@ typedef struct az_state {
     char dns_service_ip[64];
     char windows_cse_package[300];
     char tenant[64];
-    int64_t catalog_ttl_ms;
     int64_t pricing_ttl_ms;
     int64_t timeout_ms;
     int max_attempts;
@@ -90,13 +88,17 @@ typedef struct az_state {
     char control_url[256];
     az_auth *auth;
     pthread_mutex_t lock; /* guards everything below */
-    az_catalog *catalog;
+    prov_snapshot_cache catalogs;
     az_price_list *price_list;
     char delivered[AZ_MAX_DELIVERED][NS_NAME_MAX]; /* event IDs already taken by the core (a ring) */
     size_t n_delivered, next_delivered;
 } az_state;
 
 /* Catalog (azure_catalog.c). */
+/* az_catalog_acquire returns the current catalog, fetching it when it is missing or older than the TTL; release it
+ * with az_catalog_release. az_catalog_current is the current one or NULL, for a caller holding s->lock. */
+void az_catalog_cache_init(az_state *s, int64_t ttl_ms);
+const az_catalog *az_catalog_current(const az_state *s);
 int az_catalog_acquire(az_state *s, az_catalog **out);
 void az_catalog_release(az_state *s, az_catalog *c);
 void az_catalog_free(az_catalog *c);

@@ -34,10 +34,7 @@ static const emulator_error ERRORS[] = {
 static void drop_catalog(void *state)
 {
     az_state *s = state;
-    pthread_mutex_lock(&s->lock);
-    if (s->catalog)
-        s->catalog->fetched_ms = INT64_MIN / 2;
-    pthread_mutex_unlock(&s->lock);
+    prov_snapshot_expire(&s->catalogs);
 }
 
 static int capacity(void *state, const ns_fault *f, char *body, size_t len)
