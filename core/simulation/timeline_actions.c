@@ -256,6 +256,8 @@ static const struct {
     {"ScheduledMaintenance", NS_EVENT_SCHEDULED_MAINTENANCE},
     {"InstanceStopping", NS_EVENT_INSTANCE_STOPPING},
     {"InstanceTerminated", NS_EVENT_INSTANCE_TERMINATED},
+    {"InstanceUnhealthy", NS_EVENT_INSTANCE_UNHEALTHY},
+    {"CapacityReservationInterruption", NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION},
 };
 
 static const char *const interrupt_fields[] = {"event", "node", "nodepool", "count", "deadline", NULL};
@@ -279,7 +281,7 @@ int tl_decode_interrupt(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_st
         ns_path_key(p, sizeof(p), path, "event");
         rc = ns_dec_fail(&c->dec, ns_ymap_get(v, "event"), p,
                          "\"%s\" is not one of SpotInterruption, RebalanceRecommendation, ScheduledMaintenance, "
-                         "InstanceStopping, InstanceTerminated",
+                         "InstanceStopping, InstanceTerminated, InstanceUnhealthy, CapacityReservationInterruption",
                          event);
         goto done;
     }

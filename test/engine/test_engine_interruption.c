@@ -1,5 +1,7 @@
 /* Interruption: provider events (spot interruption, scheduled maintenance, instance stopping or terminated,
- * rebalance recommendation) and the actions they drive, over simulated time. */
+ * rebalance recommendation, instance unhealthy, capacity reservation interruption) and the actions they drive, over
+ * simulated time. The actions are those of aws/karpenter-provider-aws pkg/controllers/interruption/utils.go
+ * (actionForMessage, handleNodeClaim). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,11 @@ static char *spot_base(void)
     return out;
 }
 
+/* A PodDisruptionBudget over web's pods: minAvailable 2 of 2 lets no eviction through. */
+#define WEB_PDB_ALL                                                                                                    \
+    "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: 2\n"       \
+    "  selector: {matchLabels: {app: web}}\n"
+
 static bool settled(efx *x)
 {
     if (x->cluster->n_nodeclaims != 1 || efx_pending(x) || !efx_bound(x))
@@ -35,12 +42,17 @@ static bool settled(efx *x)
     return ns_claim_initialized(c) && !ns_claim_deleting(c);
 }
 
-static efx *running(const char *base, const ns_engine_config *cfg, char *claim, size_t len)
+static efx *running_with(const char *base, const char *extra, const ns_engine_config *cfg, char *claim, size_t len)
 {
-    efx *x = efx_new(base, WEB2, cfg);
+    efx *x = efx_new(base, extra, cfg);
     ck_assert(efx_run_until(x, settled, EFX_S(120)));
     snprintf(claim, len, "%s", efx_claim(x, 0)->meta.name);
     return x;
+}
+
+static efx *running(const char *base, const ns_engine_config *cfg, char *claim, size_t len)
+{
+    return running_with(base, WEB2, cfg, claim, len);
 }
 
 static void offering_of(const ns_nodeclaim *c, char *buf, size_t len)
@@ -182,6 +194,88 @@ START_TEST(test_rebalance_recorded_or_acted_on)
 }
 END_TEST
 
+/* instance_status/system_status are ForcefulTermination: the termination timestamp annotation becomes now
+ * (annotateTerminationTimestamp, RFC 3339) and the claim is deleted, so the drain is held neither by a
+ * PodDisruptionBudget that lets nothing through nor by the pods' grace periods. */
+START_TEST(test_instance_unhealthy_is_forceful)
+{
+    char a[128];
+    efx *x = running_with(EFX_BASE, WEB2 WEB_PDB_ALL, NULL, a, sizeof(a));
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_INSTANCE_UNHEALTHY, 0), NS_OK);
+    int64_t noticed = efx_now();
+    efx_step(x);
+    ck_assert_str_eq(efx_first(x, NS_DECISION_INTERRUPTION, a)->method, "InstanceUnhealthy");
+    ns_nodeclaim *ca = ns_cluster_find_nodeclaim(x->cluster, a);
+    ck_assert_ptr_nonnull(ca);
+    ck_assert(ns_claim_deleting(ca));
+    /* RFC 3339 to the second, as Go's time.RFC3339 writes it. */
+    const char *stamp = ns_labels_get(&ca->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP);
+    int64_t stamp_ms = -1;
+    ck_assert_ptr_nonnull(stamp);
+    ck_assert_int_eq(strlen(stamp), strlen("2006-01-02T15:04:05Z"));
+    ck_assert_int_eq(ns_clock_parse_rfc3339(stamp, &stamp_ms), 0);
+    ck_assert_int_eq(stamp_ms, noticed / 1000 * 1000);
+    /* No offering is marked: the instance is broken, not its capacity pool. */
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_OFFERING_UNAVAILABLE, NULL), 0);
+    /* The PDB blocks no eviction: the termination timestamp has passed, so both pods leave, and the node goes after
+     * Karpenter's minimum drain time instead of waiting for a replacement. */
+    efx_run_for(x, EFX_S(10));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTION_BLOCKED, a), 0);
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_TERMINATED_INSTANCE, a), 1);
+    ck_assert_int_le(efx_first(x, NS_DECISION_TERMINATED_INSTANCE, a)->time_ms, noticed + EFX_S(10));
+    ck_assert(efx_run_until(x, settled, EFX_S(120)));
+    efx_free(x);
+}
+END_TEST
+
+/* The same PodDisruptionBudget holds the drain of a node whose claim is deleted for a scheduled change: the contrast
+ * that shows the forceful path above is what lets the pods go. */
+START_TEST(test_cordon_and_drain_respects_pdb)
+{
+    char a[128];
+    efx *x = running_with(EFX_BASE, WEB2 WEB_PDB_ALL, NULL, a, sizeof(a));
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_SCHEDULED_MAINTENANCE, efx_now() + EFX_S(3600)),
+                     NS_OK);
+    efx_run_for(x, EFX_S(10));
+    ck_assert_ptr_nonnull(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_ptr_null(ns_labels_get(&ns_cluster_find_nodeclaim(x->cluster, a)->meta.annotations,
+                                     NS_ANNOTATION_TERMINATION_TIMESTAMP));
+    ck_assert_uint_ge(efx_count(x, NS_DECISION_EVICTION_BLOCKED, "disruption budget"), 1);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_TERMINATED_INSTANCE, a), 0);
+    efx_free(x);
+}
+END_TEST
+
+/* capacity_reservation_interrupted is CordonAndDrain: the node is tainted and drained at once, the replacement
+ * launched, and the node gone before the reservation reclaims the instance at the deadline. No termination timestamp
+ * is set, and no offering is marked unavailable (Karpenter marks the reservation; see docs/engine.md). */
+START_TEST(test_capacity_reservation_interruption)
+{
+    char a[128];
+    efx *x = running(EFX_BASE, NULL, a, sizeof(a));
+    int64_t noticed = efx_now(), deadline = noticed + EFX_S(120);
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION, deadline),
+                     NS_OK);
+    efx_step(x);
+    const ns_decision *ev = efx_first(x, NS_DECISION_INTERRUPTION, a);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(ev->method, "CapacityReservationInterruption");
+    ns_nodeclaim *ca = ns_cluster_find_nodeclaim(x->cluster, a);
+    ck_assert_ptr_nonnull(ca);
+    ck_assert_ptr_null(ns_labels_get(&ca->meta.annotations, NS_ANNOTATION_TERMINATION_TIMESTAMP));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_OFFERING_UNAVAILABLE, NULL), 0);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_TAINTED_NODE, a), 1);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, a), 2);
+    ck_assert_int_eq(efx_first(x, NS_DECISION_EVICTED_POD, a)->time_ms, ev->time_ms);
+    ck_assert(efx_run_until(x, settled, EFX_S(110)));
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    ck_assert_int_lt(efx_first(x, NS_DECISION_DELETED_NODE, a)->time_ms, deadline);
+    ck_assert_uint_eq(efx_instances(x), 1);
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-interruption");
@@ -193,6 +287,9 @@ int main(void)
     tcase_add_test(tc, test_instance_terminated);
     tcase_add_test(tc, test_instance_stopping);
     tcase_add_test(tc, test_rebalance_recorded_or_acted_on);
+    tcase_add_test(tc, test_instance_unhealthy_is_forceful);
+    tcase_add_test(tc, test_cordon_and_drain_respects_pdb);
+    tcase_add_test(tc, test_capacity_reservation_interruption);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

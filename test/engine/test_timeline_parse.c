@@ -563,7 +563,8 @@ START_TEST(action_errors)
                "t.yaml:2: timeline step 1: unknown field \"steps[0].patch.metadata.name\"");
     load_fails("steps:\n  - interrupt: {event: Meteor, node: a}\n",
                "t.yaml:2: timeline step 1: steps[0].interrupt.event: \"Meteor\" is not one of SpotInterruption, "
-               "RebalanceRecommendation, ScheduledMaintenance, InstanceStopping, InstanceTerminated");
+               "RebalanceRecommendation, ScheduledMaintenance, InstanceStopping, InstanceTerminated, InstanceUnhealthy, "
+               "CapacityReservationInterruption");
     load_fails("steps:\n  - interrupt: {event: SpotInterruption}\n",
                "t.yaml:2: timeline step 1: steps[0].interrupt: give exactly one of \"node\" or \"nodepool\"");
     load_fails("steps:\n  - interrupt: {event: SpotInterruption, node: a, count: 1}\n",

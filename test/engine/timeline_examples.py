@@ -249,6 +249,44 @@ def check_static_capacity(doc):
     assert len(up) == 2, "drift's replacements are not scaling"
 
 
+def check_instance_health(doc):
+    up = step(doc, "three db nodes running")
+    assert len(up["nodes"]) == 3 and all(n["pods"] == 1 for n in up["nodes"]), up["nodes"]
+    # `nodepool, count: 1` picks the first node by name.
+    ordered = sorted(n["name"] for n in up["nodes"])
+    impaired, reclaimed = ordered[0], ordered[1]
+    # Unhealthy is ForcefulTermination: the pod goes at once although the budget allows no disruption, and the
+    # node after Karpenter's 5 s minimum drain time.
+    at = next(s["time_s"] for s in doc["steps"] if s["name"] == "instance impaired")
+    got = [d for d in decisions(doc, "received interruption event", "InstanceUnhealthy") if impaired in names(d["nodes"])]
+    assert got and got[0]["time_s"] == at, got
+    evicted = [d for d in decisions(doc, "evicted pod") if impaired in names(d["nodes"])]
+    assert evicted and evicted[0]["time_s"] == at, evicted
+    assert not [d for d in decisions(doc, "eviction blocked") if impaired in names(d["nodes"])]
+    gone = [d for d in decisions(doc, "deleted node") if impaired in names(d["nodes"])]
+    assert gone and gone[0]["time_s"] <= at + 10, gone
+    assert not decisions(doc, "marked offering unavailable")
+    mid = step(doc, "terminated at once")
+    assert impaired not in {n["name"] for n in mid["nodes"]} and mid["pods_placed"] == 3, mid["nodes"]
+    # The capacity reservation interruption is CordonAndDrain: tainted, its eviction refused by the budget, until the
+    # instance is reclaimed at the deadline and its pod placed again.
+    at = next(s["time_s"] for s in doc["steps"] if s["name"] == "reservation interrupted")
+    got = [d for d in decisions(doc, "received interruption event", "CapacityReservationInterruption")
+           if reclaimed in names(d["nodes"])]
+    assert got and got[0]["time_s"] == at, got
+    assert any(reclaimed in names(d["nodes"]) and d["time_s"] == at for d in decisions(doc, "tainted node"))
+    blocked = [d for d in decisions(doc, "eviction blocked") if reclaimed in names(d["nodes"])]
+    assert blocked and blocked[0]["time_s"] == at, blocked
+    assert not [d for d in decisions(doc, "evicted pod") if reclaimed in names(d["nodes"])]
+    held = step(doc, "drain held by the budget")
+    assert any(n["name"] == reclaimed and n["pods"] == 1 for n in held["nodes"]), held["nodes"]
+    lost = [d for d in decisions(doc, "removed node of terminated instance") if reclaimed in names(d["nodes"])]
+    assert lost and lost[0]["time_s"] == at + 120, lost
+    end = step(doc, "reclaimed at the deadline")
+    assert reclaimed not in {n["name"] for n in end["nodes"]}
+    assert len(end["nodes"]) == 3 and end["pods_placed"] == 3 and end["pods_pending"] == 0, end
+
+
 CHUNK_CPU, CHUNK_MEM = 2000, 4 << 30  # the example's PodTemplate web-chunk
 
 
@@ -298,6 +336,7 @@ CHECKS = {
     "windows": check_windows,
     "static-capacity": check_static_capacity,
     "warm-headroom": check_warm_headroom,
+    "instance-health": check_instance_health,
 }
 
 # The only disruption methods each example may use: anything else is a decision the scenario does not call for.
@@ -310,6 +349,7 @@ METHODS = {
     # consolidateAfter 0s over nodes mostly empty, yet no emptiness and no consolidation: the pool is static.
     "static-capacity": {"drifted"},
     "warm-headroom": {"empty", "underutilized"},
+    "instance-health": set(),
 }
 
 
