@@ -80,7 +80,7 @@ static int sk_interrupt_locked(sk_state *st, const ns_fault *fault)
     ns_event ev = {0};
 
     if (!fault->provider_id || !fault->provider_id[0] || fault->event < NS_EVENT_SPOT_INTERRUPTION ||
-        fault->event > NS_EVENT_INSTANCE_TERMINATED || fault->deadline_ms < 0)
+        fault->event > NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION || fault->deadline_ms < 0)
         return NS_ERROR(st->host, st->ctx, NS_ERR_INVALID_ARGUMENT,
                         "interrupt fault: needs a provider ID, an event kind and a non-negative deadline");
     ev.struct_size = sizeof(ev);
@@ -89,7 +89,8 @@ static int sk_interrupt_locked(sk_state *st, const ns_fault *fault)
     if (!sk_copy(ev.provider_id, sizeof(ev.provider_id), fault->provider_id))
         return NS_ERROR(st->host, st->ctx, NS_ERR_INVALID_ARGUMENT, "interrupt fault: provider ID too long");
     ev.time_ms = st->host->now_ms(st->ctx);
-    ev.deadline_ms = fault->deadline_ms;
+    /* An unhealthy instance is terminated at once: provider.h gives its event no deadline. */
+    ev.deadline_ms = fault->event == NS_EVENT_INSTANCE_UNHEALTHY ? 0 : fault->deadline_ms;
     snprintf(ev.detail, sizeof(ev.detail), "injected by the test hook");
     return sk_events_push_locked(st, &ev);
 }

@@ -7,7 +7,8 @@
 
 #include "aws_parse_util.h"
 
-/* EC2 gives a spot instance two minutes between the warning and the interruption. */
+/* EC2 gives a spot instance, and one in an interruptible capacity reservation, two minutes between the warning and
+ * the termination. */
 #define SPOT_NOTICE_MS (2 * 60 * 1000)
 
 static bool copy_fits(char *dst, size_t len, const char *src)
@@ -36,6 +37,16 @@ static int64_t health_start_ms(const char *text)
     return ms;
 }
 
+/* An interruptible capacity reservation's warning names the termination in instance-termination-time; without it,
+ * EC2's documented notice is two minutes, as for spot. */
+static int64_t reservation_deadline_ms(const ns_host *h, const ns_json *detail, int64_t when)
+{
+    int64_t ms = 0;
+    if (aws_parse_iso8601_ms(h->json_string(h->json_get(detail, "instance-termination-time")), &ms))
+        return ms;
+    return when ? when + SPOT_NOTICE_MS : 0;
+}
+
 /* The event's kind and deadline from its detail-type; false for a message nodesmith does not act on. *entities is
  * set for an AWS Health event (its affected entities). */
 static bool classify(const ns_host *h, const char *type, const ns_json *detail, int64_t when, ns_event *ev,
@@ -44,6 +55,10 @@ static bool classify(const ns_host *h, const char *type, const ns_json *detail, 
     if (strcmp(type, "EC2 Spot Instance Interruption Warning") == 0) {
         ev->kind = NS_EVENT_SPOT_INTERRUPTION;
         ev->deadline_ms = when ? when + SPOT_NOTICE_MS : 0;
+    } else if (strcmp(type, "EC2 Capacity Reservation Instance Interruption Warning") == 0 ||
+               strcmp(type, "EC2 Interruptible Capacity Reservation Instance Interruption Warning") == 0) {
+        ev->kind = NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION;
+        ev->deadline_ms = reservation_deadline_ms(h, detail, when);
     } else if (strcmp(type, "EC2 Instance Rebalance Recommendation") == 0) {
         ev->kind = NS_EVENT_REBALANCE_RECOMMENDATION;
     } else if (strcmp(type, "EC2 Instance State-change Notification") == 0) {

@@ -1,7 +1,7 @@
 /*
  * EventBridge messages from the interruption queue, read into the core's events as Karpenter's interruption controller
- * reads them: spot interruption warnings, rebalance recommendations, instance state changes and AWS Health scheduled
- * changes (one event per affected instance). Only the host's JSON upcalls are used, so the reader is fuzzed alone
+ * reads them: spot interruption warnings, rebalance recommendations, instance state changes, capacity reservation
+ * interruption warnings and AWS Health scheduled changes (one event per affected instance). Only the host's JSON upcalls are used, so the reader is fuzzed alone
  * (fuzz/fuzz_sqs_event.c); aws_events.c does the SQS calls around it.
  */
 #ifndef NS_AWS_SQS_EVENT_H

@@ -47,8 +47,20 @@ static int capacity(void *state, const ns_fault *f, char *body, size_t len)
 static int interrupt(void *state, const ns_fault *f, char *body, size_t len)
 {
     aws_state *s = state;
-    static const char *const KINDS[] = {NULL, "spot-interruption", "rebalance", "scheduled-change", "state-change",
-                                        "state-change"};
+    static const char *const KINDS[] = {
+        [NS_EVENT_SPOT_INTERRUPTION] = "spot-interruption",
+        [NS_EVENT_REBALANCE_RECOMMENDATION] = "rebalance",
+        [NS_EVENT_SCHEDULED_MAINTENANCE] = "scheduled-change",
+        [NS_EVENT_INSTANCE_STOPPING] = "state-change",
+        [NS_EVENT_INSTANCE_TERMINATED] = "state-change",
+        [NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION] = "capacity-reservation-interruption",
+    };
+    /* EC2 reports an impaired instance through DescribeInstanceStatus, not the interruption queue, which is all this
+     * provider reads. */
+    if (!KINDS[f->event])
+        return NS_ERROR(s->host, s->ctx, NS_ERR_UNSUPPORTED, "test hook: the AWS provider reads no event of kind %d "
+                        "(impaired instances are reported by DescribeInstanceStatus, which it does not poll)",
+                        (int)f->event);
     const char *id = aws_instance_id_of(f->provider_id);
     if (!id)
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs an aws:///zone/i-... "

@@ -50,6 +50,10 @@ static int interrupt(void *state, const ns_fault *f, char *body, size_t len)
 {
     az_state *s = state;
     static const char *const KINDS[] = {NULL, "preempt", "degraded", "maintenance", "stopping", "deleting"};
+    /* Azure has no notice of an impaired VM or of a reclaimed reservation that this provider reads. */
+    if ((size_t)f->event >= sizeof(KINDS) / sizeof(KINDS[0]))
+        return NS_ERROR(s->host, s->ctx, NS_ERR_UNSUPPORTED, "test hook: the Azure emulator has no event of kind %d",
+                        (int)f->event);
     char name[128];
     if (!az_vm_name_of(s, f->provider_id, name, sizeof(name)))
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs a provider ID of this "

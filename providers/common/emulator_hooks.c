@@ -86,7 +86,7 @@ int emulator_inject_fault(const emulator_hooks *e, const ns_fault *f)
     case NS_FAULT_DELAY:
         return call_fault(e, f);
     case NS_FAULT_INTERRUPT:
-        if (f->event < NS_EVENT_SPOT_INTERRUPTION || f->event > NS_EVENT_INSTANCE_TERMINATED)
+        if (f->event < NS_EVENT_SPOT_INTERRUPTION || f->event > NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION)
             return NS_ERROR(e->host, e->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs an event kind "
                             "(got %d)", (int)f->event);
         rc = d->interrupt(e->state, f, body, sizeof(body));

@@ -149,7 +149,8 @@ static int sim_inject_locked(sim_state *s, sim_instance *inst, ns_event_kind kin
         return sim_events_queue(s, kind, pid, now, deadline, "elevated risk of spot interruption");
     case NS_EVENT_INSTANCE_UNHEALTHY:
         /* An impaired instance keeps running, broken, until someone terminates it: no change is scheduled. */
-        return sim_events_queue(s, kind, pid, now, 0, "instance and system status checks failed: impaired");
+        return sim_events_queue(s, kind, pid, now, s->violation == SIM_VIOLATION_UNHEALTHY_DEADLINE ? deadline : 0,
+                                "instance and system status checks failed: impaired");
     case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
         /* An interruptible reservation reclaims its instances with the same two-minute notice as spot. */
         return notice_then_terminate(s, inst, kind, now, deadline, "capacity reservation reclaimed; the instance "

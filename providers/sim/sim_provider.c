@@ -44,6 +44,7 @@ static const struct {
     {"silent-errors", SIM_VIOLATION_SILENT_ERRORS},
     {"crash-in-launch", SIM_VIOLATION_CRASH_IN_LAUNCH},
     {"hang-in-get-instance", SIM_VIOLATION_HANG_IN_GET_INSTANCE},
+    {"unhealthy-deadline", SIM_VIOLATION_UNHEALTHY_DEADLINE},
 };
 
 static const ns_option sim_options[] = {
@@ -59,7 +60,7 @@ static const ns_option sim_options[] = {
      "Break one contract rule on purpose to show the conformance suite catches it: none, double-launch, "
      "missing-label, negative-price, ignore-zone, terminate-not-idempotent, list-terminated, repeat-events, "
      "ice-without-offerings, wrong-capacity-type, status-ready, silent-errors, crash-in-launch, "
-     "hang-in-get-instance"},
+     "hang-in-get-instance, unhealthy-deadline"},
     {"launch_latency", NS_OPT_DURATION, "0s", "How long each launch takes, on the host clock"},
     {"state_file", NS_OPT_STRING, NULL,
      "A file holding the instances, shared by every process whose sim names it (controller replicas, restarts); "

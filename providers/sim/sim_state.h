@@ -43,6 +43,7 @@ typedef enum sim_violation {
     SIM_VIOLATION_SILENT_ERRORS,            /* injected failures are returned without host->error */
     SIM_VIOLATION_CRASH_IN_LAUNCH,          /* launch dereferences NULL */
     SIM_VIOLATION_HANG_IN_GET_INSTANCE,     /* get_instance never returns */
+    SIM_VIOLATION_UNHEALTHY_DEADLINE,       /* an unhealthy-instance event carries the injected deadline */
 } sim_violation;
 
 typedef struct sim_state {

@@ -336,6 +336,51 @@ START_TEST(test_health_scheduled_change_every_entity)
 }
 END_TEST
 
+/* A capacity reservation interruption warning, under Karpenter's detail-type (its
+ * messages/capacityreservationinterruption parser and CloudFormation rule) and under the name EC2's documentation of
+ * interruptible reservations gives it with instance-termination-time: both are the ABI-7 kind, the deadline two
+ * minutes after the message or the termination time it names. */
+START_TEST(test_capacity_reservation_interruption_warning)
+{
+    cJSON *spec;
+    ns_nodeclass nc = nodeclass(&spec, NODECLASS_SPEC);
+    ns_launch_option options[] = {{sizeof(ns_launch_option), "m5.large", "us-east-1a", NS_CAPACITY_ON_DEMAND, 0.1}};
+    char token[64];
+    snprintf(token, sizeof(token), "cri-%d-%lld", getpid(), (long long)pf_host.clock_ms);
+    ns_launch_request req = request(&nc, options, 1, token);
+    ns_launch_result r = {.struct_size = sizeof(r)};
+    ck_assert_int_eq(pf_provider->launch(pf_state, &req, &r), NS_OK);
+    const char *instance_id = strrchr(r.provider_id, '/') + 1;
+    char body[512];
+    snprintf(body, sizeof(body), "{\"kind\":\"capacity-reservation-interruption\",\"instance_id\":\"%s\"}",
+             instance_id);
+    pf_control("/_emulator/events", body);
+    health_seen seen = {0};
+    for (int i = 0; i < 3 && seen.calls < 1; i++)
+        ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_health, &seen), NS_OK);
+    ck_assert_int_eq(seen.calls, 1);
+    ck_assert_int_eq(seen.events[0].kind, NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION);
+    ck_assert_str_eq(seen.events[0].provider_id, r.provider_id);
+    ck_assert_int_gt(seen.events[0].time_ms, 0);
+    ck_assert_int_eq(seen.events[0].deadline_ms - seen.events[0].time_ms, 120000);
+
+    snprintf(body, sizeof(body),
+             "{\"kind\":\"capacity-reservation-interruption\",\"instance_id\":\"%s\",\"detail_type\":\"EC2 "
+             "Interruptible Capacity Reservation Instance Interruption Warning\",\"termination_time\":"
+             "\"2030-01-01T00:00:00Z\"}",
+             instance_id);
+    pf_control("/_emulator/events", body);
+    for (int i = 0; i < 3 && seen.calls < 2; i++)
+        ck_assert_int_eq(pf_provider->poll_events(pf_state, collect_health, &seen), NS_OK);
+    ck_assert_int_eq(seen.calls, 2);
+    ck_assert_int_eq(seen.events[1].kind, NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION);
+    ck_assert_str_eq(seen.events[1].provider_id, r.provider_id);
+    ck_assert_int_eq(seen.events[1].deadline_ms, 1893456000000LL);
+    ck_assert_str_ne(seen.events[0].id, seen.events[1].id);
+    cJSON_Delete(spec);
+}
+END_TEST
+
 START_TEST(test_interruption_events)
 {
     cJSON *spec;
@@ -642,6 +687,7 @@ int main(void)
     tcase_add_test(tc, test_launch_lifecycle);
     tcase_add_test(tc, test_launch_without_capacity_names_offerings);
     tcase_add_test(tc, test_interruption_events);
+    tcase_add_test(tc, test_capacity_reservation_interruption_warning);
     tcase_add_test(tc, test_health_scheduled_change_every_entity);
     tcase_add_test(tc, test_pricing_fallback_when_refused);
     tcase_add_test(tc, test_pricing_fallback_when_unreachable);

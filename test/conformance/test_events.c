@@ -1,7 +1,9 @@
 /*
  * Event rules: every event poll_events delivers is well formed, an event is delivered once, and an event the core
  * could not take (its callback returned non-zero) comes back on the next poll. With test hooks the suite injects
- * events for an instance it launched; without them it can only check what the provider emits on its own.
+ * events for an instance it launched; without them it can only check what the provider emits on its own. The kinds
+ * of provider ABI 7 carry the fields provider.h gives them: an unhealthy instance no deadline, a capacity
+ * reservation interruption none before its notice, and a provider claiming an older ABI sends neither.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,22 +19,47 @@ typedef struct seen {
     ns_event events[MAX_SEEN];
     unsigned bad;
     char first_bad[600];
+    unsigned bad_fields;
+    char first_bad_fields[600];
     const char *refuse_for; /* refuse the first event for this provider ID */
     bool refused;
     char refused_id[NS_NAME_MAX];
 } seen;
 
+/* The last event kind a provider claiming `abi` may send: ABI 7 added kinds 6 and 7. */
+static ns_event_kind last_kind(uint32_t abi)
+{
+    return abi >= 7 ? NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION : NS_EVENT_INSTANCE_TERMINATED;
+}
+
+/* Why an event of a known kind breaks its kind's fields (provider.h, ns_event_kind), or NULL. */
+static const char *kind_fields_broken(const ns_event *ev)
+{
+    if (ev->kind == NS_EVENT_INSTANCE_UNHEALTHY && ev->deadline_ms != 0)
+        return "an unhealthy instance is terminated at once: deadline_ms must be 0";
+    if (ev->kind == NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION && ev->deadline_ms != 0 && ev->time_ms != 0 &&
+        ev->deadline_ms < ev->time_ms)
+        return "a capacity reservation interruption's deadline comes before its notice";
+    return NULL;
+}
+
 static int on_event(void *ctx, const ns_event *ev)
 {
     seen *s = ctx;
+    ns_event_kind max_kind = last_kind(ns_plugin_abi_version(conf_plugin));
 
-    if (ev->kind < NS_EVENT_SPOT_INTERRUPTION || ev->kind > NS_EVENT_INSTANCE_TERMINATED || !ev->id[0] ||
-        !ev->provider_id[0] || ev->time_ms < 0 || ev->deadline_ms < 0) {
+    if (ev->kind < NS_EVENT_SPOT_INTERRUPTION || ev->kind > max_kind || !ev->id[0] || !ev->provider_id[0] ||
+        ev->time_ms < 0 || ev->deadline_ms < 0) {
         if (s->bad++ == 0)
             snprintf(s->first_bad, sizeof(s->first_bad),
-                     "event \"%s\" of kind %d for \"%s\" at %lld, deadline %lld (kinds are 1..5; id and provider ID "
-                     "non-empty; times non-negative)",
-                     ev->id, (int)ev->kind, ev->provider_id, (long long)ev->time_ms, (long long)ev->deadline_ms);
+                     "event \"%s\" of kind %d for \"%s\" at %lld, deadline %lld (kinds are 1..%d for provider ABI "
+                     "%u; id and provider ID non-empty; times non-negative)",
+                     ev->id, (int)ev->kind, ev->provider_id, (long long)ev->time_ms, (long long)ev->deadline_ms,
+                     (int)max_kind, (unsigned)ns_plugin_abi_version(conf_plugin));
+    } else if (kind_fields_broken(ev) && s->bad_fields++ == 0) {
+        snprintf(s->first_bad_fields, sizeof(s->first_bad_fields),
+                 "event \"%s\" of kind %d for \"%s\" at %lld, deadline %lld: %s", ev->id, (int)ev->kind,
+                 ev->provider_id, (long long)ev->time_ms, (long long)ev->deadline_ms, kind_fields_broken(ev));
     }
     if (s->refuse_for && !s->refused && strcmp(ev->provider_id, s->refuse_for) == 0) {
         s->refused = true;
@@ -50,6 +77,8 @@ static void poll_once(seen *s)
 
     CONF_CHECK("poll-events", rc == NS_OK || (s->refused && rc == 1), "poll_events failed: %s", conf_last_error());
     CONF_CHECK("event-well-formed", s->bad == 0, "%u malformed events; first: %s", s->bad, s->first_bad);
+    CONF_CHECK("event-kind-fields", s->bad_fields == 0, "%u events break their kind's fields; first: %s",
+               s->bad_fields, s->first_bad_fields);
 }
 
 static const ns_event *find(const seen *s, const char *provider_id, ns_event_kind kind)
@@ -77,19 +106,40 @@ static ns_fault interrupt(const char *provider_id, ns_event_kind kind)
                       .deadline_ms = ns_clock_now_ms() + 120000};
 }
 
-/* Whatever the provider emits on its own is well formed; with hooks, one event of every kind is. */
+/* Whatever the provider emits on its own is well formed; with hooks, one event of every kind of its ABI is. */
 START_TEST(test_events_well_formed)
 {
     seen s = {0};
     ns_launch_result r;
+    ns_event_kind last = last_kind(ns_plugin_abi_version(conf_plugin));
 
     poll_once(&s);
     conf_launch_one(&r);
-    for (ns_event_kind k = NS_EVENT_SPOT_INTERRUPTION; k <= NS_EVENT_INSTANCE_TERMINATED; k++) {
+    /* Stopping and terminated last: after them the instance takes no more events. */
+    static const ns_event_kind kinds[] = {
+        NS_EVENT_SPOT_INTERRUPTION,  NS_EVENT_REBALANCE_RECOMMENDATION,          NS_EVENT_SCHEDULED_MAINTENANCE,
+        NS_EVENT_INSTANCE_UNHEALTHY, NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION, NS_EVENT_INSTANCE_STOPPING,
+        NS_EVENT_INSTANCE_TERMINATED,
+    };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        ns_event_kind k = kinds[i];
+        if (k > last)
+            continue;
         ns_fault f = interrupt(r.provider_id, k);
 
-        if (!conf_inject_or_skip("events: one injected event of every kind", &f))
+        /* The ABI-7 kinds are optional to emit: a provider whose cloud has no such notice refuses to fake one. */
+        if (k >= NS_EVENT_INSTANCE_UNHEALTHY) {
+            int rc = ns_plugin_test_inject_fault(conf_plugin, &f);
+            if (rc == NS_ERR_UNSUPPORTED) {
+                printf("conformance: provider emits no event of kind %d (%s)\n", (int)k, conf_last_error());
+                fflush(stdout);
+                continue;
+            }
+            CONF_CHECK("test-hooks", rc == NS_OK, "events: injecting an event of kind %d failed: %s", (int)k,
+                       conf_last_error());
+        } else if (!conf_inject_or_skip("events: one injected event of every kind", &f)) {
             break;
+        }
         CONF_CHECK("event-delivery", poll_for(&s, r.provider_id, k) != NULL,
                    "an injected event of kind %d for %s never arrived in %d polls", (int)k, r.provider_id, MAX_POLLS);
     }

@@ -23,8 +23,10 @@ Control endpoint (unsigned JSON, for tests; README.md has the details):
                            "delay_ms": 2500}
                           {"kind": "ice", "instance_type": "m5.large", "zone": "us-east-1a", "capacity_type": "spot"}
   POST /_emulator/clear   removes every fault
-  POST /_emulator/events  {"kind": "spot-interruption"|"rebalance"|"state-change"|"scheduled-change",
-                           "instance_id": "i-...", "state": "stopping"}  (queued into the SQS queue)
+  POST /_emulator/events  {"kind": "spot-interruption"|"rebalance"|"state-change"|"scheduled-change"|
+                           "capacity-reservation-interruption", "instance_id": "i-...", "state": "stopping",
+                           "detail_type": "...", "termination_time": "2030-01-01T00:00:00Z"}  (queued into the SQS
+                           queue; detail_type and termination_time for a capacity reservation interruption)
   POST /_emulator/credentials {"lifetime_s": 900}   lifetime of credentials issued by STS and IMDS from now on
   POST /_emulator/ssm     {"name": "/aws/service/...", "value": "ami-..."}  sets an SSM parameter
   POST /_emulator/clusters {"name": "prod"}  adds an EKS cluster DescribeCluster knows

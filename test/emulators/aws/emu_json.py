@@ -25,6 +25,13 @@ def event_body(state, kind, instance_id, extra):
         "spot-interruption": ("aws.ec2", "EC2 Spot Instance Interruption Warning",
                               {"instance-id": instance_id, "instance-action": "terminate"}),
         "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation", {"instance-id": instance_id}),
+        # Karpenter's detail-type (pkg/controllers/interruption/messages/capacityreservationinterruption); EC2's
+        # documentation of interruptible reservations names it "EC2 Interruptible Capacity Reservation Instance
+        # Interruption Warning" and adds instance-termination-time: `detail_type` and `termination_time` give them.
+        "capacity-reservation-interruption": (
+            "aws.ec2", extra.get("detail_type", "EC2 Capacity Reservation Instance Interruption Warning"),
+            {"instance-id": instance_id, "instance-action": "terminate",
+             **({"instance-termination-time": extra["termination_time"]} if "termination_time" in extra else {})}),
         "state-change": ("aws.ec2", "EC2 Instance State-change Notification",
                          {"instance-id": instance_id, "state": extra.get("state", "stopping")}),
         # As AWS Health sends them: startTime in RFC 1123, one entity per affected instance.
