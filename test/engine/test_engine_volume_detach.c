@@ -175,6 +175,23 @@ START_TEST(test_grace_period_ends_the_wait)
 }
 END_TEST
 
+/* An unhealthy instance (aws pkg/controllers/interruption/utils.go: ForcefulTermination) has its termination
+ * timestamp set to now, so termination does not wait for the volume to detach: the instance goes after the minimum
+ * drain time with the attachment left, an hour before the detach would come. */
+START_TEST(test_unhealthy_instance_does_not_wait_for_detach)
+{
+    char node[128];
+    efx *x = db_running_on(EFX_BASE, EFX_POD_TOLERATE, EFX_S(3600), node, sizeof(node));
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, terminating, NS_EVENT_INSTANCE_UNHEALTHY, 0), NS_OK);
+    int64_t noticed = efx_now();
+    ck_assert(efx_run_until(x, claim_gone, EFX_S(20)));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_EVICTED_POD, "default/db"), 1);
+    ck_assert_int_le(efx_first(x, NS_DECISION_TERMINATED_INSTANCE, NULL)->time_ms, noticed + EFX_S(10));
+    ck_assert_ptr_nonnull(attachment_of(x, "pv-data"));
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-volume-detach");
@@ -183,6 +200,7 @@ int main(void)
     tcase_add_test(tc, test_attach_and_wait_for_detach);
     tcase_add_test(tc, test_undrainable_pod_volume_not_waited_for);
     tcase_add_test(tc, test_grace_period_ends_the_wait);
+    tcase_add_test(tc, test_unhealthy_instance_does_not_wait_for_detach);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
