@@ -290,6 +290,12 @@ int tl_decode_interrupt(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_st
         rc = ns_dec_fail(&c->dec, v, path, "give exactly one of \"node\" or \"nodepool\"");
     else if (has_count && s->node)
         rc = ns_dec_fail(&c->dec, ns_ymap_get(v, "count"), path, "count applies to a nodepool, not to one node");
+    else if (s->event == NS_EVENT_INSTANCE_UNHEALTHY && ns_ymap_get(v, "deadline")) {
+        /* provider.h: an impaired instance is terminated at once, so its event carries no deadline. */
+        ns_path_key(p, sizeof(p), path, "deadline");
+        rc = ns_dec_fail(&c->dec, ns_ymap_get(v, "deadline"), p,
+                         "an InstanceUnhealthy event has no deadline (the claim is terminated at once)");
+    }
 done:
     free(event);
     return rc;

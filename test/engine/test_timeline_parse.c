@@ -565,6 +565,9 @@ START_TEST(action_errors)
                "t.yaml:2: timeline step 1: steps[0].interrupt.event: \"Meteor\" is not one of SpotInterruption, "
                "RebalanceRecommendation, ScheduledMaintenance, InstanceStopping, InstanceTerminated, InstanceUnhealthy, "
                "CapacityReservationInterruption");
+    load_fails("steps:\n  - interrupt: {event: InstanceUnhealthy, node: a, deadline: 2m}\n",
+               "t.yaml:2: timeline step 1: steps[0].interrupt.deadline: an InstanceUnhealthy event has no deadline (the "
+               "claim is terminated at once)");
     load_fails("steps:\n  - interrupt: {event: SpotInterruption}\n",
                "t.yaml:2: timeline step 1: steps[0].interrupt: give exactly one of \"node\" or \"nodepool\"");
     load_fails("steps:\n  - interrupt: {event: SpotInterruption, node: a, count: 1}\n",
