@@ -203,6 +203,7 @@ static int build_engine(run *r)
     cfg.simulate_controllers = false;
     cfg.node_repair = s->gates.node_repair;
     cfg.static_capacity = s->gates.static_capacity;
+    cfg.reserved_capacity = s->gates.reserved_capacity;
     if ((rc = ns_engine_new_with_store(r->cluster, r->o->plugin, &cfg, w, &r->engine)) < 0 ||
         (rc = ns_controller_events_new(r->client, r->mirror, &r->events)) < 0)
         return rc;

@@ -111,7 +111,8 @@ int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consoli
                                 .n_removed = n,
                                 .closed_nodes = shut,
                                 .n_closed = n_closed,
-                                .headroom = ns_engine_get_config(e)->capacity_buffer};
+                                .headroom = ns_engine_get_config(e)->capacity_buffer,
+                                .reserved_fallback = true};
     int rc = ns_engine_plan_run(e, &opts, &out->plan);
     free(names);
     free(shut);

@@ -114,13 +114,39 @@ static bool unschedulable_is_news(const ns_engine *e, const ns_pod *pod)
     return ns_sched_pod_is_pending(pod) && (e->last_round_ms < 0 || pod->pending_since_ms > e->last_round_ms);
 }
 
+/* Pods deferred for reserved capacity are not unschedulable: Karpenter records no event or error for them and logs
+ * them once per round at debug level, five by name. */
+static void log_deferred(const ns_engine_plan *p)
+{
+    char buf[1024] = "";
+    size_t off = 0, shown = 0, total = 0;
+    for (size_t i = 0; i < p->result.n_unschedulable; i++) {
+        if (!p->result.unschedulable[i].deferred)
+            continue;
+        if (total++ < 5 && off < sizeof(buf)) {
+            char ref[300];
+            ns_engine_pod_ref(p->view.pods[p->result.unschedulable[i].pod], ref, sizeof(ref));
+            int w = snprintf(buf + off, sizeof(buf) - off, "%s%s", shown++ ? ", " : "", ref);
+            off += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (total > shown && off < sizeof(buf))
+        snprintf(buf + off, sizeof(buf) - off, " and %zu other(s)", total - shown);
+    if (total)
+        ns_log(NS_LOG_DEBUG, "provisioner", "deferring scheduling decision for provisionable pod(s) to future "
+               "simulation due to limited reserved offering capacity", "Pods", buf, NULL);
+}
+
 static int record_unschedulable(ns_engine *e, const ns_engine_plan *p)
 {
     int rc = NS_OK;
+    log_deferred(p);
     for (size_t i = 0; rc == NS_OK && i < p->result.n_unschedulable; i++) {
         size_t idx = p->result.unschedulable[i].pod;
         const ns_pod *pod = p->view.pods[idx];
         bool by_limits = p->result.unschedulable[i].by_limits;
+        if (p->result.unschedulable[i].deferred)
+            continue;
         /* The log, not a decision, repeats at debug level; a pod waiting for room under a NodePool's limits is
          * reported once, when it starts waiting. */
         if (!unschedulable_is_news(e, pod)) {

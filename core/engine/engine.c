@@ -29,6 +29,7 @@ void ns_engine_config_default(ns_engine_config *cfg)
     cfg->simulate_scheduler = true;
     cfg->simulate_controllers = true;
     cfg->volume_detach_delay_ms = 10000;
+    cfg->reserved_capacity = true;
 }
 
 static void store_destroy(ns_cluster_writes *store)

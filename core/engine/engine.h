@@ -124,6 +124,9 @@ typedef struct ns_engine_config {
     /* Karpenter's CapacityBuffer feature gate: the CapacityBuffers' chunks are kept provisioned as virtual pods
      * (engine_headroom.c, docs/cost.md "Warm headroom"). Default false. */
     bool capacity_buffer;
+    /* Karpenter's ReservedCapacity feature gate: the scheduler counts each capacity reservation's instances, one per
+     * new claim (sched_resv.c); off, reserved offerings are used without a count. Default true. */
+    bool reserved_capacity;
     /* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY (sched.h), for provisioning and the disruption
      * simulations alike; Strict and Respect by default. */
     ns_sched_min_values_policy min_values_policy;

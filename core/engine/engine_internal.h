@@ -172,6 +172,9 @@ typedef struct ns_engine_plan_opts {
      * after its first pass placed the real pods); such a pod without an entry is left out of the round. */
     const char *const *pinned;
     size_t n_pinned;
+    /* A pod whose reserved capacity this round used up goes on-demand or spot instead of waiting: Karpenter's
+     * disruption simulations build their scheduler without DisableReservedCapacityFallback. */
+    bool reserved_fallback;
 } ns_engine_plan_opts;
 
 typedef struct ns_engine_plan {

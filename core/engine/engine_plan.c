@@ -381,7 +381,10 @@ int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_
                              .pool_errors = e->types.pool_errors, .packing = e->cfg.packing,
                              .min_values_policy = e->cfg.min_values_policy,
                              .preference_policy = e->cfg.preference_policy,
-                         .default_spread = e->cfg.default_spread, .n_default_spread = e->cfg.n_default_spread};
+                             .default_spread = e->cfg.default_spread, .n_default_spread = e->cfg.n_default_spread,
+                             .reserved_mode = !e->cfg.reserved_capacity        ? NS_SCHED_RESERVED_OFF
+                                              : opts && opts->reserved_fallback ? NS_SCHED_RESERVED_FALLBACK
+                                                                                : NS_SCHED_RESERVED_STRICT};
         rc = ns_sched_run(&in, &out->result);
         if (rc == 0)
             rc = ns_engine_commit_plan_end(e, out);

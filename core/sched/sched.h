@@ -81,6 +81,16 @@ int ns_sched_preference_policy_parse(const char *name, ns_sched_preference_polic
 const char *ns_sched_min_values_policy_name(ns_sched_min_values_policy p);
 const char *ns_sched_preference_policy_name(ns_sched_preference_policy p);
 
+/* Karpenter's ReservedOfferingMode and its ReservedCapacity gate (sched_resv.c). STRICT: a pod that could use a
+ * reserved offering whose reservation this round has used up is deferred (Karpenter's provisioner,
+ * DisableReservedCapacityFallback); FALLBACK: it goes on-demand or spot (consolidation's simulations); OFF: the gate
+ * is off and no reservation is counted. */
+typedef enum ns_sched_reserved_mode {
+    NS_SCHED_RESERVED_STRICT = 0,
+    NS_SCHED_RESERVED_FALLBACK,
+    NS_SCHED_RESERVED_OFF
+} ns_sched_reserved_mode;
+
 typedef struct ns_sched_input {
     const ns_cluster *cluster;
     /* One instance-type set per NodePool, indexed like cluster->nodepools (the set of the pool's node class; pools
@@ -96,6 +106,7 @@ typedef struct ns_sched_input {
      * nothing selects gets none (sched_default_spread.c). NULL and 0: none. */
     const ns_topology_spread *default_spread;
     size_t n_default_spread;
+    ns_sched_reserved_mode reserved_mode;           /* STRICT (0) unless set */
 } ns_sched_input;
 
 /* One acceptable launch choice of a new claim. */
@@ -128,6 +139,9 @@ typedef struct ns_sched_unschedulable {
     char *reason; /* owned */
     /* Only NodePool limits keep the pod off a new node: a pool would take it with room left under its limits. */
     bool by_limits;
+    /* Karpenter's ReservedOfferingError: a compatible reserved offering exists but this round's claims hold all of
+     * its reservation, so the pod waits for a later round (not unschedulable, preferences not relaxed). */
+    bool deferred;
 } ns_sched_unschedulable;
 
 #define NS_SCHED_NOT_PENDING ((size_t)-1)

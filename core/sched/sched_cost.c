@@ -97,7 +97,8 @@ static void movable_claims(cost_pass *cp)
     sched *s = cp->s;
     bool *ok = (bool *)cp->gone; /* borrowed as scratch until the claims are chosen */
     for (size_t c = 0; c < cp->n_old; c++) {
-        ok[c] = !s->pools[s->claims[c].pool].has_limits;
+        /* A claim that holds reservations keeps them: re-packing would spend instances the round no longer has. */
+        ok[c] = !s->pools[s->claims[c].pool].has_limits && !s->claims[c].n_held;
         cp->claim_rep[c] = SIZE_MAX;
     }
     for (size_t i = 0; i < s->cl->n_pods; i++) {

@@ -53,6 +53,8 @@ typedef struct sched_pool {
     uint64_t *offers;       /* per type: available (zone, capacity type) pairs */
     double *price;          /* per type: its cheapest available offering among the pool's pairs */
     int16_t **offer_pair;   /* per type, per offering: its pair bit, or -1 when unavailable or unknown */
+    int32_t **offer_resv;   /* per type, per offering: its counted reservation (sched_resv.c) or -1; NULL when the
+                             * round counts none */
     size_t words;
     const char **keys;   /* label keys the node class's instance types define (borrowed strings) */
     size_t n_keys;
@@ -163,6 +165,7 @@ typedef struct sched_group {
     uint8_t *node_ok; /* per existing node: 0 unknown, 1 compatible, 2 not */
     char reason[768];
     bool by_limits; /* the reason is NodePool limits alone (ns_sched_unschedulable.by_limits) */
+    bool resv_deferred; /* the last new-claim attempt was refused for reserved capacity (ns_sched_unschedulable) */
 } sched_group;
 
 /* What a claim's kept types offer: the most allocatable cpu, memory and pods among them (for the capacity index) and
@@ -188,6 +191,8 @@ typedef struct sched_claim {
     const ns_pod **port_pods; /* pods with host ports on this claim */
     size_t n_port_pods;
     sched_room room;
+    uint32_t *held; /* the reservations (sched->resv) the claim holds an instance of, sched_resv.c */
+    size_t n_held;
 } sched_claim;
 
 typedef struct sched_node {
@@ -199,6 +204,12 @@ typedef struct sched_node {
     const ns_pod **port_pods;
     size_t n_port_pods;
 } sched_node;
+
+/* A capacity reservation and how many instances it can still take in this round (sched_resv.c). */
+typedef struct sched_resv {
+    const char *id; /* borrowed from an offering */
+    int64_t left;
+} sched_resv;
 
 typedef struct sched {
     const ns_sched_input *in;
@@ -240,6 +251,13 @@ typedef struct sched {
     size_t max_types;
     size_t max_words;
     bool static_claims; /* ns_sched_static_claims: the claims carry no DaemonSet overhead */
+    sched_resv *resv;   /* counted reservations; NULL when none */
+    size_t n_resv;
+    uint32_t *resv_plan; /* sched_resv_plan's answer: the reservations a claim would hold */
+    size_t n_resv_plan;
+    uint32_t *resv_mark; /* per reservation: the plan that listed it last (resv_epoch) */
+    uint32_t resv_epoch;
+    bool resv_refused; /* the last try_claim was refused for reserved capacity */
 } sched;
 
 /* Resources. */
@@ -381,6 +399,24 @@ int sched_result_fill(sched *s, ns_sched_result *out);
 int sched_claims_options(sched *s, ns_sched_result *res);
 /* The price of type (a bit of pool p) on claim c: its cheapest offering in the claim's pairs, -1 when none is. */
 double sched_claim_type_price(const sched_pool *p, const sched_claim *c, size_t type);
+
+/* sched_resv.c: capacity reservations counted as Karpenter's ReservationManager does (see the file). */
+#define SCHED_RESV_REFUSED 1
+/* Counts the pools' reservations once the pools are built. 0 or NS_ERR_INTERNAL. */
+int sched_resv_build(sched *s);
+void sched_resv_free(sched *s);
+bool sched_resv_held(const sched_claim *c, uint32_t r);
+/* The reservations claim c would hold with types `keep` and pairs `pairs`, into s->resv_plan: NS_OK, or
+ * SCHED_RESV_REFUSED when strict mode refuses the change (a compatible reservation exists but none can be held, or
+ * the claim would lose every one it holds). */
+int sched_resv_plan(sched *s, const sched_claim *c, const uint64_t *keep, uint64_t pairs);
+/* Makes s->resv_plan the claim's holdings: takes the new ones, gives back the ones left. 0 or NS_ERR_INTERNAL. */
+int sched_resv_commit(sched *s, sched_claim *c);
+/* A claim that holds reservations launches only into them, one that holds none into no counted reservation. */
+bool sched_resv_offering_ok(const sched_pool *p, const sched_claim *c, size_t type, size_t offering);
+/* Once the round is over: a claim that holds reservations keeps only their pairs (Karpenter's FinalizeScheduling),
+ * one that holds none drops the pairs only used-up reservations offer. */
+void sched_resv_finish(sched *s);
 
 /* sched_cost.c: with packing "cost", re-packs the round's new claims that hold only unconstrained pods into the
  * cheapest set of claims it finds, keeping the greedy claims when they cost no more. 0 or NS_ERR_INTERNAL. */

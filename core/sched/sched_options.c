@@ -31,7 +31,7 @@ static bool ranked_before(const ranked *x, const ranked *y)
 static bool offering_ok(const sched_pool *p, const sched_claim *c, size_t type, size_t offering)
 {
     int pair = p->offer_pair[type][offering];
-    return pair >= 0 && (c->pairs & (UINT64_C(1) << pair));
+    return pair >= 0 && (c->pairs & (UINT64_C(1) << pair)) && sched_resv_offering_ok(p, c, type, offering);
 }
 
 double sched_claim_type_price(const sched_pool *p, const sched_claim *c, size_t type)
@@ -57,6 +57,11 @@ static size_t cheapest_types(const sched *s, const sched_pool *p, const sched_cl
         if (kept == NS_SCHED_MAX_LAUNCH_TYPES && p->price[i] >= top[kept - 1].price)
             break;
         ranked r = {sched_claim_type_price(p, c, i), i, 0};
+        /* Only a claim that holds reservations has types offered in its pairs with no offering it may launch. */
+        if (r.price < 0) {
+            sched_bits_clear(types, i);
+            continue;
+        }
         size_t at = kept < NS_SCHED_MAX_LAUNCH_TYPES ? kept : kept - 1;
         if (kept == NS_SCHED_MAX_LAUNCH_TYPES && !ranked_before(&r, &top[at]))
             continue;
@@ -166,6 +171,8 @@ static uint64_t set_hash(const sched_claim *c, const ranked *top, size_t n_top)
     uint64_t h = ns_hash_step(NS_HASH_SEED ^ c->pairs, c->pool);
     for (size_t i = 0; i < n_top; i++)
         h = ns_hash_step(h, top[i].rank);
+    for (size_t i = 0; i < c->n_held; i++)
+        h = ns_hash_step(h, c->held[i]);
     return h;
 }
 
@@ -177,6 +184,12 @@ static bool set_equal(const option_set *e, uint64_t hash, const sched_claim *c, 
         if (e->ranks[i] != top[i].rank)
             return false;
     return true;
+}
+
+/* Claims that hold reservations launch only into them, so the held sets must match too. */
+static bool same_held(const sched_claim *a, const sched_claim *b)
+{
+    return a->n_held == b->n_held && (!a->n_held || memcmp(a->held, b->held, a->n_held * sizeof(*a->held)) == 0);
 }
 
 int sched_claims_options(sched *s, ns_sched_result *res)
@@ -198,7 +211,8 @@ int sched_claims_options(sched *s, ns_sched_result *res)
         out[i].n_types = cheapest_types(s, &s->pools[c->pool], c, top, &n_top);
         uint64_t h = set_hash(c, top, n_top);
         size_t at = (size_t)h & (n_slots - 1);
-        while (slots[at] && !set_equal(&sets[slots[at] - 1], h, c, top, n_top))
+        while (slots[at] && !(set_equal(&sets[slots[at] - 1], h, c, top, n_top) &&
+                              same_held(&s->claims[sets[slots[at] - 1].claim], c)))
             at = (at + 1) & (n_slots - 1);
         if (slots[at]) {
             const ns_sched_claim *same = &out[sets[slots[at] - 1].claim];

@@ -136,7 +136,7 @@ static int commit_claim(sched *s, sched_group *g, size_t ci, int64_t k, const ui
     }
     if (g->pod->n_host_ports && add_port_pod(&c->port_pods, &c->n_port_pods, g->pod) != NS_OK)
         return NS_ERR_INTERNAL;
-    if (sched_keyed_narrow(s, g, c) != NS_OK)
+    if (sched_keyed_narrow(s, g, c) != NS_OK || sched_resv_commit(s, c) != NS_OK)
         return NS_ERR_INTERNAL;
     sched_topo_record(s, g, c->host, sched_pairs_zones(s, c->pairs), k);
     sched_group_assign(s, g, s->n_nodes + ci, k);
@@ -169,6 +169,15 @@ static int64_t try_claim(sched *s, sched_group *g, size_t ci, int64_t want, char
     int64_t k = sched_fit_types(s, p, c, g, pairs, limit, min_values, s->keep, &room, why, len);
     if (k <= 0)
         return 0;
+    if (sched_resv_plan(s, c, s->keep, pairs & room.offered) == SCHED_RESV_REFUSED) {
+        s->resv_refused = true;
+        if (why)
+            snprintf(why, len, "%s", c->n_held ? "satisfying updated nodeclaim constraints would remove all "
+                                                  "compatible reserved offering options"
+                                                : "one or more instance types with compatible reserved offerings "
+                                                  "are available, but could not be reserved");
+        return 0;
+    }
     return commit_claim(s, g, ci, k, s->keep, &room, pairs) == NS_OK ? k : -1;
 }
 
@@ -201,6 +210,7 @@ void sched_claim_release(sched_claim *c)
     ns_requirements_free(&c->reqs);
     free(c->req_ids);
     free(c->port_pods);
+    free(c->held);
     memset(c, 0, sizeof(*c));
 }
 
@@ -280,6 +290,7 @@ int sched_static_claim_add(sched *s, size_t pi)
 
 int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **why_pool)
 {
+    g->resv_deferred = false;
     for (size_t o = 0; o < s->n_pools; o++) {
         size_t pi = s->pool_order[o];
         sched_pool *p = &s->pools[pi];
@@ -301,6 +312,7 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
         if (!c)
             return -1;
         memcpy(c->types, p->in_limits, p->words * sizeof(uint64_t));
+        s->resv_refused = false;
         int64_t k = try_claim(s, g, s->n_claims - 1, want, why_pool ? why : NULL, sizeof(why));
         if (k > 0) {
             p->claim_seq++;
@@ -314,6 +326,11 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
             return -1;
         if (why_pool)
             why_pool[pi] = strdup(why[0] ? why : "the pod's constraints cannot be met on a new node");
+        /* Karpenter's ReservedOfferingError: no lower-priority pool is tried, and the pod waits for a later round. */
+        if (s->resv_refused) {
+            g->resv_deferred = true;
+            return 0;
+        }
     }
     return 0;
 }

@@ -84,6 +84,7 @@ int sched_result_fill(sched *s, ns_sched_result *out)
             for (size_t i = s->groups[g].done; rc == NS_OK && i < s->groups[g].n_pods; i++) {
                 out->unschedulable[n].pod = s->groups[g].pods[i];
                 out->unschedulable[n].by_limits = s->groups[g].by_limits;
+                out->unschedulable[n].deferred = s->groups[g].resv_deferred;
                 if (!(out->unschedulable[n++].reason = strdup(s->groups[g].reason)))
                     rc = NS_FAIL(NS_ERR_INTERNAL, "scheduling: out of memory recording a reason");
             }

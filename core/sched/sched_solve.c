@@ -157,7 +157,9 @@ static int place_group(sched *s, sched_group *g)
     if (g->vol_why)
         return 0;
     /* Each pod of a group with a constraint on another key sees the counts the previous one left. */
-    bool keyed = sched_keyed_group(s, g), one = keyed || placement_opens_claims(s, g);
+    /* With reservations counted, pods go one at a time too: each pod may change what its claim holds (Karpenter adds
+     * pods one by one, and a pod that would take away a claim's last reservation goes elsewhere). */
+    bool keyed = sched_keyed_group(s, g), one = keyed || placement_opens_claims(s, g) || s->n_resv;
     while (g->done < g->n_pods) {
         int rc = keyed ? sched_group_prepare(s, g) : NS_OK;
         if (rc != NS_OK)
@@ -209,7 +211,8 @@ static int solve(sched *s)
         if (placed)
             continue;
         char what[256] = "";
-        bool relaxed = !g->vol_why && sched_group_relax(s, g, what, sizeof(what));
+        /* A pod deferred for reserved capacity keeps its preferences (Karpenter's trySchedule). */
+        bool relaxed = !g->vol_why && !g->resv_deferred && sched_group_relax(s, g, what, sizeof(what));
         if (relaxed) {
             ns_log(NS_LOG_DEBUG, "provisioner", "relaxing soft constraints for pod since it previously failed to "
                    "schedule", "pod", g->pod->meta.name ? g->pod->meta.name : "",
@@ -248,7 +251,9 @@ static int explain(sched *s, sched_group *g)
             free(why[p]);
             why[p] = NULL;
         }
-        k = sched_new_claim_explain(s, g, (int64_t)(g->n_pods - g->done), why);
+        /* With reservations counted pods go one at a time here too (place_group): a batch could need a type no
+         * reservation offers, and so pass where each of its pods is refused. */
+        k = sched_new_claim_explain(s, g, s->n_resv ? 1 : (int64_t)(g->n_pods - g->done), why);
     }
     size_t off = 0;
     int w = snprintf(g->reason, sizeof(g->reason), "%s", s->n_pools ? "" : "no NodePool exists");
@@ -284,6 +289,7 @@ static void sched_free(sched *s)
     sched_groups_free(s);
     sched_claims_free(s);
     sched_topos_free(s);
+    sched_resv_free(s);
     sched_pools_free(s);
     free(s->placement);
     free(s->ext_names);
@@ -318,6 +324,8 @@ static int sched_begin(sched *s, const ns_sched_input *in, bool static_claims)
         rc = shared_vectors(s);
     if (rc == NS_OK)
         rc = sched_pools_build(s);
+    if (rc == NS_OK && !static_claims)
+        rc = sched_resv_build(s);
     return rc;
 }
 
@@ -345,8 +353,10 @@ int ns_sched_run(const ns_sched_input *in, ns_sched_result *out)
             rc = explain(&s, &s.groups[g]);
     if (rc == NS_OK && in->packing == NS_SCHED_PACKING_COST)
         rc = sched_cost_pack(&s);
-    if (rc == NS_OK)
+    if (rc == NS_OK) {
+        sched_resv_finish(&s);
         rc = sched_result_fill(&s, out);
+    }
     free(by_name);
     sched_free(&s);
     return rc;
