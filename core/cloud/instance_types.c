@@ -193,7 +193,6 @@ int ns_itype_copy(const ns_instance_type *src, ns_itype *dst)
         d->capacity_type = strdup(o->capacity_type);
         d->price_per_hour = o->price_per_hour;
         d->available = o->available;
-        d->reservation_capacity = -1; /* unknown: no provider states a count before ABI 7 */
         bool has_reservation = NS_HAS_FIELD(o, ns_offering, reservation_id) && o->reservation_id;
         d->reservation_id = has_reservation ? dup_or_null(o->reservation_id) : NULL;
         if (!d->zone || !d->capacity_type || (has_reservation && !d->reservation_id))
