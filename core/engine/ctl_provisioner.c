@@ -1,8 +1,9 @@
 /*
  * Provisioning (Karpenter's provisioner): once the batch window closes, schedule pending pods (and the pods of
  * nodes being deleted) over the view of initialized nodes and in-flight NodeClaims; the kube-scheduler stand-in
- * binds pods placed on initialized nodes; the scheduler's new claims become NodeClaims and are launched. Then the
- * headroom pass (engine_headroom.c) places the CapacityBuffers' chunks around the real pods, every step the gate is
+ * binds pods placed on initialized nodes; the scheduler's new claims become NodeClaims and are launched. A round
+ * that changed what the next one sees (a launch given up, or pods deferred for reserved capacity while claims
+ * launched) is followed by another at once, a bounded number of times. Then the headroom pass (engine_headroom.c) places the CapacityBuffers' chunks around the real pods, every step the gate is
  * on and a buffer asks for chunks, pending pods or not.
  */
 #include <stdio.h>
@@ -201,11 +202,24 @@ static int pins_take(pins *out, const ns_engine_plan *p, char (*names)[NS_NAME_M
     return NS_OK;
 }
 
-/* One round; *replan when a claim it created was given up at once (no capacity left among its options). The
- * placements go to *placed for the headroom pass. */
+static bool has_deferred(const ns_engine_plan *p)
+{
+    for (size_t i = 0; i < p->result.n_unschedulable; i++)
+        if (p->result.unschedulable[i].deferred)
+            return true;
+    return false;
+}
+
+/* One round; *replan when the next round would decide differently: a claim it created was given up at once (its
+ * offerings are now marked unavailable), or it deferred pods for reserved capacity and launched claims. Karpenter
+ * leaves a deferred pod pending, so its pod controller triggers the provisioner again and that Solve lists the
+ * instance types anew, where the launches have used up the reservations: the pod falls to another capacity type
+ * (provisioner.go, ReservedOfferingErrors). Here the listing is made stale for the next round to read the
+ * provider's counts after the launches. The placements go to *placed for the headroom pass. */
 static int round_(ns_engine *e, bool *replan, pins *placed)
 {
     *replan = false;
+    bool launched = false;
     ns_engine_plan plan;
     int rc = ns_engine_plan_run(e, NULL, &plan);
     if (rc < 0)
@@ -248,7 +262,12 @@ static int round_(ns_engine *e, bool *replan, pins *placed)
         if ((rc = ns_engine_create_claim(e, &plan.result.claims[i], true, names[i])) == NS_OK) {
             const ns_nodeclaim *c = ns_cluster_find_nodeclaim(e->cluster, names[i]);
             *replan = *replan || !c || ns_claim_deleting(c);
+            launched = launched || (c && !ns_claim_deleting(c) && ns_claim_launched(c));
         }
+    }
+    if (rc == NS_OK && launched && has_deferred(&plan)) {
+        *replan = true;
+        e->types.listed_in_step = -1; /* the plan still points into the sets: they are listed by the next round */
     }
     if (rc == NS_OK)
         rc = pins_take(placed, &plan, names);
@@ -273,11 +292,13 @@ int ns_ctl_provisioner(ns_engine *e)
         ns_engine_due(e, b.oldest + e->cfg.batch_max_ms);
         return NS_OK;
     }
-    /* Each given-up launch marked its offerings unavailable, so a few rounds settle on offerings with capacity. */
+    /* A few rounds settle on offerings with capacity; a bound, since a provider whose counts do not move after a
+     * launch (or offerings that keep failing) would have the rounds repeat: what is left waits for the next step,
+     * as Karpenter's deferred pods wait for the next trigger. */
     bool replan = true;
     int rc = NS_OK;
     pins placed = {0};
-    for (int i = 0; rc == NS_OK && replan && i < 3; i++)
+    for (int i = 0; rc == NS_OK && replan && i < NS_PROVISIONING_ROUNDS_MAX; i++)
         rc = round_(e, &replan, &placed);
     if (rc == NS_OK)
         rc = ns_engine_headroom_round(e, (const char *const *)placed.at, placed.n);

@@ -334,6 +334,8 @@ int ns_ctl_lifecycle(ns_engine *e);
 int ns_ctl_handover(ns_engine *e);
 int ns_ctl_static(ns_engine *e);      /* static capacity (cfg.static_capacity): NodePools kept at spec.replicas */
 int ns_ctl_provisioner(ns_engine *e); /* binds pods to initialized nodes (cfg.simulate_scheduler), creates claims */
+/* Provisioning rounds one step runs at most: the first, then one more each time a round changed what the next sees. */
+#define NS_PROVISIONING_ROUNDS_MAX 3
 int ns_ctl_termination(ns_engine *e); /* drain, terminate, remove */
 
 /* Helpers for decision strings. */

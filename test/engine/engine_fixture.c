@@ -33,10 +33,10 @@ const char EFX_BASE[] =
     "  disruption:\n"
     "    consolidateAfter: Never\n";
 
-static ns_plugin *load_sim(void)
+static ns_plugin *load_sim(const char *catalog)
 {
-    ns_plugin_setting settings[] = {{"test_hooks", "true"}};
-    ns_plugin_load_params params = {.settings = settings, .n_settings = 1};
+    ns_plugin_setting settings[] = {{"test_hooks", "true"}, {"catalog", catalog}};
+    ns_plugin_load_params params = {.settings = settings, .n_settings = catalog ? 2 : 1};
     ns_plugin *p = NULL;
     int rc = ns_plugin_load_file(SIM_SO, &params, &p);
     ck_assert_msg(rc == NS_OK, "loading %s: %s", SIM_SO, ns_error_message());
@@ -52,6 +52,11 @@ static void attach(efx *x)
 }
 
 efx *efx_new(const char *base, const char *extra, const ns_engine_config *cfg)
+{
+    return efx_new_catalog(base, extra, cfg, NULL);
+}
+
+efx *efx_new_catalog(const char *base, const char *extra, const ns_engine_config *cfg, const char *catalog)
 {
     static bool quiet;
     if (!quiet && !getenv("EFX_VERBOSE")) {
@@ -75,7 +80,7 @@ efx *efx_new(const char *base, const char *extra, const ns_engine_config *cfg)
         ck_assert_msg(rc == NS_OK, "manifest: %s", ns_error_message());
     }
     ck_assert_msg(ns_cluster_resolve(x->cluster) == NS_OK, "resolve: %s", ns_error_message());
-    x->plugin = load_sim();
+    x->plugin = load_sim(catalog);
     attach(x);
     return x;
 }

@@ -36,6 +36,8 @@ typedef struct efx {
 
 /* Builds everything from YAML (the base plus `extra`, either may be NULL); cfg NULL: defaults. */
 efx *efx_new(const char *base, const char *extra, const ns_engine_config *cfg);
+/* The same with the sim's catalog read from the file at path catalog (NULL: the built-in catalog). */
+efx *efx_new_catalog(const char *base, const char *extra, const ns_engine_config *cfg, const char *catalog);
 /* Frees the engine and checker only (cluster and plugin stay), then builds a new engine over them: a restart. */
 void efx_restart(efx *x);
 void efx_free(efx *x);
