@@ -10,6 +10,7 @@
 
 #include "ali_json.h"
 #include "ali_provider.h"
+#include "prov_log.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024LL * 1024LL)
@@ -215,11 +216,9 @@ static int fetch_catalog(void *owner, prov_snapshot **out)
         return rc;
     }
     ali_pricing_apply(s, c);
-    char types[16], zones[16];
-    snprintf(types, sizeof(types), "%zu", c->n);
-    snprintf(zones, sizeof(zones), "%zu", c->n_zones);
-    ns_label fields[] = {{"types", types}, {"zones", zones}, {"region", s->region}};
-    s->host->log(s->ctx, NS_LOG_INFO, "alibaba instance-type catalog refreshed", fields, 3);
+    ns_log_field fields[] = {prov_log_int("types", (int64_t)c->n), prov_log_int("zones", (int64_t)c->n_zones),
+                             prov_log_str("region", s->region)};
+    prov_log(s->host, s->ctx, NS_LOG_INFO, "alibaba instance-type catalog refreshed", fields, 3);
     *out = &c->snap;
     return NS_OK;
 }

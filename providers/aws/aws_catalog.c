@@ -9,6 +9,7 @@
 #include "aws_parse_util.h"
 #include "aws_provider.h"
 #include "aws_query.h"
+#include "prov_log.h"
 
 void aws_catalog_free(aws_catalog *c)
 {
@@ -250,11 +251,9 @@ static int fetch_catalog(void *owner, prov_snapshot **out)
     }
     aws_pricing_refresh(s);
     aws_pricing_apply(s, c);
-    char types[16], zones[16];
-    snprintf(types, sizeof(types), "%zu", c->n_entries);
-    snprintf(zones, sizeof(zones), "%zu", c->n_zones);
-    ns_label fields[] = {{"types", types}, {"zones", zones}, {"region", s->region}};
-    s->host->log(s->ctx, NS_LOG_INFO, "aws instance-type catalog refreshed", fields, 3);
+    ns_log_field fields[] = {prov_log_int("types", (int64_t)c->n_entries), prov_log_int("zones", (int64_t)c->n_zones),
+                             prov_log_str("region", s->region)};
+    prov_log(s->host, s->ctx, NS_LOG_INFO, "aws instance-type catalog refreshed", fields, 3);
     *out = &c->snap;
     return NS_OK;
 }

@@ -8,6 +8,7 @@
 #include "aws_errors.h"
 #include "aws_retry.h"
 #include "aws_sigv4.h"
+#include "prov_log.h"
 
 static const char *const SERVICES[] = {"ec2", "sts", "ssm", "sqs", "pricing", "eks"};
 #define N_SERVICES (sizeof(SERVICES) / sizeof(SERVICES[0]))
@@ -169,12 +170,10 @@ static int attempt(aws_client *c, const call_spec *s, int idx, ns_http_response 
 
 static void log_retry(aws_client *c, const call_spec *s, const char *code, int attempts, int64_t delay_ms)
 {
-    char attempt_s[16], delay_s[24];
-    snprintf(attempt_s, sizeof(attempt_s), "%d", attempts);
-    snprintf(delay_s, sizeof(delay_s), "%lld", (long long)delay_ms);
-    ns_label fields[] = {{"service", s->service}, {"operation", s->op}, {"code", code},
-                         {"attempt", attempt_s},  {"delay_ms", delay_s}};
-    c->host->log(c->ctx, NS_LOG_WARN, "aws request failed; retrying", fields, 5);
+    ns_log_field fields[] = {prov_log_str("service", s->service), prov_log_str("operation", s->op),
+                             prov_log_str("code", code), prov_log_int("attempt", attempts),
+                             prov_log_int("delay_ms", delay_ms)};
+    prov_log(c->host, c->ctx, NS_LOG_WARN, "aws request failed; retrying", fields, 5);
 }
 
 static int call(aws_client *c, const call_spec *s, ns_http_response **out, aws_api_error *api_error)

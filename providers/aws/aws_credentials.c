@@ -22,6 +22,7 @@
 #include "aws_profile.h"
 #include "aws_sigv4.h"
 #include "aws_sts_parse.h"
+#include "prov_log.h"
 
 #define IMDS_TOKEN_TTL_S 21600
 /* The SDKs' IMDS client settings: a short timeout and one retry, so a machine off EC2 finds out quickly. */
@@ -679,13 +680,10 @@ static bool fresh_enough(const aws_credentials_provider *p, int64_t now)
 
 static void log_refresh(aws_credentials_provider *p, ns_log_level level, const char *message, int64_t now)
 {
-    char expires_in[32];
-    if (p->cached.expiration_ms)
-        snprintf(expires_in, sizeof(expires_in), "%lld", (long long)((p->cached.expiration_ms - now) / 1000));
-    else
-        snprintf(expires_in, sizeof(expires_in), "never");
-    ns_label fields[] = {{"source", aws_creds_source_name(p->source)}, {"expires_in_s", expires_in}};
-    p->host->log(p->ctx, level, message, fields, 2);
+    /* Credentials that never expire have no expires_in_s: the field stays a number when present. */
+    ns_log_field fields[] = {prov_log_str("source", aws_creds_source_name(p->source)),
+                             prov_log_int("expires_in_s", (p->cached.expiration_ms - now) / 1000)};
+    prov_log(p->host, p->ctx, level, message, fields, p->cached.expiration_ms ? 2 : 1);
 }
 
 int aws_credentials_get(aws_credentials_provider *p, aws_creds *out)

@@ -5,6 +5,7 @@
 
 #include "aws_provider.h"
 #include "aws_query.h"
+#include "prov_log.h"
 
 const char *aws_instance_id_of(const char *provider_id)
 {
@@ -120,8 +121,8 @@ int aws_terminate(void *state, const char *provider_id, bool *already_gone)
     aws_ec2_state_change_page_free(&page);
     if (already_gone)
         *already_gone = gone;
-    ns_label fields[] = {{"instance", id}, {"already_gone", gone ? "true" : "false"}};
-    s->host->log(s->ctx, NS_LOG_INFO, "aws instance terminated", fields, 2);
+    ns_log_field fields[] = {prov_log_str("instance", id), prov_log_bool("already_gone", gone)};
+    prov_log(s->host, s->ctx, NS_LOG_INFO, "aws instance terminated", fields, 2);
     return NS_OK;
 }
 

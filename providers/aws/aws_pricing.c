@@ -12,6 +12,7 @@
 #include "aws_parse_util.h"
 #include "aws_pricing_builtin.h"
 #include "aws_provider.h"
+#include "prov_log.h"
 
 void aws_price_list_free(aws_price_list *l)
 {
@@ -197,10 +198,8 @@ void aws_pricing_refresh(aws_state *s)
     pthread_mutex_unlock(&s->lock);
     aws_price_list_free(old);
     if (rc == NS_OK) {
-        char count[24];
-        snprintf(count, sizeof(count), "%zu", fresh->n);
-        ns_label fields[] = {{"types", count}, {"region", s->region}};
-        s->host->log(s->ctx, NS_LOG_INFO, "aws on-demand prices refreshed from the Pricing API", fields, 2);
+        ns_log_field fields[] = {prov_log_int("types", (int64_t)fresh->n), prov_log_str("region", s->region)};
+        prov_log(s->host, s->ctx, NS_LOG_INFO, "aws on-demand prices refreshed from the Pricing API", fields, 2);
         return;
     }
     ns_label fields[] = {{"region", s->region},

@@ -16,6 +16,7 @@
 
 #include "sim_catalog.h"
 #include "sim_state.h"
+#include "prov_log.h"
 
 #define SIM_MAX_FILE_BYTES (64L * 1024 * 1024)
 /* Kubelet's default when a type's network limits are unknown. */
@@ -323,10 +324,8 @@ int sim_catalog_fill_missing_prices(sim_state *s, sim_catalog *cat, const char *
     cat->n = kept;
     sim_catalog_free(&builtin);
     if (dropped > 0) {
-        char count[24];
-        snprintf(count, sizeof(count), "%zu", dropped);
-        sim_log(s, NS_LOG_WARN, "dropped instance types without an on-demand price", "catalog", path, "count", count,
-                NULL);
+        ns_log_field fields[] = {prov_log_str("catalog", path), prov_log_int("count", (int64_t)dropped)};
+        prov_log(s->host, s->ctx, NS_LOG_WARN, "dropped instance types without an on-demand price", fields, 2);
     }
     if (kept == 0)
         return SIM_FAIL(s, NS_ERR_INVALID_CONFIG, "catalog file %s: no instance type of the catalog file has a price "

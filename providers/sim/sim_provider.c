@@ -19,6 +19,7 @@
 #include "sim_shared.h"
 #include "sim_nodeclass.h"
 #include "sim_state.h"
+#include "prov_log.h"
 
 #ifndef SIM_CLAIM_ABI_VERSION
 #define SIM_CLAIM_ABI_VERSION NS_PROVIDER_ABI_VERSION
@@ -219,10 +220,10 @@ static int sim_init(const ns_host *host, ns_host_ctx *ctx, void **state)
         sim_destroy(s);
         return rc;
     }
-    char n_types[24];
-    snprintf(n_types, sizeof(n_types), "%zu", s->catalog.n);
-    sim_log(s, NS_LOG_INFO, "simulated cloud ready", "region", s->region, "zones", host->option_string(ctx, "zones"),
-            "instance-types", n_types, "violation", sim_violations[s->violation].name, NULL);
+    ns_log_field fields[] = {prov_log_str("region", s->region), prov_log_str("zones", host->option_string(ctx, "zones")),
+                             prov_log_int("instance-types", (int64_t)s->catalog.n),
+                             prov_log_str("violation", sim_violations[s->violation].name)};
+    prov_log(host, ctx, NS_LOG_INFO, "simulated cloud ready", fields, sizeof(fields) / sizeof(fields[0]));
     *state = s;
     return NS_OK;
 }
