@@ -220,7 +220,8 @@ static int sim_init(const ns_host *host, ns_host_ctx *ctx, void **state)
         sim_destroy(s);
         return rc;
     }
-    ns_log_field fields[] = {prov_log_str("region", s->region), prov_log_str("zones", host->option_string(ctx, "zones")),
+    ns_log_field fields[] = {prov_log_str("region", s->region),
+                             prov_log_str("zones", host->option_string(ctx, "zones")),
                              prov_log_int("instance-types", (int64_t)s->catalog.n),
                              prov_log_str("violation", sim_violations[s->violation].name)};
     prov_log(host, ctx, NS_LOG_INFO, "simulated cloud ready", fields, sizeof(fields) / sizeof(fields[0]));

@@ -47,9 +47,11 @@ START_TEST(test_sim_lines_are_typed)
 {
     char path[] = "/tmp/sim-log-XXXXXX";
     write_file(path, "[{\"name\": \"t1.large\", \"vcpu\": 2, \"memory_mib\": 8192, \"arch\": \"amd64\",\n"
-                     "  \"offerings\": [{\"zone\": \"us-west-2a\", \"capacity_type\": \"on-demand\", \"price\": 0.1}]},\n"
+                     "  \"offerings\": [{\"zone\": \"us-west-2a\", \"capacity_type\": \"on-demand\",\n"
+                     "                 \"price\": 0.1}]},\n"
                      " {\"name\": \"t2.large\", \"vcpu\": 2, \"memory_mib\": 8192, \"arch\": \"amd64\",\n"
-                     "  \"offerings\": [{\"zone\": \"us-west-2a\", \"capacity_type\": \"on-demand\", \"price\": 0.2}]},\n"
+                     "  \"offerings\": [{\"zone\": \"us-west-2a\", \"capacity_type\": \"on-demand\",\n"
+                     "                 \"price\": 0.2}]},\n"
                      " {\"name\": \"zz9.unpriced\", \"vcpu\": 2, \"memory_mib\": 8192, \"arch\": \"amd64\"}]\n");
     char *text = NULL;
     size_t len = 0;
