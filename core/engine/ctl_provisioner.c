@@ -3,8 +3,9 @@
  * nodes being deleted) over the view of initialized nodes and in-flight NodeClaims; the kube-scheduler stand-in
  * binds pods placed on initialized nodes; the scheduler's new claims become NodeClaims and are launched. A round
  * that changed what the next one sees (a launch given up, or pods deferred for reserved capacity while claims
- * launched) is followed by another at once, a bounded number of times. Then the headroom pass (engine_headroom.c) places the CapacityBuffers' chunks around the real pods, every step the gate is
- * on and a buffer asks for chunks, pending pods or not.
+ * launched) is followed by another at once, a bounded number of times. Then the headroom pass (engine_headroom.c)
+ * places the CapacityBuffers' chunks around the real pods, every step the gate is on and a buffer asks for chunks,
+ * pending pods or not.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,10 +110,47 @@ static void binds_free(bind *b, size_t n)
     free(b);
 }
 
-/* An unschedulable pod is reported once per pending spell: when it became pending after the last round. */
+static bool was_deferred(const ns_engine *e, const char *ref)
+{
+    for (size_t i = 0; i < e->n_deferred; i++)
+        if (strcmp(e->deferred[i], ref) == 0)
+            return true;
+    return false;
+}
+
+/* An unschedulable pod is reported once per pending spell: when it became pending after the last round, or when the
+ * last round deferred it (a deferral is no decision, so the first one comes now). */
 static bool unschedulable_is_news(const ns_engine *e, const ns_pod *pod)
 {
-    return ns_sched_pod_is_pending(pod) && (e->last_round_ms < 0 || pod->pending_since_ms > e->last_round_ms);
+    char ref[300];
+    ns_engine_pod_ref(pod, ref, sizeof(ref));
+    return ns_sched_pod_is_pending(pod) &&
+           (e->last_round_ms < 0 || pod->pending_since_ms > e->last_round_ms || was_deferred(e, ref));
+}
+
+/* Keeps the pods this round deferred, for the next round's unschedulable_is_news. */
+static int keep_deferred(ns_engine *e, const ns_engine_plan *p)
+{
+    ns_strv_free(e->deferred, e->n_deferred);
+    e->deferred = NULL;
+    e->n_deferred = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < p->result.n_unschedulable; i++)
+        n += p->result.unschedulable[i].deferred;
+    if (!n)
+        return NS_OK;
+    if (!(e->deferred = calloc(n, sizeof(*e->deferred))))
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping %zu deferred pods", n);
+    for (size_t i = 0; i < p->result.n_unschedulable; i++) {
+        if (!p->result.unschedulable[i].deferred)
+            continue;
+        char ref[300];
+        ns_engine_pod_ref(p->view.pods[p->result.unschedulable[i].pod], ref, sizeof(ref));
+        if (!(e->deferred[e->n_deferred] = ns_strdup(ref)))
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping deferred pod %s", ref);
+        e->n_deferred++;
+    }
+    return NS_OK;
 }
 
 /* Pods deferred for reserved capacity are not unschedulable: Karpenter records no event or error for them and logs
@@ -233,7 +271,9 @@ static int round_(ns_engine *e, bool *replan, pins *placed)
     }
     bind *binds = NULL;
     size_t n_binds = 0;
-    if ((rc = record_unschedulable(e, &plan)) == NS_OK && e->cfg.simulate_scheduler)
+    if ((rc = record_unschedulable(e, &plan)) == NS_OK)
+        rc = keep_deferred(e, &plan);
+    if (rc == NS_OK && e->cfg.simulate_scheduler)
         rc = collect_binds(e, &plan, &binds, &n_binds);
     for (size_t i = 0; rc == NS_OK && i < n_binds; i++) {
         ns_pod *pod = ns_cluster_find_pod(e->cluster, binds[i].ns, binds[i].pod);

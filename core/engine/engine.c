@@ -97,6 +97,7 @@ void ns_engine_free(ns_engine *e)
     free(e->history);
     free(e->deadlines);
     ns_strv_free(e->blocked, e->n_blocked);
+    ns_strv_free(e->deferred, e->n_deferred);
     ns_strv_free(e->repair_blocked, e->n_repair_blocked);
     ns_engine_repair_policies_free(&e->repair);
     ns_engine_headroom_free(&e->headroom);

@@ -104,6 +104,8 @@ struct ns_engine {
     const volatile sig_atomic_t *stop; /* ns_engine_set_stop_flag */
     char *listing_error;               /* ns_engine_listing_error */
     int64_t last_round_ms;           /* last provisioning round (-1: none yet), to report unschedulable pods once */
+    char **deferred;                 /* "ns/pod" the last provisioning round deferred for reserved capacity */
+    size_t n_deferred;
     char **blocked;                  /* "claim|ns/pod|reason" of blocked evictions already recorded (log dedup) */
     size_t n_blocked;
     ns_decision *decisions;

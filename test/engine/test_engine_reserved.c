@@ -31,8 +31,8 @@ static const char BASE[] = "apiVersion: nodesmith.io/v1\n"
                            "  disruption:\n"
                            "    consolidateAfter: Never\n";
 
-/* n pods that each need a 2-vCPU node of their own. */
-static char *pods(int n)
+/* n pods that each need a 2-vCPU node of their own; selector: their nodeSelector's YAML map, or NULL. */
+static char *pods(int n, const char *selector)
 {
     static const char fmt[] = "apiVersion: apps/v1\n"
                               "kind: Deployment\n"
@@ -43,12 +43,14 @@ static char *pods(int n)
                               "  template:\n"
                               "    metadata: {labels: {app: app}}\n"
                               "    spec:\n"
+                              "      nodeSelector: %s\n"
                               "      containers:\n"
                               "        - name: c\n"
                               "          resources: {requests: {cpu: 1500m, memory: 1Gi}}\n";
-    char *yaml = malloc(sizeof(fmt) + 16);
+    size_t len = sizeof(fmt) + 16 + (selector ? strlen(selector) : 2);
+    char *yaml = malloc(len);
     ck_assert_ptr_nonnull(yaml);
-    snprintf(yaml, sizeof(fmt) + 16, fmt, n);
+    snprintf(yaml, len, fmt, n, selector ? selector : "{}");
     return yaml;
 }
 
@@ -89,7 +91,7 @@ START_TEST(test_deferred_pod_gets_on_demand_in_second_round)
                         "    {\"zone\": \"us-west-2a\", \"capacity_type\": \"on-demand\", \"price\": 0.10},\n"
                         "    {\"zone\": \"us-west-2a\", \"capacity_type\": \"reserved\", \"price\": 0.02,\n"
                         "     \"reservation_id\": \"cr-1\", \"reservation_capacity\": 1}]}]\n");
-    char *yaml = pods(2);
+    char *yaml = pods(2, NULL);
     efx *x = efx_new_catalog(BASE, yaml, NULL, path);
     free(yaml);
     efx_step(x);
@@ -129,7 +131,7 @@ START_TEST(test_rounds_are_bounded_and_the_pod_placed_next_step)
     snprintf(catalog + off, sizeof(catalog) - off, "]\n");
     write_catalog(path, catalog);
     ck_assert_int_eq(NS_PROVISIONING_ROUNDS_MAX, 3); /* the scenario has one more pod than a step has rounds */
-    char *yaml = pods(4);
+    char *yaml = pods(4, NULL);
     efx *x = efx_new_catalog(BASE, yaml, NULL, path);
     free(yaml);
     efx_step(x);
@@ -168,6 +170,35 @@ START_TEST(test_rounds_are_bounded_and_the_pod_placed_next_step)
 }
 END_TEST
 
+/* Pods that only a reserved offering can take: the second, deferred in the first round, finds the reservation used up
+ * in the second and is unschedulable there; that is its first decision (the deferral made none), and it is not
+ * repeated at later steps. */
+START_TEST(test_deferred_then_unschedulable_is_reported_once)
+{
+    char path[] = "/tmp/engine-reserved-XXXXXX";
+    write_catalog(path, "[{\"name\": \"t1.large\", \"vcpu\": 2, \"memory_mib\": 8192, \"arch\": \"amd64\",\n"
+                        "  \"offerings\": [\n"
+                        "    {\"zone\": \"us-west-2a\", \"capacity_type\": \"on-demand\", \"price\": 0.10},\n"
+                        "    {\"zone\": \"us-west-2a\", \"capacity_type\": \"reserved\", \"price\": 0.02,\n"
+                        "     \"reservation_id\": \"cr-1\", \"reservation_capacity\": 1}]}]\n");
+    char *yaml = pods(2, "{karpenter.sh/capacity-type: reserved}");
+    efx *x = efx_new_catalog(BASE, yaml, NULL, path);
+    free(yaml);
+    efx_step(x);
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 1);
+    ck_assert_uint_eq(claims_of(x, "reserved"), 1);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_UNSCHEDULABLE_POD, NULL), 1);
+    const ns_decision *d = efx_first(x, NS_DECISION_UNSCHEDULABLE_POD, NULL);
+    const ns_decision *created = efx_first(x, NS_DECISION_CREATED_NODECLAIM, NULL);
+    ck_assert_str_ne(d->pods, created->pods); /* the pod without the claim */
+    efx_run_for(x, EFX_S(20));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_UNSCHEDULABLE_POD, NULL), 1);
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 1);
+    efx_free(x);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-reserved");
@@ -175,6 +206,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_deferred_pod_gets_on_demand_in_second_round);
     tcase_add_test(tc, test_rounds_are_bounded_and_the_pod_placed_next_step);
+    tcase_add_test(tc, test_deferred_then_unschedulable_is_reported_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
