@@ -79,18 +79,46 @@ static int kubelet_stopped(ns_engine *e, ns_node *n)
     return e->writes.ops->update_node_status(e->writes.ctx, n);
 }
 
+static bool has_taint(const ns_node *n, const char *key, const char *effect)
+{
+    const ns_taint t = {key, NULL, effect};
+    for (size_t i = 0; i < n->n_taints; i++)
+        if (ns_taint_matches(&n->taints[i], &t))
+            return true;
+    return false;
+}
+
+/* The taints the stand-in takes off a starting node: the not-ready one and the claim's startup taints. */
+static bool starting_taints(const ns_node *n, const ns_nodeclaim *claim)
+{
+    bool any = has_taint(n, NS_TAINT_NOT_READY_KEY, NS_EFFECT_NO_SCHEDULE);
+    for (size_t i = 0; !any && i < claim->n_startup_taints; i++)
+        any = has_taint(n, claim->startup_taints[i].key, claim->startup_taints[i].effect);
+    return any;
+}
+
+/* A kubelet reports Ready; the not-ready taint is then taken off by the node lifecycle controller, which taints a
+ * NotReady node (kube-controller-manager). Taken off before the status says Ready, the taint comes back from that
+ * controller and stays until its next pass: the claim was initialized meanwhile, so provisioning saw a node no pod
+ * could use and launched another (controller-e2e Test10). Hence the status first, then the taints (the not-ready one
+ * for where no such controller runs, the startup taints as their agent would); a step that failed half-way resumes
+ * here, since starting_taints keeps the node a starting one. */
 static int become_ready(ns_engine *e, ns_node *n, const ns_nodeclaim *claim)
 {
     const ns_cluster_writes *w = &e->writes;
-    int rc = w->ops->remove_node_taint(w->ctx, n, NS_TAINT_NOT_READY_KEY, NS_EFFECT_NO_SCHEDULE);
-    for (size_t i = 0; rc == 0 && i < claim->n_startup_taints; i++)
-        rc = w->ops->remove_node_taint(w->ctx, n, claim->startup_taints[i].key, claim->startup_taints[i].effect);
-    if (rc < 0)
-        return rc;
-    n->ready = true;
-    n->ready_unknown = false;
-    n->ready_since_ms = ns_clock_now_ms();
-    return w->ops->update_node_status(w->ctx, n);
+    int rc = NS_OK;
+    if (!n->ready) {
+        n->ready = true;
+        n->ready_unknown = false;
+        n->ready_since_ms = ns_clock_now_ms();
+        rc = w->ops->update_node_status(w->ctx, n);
+    }
+    if (rc == NS_OK && has_taint(n, NS_TAINT_NOT_READY_KEY, NS_EFFECT_NO_SCHEDULE))
+        rc = w->ops->remove_node_taint(w->ctx, n, NS_TAINT_NOT_READY_KEY, NS_EFFECT_NO_SCHEDULE);
+    for (size_t i = 0; rc == NS_OK && i < claim->n_startup_taints; i++)
+        if (has_taint(n, claim->startup_taints[i].key, claim->startup_taints[i].effect))
+            rc = w->ops->remove_node_taint(w->ctx, n, claim->startup_taints[i].key, claim->startup_taints[i].effect);
+    return rc;
 }
 
 int ns_ctl_kubelet(ns_engine *e)
@@ -109,8 +137,8 @@ int ns_ctl_kubelet(ns_engine *e)
             bool running = instance_running(e, claim->provider_id);
             if (n->ready && !running)
                 rc = kubelet_stopped(e, n);
-            else if (!n->ready && !n->meta.deletion_ms && !ns_claim_initialized(claim) &&
-                     now - n->meta.creation_ms >= e->cfg.initialization_delay_ms) {
+            else if ((!n->ready || starting_taints(n, claim)) && !n->meta.deletion_ms &&
+                     !ns_claim_initialized(claim) && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms) {
                 if (running)
                     rc = become_ready(e, n, claim);
                 else

@@ -1,5 +1,6 @@
 /* The registration TTL: a claim whose node never registers is deleted after 15 minutes (its instance terminated)
- * and its pods are re-planned; a slow but timely registration is kept. */
+ * and its pods are re-planned; a slow but timely registration is kept. The simulated kubelet's Node turns Ready in
+ * an order a control plane's node lifecycle controller leaves alone. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,55 @@ START_TEST(test_slow_registration_within_ttl)
 }
 END_TEST
 
+/* kube-controller-manager's node lifecycle controller, as a controller watching the cluster sees it: a Node whose
+ * status is not Ready gets the not-ready NoSchedule taint back whenever it is taken off (its removal once the Node is
+ * Ready comes on a later pass, outside this test). The other writes pass through. */
+static const ns_cluster_writes_ops *lifecycle_inner;
+static ns_cluster_writes_ops lifecycle_ops;
+
+static int lifecycle_remove_node_taint(void *ctx, ns_node *node, const char *key, const char *effect)
+{
+    static const ns_taint not_ready = {NS_TAINT_NOT_READY_KEY, NULL, NS_EFFECT_NO_SCHEDULE};
+    int rc = lifecycle_inner->remove_node_taint(ctx, node, key, effect);
+    if (rc == NS_OK && !node->ready && strcmp(key, NS_TAINT_NOT_READY_KEY) == 0)
+        rc = lifecycle_inner->add_node_taint(ctx, node, &not_ready);
+    return rc;
+}
+
+static bool initialized(efx *x)
+{
+    return efx_initialized(x) == 1;
+}
+
+/* The Node reports Ready before the not-ready taint comes off, so the controller above does not put it back: the
+ * claim is initialized, untainted, and takes both pods. Taken off first (as before), the taint came back, the claim
+ * never initialized, and in controller-e2e Test10 a round in that window launched a claim too many. */
+START_TEST(test_ready_before_untainted)
+{
+    efx *x = efx_new(EFX_BASE, WEB2, NULL);
+    ns_cluster_writes saved = x->engine->writes;
+    lifecycle_inner = saved.ops;
+    lifecycle_ops = *saved.ops;
+    lifecycle_ops.remove_node_taint = lifecycle_remove_node_taint;
+    ns_engine_set_writes(x->engine, &(ns_cluster_writes){&lifecycle_ops, saved.ctx});
+    bool ok = efx_run_until(x, initialized, EFX_S(120));
+    ns_engine_set_writes(x->engine, &saved);
+    ck_assert_msg(ok, "the NodeClaim was not initialized within 120 s");
+    const ns_node *n = efx_node_of(x, efx_claim(x, 0));
+    ck_assert_ptr_nonnull(n);
+    ck_assert(n->ready);
+    for (size_t i = 0; i < n->n_taints; i++)
+        ck_assert_str_ne(n->taints[i].key, NS_TAINT_NOT_READY_KEY);
+    char name[256];
+    snprintf(name, sizeof(name), "%s", n->meta.name);
+    efx_run_for(x, EFX_S(5));
+    ck_assert_uint_eq(efx_pending(x), 0);
+    ck_assert_uint_eq(efx_pods_on(x, name), 2);
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_CREATED_NODECLAIM, NULL), 1);
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-registration");
@@ -64,6 +114,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_never_registers);
     tcase_add_test(tc, test_slow_registration_within_ttl);
+    tcase_add_test(tc, test_ready_before_untainted);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
