@@ -62,4 +62,10 @@ double sched_cost_bin_price(const sched *s, const sched_pool *p, const cost_cand
 int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
                        size_t n_items, cost_plan *out);
 
+/* The exact plan (sched_cost_exact.c): the cheapest bins for the pods rem[] counts, appended to out, when the dynamic
+ * program over every sub-vector of rem is small enough. 0, 1 when it is too large or some pod fits no candidate (out
+ * unchanged), or NS_ERR_INTERNAL. */
+int sched_cost_exact(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
+                     size_t n_items, const int64_t *rem, cost_plan *out);
+
 #endif

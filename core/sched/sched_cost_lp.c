@@ -3,8 +3,9 @@
  * node of a candidate type holds; columns cost the type's price, rows ask for each item's count), solved by column
  * generation: a revised simplex on the patterns found so far gives each item a dual price, and each candidate type
  * proposes the pattern its dual prices value most (filled densest first, where density is the dual price per share of
- * the type's allocatable). With the LP solved, the plan takes each pattern's whole number of nodes and plans the pods
- * left greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
+ * the type's allocatable; with few items, also each item's every count put first). With the LP solved, the plan takes
+ * each pattern's whole number of nodes and plans the pods left exactly when they are few (sched_cost_exact.c), else
+ * greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
  * rounding costs a few nodes at most, so the plan is within a few percent of the LP bound; on small classes the
  * caller keeps the greedy plan when it is cheaper.
  */
@@ -21,6 +22,8 @@
 #define LP_MAX_ROUNDS 40
 #define LP_NEW_COLUMNS 8
 #define LP_EPS 1e-9
+/* Classes of at most this many pod groups get the richer pricing of best_pattern. */
+#define LP_LEAD_MAX_ITEMS 4
 
 typedef struct lp {
     sched *s;
@@ -65,21 +68,6 @@ static int lp_push(lp *L, const int64_t *a, size_t cand)
     return NS_OK;
 }
 
-/* Fills candidate ci with items in L->order, each as far as it fits (up to its count); the fill into L->fill. */
-static void fill_in_order(lp *L, size_t ci)
-{
-    const sched_vec *alloc = &L->p->alloc[L->c[ci].type];
-    memset(L->used.v, 0, L->s->n_dims * sizeof(int64_t));
-    for (size_t i = 0; i < L->m; i++) {
-        size_t j = L->order[i];
-        const sched_vec *req = &L->items[j].g->req;
-        int64_t k = sched_fit_count(L->s, alloc, &L->used, req, L->items[j].n);
-        L->fill[j] = k > 0 ? k : 0;
-        for (size_t d = 0; k > 0 && d < L->s->n_dims; d++)
-            L->used.v[d] += k * req->v[d];
-    }
-}
-
 /* Orders the items by weight[j] per dominant share of candidate ci, densest first (weights <= 0 last). */
 static void order_by_density(lp *L, size_t ci, const double *weight)
 {
@@ -98,6 +86,61 @@ static void order_by_density(lp *L, size_t ci, const double *weight)
             L->order[k] = L->order[k - 1];
             L->order[k - 1] = t;
         }
+}
+
+/* Fills candidate ci with items in L->order, each as far as it fits (up to its count), after `lead` pods of item
+ * `first` (none when first is SIZE_MAX); the fill into L->fill. */
+static void fill_in_order(lp *L, size_t ci, size_t first, int64_t lead)
+{
+    const sched_vec *alloc = &L->p->alloc[L->c[ci].type];
+    memset(L->used.v, 0, L->s->n_dims * sizeof(int64_t));
+    for (size_t i = 0; i <= L->m; i++) {
+        size_t j = i == 0 ? first : L->order[i - 1];
+        if (j == SIZE_MAX || (i > 0 && j == first))
+            continue;
+        const sched_vec *req = &L->items[j].g->req;
+        int64_t k = sched_fit_count(L->s, alloc, &L->used, req, i == 0 ? lead : L->items[j].n);
+        L->fill[j] = k > 0 ? k : 0;
+        for (size_t d = 0; k > 0 && d < L->s->n_dims; d++)
+            L->used.v[d] += k * req->v[d];
+    }
+}
+
+static double fill_value(const lp *L)
+{
+    double v = 0;
+    for (size_t j = 0; j < L->m; j++)
+        v += L->pi[j] > 0 ? (double)L->fill[j] * L->pi[j] : 0;
+    return v;
+}
+
+/* Candidate ci's pattern of most dual value into L->fill, and its value: the densest-first fill, and with few items
+ * also every count of each item put first and the others filled densest first after it (the densest-first fill alone
+ * misses patterns that mix two shapes, which on small classes costs the rounding whole nodes). */
+static double best_pattern(lp *L, size_t ci)
+{
+    order_by_density(L, ci, L->pi);
+    fill_in_order(L, ci, SIZE_MAX, 0);
+    double best = fill_value(L);
+    if (L->m > LP_LEAD_MAX_ITEMS)
+        return best;
+    size_t best_first = SIZE_MAX;
+    int64_t best_lead = 0;
+    for (size_t j = 0; j < L->m; j++) {
+        for (int64_t lead = 0; L->pi[j] > 0 && lead <= L->items[j].n; lead++) {
+            fill_in_order(L, ci, j, lead);
+            if (L->fill[j] < lead)
+                break;
+            double v = fill_value(L);
+            if (v > best * (1 + 1e-12)) {
+                best = v;
+                best_first = j;
+                best_lead = lead;
+            }
+        }
+    }
+    fill_in_order(L, ci, best_first, best_lead);
+    return best;
 }
 
 /* The starting basis: per item, the candidate that holds its pods cheapest per pod, filled with that item only.
@@ -231,11 +274,7 @@ static int price_columns(lp *L)
     size_t best[LP_NEW_COLUMNS], n_best = 0;
     double best_gain[LP_NEW_COLUMNS];
     for (size_t ci = 0; ci < L->n_c; ci++) {
-        order_by_density(L, ci, L->pi);
-        fill_in_order(L, ci);
-        double v = 0;
-        for (size_t j = 0; j < L->m; j++)
-            v += L->pi[j] > 0 ? (double)L->fill[j] * L->pi[j] : 0;
+        double v = best_pattern(L, ci);
         double gain = v / L->c[ci].price;
         if (gain <= 1 + 1e-7 || (n_best == LP_NEW_COLUMNS && gain <= best_gain[n_best - 1]))
             continue;
@@ -248,8 +287,7 @@ static int price_columns(lp *L)
         best_gain[at] = gain;
     }
     for (size_t i = 0; i < n_best; i++) {
-        order_by_density(L, best[i], L->pi);
-        fill_in_order(L, best[i]);
+        best_pattern(L, best[i]);
         for (size_t j = 0; j < L->m; j++)
             L->fill[j] = L->pi[j] > 0 ? L->fill[j] : 0;
         int rc = lp_push(L, L->fill, best[i]);
@@ -276,8 +314,8 @@ static int take_bin(lp *L, int64_t *take, int64_t *rem, cost_plan *out)
                : NS_OK;
 }
 
-/* The basis's patterns, each count rounded down (up when ceil), as bins; with floor the pods left go to the greedy
- * planner. */
+/* The basis's patterns, each count rounded down (up when ceil), as bins; the pods left (none when rounded up) go
+ * to the exact plan when they are few, else to the greedy planner. */
 static int round_plan(lp *L, bool ceil_, int64_t *rem, cost_plan *out)
 {
     for (size_t j = 0; j < L->m; j++)
@@ -292,7 +330,9 @@ static int round_plan(lp *L, bool ceil_, int64_t *rem, cost_plan *out)
             rc = take_bin(L, L->fill, rem, out);
         }
     }
-    return rc == NS_OK ? sched_cost_greedy(L->s, L->p, L->c, L->n_c, L->items, L->m, rem, out) : rc;
+    if (rc == NS_OK && (rc = sched_cost_exact(L->s, L->p, L->c, L->n_c, L->items, L->m, rem, out)) == 1)
+        rc = sched_cost_greedy(L->s, L->p, L->c, L->n_c, L->items, L->m, rem, out);
+    return rc;
 }
 
 static void lp_free(lp *L)

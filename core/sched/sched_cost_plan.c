@@ -207,14 +207,19 @@ int sched_cost_plan(sched *s, size_t pi, const uint64_t *types, uint64_t pairs, 
     int64_t *rem = malloc((n_items ? n_items : 1) * sizeof(*rem));
     int rc = c && rem ? NS_OK : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory planning %zu pod groups", n_items);
     size_t n_c = rc == NS_OK ? candidates(s, pi, types, pairs, c) : 0;
+    bool exact = false;
     if (rc == NS_OK) {
         item_values(s, p, c, n_c, items, n_items);
         qsort(items, n_items, sizeof(*items), item_cmp);
         for (size_t j = 0; j < n_items; j++)
             rem[j] = items[j].n;
-        rc = sched_cost_greedy(s, p, c, n_c, items, n_items, rem, out);
+        /* Few pods: the exact plan, which neither heuristic can beat. */
+        rc = sched_cost_exact(s, p, c, n_c, items, n_items, rem, out);
+        exact = rc == NS_OK;
+        if (rc == 1)
+            rc = sched_cost_greedy(s, p, c, n_c, items, n_items, rem, out);
     }
-    if (rc == NS_OK)
+    if (rc == NS_OK && !exact)
         rc = sched_cost_plan_lp(s, p, c, n_c, items, n_items, &lp);
     if (rc == NS_OK && lp.n_bins && lp.price < out->price)
         plan_swap(out, &lp);

@@ -2,11 +2,13 @@
  * packing: cost against the exact optimum. On seeded scenarios of two pod shapes over instance types of random shapes
  * and prices that are not linear in size, the optimum is computed here by dynamic programming over the pods left of
  * each shape (the cheapest node of any type for some of them, plus the optimum of the rest), independent of the
- * scheduler. Cost mode must place every pod, never pay less than that optimum (which would mean an invalid claim) and
- * be within 2% of it at the median (issue 17's target; measured 1.0000). The issue's worst-case target, 5%, is not met
- * yet: the worst of these 200 seeds pays 1.1738 times the optimum (seed 139), so the bound checked per scenario is
- * 1.18, a guard against regressions. One hand-made scenario is the bench's worst case for Karpenter: 32.5 cpu of pods,
- * where greedy packing takes a 64-cpu node and the optimum is a 32-cpu node and a 1-cpu one.
+ * scheduler. Cost mode must place every pod and never pay less than that optimum (which would mean an invalid claim).
+ * With 1 to 10 pods per shape the scheduler's own exact step applies, so it must pay the optimum itself (200 seeds).
+ * With 53 to 60 pods per shape that step is past its size and the LP plan with its rounding does the work: issue 17
+ * asks at most 5% over the optimum; the worst of these 20 seeds pays 1.0162 times it, so the bound checked is 1.02
+ * (before the LP priced patterns that mix shapes and re-solved the pods left after rounding exactly, 1.0984). One
+ * hand-made scenario is the bench's worst case for Karpenter: 32.5 cpu of pods, where greedy packing takes a 64-cpu
+ * node.
  */
 #include <check.h>
 #include <float.h>
@@ -16,7 +18,7 @@
 
 #include "sched_test_util.h"
 
-#define MAX_N 10
+#define MAX_N 60
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -79,7 +81,7 @@ static int dbl_cmp(const void *a, const void *b)
 
 /* One scenario: 3 to 6 types, 1 to 16 cpu, 1 to 8 GiB per cpu, each priced at a random 0.8x to 1.4x of a per-cpu and
  * per-GiB rate; two shapes of 1 to 10 pods. The ratio of cost mode to the optimum. */
-static double scenario_ratio(uint64_t seed)
+static double scenario_ratio(uint64_t seed, int min_pods, int max_pods)
 {
     static const int64_t cpus[] = {1, 2, 4, 8, 16}, gib_per_cpu[] = {1, 2, 4, 8};
     static const int64_t pod_cpu[] = {250, 500, 1000, 1500, 2000, 3000}, pod_mib[] = {512, 1024, 2048, 4096, 8192};
@@ -105,7 +107,7 @@ static double scenario_ratio(uint64_t seed)
         do {
             p[s] = (shape){pod_cpu[rng_next(&rng) % 6], pod_mib[rng_next(&rng) % 5] * FX_MI};
         } while (!fits_some(t, n_t, &p[s]));
-        n[s] = 1 + (int)(rng_next(&rng) % MAX_N);
+        n[s] = min_pods + (int)(rng_next(&rng) % (uint64_t)(max_pods - min_pods + 1));
         for (int i = 0; i < n[s]; i++) {
             char name[32], labels[16];
             snprintf(name, sizeof(name), "s%d-%d", s, i);
@@ -125,13 +127,23 @@ static double scenario_ratio(uint64_t seed)
     return paid / best;
 }
 
-START_TEST(cost_mode_near_exact_optimum)
+START_TEST(cost_mode_pays_the_optimum_on_few_pods)
 {
     enum { N = 200 };
+    for (int i = 0; i < N; i++) {
+        double ratio = scenario_ratio((uint64_t)i + 1, 1, 10);
+        ck_assert_msg(ratio <= 1 + 1e-9, "seed %d: cost mode pays %.6f times the optimum", i + 1, ratio);
+    }
+}
+END_TEST
+
+START_TEST(cost_mode_near_optimum_past_exact)
+{
+    enum { N = 20 };
     double ratio[N];
     for (int i = 0; i < N; i++) {
-        ratio[i] = scenario_ratio((uint64_t)i + 1);
-        ck_assert_msg(ratio[i] <= 1.18, "seed %d: cost mode pays %.4f times the optimum", i + 1, ratio[i]);
+        ratio[i] = scenario_ratio((uint64_t)i + 1001, 53, 60);
+        ck_assert_msg(ratio[i] <= 1.02, "seed %d: cost mode pays %.4f times the optimum", i + 1001, ratio[i]);
     }
     qsort(ratio, N, sizeof(double), dbl_cmp);
     ck_assert_msg(ratio[N / 2] <= 1.02, "median ratio to the optimum %.4f", ratio[N / 2]);
@@ -139,8 +151,10 @@ START_TEST(cost_mode_near_exact_optimum)
 END_TEST
 
 /* 7 pods of 1.5 cpu, 8 of 0.5 and 12 of 1.5 with more memory: 32.5 cpu and 49.25 GiB. Karpenter's greedy puts them
- * all on the 64-cpu type ($9.97); one 32-cpu node cannot hold them, so the optimum is the 32-cpu node and the 1-cpu
- * one ($5.19). Cost mode pays $5.30 (34 cpu of the linear-priced family): within 5% of the optimum. */
+ * all on the 64-cpu type ($9.97). The c types cost at least $0.155825 per cpu (c-4) and come in even cpus, g-1 costs
+ * $0.20 for one cpu: with no g-1 the c types need 34 cpu (>= $5.298), with one they need 32 (>= $5.1864), with two
+ * still 32 (>= $5.386), with three 30 (>= $5.275). So the optimum is at least $5.1864, and the 32-cpu node with the
+ * 1-cpu one ($5.1867) holds the pods: cost mode must pay within those two. */
 START_TEST(cost_mode_avoids_the_giant)
 {
     sched_env e;
@@ -172,8 +186,8 @@ START_TEST(cost_mode_avoids_the_giant)
     sched_env_run(&e);
     fx_run_packing(e.c, &e.set, NULL, NS_SCHED_PACKING_COST, &r);
     ck_assert_double_eq_tol(result_cost(&e.r), 9.9733, 1e-6);
-    ck_assert_double_le(result_cost(&r), (4.9867 + 0.2) * 1.05);
-    ck_assert_double_ge(result_cost(&r), (4.9867 + 0.2) * (1 - 1e-9));
+    ck_assert_double_le(result_cost(&r), 4.9867 + 0.2 + 1e-9);
+    ck_assert_double_ge(result_cost(&r), 32 * 0.155825 + 0.2 - 1e-9);
     ck_assert_uint_eq(r.n_unschedulable, 0);
     ns_sched_result_free(&r);
     sched_env_free(&e);
@@ -185,8 +199,9 @@ int main(void)
     Suite *s = suite_create("sched-cost-lp");
     TCase *tc = tcase_create("cost-lp");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, cost_mode_near_exact_optimum);
+    tcase_add_test(tc, cost_mode_pays_the_optimum_on_few_pods);
     tcase_add_test(tc, cost_mode_avoids_the_giant);
+    tcase_add_test(tc, cost_mode_near_optimum_past_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
