@@ -4,6 +4,8 @@
  *                                 provisioner launches a replacement for its pods, the drain finishes before the
  *                                 deadline);
  *   scheduled maintenance      -> delete the claim the same way (no offering is marked);
+ *   capacity reservation interruption -> the same, marking the claim's reserved offering unavailable;
+ *   instance unhealthy         -> forceful: termination time now, then delete (no offering is marked);
  *   instance stopping/terminated -> the node is lost: delete its pods (their controllers recreate them pending),
  *                                 the Node and the claim;
  *   rebalance recommendation   -> recorded on the claim; acted on like maintenance with cfg.act_on_rebalance.
@@ -77,19 +79,33 @@ static int annotate(ns_engine *e, ns_nodeclaim *claim, const char *key, int64_t 
     return e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
 }
 
+/* Karpenter's markUnavailableOfferings: a spot interruption marks the claim's offering, and a capacity reservation
+ * interruption the claim's reservation when the claim runs in one (capacityReservationProvider.MarkUnavailable on its
+ * capacity-reservation-id label), so no new claim launches into it. The core launches into reserved capacity by
+ * instance type and zone and the provider picks the reservation (launch options name no reservation), so the core's
+ * name for the claim's reservation is its reserved offering of that type and zone (see docs/engine.md). */
+static int mark_offering(ns_engine *e, const ns_nodeclaim *claim, const ns_event *ev)
+{
+    const ns_labels *l = &claim->meta.labels;
+    const char *type = ns_labels_get(l, NS_LABEL_INSTANCE_TYPE), *zone = ns_labels_get(l, NS_LABEL_ZONE);
+    const char *ct = ns_labels_get(l, NS_LABEL_CAPACITY_TYPE);
+    if (!type || !zone || !ct)
+        return NS_OK;
+    if (ev->kind == NS_EVENT_SPOT_INTERRUPTION)
+        return ns_engine_mark_unavailable(e, type, zone, ct, "spot interruption");
+    if (ev->kind == NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION && strcmp(ct, NS_CAPACITY_RESERVED) == 0)
+        return ns_engine_mark_unavailable(e, type, zone, ct, "capacity reservation interruption");
+    return NS_OK;
+}
+
 /* Warning events: the claim goes through termination, drained before the deadline. */
 static int disrupt(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev, const char *reason)
 {
     int rc = NS_OK;
     if (ev->deadline_ms)
         rc = annotate(e, claim, NS_ANNOTATION_INTERRUPTION_DEADLINE, ev->deadline_ms);
-    if (rc == NS_OK && ev->kind == NS_EVENT_SPOT_INTERRUPTION) {
-        const ns_labels *l = &claim->meta.labels;
-        const char *type = ns_labels_get(l, NS_LABEL_INSTANCE_TYPE), *zone = ns_labels_get(l, NS_LABEL_ZONE);
-        const char *ct = ns_labels_get(l, NS_LABEL_CAPACITY_TYPE);
-        if (type && zone && ct)
-            rc = ns_engine_mark_unavailable(e, type, zone, ct, "spot interruption");
-    }
+    if (rc == NS_OK)
+        rc = mark_offering(e, claim, ev);
     return rc == NS_OK ? ns_engine_delete_claim(e, claim, "interruption", reason) : rc;
 }
 

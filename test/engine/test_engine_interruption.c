@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock/ns_clock.h"
 #include "engine_fixture.h"
@@ -249,7 +250,8 @@ END_TEST
 
 /* capacity_reservation_interrupted is CordonAndDrain: the node is tainted and drained at once, the replacement
  * launched, and the node gone before the reservation reclaims the instance at the deadline. No termination timestamp
- * is set, and no offering is marked unavailable (Karpenter marks the reservation; see docs/engine.md). */
+ * is set, and an on-demand claim has no reservation to mark (Karpenter marks only a capacity-reservation-id label's),
+ * so no offering is marked unavailable. */
 START_TEST(test_capacity_reservation_interruption)
 {
     char a[128];
@@ -276,6 +278,72 @@ START_TEST(test_capacity_reservation_interruption)
 }
 END_TEST
 
+/* One 4-vCPU type in one zone, on-demand or in reservation cr-1 that holds two instances: web's two pods fit one node,
+ * which goes into the reservation (the cheaper offering). */
+static const char RESERVED_CATALOG[] =
+    "[{\"name\": \"t1.xlarge\", \"vcpu\": 4, \"memory_mib\": 16384, \"arch\": \"amd64\",\n"
+    "  \"offerings\": [{\"zone\": \"us-west-2a\", \"capacity_type\": \"on-demand\", \"price\": 0.20},\n"
+    "                {\"zone\": \"us-west-2a\", \"capacity_type\": \"reserved\", \"price\": 0.02,\n"
+    "                 \"reservation_id\": \"cr-1\", \"reservation_capacity\": 2}]}]\n";
+
+/* The base pool taking reserved capacity besides on-demand. */
+static char *reserved_base(void)
+{
+    const char *at = strstr(EFX_BASE, "values: [on-demand]");
+    ck_assert_ptr_nonnull(at);
+    size_t len = strlen(EFX_BASE) + 16;
+    char *out = malloc(len);
+    ck_assert_ptr_nonnull(out);
+    snprintf(out, len, "%.*svalues: [on-demand, reserved]%s", (int)(at - EFX_BASE), EFX_BASE,
+             at + strlen("values: [on-demand]"));
+    return out;
+}
+
+/* A claim in reservation cr-1 receives `kind`: the offering its replacement launched into goes to replacement, the
+ * number of times the event marked the reserved offering unavailable to *marked. */
+static void replaced_in_reservation(ns_event_kind kind, char *replacement, size_t len, size_t *marked)
+{
+    char path[] = "/tmp/engine-interruption-XXXXXX", a[128], offering[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(fputs(RESERVED_CATALOG, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    char *base = reserved_base();
+    efx *x = efx_new_catalog(base, WEB2, NULL, path);
+    free(base);
+    ck_assert(efx_run_until(x, settled, EFX_S(120)));
+    snprintf(a, sizeof(a), "%s", efx_claim(x, 0)->meta.name);
+    offering_of(efx_claim(x, 0), offering, sizeof(offering));
+    ck_assert_str_eq(offering, "t1.xlarge/us-west-2a/reserved");
+    ck_assert_int_eq(ns_engine_inject_event(x->engine, a, kind, efx_now() + EFX_S(120)), NS_OK);
+    efx_step(x);
+    *marked = efx_count(x, NS_DECISION_OFFERING_UNAVAILABLE, "t1.xlarge/us-west-2a/reserved");
+    ck_assert(efx_run_until(x, settled, EFX_S(110)));
+    ck_assert_ptr_null(ns_cluster_find_nodeclaim(x->cluster, a));
+    offering_of(efx_claim(x, 0), replacement, len);
+    efx_free(x);
+    unlink(path);
+}
+
+/* Karpenter's markUnavailableOfferings: a capacity reservation interruption marks the claim's reservation unavailable
+ * (capacityReservationProvider.MarkUnavailable), so the replacement does not launch into it although it still has
+ * room for one more instance; a scheduled change on the same claim marks nothing, and the replacement takes that
+ * room. */
+START_TEST(test_reservation_interruption_marks_the_reservation)
+{
+    char replacement[256];
+    size_t marked;
+    replaced_in_reservation(NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION, replacement, sizeof(replacement), &marked);
+    ck_assert_uint_eq(marked, 1);
+    ck_assert_str_eq(replacement, "t1.xlarge/us-west-2a/on-demand");
+    replaced_in_reservation(NS_EVENT_SCHEDULED_MAINTENANCE, replacement, sizeof(replacement), &marked);
+    ck_assert_uint_eq(marked, 0);
+    ck_assert_str_eq(replacement, "t1.xlarge/us-west-2a/reserved");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-interruption");
@@ -290,6 +358,7 @@ int main(void)
     tcase_add_test(tc, test_instance_unhealthy_is_forceful);
     tcase_add_test(tc, test_cordon_and_drain_respects_pdb);
     tcase_add_test(tc, test_capacity_reservation_interruption);
+    tcase_add_test(tc, test_reservation_interruption_marks_the_reservation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
