@@ -1,6 +1,8 @@
 /* EC2's and STS's XML answers: the generic reader and the DescribeInstanceTypes, DescribeInstanceTypeOfferings,
- * DescribeSpotPriceHistory and AssumeRoleWithWebIdentity parsers. The first byte picks the parser. */
+ * DescribeSpotPriceHistory, AssumeRoleWithWebIdentity and DescribeInstanceStatus parsers. The first byte picks the
+ * parser. */
 #include "aws_ec2_parse.h"
+#include "aws_instance_status_parse.h"
 #include "aws_sts_parse.h"
 #include "aws_xml.h"
 #include "fuzz.h"
@@ -12,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *xml = (const char *)data + 1;
     size_t len = size - 1;
     char err[512];
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
     case 0: {
         aws_xml_node *root = NULL;
         if (aws_xml_parse(xml, len, &root, err, sizeof(err)) == 0)
@@ -36,6 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         aws_ec2_spot_price_page page = {0};
         aws_ec2_parse_spot_prices(xml, len, &page, err, sizeof(err));
         aws_ec2_spot_price_page_free(&page);
+        break;
+    }
+    case 5: {
+        aws_instance_status_page page = {0};
+        aws_ec2_parse_instance_status(xml, len, &page, err, sizeof(err));
+        aws_instance_status_page_free(&page);
         break;
     }
     default: {

@@ -1,7 +1,8 @@
 /* poll_events: EventBridge messages from the interruption queue (SQS, JSON protocol), read by aws_sqs_event.c as
- * Karpenter's interruption controller reads them. A message is deleted once its events were delivered (or when it
- * concerns nothing we can act on); an event the core refuses is kept in the provider's state and delivered first at
- * the next poll. */
+ * Karpenter's interruption controller reads them, then the unhealthy instances EC2's DescribeInstanceStatus reports
+ * (aws_instance_status.c; polled with or without a queue, as Karpenter's instance status controller is). A message
+ * is deleted once its events were delivered (or when it concerns nothing we can act on); an event the core refuses
+ * is kept in the provider's state and delivered first at the next poll. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,11 +151,8 @@ static bool kept(aws_state *s, const char *id)
     return found;
 }
 
-int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
+static int poll_queue(aws_state *s, ns_event_cb cb, void *cb_ctx)
 {
-    aws_state *s = state;
-    if (!s->queue_name[0])
-        return NS_OK;
     char url[512];
     int rc = queue_url(s, url, sizeof(url));
     if (rc == NS_OK)
@@ -232,4 +230,11 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
     }
     s->host->json_free(doc);
     return rc;
+}
+
+int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
+{
+    aws_state *s = state;
+    int rc = s->queue_name[0] ? poll_queue(s, cb, cb_ctx) : NS_OK;
+    return rc == NS_OK ? aws_instance_status_poll(s, cb, cb_ctx) : rc;
 }

@@ -50,6 +50,7 @@ static void aws_destroy(void *state)
     prov_snapshot_cache_clear(&s->catalogs);
     aws_price_list_free(s->prices);
     free(s->templates);
+    free(s->health);
     free(s->cluster_endpoint);
     free(s->cluster_ca);
     free(s->cluster_cidr);

@@ -10,6 +10,7 @@
  *   aws_launch.c      launch (CreateFleet instant; refused offerings reported to the core's cache)
  *   aws_instances.c   terminate, list_instances, get_instance
  *   aws_events.c      poll_events (the SQS interruption queue)
+ *   aws_instance_status.c  poll_events' unhealthy instances (EC2 DescribeInstanceStatus)
  *   aws_drift.c       check_drift, validate_nodeclass, list_repair_policies
  *   aws_test_hooks.c  test_inject_fault, through an emulator's control endpoint
  *   aws_status.c      nodeclass_status: the EC2NodeClass status Karpenter writes
@@ -65,6 +66,15 @@ typedef struct aws_pending_event {
     char receipt[1024];
 } aws_pending_event;
 
+/* An unhealthy instance DescribeInstanceStatus reported (aws_instance_status.c): one per instance and category
+ * (aws_status_category), delivered once while EC2 keeps reporting it. */
+typedef struct aws_health_entry {
+    ns_event event;
+    char instance_id[32];
+    int category;
+    bool delivered;
+} aws_health_entry;
+
 /* On-demand prices from the Pricing API, sorted by name. Owned by the state; replaced whole. */
 typedef struct aws_price {
     char *name;
@@ -108,6 +118,9 @@ typedef struct aws_state {
     aws_price_list *prices;   /* NULL until the Pricing API answered once */
     bool pricing_builtin_logged; /* GovCloud: the one line saying the built-in table is the source was logged */
     bool pricing_unreachable; /* the last attempt failed: the built-in prices are in use where needed */
+    aws_health_entry *health; /* the last DescribeInstanceStatus poll's unhealthy instances */
+    size_t n_health;
+    int64_t health_polled_ms; /* when that poll ran; 0 before the first */
     char *cluster_endpoint;   /* resolved once (options or DescribeCluster); NULL until then */
     char *cluster_ca;
     char *cluster_cidr;
@@ -216,6 +229,9 @@ int aws_terminate(void *state, const char *provider_id, bool *already_gone);
 int aws_list_instances(void *state, ns_instance_cb cb, void *cb_ctx);
 int aws_get_instance(void *state, const char *provider_id, ns_instance *out);
 int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx);
+/* poll_events' second source: asks DescribeInstanceStatus when the interval has passed, then delivers what was not
+ * delivered yet. NS_OK, an error (reported), or the callback's non-zero verdict. */
+int aws_instance_status_poll(aws_state *s, ns_event_cb cb, void *cb_ctx);
 int aws_check_drift(void *state, const ns_instance *instance, const ns_nodeclass *nodeclass, bool *drifted,
                     char *reason, size_t reason_len);
 int aws_validate_nodeclass(void *state, const ns_nodeclass *nodeclass);

@@ -55,11 +55,12 @@ static int interrupt(void *state, const ns_fault *f, char *body, size_t len)
         [NS_EVENT_INSTANCE_TERMINATED] = "state-change",
         [NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION] = "capacity-reservation-interruption",
     };
-    /* EC2 reports an impaired instance through DescribeInstanceStatus, not the interruption queue, which is all this
-     * provider reads. */
+    /* EC2 reports an impaired instance through DescribeInstanceStatus, not the interruption queue this hook feeds;
+     * the poll reports it only after 2 minutes impaired and asks at most once a minute (aws_instance_status.c), which
+     * an injected event cannot stand for: test_provider_health drives it through the emulator instead. */
     if (!KINDS[f->event])
-        return NS_ERROR(s->host, s->ctx, NS_ERR_UNSUPPORTED, "test hook: the AWS provider reads no event of kind %d "
-                        "(impaired instances are reported by DescribeInstanceStatus, which it does not poll)",
+        return NS_ERROR(s->host, s->ctx, NS_ERR_UNSUPPORTED, "test hook: the AWS provider takes no injected event of "
+                        "kind %d (impaired instances come from the DescribeInstanceStatus poll, not the queue)",
                         (int)f->event);
     const char *id = aws_instance_id_of(f->provider_id);
     if (!id)

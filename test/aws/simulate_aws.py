@@ -22,7 +22,8 @@ WINDOWS = {"windows2019": "ami-0e0000000000w219", "windows2022": "ami-0e00000000
 POLICY = {"GetParameter", "DescribeImages", "RunInstances", "DescribeSubnets", "DescribeSecurityGroups",
           "DescribeLaunchTemplates", "DescribeInstances", "DescribeInstanceTypes", "DescribeInstanceTypeOfferings",
           "DescribeAvailabilityZones", "DeleteLaunchTemplate", "CreateTags", "CreateLaunchTemplate", "CreateFleet",
-          "DescribeSpotPriceHistory", "DescribeCapacityReservations", "GetProducts", "TerminateInstances",
+          "DescribeSpotPriceHistory", "DescribeCapacityReservations", "DescribeInstanceStatus", "GetProducts",
+          "TerminateInstances",
           "DescribeCluster", "ReceiveMessage",
           "DeleteMessage", "GetQueueUrl"}
 ARM64 = re.compile(r"^[a-z]+\d+g[a-z]*\.")  # Graviton families: m6g, c7gn, g5g, ...

@@ -6,6 +6,7 @@
 
 #include "aws_api_error.h"
 #include "aws_ec2_parse.h"
+#include "aws_instance_status_parse.h"
 #include "aws_parse_util.h"
 #include "aws_sts_parse.h"
 #include "aws_xml.h"
@@ -320,6 +321,82 @@ START_TEST(test_describe_instances)
 }
 END_TEST
 
+START_TEST(test_describe_instance_status)
+{
+    char *x = fixture("describe-instance-status.xml");
+    aws_instance_status_page p;
+    ck_assert_int_eq(aws_ec2_parse_instance_status(x, strlen(x), &p, err, sizeof(err)), NS_OK);
+    ck_assert_uint_eq(p.n, 2);
+    ck_assert_str_eq(p.next_token, "status-page-2");
+    const aws_instance_status *a = &p.items[0], *b = &p.items[1];
+    ck_assert_str_eq(a->instance_id, "i-1a2b3c4d");
+    ck_assert_str_eq(a->zone, "us-east-1d");
+    /* instanceStatus, then systemStatus, then the event; attachedEbsStatus is not read (Karpenter ignores it) */
+    ck_assert_uint_eq(a->n_details, 3);
+    const aws_status_detail *inst = &p.details[a->first_detail], *sys = inst + 1, *ev = inst + 2;
+    ck_assert_int_eq(inst->category, AWS_STATUS_INSTANCE);
+    ck_assert(!inst->failed);
+    ck_assert_int_eq(inst->impaired_since_ms, 0);
+    ck_assert_int_eq(sys->category, AWS_STATUS_SYSTEM);
+    ck_assert_str_eq(sys->name, "reachability");
+    ck_assert(sys->failed);
+    ck_assert_int_eq(sys->impaired_since_ms, 1714564800000LL);
+    ck_assert_int_eq(ev->category, AWS_STATUS_EVENT);
+    ck_assert_str_eq(ev->name, "instance-retirement");
+    ck_assert(ev->failed);
+    ck_assert_int_eq(ev->not_before_ms, 1714744800000LL);
+    ck_assert_uint_eq(b->n_details, 2);
+    ck_assert(p.details[b->first_detail].failed); /* a failed check with no impairedSince */
+    ck_assert(!p.details[b->first_detail + 1].failed);
+    aws_instance_status_page_free(&p);
+    free(x);
+}
+END_TEST
+
+/* A field the provider acts on that is missing or unreadable fails the page, naming the item, instance and field. */
+START_TEST(test_describe_instance_status_refusals)
+{
+    static const struct {
+        const char *xml, *says;
+    } cases[] = {
+        {"<DescribeInstanceStatusResponse><instanceStatusSet><item><instanceId>i-1</instanceId><availabilityZone>z"
+         "</availabilityZone></item><item><instanceId>i-2</instanceId><availabilityZone>z</availabilityZone>"
+         "<systemStatus><details><item><name>reachability</name><status>failed</status><impairedSince>yesterday"
+         "</impairedSince></item></details></systemStatus></item></instanceStatusSet></DescribeInstanceStatusResponse>",
+         "instanceStatusSet/item 2 (i-2): systemStatus/details/item 1: impairedSince 'yesterday' is not an ISO 8601 "
+         "time"},
+        {"<DescribeInstanceStatusResponse><instanceStatusSet><item><availabilityZone>z</availabilityZone></item>"
+         "</instanceStatusSet></DescribeInstanceStatusResponse>",
+         "instanceStatusSet/item 1 (no instanceId): no instanceId"},
+        {"<DescribeInstanceStatusResponse><instanceStatusSet><item><instanceId>i-3</instanceId></item>"
+         "</instanceStatusSet></DescribeInstanceStatusResponse>",
+         "instanceStatusSet/item 1 (i-3): no availabilityZone"},
+        {"<DescribeInstanceStatusResponse><instanceStatusSet><item><instanceId>i-4</instanceId><availabilityZone>z"
+         "</availabilityZone><instanceStatus><details><item><name>reachability</name></item></details>"
+         "</instanceStatus></item></instanceStatusSet></DescribeInstanceStatusResponse>",
+         "instanceStatusSet/item 1 (i-4): instanceStatus/details/item 1: no status"},
+        {"<DescribeInstanceStatusResponse><instanceStatusSet><item><instanceId>i-5</instanceId><availabilityZone>z"
+         "</availabilityZone><eventsSet><item><notBefore>2024-05-03T14:00:00Z</notBefore></item></eventsSet></item>"
+         "</instanceStatusSet></DescribeInstanceStatusResponse>",
+         "instanceStatusSet/item 1 (i-5): eventsSet/item 1: no code"},
+        {"<DescribeInstanceStatusResponse><instanceStatusSet><item><instanceId>i-6</instanceId><availabilityZone>z"
+         "</availabilityZone><eventsSet><item><code>instance-stop</code><notBefore>soon</notBefore></item>"
+         "</eventsSet></item></instanceStatusSet></DescribeInstanceStatusResponse>",
+         "instanceStatusSet/item 1 (i-6): eventsSet/item 1: notBefore 'soon' is not an ISO 8601 time"},
+        {"<DescribeInstancesResponse/>", "DescribeInstanceStatusResponse"},
+        {"<DescribeInstanceStatusResponse><instanceStatusSet>", "line"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char why[512];
+        aws_instance_status_page p;
+        ck_assert_int_eq(aws_ec2_parse_instance_status(cases[i].xml, strlen(cases[i].xml), &p, why, sizeof(why)),
+                         NS_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(why, cases[i].says) != NULL, "case %zu: '%s' does not say '%s'", i, why, cases[i].says);
+        aws_instance_status_page_free(&p);
+    }
+}
+END_TEST
+
 START_TEST(test_terminate)
 {
     char *x = fixture("terminate-instances.xml");
@@ -442,6 +519,8 @@ int main(void)
     tcase_add_test(ec2, test_create_fleet);
     tcase_add_test(ec2, test_describe_instances);
     tcase_add_test(ec2, test_terminate);
+    tcase_add_test(ec2, test_describe_instance_status);
+    tcase_add_test(ec2, test_describe_instance_status_refusals);
     suite_add_tcase(s, ec2);
     TCase *errs = tcase_create("errors");
     tcase_add_test(errs, test_error_documents);

@@ -27,6 +27,10 @@ Control endpoint (unsigned JSON, for tests; README.md has the details):
                            "capacity-reservation-interruption", "instance_id": "i-...", "state": "stopping",
                            "detail_type": "...", "termination_time": "2030-01-01T00:00:00Z"}  (queued into the SQS
                            queue; detail_type and termination_time for a capacity reservation interruption)
+  POST /_emulator/instance_status {"instance_id": "i-...", "instanceStatus": "impaired", "systemStatus": "impaired",
+                          "impaired_since": epoch, "events": [{"code": "instance-retirement", "not_before": epoch}]}
+                          what DescribeInstanceStatus reports of an instance (absent checks are ok; impaired_since
+                          defaults to the emulator's now; an empty body makes it healthy again)
   POST /_emulator/credentials {"lifetime_s": 900}   lifetime of credentials issued by STS and IMDS from now on
   POST /_emulator/ssm     {"name": "/aws/service/...", "value": "ami-..."}  sets an SSM parameter
   POST /_emulator/clusters {"name": "prod"}  adds an EKS cluster DescribeCluster knows
@@ -199,6 +203,14 @@ class Handler(BaseHTTPRequestHandler):
             state.enqueue(spec["body"] if spec["kind"] == "raw" else
                           emu_json.event_body(state, spec["kind"], spec["instance_id"], spec))
             self.send(200, "application/json", "{}")
+        elif path == "/_emulator/instance_status" and method == "POST":
+            with state.lock:
+                found = state.instances.get(spec["instance_id"])
+                if found is not None:
+                    found["health"] = {k: spec[k] for k in ("instanceStatus", "systemStatus", "events")
+                                       if k in spec}
+                    found["health"]["impaired_since"] = spec.get("impaired_since", time.time() + state.clock_offset_s)
+            self.send(200 if found is not None else 404, "application/json", "{}")
         elif path == "/_emulator/credentials" and method == "POST":
             with state.lock:
                 state.credential_lifetime_s = int(spec["lifetime_s"])

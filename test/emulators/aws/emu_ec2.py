@@ -457,6 +457,14 @@ class Ec2:
                 f"</availabilityZone></placement>{subnet}<privateIpAddress>10.0.0.1</privateIpAddress>{lifecycle}"
                 f"{tag_set(i['tags'])}</item>")
 
+    def _settle(self):
+        """A launched instance is running, a terminating one terminated, by the time anyone looks again."""
+        for i in self.s.instances.values():
+            if i["state"] == "pending":
+                i["state"] = "running"
+            elif i["state"] == "shutting-down":
+                i["state"] = "terminated"
+
     def do_DescribeInstances(self, params):
         ids = numbered(params, "InstanceId")
         flt = filters(params)
@@ -464,19 +472,68 @@ class Ec2:
             missing = [i for i in ids if i not in self.s.instances]
             if missing:
                 raise Ec2Error("InvalidInstanceID.NotFound", f"The instance ID '{missing[0]}' does not exist")
-            # A launched instance is running by the time anyone looks again.
-            for i in self.s.instances.values():
-                if i["state"] == "pending":
-                    i["state"] = "running"
-                elif i["state"] == "shutting-down":
-                    i["state"] = "terminated"
+            self._settle()
             rows = [i for i in self.s.instances.values()
                     if (not ids or i["id"] in ids) and tags_match(i["tags"], flt)
-                    and ("instance-state-name" not in flt or i["state"] in flt["instance-state-name"])]
+                    and ("instance-state-name" not in flt or i["state"] in flt["instance-state-name"])
+                    and ("instance-id" not in flt or i["id"] in flt["instance-id"])]
             page, token = paginate(params, rows, 1000)
             body = "".join(f"<item><reservationId>r-{i['id'][2:]}</reservationId><ownerId>111122223333</ownerId>"
                            f"<instancesSet>{self._instance_xml(i)}</instancesSet></item>" for i in page)
         return f"<reservationSet>{body}</reservationSet>{token}"
+
+    @staticmethod
+    def _check_xml(health, which):
+        """instanceStatus or systemStatus: "ok", or "impaired" with its reachability check failed since a time."""
+        impaired = health.get(which) == "impaired"
+        since = f"<impairedSince>{iso(health['impaired_since'])}</impairedSince>" if impaired else ""
+        return (f"<{which}><status>{'impaired' if impaired else 'ok'}</status><details><item><name>reachability"
+                f"</name><status>{'failed' if impaired else 'passed'}</status>{since}</item></details></{which}>")
+
+    def _status_xml(self, i):
+        health = i.get("health") or {}
+        events = "".join(f"<item><instanceEventId>instance-event-{n:017x}</instanceEventId><code>{escape(e['code'])}"
+                         f"</code><description>{escape(e.get('description', 'The instance is scheduled for ' + e['code']))}"
+                         f"</description><notBefore>{iso(e['not_before'])}</notBefore></item>"
+                         for n, e in enumerate(health.get("events", [])))
+        return (f"<item><instanceId>{i['id']}</instanceId><availabilityZone>{i['zone']}</availabilityZone>"
+                f"<instanceState><code>{STATE_CODES[i['state']]}</code><name>{i['state']}</name></instanceState>"
+                f"{self._check_xml(health, 'systemStatus')}{self._check_xml(health, 'instanceStatus')}"
+                f"<eventsSet>{events}</eventsSet></item>")
+
+    @staticmethod
+    def _status_matches(i, flt):
+        health = i.get("health") or {}
+        checks = {"instance-status.status": health.get("instanceStatus", "ok"),
+                  "system-status.status": health.get("systemStatus", "ok"),
+                  "availability-zone": i["zone"], "instance-state-name": i["state"]}
+        for name, values in flt.items():
+            if name == "event.code":
+                if not any(e["code"] in values for e in health.get("events", [])):
+                    return False
+            elif name not in checks:
+                raise Ec2Error("InvalidParameterValue", f"The filter '{name}' is invalid")
+            elif checks[name] not in values:
+                return False
+        return True
+
+    def do_DescribeInstanceStatus(self, params):
+        """As EC2 answers: running instances only unless IncludeAllInstances (then terminated ones too, for the hour
+        EC2 keeps them), filters of different names ANDed."""
+        ids = numbered(params, "InstanceId")
+        flt = filters(params)
+        everything = params.get("IncludeAllInstances", "false") == "true"
+        with self.s.lock:
+            missing = [i for i in ids if i not in self.s.instances]
+            if missing:
+                raise Ec2Error("InvalidInstanceID.NotFound", f"The instance ID '{missing[0]}' does not exist")
+            self._settle()
+            rows = [i for i in self.s.instances.values()
+                    if (not ids or i["id"] in ids) and (everything or i["state"] == "running")
+                    and self._status_matches(i, flt)]
+            page, token = paginate(params, rows, 1000)
+            body = "".join(self._status_xml(i) for i in page)
+        return f"<instanceStatusSet>{body}</instanceStatusSet>{token}"
 
     def do_TerminateInstances(self, params):
         ids = numbered(params, "InstanceId")

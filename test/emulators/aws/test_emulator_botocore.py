@@ -228,6 +228,54 @@ class EmulatorWithBotocore(unittest.TestCase):
         self.assertEqual(ec2.describe_capacity_reservations(CapacityReservationIds=[one])
                          ["CapacityReservations"][0]["AvailableInstanceCount"], 1)
 
+    def test_instance_status_impaired_checks_and_events(self):
+        """What aws.so's instance status poll calls, Karpenter's three filter sets, paged as botocore pages them;
+        DescribeInstances narrowed to the impaired instances by the instance-id filter."""
+        ec2 = self.client("ec2")
+        lt = ec2.create_launch_template(LaunchTemplateName="botocore-status",
+                                        LaunchTemplateData={"ImageId": "ami-0e000000000000a64"})["LaunchTemplate"]
+        spec = {"LaunchTemplateSpecification": {"LaunchTemplateId": lt["LaunchTemplateId"], "Version": "1"},
+                "Overrides": [{"InstanceType": "m5.large", "SubnetId": "subnet-0e000000000000000"}]}
+        ids = [ec2.create_fleet(Type="instant", LaunchTemplateConfigs=[spec], TargetCapacitySpecification={
+            "TotalTargetCapacity": 1, "DefaultTargetCapacityType": "on-demand"})["Instances"][0]["InstanceIds"][0]
+            for _ in range(3)]
+        ec2.describe_instances(InstanceIds=ids)  # pending -> running
+        self.control("/_emulator/instance_status", {"instance_id": ids[0], "systemStatus": "impaired",
+                                                    "impaired_since": 1893456000})
+        self.control("/_emulator/instance_status", {"instance_id": ids[1], "events": [
+            {"code": "instance-retirement", "not_before": 1893459600}]})
+
+        def listed(name, values):
+            pages = ec2.get_paginator("describe_instance_status").paginate(
+                Filters=[{"Name": name, "Values": values}], PaginationConfig={"PageSize": 5})
+            return [x for p in pages for x in p["InstanceStatuses"]]
+
+        impaired = listed("system-status.status", ["impaired"])
+        self.assertEqual([x["InstanceId"] for x in impaired], [ids[0]])
+        detail = impaired[0]["SystemStatus"]["Details"][0]
+        self.assertEqual((impaired[0]["SystemStatus"]["Status"], detail["Name"], detail["Status"]),
+                         ("impaired", "reachability", "failed"))
+        self.assertEqual(detail["ImpairedSince"].year, 2030)
+        self.assertEqual(impaired[0]["InstanceStatus"]["Details"][0]["Status"], "passed")
+        self.assertEqual(impaired[0]["AvailabilityZone"], "us-east-1a")
+        self.assertEqual(listed("instance-status.status", ["impaired"]), [])
+        scheduled = listed("event.code", ["instance-reboot", "instance-retirement"])
+        self.assertEqual([x["InstanceId"] for x in scheduled], [ids[1]])
+        self.assertEqual(scheduled[0]["Events"][0]["Code"], "instance-retirement")
+        self.assertEqual(scheduled[0]["Events"][0]["NotBefore"].hour, 1)
+        # every running instance without filters; a stopped or terminated one only with IncludeAllInstances
+        ec2.terminate_instances(InstanceIds=[ids[2]])
+        ec2.describe_instances(InstanceIds=ids)  # shutting-down -> terminated
+        running = {x["InstanceId"] for x in ec2.describe_instance_status(InstanceIds=ids)["InstanceStatuses"]}
+        self.assertEqual(running, set(ids[:2]))
+        everything = ec2.describe_instance_status(InstanceIds=ids, IncludeAllInstances=True)["InstanceStatuses"]
+        self.assertEqual({x["InstanceId"]: x["InstanceState"]["Name"] for x in everything}[ids[2]], "terminated")
+        found = ec2.describe_instances(Filters=[{"Name": "instance-id", "Values": [ids[0], "i-0000000000000dead"]}])
+        self.assertEqual([i["InstanceId"] for r in found["Reservations"] for i in r["Instances"]], [ids[0]])
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            ec2.describe_instance_status(Filters=[{"Name": "no-such-filter", "Values": ["x"]}])
+        self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidParameterValue")
+
 
 if __name__ == "__main__":
     DATA_DIR = sys.argv.pop(1)
