@@ -20,7 +20,7 @@ int cli_cluster_from_live(const char *kubeconfig, const char *context, const ns_
     if (rc == 0)
         rc = ns_kube_client_new(cfg, NULL, &client); /* takes cfg */
     if (rc == 0)
-        rc = ns_mirror_new(client, kinds, &m);
+        rc = ns_mirror_new(client, kinds, false, &m); /* simulate reads no CapacityBuffers from a cluster yet */
     if (rc == 0)
         rc = ns_mirror_list_once(m);
     if (rc == 0)

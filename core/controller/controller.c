@@ -12,6 +12,7 @@
 #include "controller/controller.h"
 #include "controller/controller_events.h"
 #include "controller/controller_metrics.h"
+#include "controller/buffer_status.h"
 #include "controller/controller_mirror.h"
 #include "controller/endpoints.h"
 #include "controller/nodeclass_status.h"
@@ -95,6 +96,7 @@ typedef struct run {
     ns_cluster *cluster;
     ns_engine *engine;
     ns_nodepool_status *pool_status;
+    ns_buffer_status *buffer_status; /* with the CapacityBuffer gate on */
     ns_nodeclass_status *class_status;
     ns_metrics *metrics;
     ns_controller_metrics *counts;
@@ -149,7 +151,7 @@ static int serve_endpoints(run *r)
 
 static int wait_for_cache(run *r)
 {
-    int rc = ns_mirror_new(r->client, r->o->kinds, &r->mirror);
+    int rc = ns_mirror_new(r->client, r->o->kinds, r->o->settings->gates.capacity_buffer, &r->mirror);
     if (rc == 0)
         rc = ns_mirror_start(r->mirror);
     if (rc < 0)
@@ -176,7 +178,8 @@ static int build_engine(run *r)
 {
     const ns_controller_settings *s = r->o->settings;
     if (!(r->cluster = ns_cluster_new()) || !(r->pool_status = ns_nodepool_status_new()) ||
-        !(r->class_status = ns_nodeclass_status_new()))
+        !(r->class_status = ns_nodeclass_status_new()) ||
+        (s->gates.capacity_buffer && !(r->buffer_status = ns_buffer_status_new())))
         return NS_ERR_INTERNAL;
     ns_cluster_set_kinds(r->cluster, r->o->kinds);
     int rc = ns_mirror_apply(r->mirror, r->cluster, NULL);
@@ -204,6 +207,7 @@ static int build_engine(run *r)
     cfg.node_repair = s->gates.node_repair;
     cfg.static_capacity = s->gates.static_capacity;
     cfg.reserved_capacity = s->gates.reserved_capacity;
+    cfg.capacity_buffer = s->gates.capacity_buffer;
     if ((rc = ns_engine_new_with_store(r->cluster, r->o->plugin, &cfg, w, &r->engine)) < 0 ||
         (rc = ns_controller_events_new(r->client, r->mirror, &r->events)) < 0)
         return rc;
@@ -231,6 +235,10 @@ static void tick(run *r, bool leader)
         ns_log(NS_LOG_ERROR, "kubelet", "failed updating pods", "error", ns_error_message(), NULL);
     if ((rc = ns_nodepool_status_sync(r->pool_status, r->client, r->mirror, r->cluster)) < 0)
         ns_log(NS_LOG_ERROR, "nodepool.counter", "failed updating nodepool status", "error", ns_error_message(), NULL);
+    if (r->buffer_status &&
+        (rc = ns_buffer_status_sync(r->buffer_status, r->client, r->mirror, r->engine, r->cluster)) < 0)
+        ns_log(NS_LOG_ERROR, "capacitybuffer", "failed updating capacity buffer status", "error", ns_error_message(),
+               NULL);
     /* logs its own failures, naming the node class */
     ns_nodeclass_status_sync(r->class_status, r->o->plugin, r->client, r->cluster);
 }
@@ -265,6 +273,7 @@ static void run_free(run *r)
     ns_controller_events_free(r->events);
     ns_engine_free(r->engine);
     ns_nodepool_status_free(r->pool_status);
+    ns_buffer_status_free(r->buffer_status);
     ns_nodeclass_status_free(r->class_status);
     ns_mirror_free(r->mirror);
     ns_cluster_free(r->cluster);

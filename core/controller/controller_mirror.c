@@ -17,7 +17,7 @@
 #include "sched/sched.h"
 
 #define BUCKETS 4096
-#define MAX_INFORMERS 24
+#define MAX_INFORMERS 26
 /* The floor of an object we deleted: only its deletion is applied from then on. */
 #define FLOOR_GONE UINT64_MAX
 
@@ -59,6 +59,8 @@ struct ns_mirror {
     size_t n_held_claims;
     ns_nodepool **shadowed; /* converted Provisioners set aside for a NodePool of the same name */
     size_t n_shadowed;
+    ns_buffer **held_buffers; /* CapacityBuffers whose PodTemplate is not in the cluster */
+    size_t n_held_buffers;
 };
 
 static uint64_t rv_number(const char *rv)
@@ -118,6 +120,8 @@ static const ns_kube_decoder *decoder_of(ns_mirror_kind kind)
     case NS_MIRROR_REPLICASET: return &NS_KUBE_DECODE_REPLICASET;
     case NS_MIRROR_STATEFULSET: return &NS_KUBE_DECODE_STATEFULSET;
     case NS_MIRROR_REPLICATIONCONTROLLER: return &NS_KUBE_DECODE_REPLICATIONCONTROLLER;
+    case NS_MIRROR_CAPACITYBUFFER: return &NS_KUBE_DECODE_CAPACITYBUFFER;
+    case NS_MIRROR_PODTEMPLATE: return &NS_KUBE_DECODE_PODTEMPLATE;
     }
     return NULL;
 }
@@ -284,7 +288,24 @@ static int add_provisioner_informer(ns_mirror *m, const ns_nodeclass_kinds *kind
     return add_informer(m, NS_MIRROR_PROVISIONER, &NS_KUBE_PROVISIONERS, kinds);
 }
 
-int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror **out)
+/* Karpenter's CapacityBuffer feature: the buffers when their CRD is installed, and the templates they name. */
+static int add_buffer_informers(ns_mirror *m)
+{
+    bool ok = false;
+    int rc = served(m->client, &NS_KUBE_CAPACITYBUFFERS, &ok);
+    if (rc < 0)
+        return rc;
+    if (!ok) {
+        ns_log(NS_LOG_WARN, "controller", "the CapacityBuffer gate is on but the API server does not serve "
+               "capacitybuffers.autoscaling.x-k8s.io/v1beta1 (install the CapacityBuffer CRD): no warm headroom", NULL);
+        return 0;
+    }
+    if ((rc = add_informer(m, NS_MIRROR_PODTEMPLATE, &NS_KUBE_PODTEMPLATES, NULL)) < 0)
+        return rc;
+    return add_informer(m, NS_MIRROR_CAPACITYBUFFER, &NS_KUBE_CAPACITYBUFFERS, NULL);
+}
+
+int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, bool capacity_buffers, ns_mirror **out)
 {
     *out = NULL;
     ns_mirror *m = calloc(1, sizeof(*m));
@@ -314,6 +335,8 @@ int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror 
         rc = builtin[i].res                                 ? add_informer(m, builtin[i].kind, builtin[i].res, NULL)
              : builtin[i].kind == NS_MIRROR_PROVISIONER ? add_provisioner_informer(m, kinds)
                                                         : add_nodeclass_informers(m, kinds);
+    if (rc == 0 && capacity_buffers)
+        rc = add_buffer_informers(m);
     if (rc < 0) {
         ns_mirror_free(m);
         return rc;
@@ -356,6 +379,9 @@ void ns_mirror_free(ns_mirror *m)
     free(m->held_pools);
     free(m->held_claims);
     free(m->shadowed);
+    for (size_t i = 0; i < m->n_held_buffers; i++)
+        ns_buffer_free(m->held_buffers[i]);
+    free(m->held_buffers);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
@@ -457,11 +483,17 @@ int ns_mirror_uid(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char 
                    ns ? ns : "", ns ? "/" : "", name);
 }
 
+ns_buffer *const *ns_mirror_held_buffers(const ns_mirror *m, size_t *n)
+{
+    *n = m->n_held_buffers;
+    return m->held_buffers;
+}
+
 void ns_mirror_get_stats(ns_mirror *m, ns_mirror_stats *out)
 {
     memset(out, 0, sizeof(*out));
     out->informers = m->n_infs;
-    out->held_aside = m->n_held_pools + m->n_held_claims + m->n_shadowed;
+    out->held_aside = m->n_held_pools + m->n_held_claims + m->n_shadowed + m->n_held_buffers;
     for (size_t i = 0; i < m->n_infs; i++) {
         ns_kube_informer_stats st;
         ns_kube_informer_get_stats(m->infs[i].inf, &st);
@@ -593,6 +625,19 @@ static ns_nodeclaim *take_claim(ns_mirror *m, ns_cluster *c, const char *name)
     return NULL;
 }
 
+static ns_buffer *take_buffer(ns_mirror *m, ns_cluster *c, const char *ns, const char *name)
+{
+    ns_buffer *b = ns_cluster_find_buffer(c, ns, name);
+    if (b && ns_cluster_take_buffer(c, b) == 0)
+        return b;
+    for (size_t i = 0; i < m->n_held_buffers; i++) {
+        const ns_meta *h = &m->held_buffers[i]->meta;
+        if (strcmp(h->name, name) == 0 && strcmp(h->namespace_ ? h->namespace_ : "", ns ? ns : "") == 0)
+            return unhold((void **)m->held_buffers, &m->n_held_buffers, i);
+    }
+    return NULL;
+}
+
 static int apply_pod(ns_cluster *c, slot *s, int64_t now)
 {
     ns_pod *old = ns_cluster_find_pod(c, s->ns, s->name), *pod = s->obj;
@@ -688,6 +733,17 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, sl
         s->obj = NULL;
         return obj ? ns_cluster_add_pod_controller(c, obj) : 0;
     }
+    case NS_MIRROR_CAPACITYBUFFER: /* held aside until sort_by_class finds its template */
+        ns_buffer_free(take_buffer(m, c, s->ns, s->name));
+        s->obj = NULL;
+        return obj ? hold((void ***)&m->held_buffers, &m->n_held_buffers, obj) : 0;
+    case NS_MIRROR_PODTEMPLATE: {
+        ns_pod_template *old = ns_cluster_find_pod_template(c, s->ns, s->name);
+        if (old && ns_cluster_remove_pod_template(c, old) < 0)
+            return NS_ERR_INTERNAL;
+        s->obj = NULL;
+        return obj ? ns_cluster_add_pod_template(c, obj) : 0;
+    }
     case NS_MIRROR_NODECLASS: {
         const char *kn = s->key, *slash = strchr(kn, '/');
         char kind_buf[128];
@@ -702,6 +758,32 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, sl
     }
     }
     return NS_FAIL(NS_ERR_INTERNAL, "controller: unknown cached kind %d", (int)mi->kind);
+}
+
+static bool has_template(const ns_cluster *c, const ns_buffer *b)
+{
+    return ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template) != NULL;
+}
+
+/* CapacityBuffers go into the cluster when their PodTemplate is there, and aside when it is not. */
+static int sort_buffers(ns_mirror *m, ns_cluster *c)
+{
+    int rc = 0;
+    for (size_t i = c->n_buffers; rc == 0 && i-- > 0;) {
+        ns_buffer *b = c->buffers[i];
+        if (has_template(c, b))
+            continue;
+        if ((rc = ns_cluster_take_buffer(c, b)) == 0)
+            rc = hold((void ***)&m->held_buffers, &m->n_held_buffers, b);
+    }
+    for (size_t i = 0; rc == 0 && i < m->n_held_buffers;) {
+        if (!has_template(c, m->held_buffers[i])) {
+            i++;
+            continue;
+        }
+        rc = ns_cluster_add_buffer(c, unhold((void **)m->held_buffers, &m->n_held_buffers, i));
+    }
+    return rc;
 }
 
 /* NodePools and NodeClaims go into the cluster when their node class is there, and aside when it is not. */
@@ -738,7 +820,7 @@ static int sort_by_class(ns_mirror *m, ns_cluster *c)
         }
         rc = ns_cluster_add_nodeclaim(c, unhold((void **)m->held_claims, &m->n_held_claims, i));
     }
-    return rc;
+    return rc == 0 ? sort_buffers(m, c) : rc;
 }
 
 int ns_mirror_apply(ns_mirror *m, ns_cluster *c, size_t *changed)

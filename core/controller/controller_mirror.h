@@ -23,6 +23,11 @@
  * by default (the provider declares it, NS_NODECLASS_DEFAULT_V1ALPHA5_REF) are read through that provider like any
  * node class, and logged at WARN the first time each is seen.
  *
+ * CapacityBuffers and PodTemplates (Karpenter's CapacityBuffer feature): watched only when the caller asks
+ * (the gate is on), buffers only when the API server serves autoscaling.x-k8s.io/v1beta1 capacitybuffers. A buffer
+ * whose PodTemplate is not in the cluster is held aside (Karpenter's buffer is then not ReadyForProvisioning and has
+ * no virtual pod) and comes back once the template exists.
+ *
  * Threading: informers decode on their own threads; every other function is for the engine's thread.
  */
 #ifndef NS_CONTROLLER_MIRROR_H
@@ -55,13 +60,17 @@ typedef enum ns_mirror_kind {
     NS_MIRROR_REPLICASET,
     NS_MIRROR_STATEFULSET,
     NS_MIRROR_REPLICATIONCONTROLLER,
+    /* warm headroom, with the CapacityBuffer gate on (model/buffer.h) */
+    NS_MIRROR_CAPACITYBUFFER,
+    NS_MIRROR_PODTEMPLATE,
 } ns_mirror_kind;
 
 typedef struct ns_mirror ns_mirror;
 
 /* The client and the kinds (borrowed) must outlive the mirror. Node-class kinds whose resource the API server does
- * not serve are left out (logged). *out is the caller's (ns_mirror_free). */
-int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror **out);
+ * not serve are left out (logged). capacity_buffers: watch CapacityBuffers and PodTemplates too. *out is the
+ * caller's (ns_mirror_free). */
+int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, bool capacity_buffers, ns_mirror **out);
 /* Stops the informers and frees everything queued or held aside. Accepts NULL. */
 void ns_mirror_free(ns_mirror *m);
 
@@ -90,6 +99,9 @@ void ns_mirror_gone(ns_mirror *m, ns_mirror_kind kind, const char *ns, const cha
 
 /* The uid of a cached object (NodePools and Provisioners for owner references) into buf; 0 or NS_ERR_NOT_FOUND. */
 int ns_mirror_uid(ns_mirror *m, ns_mirror_kind kind, const char *ns, const char *name, char *buf, size_t len);
+
+/* The CapacityBuffers held aside because their PodTemplate is not in the cluster (borrowed until the next apply). */
+ns_buffer *const *ns_mirror_held_buffers(const ns_mirror *m, size_t *n);
 
 /* Stats for tests and /metrics: informers' decode errors and objects held aside. */
 typedef struct ns_mirror_stats {

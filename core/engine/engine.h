@@ -294,6 +294,15 @@ typedef struct ns_engine_sample {
     double headroom_cost_per_hour;
 } ns_engine_sample;
 
+/* One CapacityBuffer's chunks in the last provisioning round (what Karpenter's Provisioning condition is computed
+ * from): on existing or in-flight nodes, needing a NodeClaim of their own, or placed nowhere. */
+typedef struct ns_engine_buffer_chunks {
+    size_t wanted, existing, new_capacity, failed;
+} ns_engine_buffer_chunks;
+/* True and *out filled when the last round placed chunks of buffer NS/NAME; false when no round did (the gate is
+ * off, the buffer asks for none, or it came since). */
+bool ns_engine_buffer_placement(const ns_engine *e, const char *ns, const char *name, ns_engine_buffer_chunks *out);
+
 const ns_engine_sample *ns_engine_history(const ns_engine *e, size_t *n);
 /* The sample the next step would append, computed now (for a state dump between steps). */
 void ns_engine_sample_now(const ns_engine *e, ns_engine_sample *out);

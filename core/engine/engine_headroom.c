@@ -7,6 +7,7 @@
  * provisions them elsewhere. Where they went is kept until the next round, for emptiness (a node holding a chunk is
  * not empty, as Karpenter's HasBufferPods) and for the reports (with their share of the nodes' price).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@ void ns_engine_headroom_free(ns_engine_headroom *h)
         ns_res_free(&h->slots[i].requests);
     }
     free(h->slots);
+    for (size_t i = 0; i < h->n_buffers; i++)
+        free(h->buffers[i].key);
+    free(h->buffers);
     memset(h, 0, sizeof(*h));
 }
 
@@ -111,19 +115,55 @@ static int add_slot(ns_engine_headroom *h, const char *node, const ns_res *reque
     return ns_res_add(&s->requests, requests);
 }
 
+/* One entry per buffer of the cluster, with the chunks it asks for: the plan's chunks come in this order. */
+static int buffer_entries(const ns_cluster *c, ns_engine_headroom *h)
+{
+    if (!c->n_buffers)
+        return 0;
+    if (!(h->buffers = calloc(c->n_buffers, sizeof(*h->buffers))))
+        return NS_ERR_INTERNAL;
+    for (size_t b = 0; b < c->n_buffers; b++) {
+        const ns_meta *m = &c->buffers[b]->meta;
+        const ns_pod *tmpl = buffer_template(c, c->buffers[b]);
+        char key[2 * NS_NAME_MAX + 2];
+        snprintf(key, sizeof(key), "%s/%s", m->namespace_ ? m->namespace_ : "default", m->name);
+        if (!(h->buffers[b].key = ns_strdup(key)))
+            return NS_ERR_INTERNAL;
+        h->buffers[b].chunks.wanted = tmpl ? (size_t)ns_buffer_chunks(c->buffers[b], tmpl) : 0;
+        h->n_buffers = b + 1;
+    }
+    return 0;
+}
+
+/* The buffer the chunk-th chunk of the round belongs to. */
+static ns_engine_buffer_chunks *buffer_of(ns_engine_headroom *h, size_t chunk)
+{
+    for (size_t b = 0; b < h->n_buffers; b++) {
+        if (chunk < h->buffers[b].chunks.wanted)
+            return &h->buffers[b].chunks;
+        chunk -= h->buffers[b].chunks.wanted;
+    }
+    return NULL;
+}
+
 /* Where the round put each chunk: a view node, or the NodeClaim created for it (names[claim]). */
 static int record(ns_engine *e, const ns_engine_plan *p, char (*names)[NS_NAME_MAX], size_t wanted)
 {
     ns_engine_headroom h = {.wanted = wanted};
     const ns_sched_result *r = &p->result;
-    int rc = 0;
-    for (size_t i = p->n_cluster_pods; rc == 0 && i < p->view.n_pods && i < r->n_placement; i++) {
-        size_t at = r->placement[i];
+    int rc = buffer_entries(e->cluster, &h);
+    for (size_t i = p->n_cluster_pods; rc == 0 && i < p->view.n_pods; i++) {
+        size_t at = i < r->n_placement ? r->placement[i] : SIZE_MAX;
         const char *node = NULL;
+        ns_engine_buffer_chunks *counts = buffer_of(&h, i - p->n_cluster_pods);
         if (at < p->view.n_nodes)
             node = p->view.nodes[at]->meta.name;
         else if (at < p->view.n_nodes + r->n_claims && names[at - p->view.n_nodes][0])
             node = names[at - p->view.n_nodes];
+        if (counts && at < p->view.n_nodes)
+            counts->existing++;
+        else if (counts)
+            *(node ? &counts->new_capacity : &counts->failed) += 1;
         if (node)
             rc = add_slot(&h, node, &p->view.pods[i]->requests);
         else
@@ -196,6 +236,19 @@ int ns_engine_headroom_round(ns_engine *e, const char *const *pinned, size_t n_p
     free(names);
     ns_engine_plan_free(&plan);
     return rc;
+}
+
+bool ns_engine_buffer_placement(const ns_engine *e, const char *ns, const char *name, ns_engine_buffer_chunks *out)
+{
+    char key[2 * NS_NAME_MAX + 2];
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "default", name);
+    for (size_t i = 0; i < e->headroom.n_buffers; i++) {
+        if (strcmp(e->headroom.buffers[i].key, key) == 0) {
+            *out = e->headroom.buffers[i].chunks;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool ns_engine_holds_headroom(const ns_engine *e, const char *node_name)

@@ -79,9 +79,16 @@ typedef struct ns_headroom_slot {
     ns_res requests;    /* their requests, summed */
 } ns_headroom_slot;
 
+typedef struct ns_headroom_buffer {
+    char *key; /* "namespace/name" */
+    ns_engine_buffer_chunks chunks;
+} ns_headroom_buffer;
+
 typedef struct ns_engine_headroom {
     ns_headroom_slot *slots;
     size_t n, cap;
+    ns_headroom_buffer *buffers; /* per buffer, in the cluster's order */
+    size_t n_buffers;
     size_t wanted;   /* chunks the buffers asked for */
     size_t unplaced; /* chunks no node or new claim could take (NodePool limits, no fitting type) */
 } ns_engine_headroom;

@@ -17,6 +17,8 @@ typedef enum which {
     W_PDB,
     W_DAEMONSET,
     W_NODECLASS,
+    W_BUFFER,
+    W_PODTEMPLATE,
 } which;
 
 /* Moves the one object the scratch cluster holds out of it. The lists are the cluster's public fields; emptying one
@@ -46,6 +48,12 @@ static void *take_only(ns_cluster *c, which w)
         break;
     case W_NODECLASS:
         list = (void ***)&c->nodeclasses, n = &c->n_nodeclasses;
+        break;
+    case W_BUFFER:
+        list = (void ***)&c->buffers, n = &c->n_buffers;
+        break;
+    case W_PODTEMPLATE:
+        list = (void ***)&c->pod_templates, n = &c->n_pod_templates;
         break;
     }
     if (*n != 1)
@@ -112,6 +120,8 @@ DECODER(decode_nodeclaim, W_NODECLAIM, ns_nodeclaim, ns_nodeclaim_free)
 DECODER(decode_pdb, W_PDB, ns_pdb, ns_pdb_free)
 DECODER(decode_daemonset, W_DAEMONSET, ns_daemonset, ns_daemonset_free)
 DECODER(decode_nodeclass, W_NODECLASS, ns_nodeclass_def, ns_nodeclass_def_free)
+DECODER(decode_buffer, W_BUFFER, ns_buffer, ns_buffer_free)
+DECODER(decode_pod_template, W_PODTEMPLATE, ns_pod_template, ns_pod_template_free)
 
 const ns_kube_decoder NS_KUBE_DECODE_POD = {.decode = decode_pod, .free = decode_pod_free};
 const ns_kube_decoder NS_KUBE_DECODE_POD_PACKED = {.decode = decode_pod_packed, .free = decode_pod_free,
@@ -122,6 +132,8 @@ const ns_kube_decoder NS_KUBE_DECODE_NODECLAIM = {.decode = decode_nodeclaim, .f
 const ns_kube_decoder NS_KUBE_DECODE_PDB = {.decode = decode_pdb, .free = decode_pdb_free};
 const ns_kube_decoder NS_KUBE_DECODE_DAEMONSET = {.decode = decode_daemonset, .free = decode_daemonset_free};
 const ns_kube_decoder NS_KUBE_DECODE_NODECLASS = {.decode = decode_nodeclass, .free = decode_nodeclass_free};
+const ns_kube_decoder NS_KUBE_DECODE_CAPACITYBUFFER = {.decode = decode_buffer, .free = decode_buffer_free};
+const ns_kube_decoder NS_KUBE_DECODE_PODTEMPLATE = {.decode = decode_pod_template, .free = decode_pod_template_free};
 
 const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
 {
@@ -145,6 +157,8 @@ const ns_kube_decoder *ns_kube_decoder_for(const ns_kube_resource *r)
         {"apps", "StatefulSet", &NS_KUBE_DECODE_STATEFULSET},
         {"", "ReplicationController", &NS_KUBE_DECODE_REPLICATIONCONTROLLER},
         {"", "Service", &NS_KUBE_DECODE_SERVICE},
+        {"autoscaling.x-k8s.io", "CapacityBuffer", &NS_KUBE_DECODE_CAPACITYBUFFER},
+        {"", "PodTemplate", &NS_KUBE_DECODE_PODTEMPLATE},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (strcmp(table[i].group, r->group) == 0 && strcmp(table[i].kind, r->kind) == 0)

@@ -10,7 +10,8 @@
  * ns_nodepool (decoder_ctx, may be NULL: the loaded providers' ns_nodeclass_kinds, which say the kind a Provisioner's
  * providerRef means when it names none), NodeClaim -> ns_nodeclaim,
  * PodDisruptionBudget -> ns_pdb, DaemonSet -> ns_daemonset, node classes -> ns_nodeclass_def (decoder_ctx: the
- * loaded providers' ns_nodeclass_kinds; the provider's validate_nodeclass runs on each, as for manifests).
+ * loaded providers' ns_nodeclass_kinds; the provider's validate_nodeclass runs on each, as for manifests),
+ * CapacityBuffer -> ns_buffer and PodTemplate -> ns_pod_template (model/buffer.h, manifest/decode_buffer.c).
  */
 #ifndef NS_KUBE_DECODE_H
 #define NS_KUBE_DECODE_H
@@ -19,7 +20,7 @@
 
 extern const ns_kube_decoder NS_KUBE_DECODE_POD, NS_KUBE_DECODE_POD_PACKED, NS_KUBE_DECODE_NODE,
     NS_KUBE_DECODE_NODEPOOL, NS_KUBE_DECODE_NODECLAIM, NS_KUBE_DECODE_PDB, NS_KUBE_DECODE_DAEMONSET,
-    NS_KUBE_DECODE_NODECLASS;
+    NS_KUBE_DECODE_NODECLASS, NS_KUBE_DECODE_CAPACITYBUFFER, NS_KUBE_DECODE_PODTEMPLATE;
 /* kube_decode_kinds.c: StorageClass -> ns_storage_class, PersistentVolume -> ns_pv, PersistentVolumeClaim -> ns_pvc
  * (model/storage.h), Service -> ns_service (model/service.h), through the manifests' decoders, lenient on fields, and
  * kinds manifests never decode into a model object: Lease -> ns_lease (model/lease.h), Deployment, ReplicaSet,

@@ -26,13 +26,17 @@ const ns_kube_resource NS_KUBE_PDBS = {"policy", "v1", "poddisruptionbudgets", "
 const ns_kube_resource NS_KUBE_STORAGECLASSES = {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false};
 const ns_kube_resource NS_KUBE_VOLUMEATTACHMENTS = {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment",
                                                    false};
+/* Warm headroom (model/buffer.h): the CapacityBuffer version Karpenter 1.14's CRD serves, and the templates they name. */
+const ns_kube_resource NS_KUBE_CAPACITYBUFFERS = {"autoscaling.x-k8s.io", "v1beta1", "capacitybuffers",
+                                                 "CapacityBuffer", true};
+const ns_kube_resource NS_KUBE_PODTEMPLATES = {"", "v1", "podtemplates", "PodTemplate", true};
 const ns_kube_resource NS_KUBE_LEASES = {"coordination.k8s.io", "v1", "leases", "Lease", true};
 
 const ns_kube_resource *const ns_kube_builtin_resources[] = {
     &NS_KUBE_PODS,        &NS_KUBE_NODES,       &NS_KUBE_NODEPOOLS,   &NS_KUBE_NODECLAIMS,    &NS_KUBE_DAEMONSETS,
     &NS_KUBE_PDBS,        &NS_KUBE_STORAGECLASSES, &NS_KUBE_PVS,       &NS_KUBE_PVCS,          &NS_KUBE_VOLUMEATTACHMENTS, &NS_KUBE_LEASES,
     &NS_KUBE_DEPLOYMENTS, &NS_KUBE_REPLICASETS, &NS_KUBE_STATEFULSETS, &NS_KUBE_EVENTS,       &NS_KUBE_NAMESPACES,
-    &NS_KUBE_SERVICES,    &NS_KUBE_REPLICATIONCONTROLLERS,
+    &NS_KUBE_SERVICES,    &NS_KUBE_REPLICATIONCONTROLLERS, &NS_KUBE_PODTEMPLATES,
     NULL,
 };
 

@@ -24,11 +24,14 @@ typedef struct ns_kube_resource {
 extern const ns_kube_resource NS_KUBE_PODS, NS_KUBE_NODES, NS_KUBE_NODEPOOLS, NS_KUBE_NODECLAIMS,
     NS_KUBE_DAEMONSETS, NS_KUBE_PDBS, NS_KUBE_STORAGECLASSES, NS_KUBE_PVS, NS_KUBE_PVCS, NS_KUBE_VOLUMEATTACHMENTS, NS_KUBE_LEASES,
     NS_KUBE_DEPLOYMENTS, NS_KUBE_REPLICASETS, NS_KUBE_STATEFULSETS, NS_KUBE_EVENTS, NS_KUBE_NAMESPACES,
-    NS_KUBE_SERVICES, NS_KUBE_REPLICATIONCONTROLLERS;
+    NS_KUBE_SERVICES, NS_KUBE_REPLICATIONCONTROLLERS, NS_KUBE_PODTEMPLATES;
 
 /* Karpenter's v1alpha5 Provisioner, read (converted into a NodePool) only on clusters whose CRDs still serve it: not
  * in the built-in table, which lists what is always there. */
 extern const ns_kube_resource NS_KUBE_PROVISIONERS;
+/* CapacityBuffers (autoscaling.x-k8s.io/v1beta1, the CRD Karpenter ships), read only with the CapacityBuffer gate on
+ * and when the API server serves them. */
+extern const ns_kube_resource NS_KUBE_CAPACITYBUFFERS;
 
 /* Every built-in resource above, NULL-ended. */
 extern const ns_kube_resource *const ns_kube_builtin_resources[];

@@ -453,6 +453,27 @@ int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc)
     return 0;
 }
 
+int ns_cluster_remove_buffer(ns_cluster *c, ns_buffer *b)
+{
+    if (!unlink_obj((void **)c->buffers, &c->n_buffers, b))
+        return not_in_cluster("CapacityBuffer", &b->meta);
+    ns_buffer_free(b);
+    return 0;
+}
+
+int ns_cluster_remove_pod_template(ns_cluster *c, ns_pod_template *t)
+{
+    if (!unlink_obj((void **)c->pod_templates, &c->n_pod_templates, t))
+        return not_in_cluster("PodTemplate", &t->meta);
+    ns_pod_template_free(t);
+    return 0;
+}
+
+int ns_cluster_take_buffer(ns_cluster *c, ns_buffer *b)
+{
+    return unlink_obj((void **)c->buffers, &c->n_buffers, b) ? 0 : not_in_cluster("CapacityBuffer", &b->meta);
+}
+
 int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np)
 {
     return unlink_obj((void **)c->nodepools, &c->n_nodepools, np) ? 0 : not_in_cluster("NodePool", &np->meta);

@@ -126,9 +126,12 @@ int ns_cluster_remove_pvc(ns_cluster *c, ns_pvc *pvc);
 int ns_cluster_remove_volume_attachment(ns_cluster *c, ns_volume_attachment *va);
 int ns_cluster_remove_service(ns_cluster *c, ns_service *svc);
 int ns_cluster_remove_pod_controller(ns_cluster *c, ns_workload *w);
+int ns_cluster_remove_buffer(ns_cluster *c, ns_buffer *b);
+int ns_cluster_remove_pod_template(ns_cluster *c, ns_pod_template *t);
 /* Take an object out of the cluster without freeing it (it becomes the caller's). NS_ERR_NOT_FOUND when absent. */
 int ns_cluster_take_nodepool(ns_cluster *c, ns_nodepool *np);
 int ns_cluster_take_nodeclaim(ns_cluster *c, ns_nodeclaim *claim);
+int ns_cluster_take_buffer(ns_cluster *c, ns_buffer *b);
 
 /* Lookups; NULL when absent. A NULL namespace means "default". The results belong to the cluster. */
 ns_pod *ns_cluster_find_pod(const ns_cluster *c, const char *ns, const char *name);

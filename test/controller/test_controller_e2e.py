@@ -1747,6 +1747,148 @@ class Test11StaticCapacityEndToEnd(unittest.TestCase):
             kubectl("delete", "nodepool", "static", "--ignore-not-found", "--wait=false")
 
 
+BUFFER_OBJECTS = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: buffer
+spec:
+  disruption: {consolidateAfter: Never}
+  template:
+    metadata:
+      labels: {e2e/buffer: "true"}
+    spec:
+      nodeClassRef: {group: nodesmith.io, kind: SimNodeClass, name: default}
+      taints: [{key: e2e/buffer, effect: NoSchedule}]
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
+      - {key: node.kubernetes.io/instance-type, operator: In, values: ["m5.large"]}
+---
+apiVersion: v1
+kind: PodTemplate
+metadata:
+  name: chunk
+  namespace: %(ns)s
+template:
+  spec:
+    nodeSelector: {karpenter.sh/nodepool: buffer}
+    tolerations: [{key: e2e/buffer, operator: Exists}]
+    containers:
+    - name: chunk
+      image: registry.k8s.io/pause:3.10
+      resources:
+        requests: {cpu: "1", memory: 1Gi}
+---
+apiVersion: autoscaling.x-k8s.io/v1beta1
+kind: CapacityBuffer
+metadata:
+  name: warm
+  namespace: %(ns)s
+spec:
+  podTemplateRef: {name: chunk}
+  replicas: 1
+"""
+
+BUFFER_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: late
+  namespace: %(ns)s
+spec:
+  terminationGracePeriodSeconds: 0
+  nodeSelector: {karpenter.sh/nodepool: buffer}
+  tolerations: [{key: e2e/buffer, operator: Exists}]
+  containers:
+  - name: late
+    image: registry.k8s.io/pause:3.10
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+"""
+
+
+class Test12CapacityBufferEndToEnd(unittest.TestCase):
+    """Warm headroom from Karpenter's CapacityBuffer (autoscaling.x-k8s.io/v1beta1, Karpenter's own CRD) on the real
+    control plane, FEATURE_GATES CapacityBuffer=true: a buffer of one 1-cpu chunk of a PodTemplate's shape makes the
+    controller launch a NodeClaim with no pod pending, and writes the buffer's status (ReadyForProvisioning Resolved,
+    replicas 1, Provisioning); a pod of that shape created later is bound to that node, already Ready before the pod
+    existed, and the chunk is provisioned again elsewhere (a second claim). A buffer naming a missing PodTemplate is
+    not ReadyForProvisioning (PodTemplateNotFound) and launches nothing."""
+
+    def claims(self):
+        return kget("nodeclaims", "-l", "karpenter.sh/nodepool=buffer")["items"]
+
+    def ready_nodes(self):
+        return {nd["metadata"]["name"] for nd in kget("nodes", "-l", "karpenter.sh/nodepool=buffer")["items"]
+                if any(k["type"] == "Ready" and k["status"] == "True"
+                       for k in nd.get("status", {}).get("conditions", []))}
+
+    def condition(self, name, kind):
+        st = kget("capacitybuffer", "-n", self.ns, name).get("status", {})
+        return next((k for k in st.get("conditions", []) if k["type"] == kind), None), st
+
+    def test_buffer_launches_spare_capacity_a_later_pod_starts_on(self):
+        install_crds("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml",
+                     "autoscaling.x-k8s.io_capacitybuffers.yaml")
+        kubectl("wait", "--for", "condition=Established", "--timeout=60s",
+                "crd/capacitybuffers.autoscaling.x-k8s.io")
+        self.ns = "e2e-buffer"
+        kubectl("create", "namespace", self.ns)
+        kubectl("apply", "-f", "-", stdin=NODEPOOL.split("---")[1])  # the SimNodeClass
+        kubectl("apply", "-f", "-", stdin=BUFFER_OBJECTS % {"ns": self.ns})
+        ctl = Controller("buffer", {"FEATURE_GATES": "CapacityBuffer=true"})
+        try:
+            eventually("buffer to lead", lambda: "successfully acquired lease" in ctl.text(), timeout=90)
+            try:
+                node = eventually("one NodeClaim of the buffer's pool with a Ready Node", lambda: (
+                    len(self.claims()) == 1 and self.claims()[0].get("status", {}).get("nodeName") in
+                    self.ready_nodes() and self.claims()[0]["status"]["nodeName"]), timeout=180)
+                ready = eventually("ReadyForProvisioning", lambda: self.condition("warm", "ReadyForProvisioning")[0])
+                prov = eventually("Provisioning FitsExistingCapacity", lambda: (
+                    lambda k: k and k["reason"] == "FitsExistingCapacity" and k)(
+                        self.condition("warm", "Provisioning")[0]), timeout=60)
+            except AssertionError:
+                print(ctl.text()[-6000:], file=sys.stderr)
+                raise
+            st = kget("capacitybuffer", "-n", self.ns, "warm")["status"]
+            self.assertEqual((ready["status"], ready["reason"]), ("True", "Resolved"), st)
+            self.assertEqual((st["replicas"], st["podTemplateRef"]["name"], st["provisioningStrategy"]),
+                             (1, "chunk", "buffer.x-k8s.io/active-capacity"), st)
+            self.assertEqual(prov["status"], "True", st)
+            first = self.claims()[0]["metadata"]["name"]
+            time.sleep(5)  # no second claim while nothing takes the chunk's room
+            self.assertEqual([c["metadata"]["name"] for c in self.claims()], [first])
+            self.assertEqual(kget("pods", "-n", self.ns)["items"], [], "the buffer's chunk was written as a pod")
+
+            kubectl("apply", "-f", "-", stdin=BUFFER_POD % {"ns": self.ns})
+            pod = eventually("the late pod Running", lambda: (lambda p: p.get("status", {}).get("phase") == "Running"
+                                                              and p)(kget("pod", "-n", self.ns, "late")), timeout=90)
+            self.assertEqual(pod["spec"]["nodeName"], node, "the late pod did not start on the buffer's node")
+            # the real pod took the chunk's room: the chunk is provisioned again on a claim of its own
+            eventually("a second NodeClaim for the displaced chunk", lambda: len(self.claims()) == 2, timeout=90)
+
+            kubectl("apply", "-f", "-", stdin="""
+apiVersion: autoscaling.x-k8s.io/v1beta1
+kind: CapacityBuffer
+metadata: {name: orphan, namespace: %s}
+spec: {podTemplateRef: {name: absent}, replicas: 3}
+""" % self.ns)
+            k = eventually("orphan's ReadyForProvisioning", lambda: self.condition("orphan", "ReadyForProvisioning")[0],
+                           timeout=60)
+            self.assertEqual((k["status"], k["reason"]), ("False", "PodTemplateNotFound"), k)
+            time.sleep(5)
+            self.assertEqual(len(self.claims()), 2, "a buffer without its template launched capacity")
+            print("# CapacityBuffer: 1 claim for the chunk, the late pod on its node %s, 2nd claim for the displaced "
+                  "chunk; status replicas 1, Provisioning %s" % (node, prov["reason"]))
+            self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
+            errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
+            self.assertEqual(errors, [], "the controller logged errors")
+        finally:
+            ctl.close()
+            kubectl("delete", "namespace", self.ns, "--wait=false")
+            kubectl("delete", "nodepool", "buffer", "--ignore-not-found", "--wait=false")
+
+
 if __name__ == "__main__":
     NODESMITH = sys.argv.pop(1)
     unittest.main(verbosity=2)

@@ -12,6 +12,7 @@
 #include "model/node.h"
 #include "model/nodeclass.h"
 #include "model/nodeclass_kinds.h"
+#include "model/buffer.h"
 #include "model/intern.h"
 #include "model/lease.h"
 #include "model/storage.h"
@@ -463,6 +464,48 @@ START_TEST(decoders_by_resource)
 }
 END_TEST
 
+/* A CapacityBuffer and a PodTemplate as the API server returns them (server-set metadata, status, a defaulted pod
+ * spec) through the manifests' decoders: the same fields, and the same refusals naming the field. */
+START_TEST(buffers_and_templates_from_api_server)
+{
+    ns_buffer *b = decode_text(&NS_KUBE_DECODE_CAPACITYBUFFER,
+        "{\"apiVersion\":\"autoscaling.x-k8s.io/v1beta1\",\"kind\":\"CapacityBuffer\",\"metadata\":{\"name\":\"warm\","
+        "\"namespace\":\"web\",\"uid\":\"u1\",\"resourceVersion\":\"42\",\"generation\":2,\"managedFields\":[]},"
+        "\"spec\":{\"provisioningStrategy\":\"buffer.x-k8s.io/active-capacity\",\"podTemplateRef\":{\"name\":\"chunk\"},"
+        "\"replicas\":5,\"limits\":{\"cpu\":\"4\"}},\"status\":{\"replicas\":4,\"conditions\":[{\"type\":"
+        "\"ReadyForProvisioning\",\"status\":\"True\",\"reason\":\"Resolved\",\"message\":\"\","
+        "\"lastTransitionTime\":\"2026-11-28T20:00:00Z\"}]}}");
+    ck_assert_str_eq(b->meta.namespace_, "web");
+    ck_assert_str_eq(b->meta.name, "warm");
+    ck_assert_str_eq(b->pod_template, "chunk");
+    ck_assert(b->has_replicas && b->replicas == 5);
+    ck_assert(b->has_limits && b->limits_set == NS_BUFFER_LIMIT_CPU && b->limits.cpu_milli == 4000);
+    ns_pod_template *t = decode_text(&NS_KUBE_DECODE_PODTEMPLATE,
+        "{\"apiVersion\":\"v1\",\"kind\":\"PodTemplate\",\"metadata\":{\"name\":\"chunk\",\"namespace\":\"web\","
+        "\"uid\":\"u2\",\"resourceVersion\":\"7\"},\"template\":{\"metadata\":{\"labels\":{\"app\":\"chunk\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"pause\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+        "\"memory\":\"1Gi\"}},\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":"
+        "\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],\"restartPolicy\":\"Always\",\"terminationGracePeriodSeconds\":"
+        "30,\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":{},\"schedulerName\":\"default-scheduler\"}}}");
+    ck_assert_str_eq(t->meta.name, "chunk");
+    ck_assert_int_eq(t->pod->requests.cpu_milli, 1000);
+    ck_assert_int_eq(t->pod->requests.memory_bytes, 1024LL * 1024 * 1024);
+    ck_assert_str_eq(ns_labels_get(&t->pod->meta.labels, "app"), "chunk");
+    ck_assert_int_eq(ns_buffer_chunks(b, t->pod), 4); /* replicas 5, limits.cpu 4 over 1 cpu each */
+    ns_pod_template_free(t);
+    ns_buffer_free(b);
+    expect_kind_error(&NS_KUBE_DECODE_CAPACITYBUFFER,
+        "{\"apiVersion\":\"autoscaling.x-k8s.io/v1beta1\",\"kind\":\"CapacityBuffer\",\"metadata\":{\"name\":\"s\","
+        "\"namespace\":\"web\"},\"spec\":{\"scalableRef\":{\"apiGroup\":\"apps\",\"kind\":\"Deployment\",\"name\":"
+        "\"d\"},\"replicas\":1}}", "spec.scalableRef");
+    expect_kind_error(&NS_KUBE_DECODE_CAPACITYBUFFER,
+        "{\"apiVersion\":\"autoscaling.x-k8s.io/v1beta1\",\"kind\":\"CapacityBuffer\",\"metadata\":{\"name\":\"n\","
+        "\"namespace\":\"web\"},\"spec\":{\"podTemplateRef\":{\"name\":\"chunk\"},\"replicas\":-1}}", "spec.replicas");
+    ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_CAPACITYBUFFERS), &NS_KUBE_DECODE_CAPACITYBUFFER);
+    ck_assert_ptr_eq(ns_kube_decoder_for(&NS_KUBE_PODTEMPLATES), &NS_KUBE_DECODE_PODTEMPLATE);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kube-decode");
@@ -472,6 +515,7 @@ int main(void)
     tcase_add_test(t, bad_fields_name_object_and_field);
     tcase_add_test(t, nodeclass_decoded_with_the_providers_kinds);
     tcase_add_test(t, decoders_by_resource);
+    tcase_add_test(t, buffers_and_templates_from_api_server);
     tcase_add_test(t, storage_leases_and_workloads_decode);
     tcase_add_test(t, packed_pods_read_as_decoded_ones);
     tcase_add_test(t, store_indexes_follow_replacements_and_relists);

@@ -1,0 +1,195 @@
+/* CapacityBuffer status: resolution, replicas and the Provisioning condition, written when they change. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/ns_clock.h"
+#include "controller/buffer_status.h"
+#include "errors/ns_error.h"
+#include "kube/kube_writes.h"
+
+/* A condition as last judged: its status and since when it has had it. */
+typedef struct judged {
+    bool set, status;
+    char reason[48];
+    char message[160];
+    int64_t since_ms;
+} judged;
+
+typedef struct written {
+    char *key;  /* "namespace/name" */
+    char *body; /* the status last written */
+    judged ready, provisioning;
+    bool seen; /* in this pass: a buffer deleted (and perhaps created again) starts over */
+} written;
+
+struct ns_buffer_status {
+    written *w;
+    size_t n;
+};
+
+ns_buffer_status *ns_buffer_status_new(void)
+{
+    ns_buffer_status *s = calloc(1, sizeof(*s));
+    if (!s)
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping CapacityBuffer status");
+    return s;
+}
+
+void ns_buffer_status_free(ns_buffer_status *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->w[i].key);
+        free(s->w[i].body);
+    }
+    free(s->w);
+    free(s);
+}
+
+static written *find(ns_buffer_status *s, const char *key)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->w[i].key, key) == 0)
+            return &s->w[i];
+    written *grown = realloc(s->w, (s->n + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    s->w = grown;
+    written *w = &s->w[s->n];
+    memset(w, 0, sizeof(*w));
+    if (!(w->key = strdup(key)))
+        return NULL;
+    s->n++;
+    return w;
+}
+
+/* Judges a condition now; the transition time moves only when its status changes. */
+static void judge(judged *j, bool status, const char *reason, const char *message, int64_t now)
+{
+    if (!j->set || j->status != status)
+        j->since_ms = now;
+    j->set = true;
+    j->status = status;
+    snprintf(j->reason, sizeof(j->reason), "%s", reason);
+    snprintf(j->message, sizeof(j->message), "%s", message);
+}
+
+static bool add_condition(cJSON *list, const char *type, const judged *j)
+{
+    char when[64];
+    ns_clock_format_rfc3339(j->since_ms, when, sizeof(when));
+    cJSON *k = cJSON_CreateObject();
+    return k && cJSON_AddItemToArray(list, k) && cJSON_AddStringToObject(k, "type", type) &&
+           cJSON_AddStringToObject(k, "status", j->status ? "True" : "False") &&
+           cJSON_AddStringToObject(k, "reason", j->reason) && cJSON_AddStringToObject(k, "message", j->message) &&
+           cJSON_AddStringToObject(k, "lastTransitionTime", when);
+}
+
+/* The Provisioning condition from the last round's placement of the buffer's chunks (unchanged when none). */
+static void judge_provisioning(written *w, const ns_engine *e, const ns_buffer *b, bool ready, int64_t replicas,
+                               int64_t now)
+{
+    char msg[160];
+    ns_engine_buffer_chunks k;
+    if (!ready) {
+        judge(&w->provisioning, false, "NotReadyForProvisioning", "Buffer is not ReadyForProvisioning", now);
+    } else if (replicas == 0) {
+        judge(&w->provisioning, false, "BufferEmpty", "Buffer has zero desired replicas", now);
+    } else if (ns_engine_buffer_placement(e, b->meta.namespace_, b->meta.name, &k)) {
+        if (k.new_capacity || k.failed) {
+            snprintf(msg, sizeof(msg), "%zu/%zu virtual pods required new capacity, %zu failed", k.new_capacity,
+                     k.wanted, k.failed);
+            judge(&w->provisioning, false, "RequiresNewCapacity", msg, now);
+        } else if (k.existing == k.wanted && k.wanted) {
+            snprintf(msg, sizeof(msg), "All %zu virtual pods fit on existing capacity", k.wanted);
+            judge(&w->provisioning, true, "FitsExistingCapacity", msg, now);
+        }
+    }
+}
+
+/* {"status": {...}} for buffer b; ready: its PodTemplate is in c. NULL on allocation failure. */
+static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, const ns_buffer *b, bool ready,
+                        int64_t now)
+{
+    const ns_pod_template *t = ready ? ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template) : NULL;
+    int64_t replicas = t ? ns_buffer_chunks(b, t->pod) : 0;
+    char msg[160];
+    if (t) {
+        judge(&w->ready, true, "Resolved", "Pod template resolved successfully", now);
+    } else {
+        snprintf(msg, sizeof(msg), "podtemplates \"%s\" not found", b->pod_template);
+        judge(&w->ready, false, "PodTemplateNotFound", msg, now);
+    }
+    judge_provisioning(w, e, b, t != NULL, replicas, now);
+    cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "status"), *ref = NULL, *conds = NULL;
+    bool ok = st && cJSON_AddStringToObject(st, "provisioningStrategy", NS_BUFFER_ACTIVE_STRATEGY) &&
+              (!t || (cJSON_AddNumberToObject(st, "replicas", (double)replicas) &&
+                      (ref = cJSON_AddObjectToObject(st, "podTemplateRef")) &&
+                      cJSON_AddStringToObject(ref, "name", b->pod_template))) &&
+              (conds = cJSON_AddArrayToObject(st, "conditions")) && add_condition(conds, "ReadyForProvisioning", &w->ready) &&
+              (!w->provisioning.set || add_condition(conds, "Provisioning", &w->provisioning));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int sync_one(ns_buffer_status *s, ns_kube_client *client, ns_mirror *mirror, const ns_engine *e,
+                    const ns_cluster *c, const ns_buffer *b, bool ready, int64_t now)
+{
+    char key[2 * NS_NAME_MAX + 2];
+    snprintf(key, sizeof(key), "%s/%s", b->meta.namespace_ ? b->meta.namespace_ : "default", b->meta.name);
+    written *w = find(s, key);
+    if (w)
+        w->seen = true;
+    cJSON *st = w ? status_of(w, e, c, b, ready, now) : NULL, *out = NULL;
+    char *body = st ? cJSON_PrintUnformatted(st) : NULL;
+    int rc = body ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory writing CapacityBuffer %s's status", key);
+    if (rc == 0 && (!w->body || strcmp(w->body, body) != 0)) {
+        rc = ns_kube_patch(client, &NS_KUBE_CAPACITYBUFFERS, b->meta.namespace_, b->meta.name, "status",
+                           NS_KUBE_MERGE_PATCH, st, NULL, NULL, &out);
+        if (rc == 0) {
+            const cJSON *rv =
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "metadata"), "resourceVersion");
+            ns_mirror_floor(mirror, NS_MIRROR_CAPACITYBUFFER, b->meta.namespace_, b->meta.name,
+                            cJSON_IsString(rv) ? rv->valuestring : NULL);
+            free(w->body);
+            w->body = body;
+            body = NULL;
+        } else {
+            rc = ns_error_prefix("writing CapacityBuffer %s's status: ", key);
+        }
+    }
+    free(body);
+    cJSON_Delete(st);
+    cJSON_Delete(out);
+    return rc;
+}
+
+int ns_buffer_status_sync(ns_buffer_status *s, ns_kube_client *client, ns_mirror *mirror, const ns_engine *e,
+                          const ns_cluster *c)
+{
+    int64_t now = ns_clock_now_ms();
+    int first = 0;
+    for (size_t i = 0; i < s->n; i++)
+        s->w[i].seen = false;
+    size_t n_held = 0;
+    ns_buffer *const *held = ns_mirror_held_buffers(mirror, &n_held);
+    for (size_t i = 0; i < c->n_buffers + n_held; i++) {
+        bool ready = i < c->n_buffers;
+        int rc = sync_one(s, client, mirror, e, c, ready ? c->buffers[i] : held[i - c->n_buffers], ready, now);
+        if (rc < 0 && first == 0)
+            first = rc;
+    }
+    for (size_t i = s->n; i-- > 0;) {
+        if (s->w[i].seen)
+            continue;
+        free(s->w[i].key);
+        free(s->w[i].body);
+        s->w[i] = s->w[--s->n];
+    }
+    return first;
+}

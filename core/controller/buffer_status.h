@@ -1,0 +1,30 @@
+/*
+ * CapacityBuffer status, as Karpenter's capacitybuffer controller and provisioner write it (sigs.k8s.io/karpenter
+ * pkg/controllers/capacitybuffer and provisioning/buffers.go): status.provisioningStrategy; for a buffer whose
+ * PodTemplate resolves, status.replicas (the chunks it asks for, ns_buffer_chunks), status.podTemplateRef and
+ * ReadyForProvisioning True (Resolved), otherwise ReadyForProvisioning False (PodTemplateNotFound); and the
+ * Provisioning condition from the last provisioning round's placement of its chunks: True FitsExistingCapacity when
+ * every chunk is on an existing or in-flight node, False RequiresNewCapacity when some needed a new NodeClaim or fit
+ * nowhere, False BufferEmpty for zero replicas, False NotReadyForProvisioning; left as it was when no round placed
+ * the buffer. A merge patch of /status is sent only when what would be written changed; a condition's
+ * lastTransitionTime is when its status last changed in this controller.
+ */
+#ifndef NS_BUFFER_STATUS_H
+#define NS_BUFFER_STATUS_H
+
+#include "controller/controller_mirror.h"
+#include "engine/engine.h"
+#include "kube/kube_client.h"
+#include "model/cluster.h"
+
+typedef struct ns_buffer_status ns_buffer_status;
+
+ns_buffer_status *ns_buffer_status_new(void); /* NULL with NS_ERR_INTERNAL recorded */
+void ns_buffer_status_free(ns_buffer_status *s); /* accepts NULL */
+
+/* One pass over the buffers in c (resolved) and those the mirror holds aside (no template). 0, or the first failed
+ * write's error after trying every buffer. */
+int ns_buffer_status_sync(ns_buffer_status *s, ns_kube_client *client, ns_mirror *mirror, const ns_engine *e,
+                          const ns_cluster *c);
+
+#endif
