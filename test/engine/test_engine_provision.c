@@ -189,6 +189,60 @@ START_TEST(test_in_flight_claims_take_new_pods)
 }
 END_TEST
 
+static bool registered(efx *x)
+{
+    return x->cluster->n_nodes == 1 && ns_claim_registered(efx_claim(x, 0));
+}
+
+static void taint_node(efx *x, ns_node *n, const char *key, const char *effect)
+{
+    const ns_taint t = {key, NULL, effect};
+    ck_assert_int_eq(x->engine->writes.ops->add_node_taint(x->engine->writes.ctx, n, &t), NS_OK);
+}
+
+static const char SMALL_POD[] = "apiVersion: v1\nkind: Pod\nmetadata: {name: small}\nspec:\n" EFX_POD_TOLERATE
+                                "  containers: [{name: c, resources: {requests: {cpu: 10m}}}]\n";
+
+/* Karpenter's in-flight capacity (pkg/controllers/state statenode.go Taints): a registered Node that is not Ready and
+ * not initialized takes pods as the node it will be, its known ephemeral taints (KnownEphemeralTaints and any key
+ * under readiness.k8s.io/, pkg/scheduling/taints.go) left out, so a pod that fits its room gets no new claim. */
+START_TEST(test_registered_not_ready_node_takes_pods)
+{
+    ns_engine_config cfg;
+    ns_engine_config_default(&cfg);
+    cfg.initialization_delay_ms = EFX_S(600); /* Ready only after the test */
+    efx *x = efx_new(EFX_BASE, WEB, &cfg);
+    ck_assert(efx_run_until(x, registered, EFX_S(60)));
+    ns_node *n = x->cluster->nodes[0];
+    ck_assert(!n->ready);
+    taint_node(x, n, NS_TAINT_NOT_READY_KEY, NS_EFFECT_NO_EXECUTE);
+    taint_node(x, n, "node.kubernetes.io/unreachable", NS_EFFECT_NO_SCHEDULE);
+    taint_node(x, n, "node.cloudprovider.kubernetes.io/uninitialized", NS_EFFECT_NO_SCHEDULE);
+    taint_node(x, n, NS_TAINT_UNREGISTERED_KEY, NS_EFFECT_NO_EXECUTE);
+    taint_node(x, n, "readiness.k8s.io/network-ready", NS_EFFECT_NO_SCHEDULE);
+    efx_load(x, SMALL_POD);
+    efx_run_for(x, EFX_S(30));
+    ck_assert(!ns_claim_initialized(efx_claim(x, 0)));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_CREATED_NODECLAIM, NULL), 1);
+    efx_free(x);
+}
+END_TEST
+
+/* Once the node is initialized its taints are its own: the same readiness.k8s.io taint keeps a new pod off it, so
+ * the pod gets a claim of its own. */
+START_TEST(test_ephemeral_taint_applies_once_initialized)
+{
+    efx *x = efx_new(EFX_BASE, WEB, NULL);
+    ck_assert(efx_run_until(x, all_bound, EFX_S(120)));
+    ck_assert(ns_claim_initialized(efx_claim(x, 0)));
+    taint_node(x, efx_node_of(x, efx_claim(x, 0)), "readiness.k8s.io/network-ready", NS_EFFECT_NO_SCHEDULE);
+    efx_load(x, SMALL_POD);
+    efx_run_for(x, EFX_S(30));
+    ck_assert_uint_eq(efx_count(x, NS_DECISION_CREATED_NODECLAIM, NULL), 2);
+    efx_free(x);
+}
+END_TEST
+
 START_TEST(test_insufficient_capacity_replans)
 {
     efx *x = efx_new(EFX_BASE, WEB, NULL);
@@ -298,6 +352,8 @@ int main(void)
     tcase_add_test(tc, test_batch_window);
     tcase_add_test(tc, test_kubernetes_io_domain_labels);
     tcase_add_test(tc, test_in_flight_claims_take_new_pods);
+    tcase_add_test(tc, test_registered_not_ready_node_takes_pods);
+    tcase_add_test(tc, test_ephemeral_taint_applies_once_initialized);
     tcase_add_test(tc, test_insufficient_capacity_replans);
     tcase_add_test(tc, test_throttled_launch_backs_off);
     tcase_add_test(tc, test_unschedulable_reported_once);
