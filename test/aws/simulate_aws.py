@@ -18,14 +18,11 @@ EMULATOR = os.path.join(HERE, "..", "emulators", "aws", "aws_emulator.py")
 AL2023 = {"amd64": "ami-0e000000000000a64", "arm64": "ami-0e000000000000a32"}
 AL2023_NVIDIA = {"amd64": "ami-0e0000000000nv64", "arm64": "ami-0e0000000000nv32"}
 WINDOWS = {"windows2019": "ami-0e0000000000w219", "windows2022": "ami-0e0000000000w222"}
-# The actions of Karpenter's controller policy (docs/providers/aws.md): the provider may call nothing else.
-POLICY = {"GetParameter", "DescribeImages", "RunInstances", "DescribeSubnets", "DescribeSecurityGroups",
-          "DescribeLaunchTemplates", "DescribeInstances", "DescribeInstanceTypes", "DescribeInstanceTypeOfferings",
-          "DescribeAvailabilityZones", "DeleteLaunchTemplate", "CreateTags", "CreateLaunchTemplate", "CreateFleet",
-          "DescribeSpotPriceHistory", "DescribeCapacityReservations", "DescribeInstanceStatus", "GetProducts",
-          "TerminateInstances",
-          "DescribeCluster", "ReceiveMessage",
-          "DeleteMessage", "GetQueueUrl"}
+# The provider may call nothing beyond the policy docs/providers/aws.md gives (Karpenter's controller policy).
+sys.path.insert(0, os.path.join(HERE, "..", "emulators", "aws"))
+from emu_policy import documented_actions  # noqa: E402
+
+POLICY = documented_actions()
 ARM64 = re.compile(r"^[a-z]+\d+g[a-z]*\.")  # Graviton families: m6g, c7gn, g5g, ...
 
 

@@ -993,11 +993,10 @@ class Test6ClusterAutoscalerMigrationEndToEnd(unittest.TestCase):
 
 AWS_EMULATOR = os.path.join(HERE, "..", "emulators", "aws", "aws_emulator.py")
 # The actions of Karpenter's controller policy (docs/providers/aws.md): the provider may call nothing else.
-AWS_POLICY = {"GetParameter", "DescribeImages", "RunInstances", "DescribeSubnets", "DescribeSecurityGroups",
-              "DescribeLaunchTemplates", "DescribeInstances", "DescribeInstanceTypes", "DescribeInstanceTypeOfferings",
-              "DescribeAvailabilityZones", "DeleteLaunchTemplate", "CreateTags", "CreateLaunchTemplate", "CreateFleet",
-              "DescribeSpotPriceHistory", "DescribeCapacityReservations", "GetProducts", "TerminateInstances",
-              "DescribeCluster", "ReceiveMessage", "DeleteMessage", "GetQueueUrl"}
+sys.path.insert(0, os.path.join(HERE, "..", "emulators", "aws"))
+from emu_policy import documented_actions  # noqa: E402
+
+AWS_POLICY = documented_actions()
 
 AWS_NODEPOOL = """
 apiVersion: karpenter.sh/v1
