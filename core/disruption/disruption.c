@@ -54,16 +54,26 @@ static char *join(char *const *v, size_t n)
     return s;
 }
 
-/* Karpenter's command log values, for the decision's detail. */
+/* Karpenter's command log values, for the decision's detail. Several replacements (cost packing): their instance
+ * types and capacity types separated by ';', in the command's order. */
 static void command_detail(const ds_command *cmd, char *buf, size_t len)
 {
-    char *types = join(cmd->types, cmd->n_types);
+    char types[768] = "", capacity[128] = "";
+    bool spot = false;
+    for (size_t r = 0; r < cmd->n_repl; r++) {
+        char *t = join(cmd->repl[r].types, cmd->repl[r].n_types);
+        size_t used = strlen(types), cused = strlen(capacity);
+        snprintf(types + used, sizeof(types) - used, "%s%s", r ? ";" : "", t ? t : "");
+        snprintf(capacity + cused, sizeof(capacity) - cused, "%s%s", r ? ";" : "",
+                 cmd->repl[r].spot_only ? "spot" : "any");
+        spot = spot || cmd->repl[r].spot_only;
+        free(t);
+    }
     snprintf(buf, len,
-             "decision=%s consolidation-type=%s disrupted-node-count=%zu replacement-node-count=%zu pod-count=%zu%s%s%s",
+             "decision=%s consolidation-type=%s disrupted-node-count=%zu replacement-node-count=%zu pod-count=%zu%s%s%s%s",
              cmd->decision == NS_CONSOL_REPLACE ? "replace" : "delete", cmd->consolidation_type, cmd->n_claims,
-             cmd->n_replacements, cmd->pod_count, types && types[0] ? " replacement-instance-types=" : "",
-             types ? types : "", cmd->spot_only ? " replacement-capacity-type=spot" : "");
-    free(types);
+             cmd->n_replacements, cmd->pod_count, types[0] ? " replacement-instance-types=" : "", types,
+             spot ? " replacement-capacity-type=" : "", !spot ? "" : cmd->n_repl == 1 ? "spot" : capacity);
 }
 
 static int record_command(ns_engine *e, const ds_command *cmd, const char *what)
@@ -128,9 +138,9 @@ static bool has_type(const ns_sched_claim *c, const char *name)
     return false;
 }
 
-/* The command's replacement from the fresh simulation's claim: its options narrowed to the command's instance types
- * (and to spot when the command says so), with the requirements to match. */
-static int build_replacement(const ds_command *cmd, const ns_sched_claim *fresh, ns_sched_claim *out)
+/* A replacement of the command from the fresh simulation's claim: its options narrowed to the replacement's instance
+ * types (and to spot when it says so), with the requirements to match. */
+static int build_replacement(const struct ds_replacement *cmd, const ns_sched_claim *fresh, ns_sched_claim *out)
 {
     *out = *fresh;
     memset(&out->requirements, 0, sizeof(out->requirements));
@@ -160,10 +170,46 @@ static void free_replacement(ns_sched_claim *r)
     ns_requirements_free(&r->requirements);
 }
 
+/* Pairs each replacement of the command with a distinct claim of the fresh simulation that still offers all of its
+ * instance types (Karpenter's instanceTypesAreSubset, per replacement): fresh_of[r] is an index into sim->needed.
+ * False, naming the first replacement without one in why, when some has none. */
+static bool match_replacements(const ds_command *cmd, const ds_sim *sim, size_t *fresh_of, char *why, size_t why_len)
+{
+    bool *taken = calloc(sim->n_needed ? sim->n_needed : 1, sizeof(*taken));
+    if (!taken) {
+        snprintf(why, why_len, "out of memory matching %zu replacement(s)", cmd->n_repl);
+        return false;
+    }
+    bool ok = true;
+    for (size_t r = 0; r < cmd->n_repl && ok; r++) {
+        const char *missing = NULL;
+        ok = false;
+        for (size_t f = 0; f < sim->n_needed && !ok; f++) {
+            if (taken[f])
+                continue;
+            const ns_sched_claim *fresh = &sim->plan.result.claims[sim->needed[f]];
+            missing = NULL;
+            for (size_t i = 0; i < cmd->repl[r].n_types && !missing; i++)
+                if (!has_type(fresh, cmd->repl[r].types[i]))
+                    missing = cmd->repl[r].types[i];
+            if (!missing) {
+                taken[f] = ok = true;
+                fresh_of[r] = f;
+            }
+        }
+        if (!ok)
+            snprintf(why, why_len, "scheduling simulation produced new results (%s no longer fits)",
+                     missing ? missing : "a replacement");
+    }
+    free(taken);
+    return ok;
+}
+
 /* Re-checks the command now: candidates, budgets, and the simulation. On success *sim is the fresh simulation (the
- * caller frees it) and valid[] the candidates still in the command (emptiness may drop some). why says what failed. */
+ * caller frees it), valid[] the candidates still in the command (emptiness may drop some) and, for a consolidation
+ * replacement, fresh_of[] the fresh claim of each replacement (match_replacements). why says what failed. */
 static int validate(ns_engine *e, ds_command *cmd, ds_candidates *cands, ds_candidate **valid, size_t *n_valid,
-                    ds_sim *sim, bool *ok, char *why, size_t why_len)
+                    ds_sim *sim, size_t *fresh_of, bool *ok, char *why, size_t why_len)
 {
     int64_t *budgets = NULL;
     *ok = false;
@@ -210,21 +256,11 @@ static int validate(ns_engine *e, ds_command *cmd, ds_candidates *cands, ds_cand
     }
     /* Consolidation: the fresh simulation must ask for what the command planned (Karpenter's validateCommand). */
     if (sim->n_needed == 0 ? cmd->decision != NS_CONSOL_DELETE
-                           : sim->n_needed > 1 || cmd->decision != NS_CONSOL_REPLACE) {
+                           : sim->n_needed != cmd->n_repl || cmd->decision != NS_CONSOL_REPLACE) {
         snprintf(why, why_len, "scheduling simulation produced new results (%zu new node(s) needed)", sim->n_needed);
         return 0;
     }
-    if (cmd->decision == NS_CONSOL_REPLACE) {
-        const ns_sched_claim *fresh = &sim->plan.result.claims[sim->needed[0]];
-        for (size_t i = 0; i < cmd->n_types; i++) {
-            if (!has_type(fresh, cmd->types[i])) {
-                snprintf(why, why_len, "scheduling simulation produced new results (%s no longer fits)",
-                         cmd->types[i]);
-                return 0;
-            }
-        }
-    }
-    *ok = true;
+    *ok = cmd->decision != NS_CONSOL_REPLACE || match_replacements(cmd, sim, fresh_of, why, why_len);
     return 0;
 }
 
@@ -251,18 +287,19 @@ static int execute(ns_engine *e, ds_command *cmd)
     memset(&sim, 0, sizeof(sim));
     ds_candidate **valid = calloc(cmd->n_claims ? cmd->n_claims : 1, sizeof(*valid));
     const char **names = calloc(cmd->n_claims ? cmd->n_claims : 1, sizeof(*names));
+    size_t *fresh_of = calloc(cmd->n_repl ? cmd->n_repl : 1, sizeof(*fresh_of));
     ns_sched_claim *repl = NULL;
     ns_sched_result *static_res = NULL;
     size_t n_valid = 0, n_repl = 0;
     bool ok = false;
     char why[1200] = "";
     int rc;
-    if (!valid || !names) {
+    if (!valid || !names || !fresh_of) {
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory carrying out a disruption");
         goto done;
     }
     if ((rc = ds_candidates_build(e, &cands)) < 0 ||
-        (rc = validate(e, cmd, &cands, valid, &n_valid, &sim, &ok, why, sizeof(why))) < 0)
+        (rc = validate(e, cmd, &cands, valid, &n_valid, &sim, fresh_of, &ok, why, sizeof(why))) < 0)
         goto done;
     if (!ok) {
         rc = record_command(e, cmd, why);
@@ -276,9 +313,10 @@ static int execute(ns_engine *e, ds_command *cmd)
         goto done;
     }
     if (cmd->method == DS_UNDERUTILIZED && cmd->decision == NS_CONSOL_REPLACE) {
-        if ((rc = build_replacement(cmd, &sim.plan.result.claims[sim.needed[0]], &repl[0])) < 0)
-            goto done;
-        n_repl = 1;
+        for (; n_repl < cmd->n_repl; n_repl++)
+            if ((rc = build_replacement(&cmd->repl[n_repl], &sim.plan.result.claims[sim.needed[fresh_of[n_repl]]],
+                                        &repl[n_repl])) < 0)
+                goto done;
     } else if (cmd->method == DS_DRIFTED) {
         for (size_t i = 0; i < sim.n_needed; i++)
             repl[n_repl++] = sim.plan.result.claims[sim.needed[i]];
@@ -297,13 +335,16 @@ static int execute(ns_engine *e, ds_command *cmd)
                                  .n_nodeclaims = n_valid,
                                  .replacements = repl,
                                  .n_replacements = n_repl,
-                                 .eventual = cmd->method == DS_DRIFTED || cmd->method == DS_STATIC_DRIFTED};
+                                 .eventual = cmd->method == DS_DRIFTED || cmd->method == DS_STATIC_DRIFTED,
+                                 .rollback = cmd->method == DS_UNDERUTILIZED};
     rc = ns_engine_disrupt(e, &req, NULL);
     if (rc == NS_ERR_INVALID_ARGUMENT)
         rc = record_command(e, cmd, ns_error_message());
 done:
-    if (cmd->method == DS_UNDERUTILIZED && n_repl)
-        free_replacement(&repl[0]);
+    /* a failed build_replacement leaves its own claim to free too */
+    for (size_t i = 0; cmd->method == DS_UNDERUTILIZED && repl && i < n_repl + (rc < 0 && n_repl < cmd->n_repl); i++)
+        free_replacement(&repl[i]);
+    free(fresh_of);
     for (size_t i = 0; static_res && i < n_valid; i++)
         ns_sched_result_free(&static_res[i]);
     free(static_res);

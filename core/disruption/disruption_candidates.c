@@ -79,6 +79,27 @@ static double candidate_price(ns_engine *e, const ds_candidate *c)
                                     c->capacity_type);
 }
 
+/* With commitments, what each launched claim costs as the ledger charges it now (a covered node at its commitment's
+ * effective price): a replacement must be cheaper than that, not than the offering's list price. *out is malloc'd,
+ * one per cluster NodeClaim, or NULL without commitments. */
+static int effective_prices(const ns_engine *e, double **out)
+{
+    *out = NULL;
+    if (!ns_engine_has_commitments(e))
+        return 0;
+    size_t n = e->cluster->n_nodeclaims;
+    ns_commit_ledger *l = NULL;
+    if (!(*out = malloc((n ? n : 1) * sizeof(**out))))
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory pricing %zu nodeclaims with commitments", n);
+    int rc = ns_engine_commit_ledger_without(e, NULL, 0, *out, &l);
+    ns_commit_ledger_free(l);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 static int fill(ns_engine *e, ds_candidate *c, int64_t now)
 {
     ns_nodeclaim *claim = c->claim;
@@ -159,7 +180,9 @@ int ds_candidates_build(ns_engine *e, ds_candidates *out)
     out->items = calloc(cl->n_nodeclaims ? cl->n_nodeclaims : 1, sizeof(*out->items));
     if (!out->items)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing disruption candidates");
-    for (size_t i = 0; i < cl->n_nodeclaims; i++) {
+    double *effective = NULL;
+    int rc = effective_prices(e, &effective);
+    for (size_t i = 0; rc == 0 && i < cl->n_nodeclaims; i++) {
         ns_nodeclaim *claim = cl->nodeclaims[i];
         if (!ns_claim_launched(claim) || !ns_claim_initialized(claim))
             continue;
@@ -177,13 +200,14 @@ int ds_candidates_build(ns_engine *e, ds_candidates *out)
         c->node = node;
         c->pool = cl->nodepools[p];
         c->pool_index = p;
-        int rc = fill(e, c, now);
-        if (rc < 0) {
-            ds_candidates_free(out);
-            return rc;
-        }
+        rc = fill(e, c, now);
+        if (rc == 0 && effective && c->price >= 0 && effective[i] >= 0)
+            c->price = effective[i];
     }
-    return 0;
+    free(effective);
+    if (rc < 0)
+        ds_candidates_free(out);
+    return rc;
 }
 
 ds_candidate *ds_candidates_find(ds_candidates *c, const char *claim_name)

@@ -10,8 +10,18 @@
 #include "errors/ns_error.h"
 #include "model/labels.h"
 
+static void free_parts(ns_consol_result *r)
+{
+    for (size_t i = 0; i < r->n_parts; i++)
+        ns_consol_result_free(&r->parts[i]);
+    free(r->parts);
+    r->parts = NULL;
+    r->n_parts = 0;
+}
+
 static void vnoop(ns_consol_result *r, bool published, const char *fmt, va_list ap)
 {
+    free_parts(r);
     free(r->options);
     r->options = NULL;
     r->n_options = 0;
@@ -53,9 +63,20 @@ void ns_consol_result_free(ns_consol_result *r)
 {
     if (!r)
         return;
+    free_parts(r);
     free(r->options);
     r->options = NULL;
     r->n_options = 0;
+}
+
+size_t ns_consol_n_replacements(const ns_consol_result *r)
+{
+    return r->decision != NS_CONSOL_REPLACE ? 0 : r->n_parts ? r->n_parts : 1;
+}
+
+const ns_consol_result *ns_consol_replacement(const ns_consol_result *r, size_t i)
+{
+    return r->n_parts ? &r->parts[i] : r;
 }
 
 static bool is_spot(const char *capacity_type)
@@ -163,7 +184,7 @@ static bool allows_capacity_type(const ns_sched_claim *c, const char *capacity_t
     return !r || ns_requirement_has(r, capacity_type);
 }
 
-static void spot_to_spot(ns_consol_result *r, const ns_consol_sim *sim, size_t n_cands, bool enabled)
+static void spot_to_spot(ns_consol_result *r, const ns_sched_claim *claim, size_t n_cands, bool enabled)
 {
     if (!enabled) {
         unconsolidatable(r, "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node");
@@ -172,7 +193,7 @@ static void spot_to_spot(ns_consol_result *r, const ns_consol_sim *sim, size_t n
     filter_options(r, r->price, true);
     r->spot_only = true;
     size_t have = 0;
-    const ns_requirement *unmet = unmet_min_values(&sim->claim->requirements, r->options, r->n_options, r->n_types, &have);
+    const ns_requirement *unmet = unmet_min_values(&claim->requirements, r->options, r->n_options, r->n_types, &have);
     if (unmet) {
         min_values_unmet(r, unmet);
         return;
@@ -193,14 +214,110 @@ static void spot_to_spot(ns_consol_result *r, const ns_consol_sim *sim, size_t n
     /* Launch from the 15 cheapest (or as many as minValues needs): the node we get is then among the cheapest
      * choices and not itself replaceable by the next round. */
     size_t keep = NS_SPOT_TO_SPOT_MIN_TYPES;
-    if (ns_requirements_has_min_values(&sim->claim->requirements)) {
+    if (ns_requirements_has_min_values(&claim->requirements)) {
         size_t need = 1;
-        while (need < r->n_types && unmet_min_values(&sim->claim->requirements, r->options, r->n_options, need, &have))
+        while (need < r->n_types && unmet_min_values(&claim->requirements, r->options, r->n_options, need, &have))
             need++;
         if (need > keep)
             keep = need;
     }
     truncate_types(r, keep);
+}
+
+/* The one-claim rules: out becomes a REPLACE by claim with the options priced below out->price (set by the caller),
+ * or a NOOP saying why. */
+static int replace_by(ns_consol_result *out, const ns_sched_claim *claim, size_t n_cands, bool all_spot,
+                      bool spot_to_spot_enabled)
+{
+    if (claim->n_options) {
+        out->options = malloc(claim->n_options * sizeof(*out->options));
+        if (!out->options) {
+            noop(out, "out of memory");
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory copying %zu launch options", claim->n_options);
+        }
+        memcpy(out->options, claim->options, claim->n_options * sizeof(*out->options));
+    }
+    out->n_options = claim->n_options;
+    out->n_types = count_types(out->options, out->n_options);
+    out->decision = NS_CONSOL_REPLACE;
+
+    if (all_spot && allows_capacity_type(claim, "spot")) {
+        spot_to_spot(out, claim, n_cands, spot_to_spot_enabled);
+        return 0;
+    }
+    bool mixed = allows_capacity_type(claim, "spot") && allows_capacity_type(claim, "on-demand");
+    filter_options(out, out->price, false);
+    size_t have = 0;
+    const ns_requirement *unmet = unmet_min_values(&claim->requirements, out->options, out->n_options, out->n_types, &have);
+    if (unmet) {
+        min_values_unmet(out, unmet);
+        return 0;
+    }
+    if (mixed) {
+        filter_options(out, out->price, true);
+        out->spot_only = true;
+    }
+    if (out->n_options == 0)
+        unconsolidatable(out, "Can't replace with a cheaper node");
+    return 0;
+}
+
+/* The cheapest option replace_by could keep for claim whatever the price (spot only where it holds the claim to
+ * spot), or -1 when none. */
+static double cheapest_eligible(const ns_sched_claim *claim, bool all_spot)
+{
+    bool spot = allows_capacity_type(claim, "spot");
+    bool spot_only = spot && (all_spot || allows_capacity_type(claim, "on-demand"));
+    double best = -1;
+    for (size_t i = 0; i < claim->n_options; i++)
+        if ((!spot_only || is_spot(claim->options[i].capacity_type)) &&
+            (best < 0 || claim->options[i].price_per_hour < best))
+            best = claim->options[i].price_per_hour;
+    return best;
+}
+
+/* Several new claims (cost packing): each a part priced at its cheapest eligible option plus an equal share of the
+ * saving (see the header). */
+static int replace_by_many(ns_consol_result *out, size_t n_cands, const ns_consol_sim *sim, bool all_spot,
+                           bool spot_to_spot_enabled)
+{
+    size_t k = sim->n_new_claims;
+    double sum = 0;
+    for (size_t j = 0; j < k; j++) {
+        double c = cheapest_eligible(&sim->all_claims[sim->needed[j]], all_spot);
+        if (c < 0) {
+            unconsolidatable(out, "Can't replace with a cheaper node");
+            return 0;
+        }
+        sum += c;
+    }
+    if (sum >= out->price) {
+        unconsolidatable(out, "Can't replace with %zu cheaper nodes", k);
+        return 0;
+    }
+    if (!(out->parts = calloc(k, sizeof(*out->parts)))) {
+        noop(out, "out of memory");
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory deciding a replacement by %zu nodeclaims", k);
+    }
+    out->n_parts = k;
+    out->decision = NS_CONSOL_REPLACE;
+    for (size_t j = 0; j < k; j++) {
+        const ns_sched_claim *claim = &sim->all_claims[sim->needed[j]];
+        ns_consol_result *part = &out->parts[j];
+        part->price = cheapest_eligible(claim, all_spot) + (out->price - sum) / (double)k;
+        int rc = replace_by(part, claim, n_cands, all_spot, spot_to_spot_enabled);
+        if (rc < 0 || part->decision != NS_CONSOL_REPLACE) {
+            char why[sizeof(part->why)];
+            bool published = part->published;
+            snprintf(why, sizeof(why), "%s", part->why);
+            if (published)
+                unconsolidatable(out, "%s", why);
+            else
+                noop(out, "%s", why);
+            return rc;
+        }
+    }
+    return 0;
 }
 
 int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_consol_sim *sim, bool spot_to_spot_enabled,
@@ -222,7 +339,8 @@ int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_conso
         out->decision = NS_CONSOL_DELETE;
         return 0;
     }
-    if (sim->n_new_claims != 1 || !sim->claim) {
+    bool many = sim->n_new_claims > 1 && sim->multi_claim && sim->all_claims && sim->needed;
+    if (!many && (sim->n_new_claims != 1 || !sim->claim)) {
         unconsolidatable(out, "Can't remove without creating %zu candidates", sim->n_new_claims);
         return 0;
     }
@@ -236,43 +354,22 @@ int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_conso
         out->price += cands[i].price;
         all_spot = all_spot && is_spot(cands[i].capacity_type);
     }
-    const ns_sched_claim *claim = sim->claim;
-    if (claim->n_options) {
-        out->options = malloc(claim->n_options * sizeof(*out->options));
-        if (!out->options) {
-            noop(out, "out of memory");
-            return NS_FAIL(NS_ERR_INTERNAL, "out of memory copying %zu launch options", claim->n_options);
-        }
-        memcpy(out->options, claim->options, claim->n_options * sizeof(*out->options));
-    }
-    out->n_options = claim->n_options;
-    out->n_types = count_types(out->options, out->n_options);
-    out->decision = NS_CONSOL_REPLACE;
-
-    if (all_spot && allows_capacity_type(claim, "spot")) {
-        spot_to_spot(out, sim, n, spot_to_spot_enabled);
-        return 0;
-    }
-    bool mixed = allows_capacity_type(claim, "spot") && allows_capacity_type(claim, "on-demand");
-    filter_options(out, out->price, false);
-    size_t have = 0;
-    const ns_requirement *unmet = unmet_min_values(&claim->requirements, out->options, out->n_options, out->n_types, &have);
-    if (unmet) {
-        min_values_unmet(out, unmet);
-        return 0;
-    }
-    if (mixed) {
-        filter_options(out, out->price, true);
-        out->spot_only = true;
-    }
-    if (out->n_options == 0)
-        unconsolidatable(out, "Can't replace with a cheaper node");
-    return 0;
+    return many ? replace_by_many(out, n, sim, all_spot, spot_to_spot_enabled)
+                : replace_by(out, sim->claim, n, all_spot, spot_to_spot_enabled);
 }
 
 void ns_consol_filter_same_type(ns_consol_result *r, const ns_consol_candidate *cands, size_t n)
 {
     if (r->decision != NS_CONSOL_REPLACE)
+        return;
+    for (size_t i = 0; i < r->n_parts; i++) {
+        ns_consol_filter_same_type(&r->parts[i], cands, n);
+        if (r->parts[i].decision != NS_CONSOL_REPLACE) {
+            noop(r, "a candidate's instance type is among a replacement's and no cheaper one is left");
+            return;
+        }
+    }
+    if (r->n_parts)
         return;
     double max_price = -1;
     for (size_t i = 0; i < r->n_options; i++) {
@@ -309,7 +406,7 @@ int ns_consol_first_n(size_t n_candidates, ns_consol_prefix_fn fn, void *ctx, si
             ns_consol_result_free(&r);
             return rc;
         }
-        if (r.decision == NS_CONSOL_DELETE || (r.decision == NS_CONSOL_REPLACE && r.n_options > 0)) {
+        if (r.decision == NS_CONSOL_DELETE || (r.decision == NS_CONSOL_REPLACE && (r.n_options > 0 || r.n_parts))) {
             ns_consol_result_free(out);
             *out = r;
             *n_chosen = mid + 1;

@@ -7,7 +7,12 @@
  * Rules:
  * - Every candidate pod must have a place (on an initialized existing node or a new claim), else nothing.
  * - No new claim: delete the candidates.
- * - More than one new claim: nothing (consolidation never turns m nodes into more than one).
+ * - More than one new claim: nothing (consolidation never turns m nodes into more than one), except with cost
+ *   packing (sim.multi_claim): the k new claims replace the candidates when the sum of their cheapest eligible
+ *   options is strictly below the candidates' total price. Each claim then gets a share of the saving as its price
+ *   ceiling (its cheapest eligible option plus (total - sum) / k) and goes through the rules below as a one-claim
+ *   replacement priced at that ceiling, so whatever option each claim launches, the k together cost less than the
+ *   candidates. k may exceed the number of candidates: more, smaller nodes are allowed only because they cost less.
  * - One new claim: replace, with only the launch choices priced strictly below the candidates' total price. When
  *   every candidate is spot and the replacement may be spot, this is spot-to-spot consolidation: only when enabled,
  *   spot choices only, and for a single candidate only with at least NS_SPOT_TO_SPOT_MIN_TYPES cheaper instance types,
@@ -18,8 +23,9 @@
  * - Multi-node replacements also drop choices not cheaper than the cheapest candidate of the same instance type
  *   (Karpenter's filterOutSameType: otherwise deleting the other candidates alone would do).
  *
- * Memory: ns_consol_result owns its options array; free with ns_consol_result_free. The options point at instance
- * types of the simulation's sets, which must outlive the result.
+ * Memory: ns_consol_result owns its options array and its parts; free with ns_consol_result_free. The options point
+ * at instance types of the simulation's sets, which must outlive the result (or be swapped for the engine's sets:
+ * ns_engine_commit_unpriced).
  */
 #ifndef NS_DISRUPTION_CONSOLIDATE_H
 #define NS_DISRUPTION_CONSOLIDATE_H
@@ -49,6 +55,10 @@ typedef struct ns_consol_sim {
     const char *unscheduled_reason;
     size_t n_new_claims;
     const ns_sched_claim *claim; /* the new claim when n_new_claims == 1 */
+    /* Cost packing: several new claims may replace the candidates; they are all_claims[needed[0 .. n_new_claims)]. */
+    bool multi_claim;
+    const ns_sched_claim *all_claims;
+    const size_t *needed;
 } ns_consol_sim;
 
 typedef enum ns_consol_decision {
@@ -68,14 +78,23 @@ typedef struct ns_consol_result {
     /* NOOP: `why` is the message of the Unconsolidatable event Karpenter publishes about a single candidate; false
      * when Karpenter says nothing (no candidates) or fails instead (an unknown price) */
     bool published;
+    /* REPLACE by several new claims (multi_claim): one REPLACE per claim, in the simulation's order, each with its
+     * options and price ceiling (`price`); options above are then empty. Owned. */
+    struct ns_consol_result *parts;
+    size_t n_parts;
 } ns_consol_result;
+
+/* The replacements of a REPLACE: n_parts, or 1 (the result itself); 0 for DELETE and NOOP. */
+size_t ns_consol_n_replacements(const ns_consol_result *r);
+/* The i-th replacement (i < ns_consol_n_replacements): a part, or r itself. */
+const ns_consol_result *ns_consol_replacement(const ns_consol_result *r, size_t i);
 
 /* Karpenter's computeConsolidation after its simulation. *out is overwritten. 0, or NS_ERR_INTERNAL on allocation
  * failure (with *out a NOOP). */
 int ns_consol_compute(const ns_consol_candidate *cands, size_t n, const ns_consol_sim *sim, bool spot_to_spot,
                       ns_consol_result *out);
 /* filterOutSameType, for multi-node replacements: keeps the options priced below the cheapest candidate whose instance
- * type is among the options. A REPLACE left without options becomes a NOOP. */
+ * type is among the options (of each part). A REPLACE left without options (a part without) becomes a NOOP. */
 void ns_consol_filter_same_type(ns_consol_result *r, const ns_consol_candidate *cands, size_t n);
 void ns_consol_result_free(ns_consol_result *r); /* members; accepts NULL */
 

@@ -129,7 +129,8 @@ typedef struct ds_sim {
  * pods may not go to a node still inside its NodePool's consolidateAfter window. */
 int ds_simulate(ns_engine *e, ds_candidate *const *cands, size_t n, bool consolidation, ds_sim *out);
 void ds_sim_free(ds_sim *s);
-/* The simulation's findings in ns_consol_sim form (points into s): the claims counted are the needed ones. */
+/* The simulation's findings in ns_consol_sim form (points into s): the claims counted are the needed ones.
+ * multi_claim is left false (the caller sets it for cost packing). */
 void ds_sim_consol(const ds_sim *s, ns_consol_sim *out);
 
 /* A decided command waiting for its stabilisation window. */
@@ -141,10 +142,15 @@ typedef struct ds_command {
     char **claims; /* candidate NodeClaim names */
     size_t n_claims;
     ns_consol_decision decision;
-    char **types; /* REPLACE (consolidation): the replacement's instance types */
-    size_t n_types;
-    bool spot_only;
-    size_t n_replacements; /* drift: how many claims the simulation asked for */
+    /* REPLACE (consolidation): per replacement claim, its instance types and whether it must launch as spot; several
+     * only with cost packing (disruption_consolidate.h) */
+    struct ds_replacement {
+        char **types;
+        size_t n_types;
+        bool spot_only;
+    } *repl;
+    size_t n_repl;
+    size_t n_replacements; /* how many claims the command launches (drift: as the simulation asked) */
     size_t pod_count;
 } ds_command;
 

@@ -11,10 +11,13 @@ void ds_command_clear(ds_command *cmd)
 {
     for (size_t i = 0; i < cmd->n_claims; i++)
         free(cmd->claims[i]);
-    for (size_t i = 0; i < cmd->n_types; i++)
-        free(cmd->types[i]);
+    for (size_t r = 0; r < cmd->n_repl; r++) {
+        for (size_t i = 0; i < cmd->repl[r].n_types; i++)
+            free(cmd->repl[r].types[i]);
+        free(cmd->repl[r].types);
+    }
     free(cmd->claims);
-    free(cmd->types);
+    free(cmd->repl);
     memset(cmd, 0, sizeof(*cmd));
 }
 
@@ -200,6 +203,16 @@ static void to_consol_candidates(ds_candidate *const *cands, size_t n, ns_consol
                                        cands[i]->price};
 }
 
+/* The result's options point at types of the simulation's priced sets (with commitments), which go with it: they are
+ * pointed at the engine's own sets instead, which last the step. */
+static void unprice(const ns_engine *e, const ds_sim *sim, ns_consol_result *r)
+{
+    for (size_t i = 0; i < r->n_options; i++)
+        r->options[i].type = ns_engine_commit_unpriced(e, &sim->plan, r->options[i].type);
+    for (size_t i = 0; i < r->n_parts; i++)
+        unprice(e, sim, &r->parts[i]);
+}
+
 /* Simulates the first n candidates and decides; REPLACE results of several candidates also go through
  * filterOutSameType. */
 static int consolidate_prefix(void *vctx, size_t n, ns_consol_result *out)
@@ -214,9 +227,11 @@ static int consolidate_prefix(void *vctx, size_t n, ns_consol_result *out)
     if (rc == 0) {
         ns_consol_sim cs;
         ds_sim_consol(&sim, &cs);
+        cs.multi_claim = ns_engine_get_config(ctx->e)->packing == NS_SCHED_PACKING_COST;
         rc = ns_consol_compute(cc, n, &cs, ctx->spot_to_spot, out);
         if (rc == 0 && n > 1)
             ns_consol_filter_same_type(out, cc, n);
+        unprice(ctx->e, &sim, out);
     }
     ds_sim_free(&sim);
     free(cc);
@@ -230,15 +245,24 @@ static int command_from_result(ds_command *cmd, const char *type, ds_candidate *
     if (rc < 0)
         return rc;
     cmd->decision = r->decision;
-    cmd->spot_only = r->spot_only;
-    cmd->n_replacements = r->decision == NS_CONSOL_REPLACE;
-    for (size_t i = 0; i < r->n_options; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < cmd->n_types && !seen; j++)
-            seen = strcmp(cmd->types[j], r->options[i].type->name) == 0;
-        if (!seen && (rc = add_string(&cmd->types, &cmd->n_types, r->options[i].type->name)) < 0) {
-            ds_command_clear(cmd);
-            return rc;
+    size_t k = ns_consol_n_replacements(r);
+    if (k && !(cmd->repl = calloc(k, sizeof(*cmd->repl)))) {
+        ds_command_clear(cmd);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory building a disruption command");
+    }
+    cmd->n_repl = cmd->n_replacements = k;
+    for (size_t p = 0; p < k; p++) {
+        const ns_consol_result *part = ns_consol_replacement(r, p);
+        struct ds_replacement *d = &cmd->repl[p];
+        d->spot_only = part->spot_only;
+        for (size_t i = 0; i < part->n_options; i++) {
+            bool seen = false;
+            for (size_t j = 0; j < d->n_types && !seen; j++)
+                seen = strcmp(d->types[j], part->options[i].type->name) == 0;
+            if (!seen && (rc = add_string(&d->types, &d->n_types, part->options[i].type->name)) < 0) {
+                ds_command_clear(cmd);
+                return rc;
+            }
         }
     }
     return 0;

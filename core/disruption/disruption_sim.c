@@ -170,4 +170,6 @@ void ds_sim_consol(const ds_sim *s, ns_consol_sim *out)
     out->unscheduled_reason = s->reason;
     out->n_new_claims = s->n_needed;
     out->claim = s->n_needed == 1 ? &r->claims[s->needed[0]] : NULL;
+    out->all_claims = r->claims;
+    out->needed = s->needed;
 }

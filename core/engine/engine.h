@@ -57,6 +57,8 @@
 #define NS_ANNOTATION_DISRUPTION_REASON "nodesmith.io/disruption-reason"
 #define NS_ANNOTATION_DISRUPTION_REPLACEMENTS "nodesmith.io/disruption-replacements" /* comma-separated claims */
 #define NS_ANNOTATION_DISRUPTION_FORCEFUL "nodesmith.io/disruption-forceful"       /* "true" when set */
+/* "true" when the request's rollback is set and it has several replacements: one failing deletes the others. */
+#define NS_ANNOTATION_DISRUPTION_ROLLBACK "nodesmith.io/disruption-rollback"
 /* Interruption deadline (unix ms) written on a claim cordoned for a spot interruption or maintenance. */
 #define NS_ANNOTATION_INTERRUPTION_DEADLINE "nodesmith.io/interruption-deadline-ms"
 #define NS_ANNOTATION_REBALANCE "nodesmith.io/rebalance-recommended-ms"
@@ -335,13 +337,18 @@ typedef struct ns_disruption_request {
     /* Eventual (drift): a candidate whose claim has a terminationGracePeriod may run do-not-disrupt pods; termination
      * deletes them once the grace period allows (Karpenter's eventual disruption class). */
     bool eventual;
+    /* Rollback (consolidation by several replacements, cost packing): when one replacement fails, the others are
+     * deleted with the abandoned disruption, as they only existed to hold the candidates' pods for less. Without it
+     * they stay, as Karpenter leaves a drift's replacements. */
+    bool rollback;
 } ns_disruption_request;
 
 /* Validates the request (candidates exist, are launched, not already deleting, and unless forceful, or eventual with a
  * terminationGracePeriod on the claim, carry no do-not-disrupt pod), then: creates and launches the replacement NodeClaims, taints every candidate's Node with
  * karpenter.sh/disrupted:NoSchedule, writes the disruption annotations on each candidate claim, records "disrupting
  * node(s)". Replacement names are written into *replacement_names (may be NULL; a comma-separated string the caller
- * frees with free()). NS_ERR_INVALID_ARGUMENT naming the candidate when validation fails (nothing changed then). */
+ * frees with free()). NS_ERR_INVALID_ARGUMENT naming the candidate when validation fails (nothing changed then). When
+ * creating a replacement or marking a candidate fails, the replacements already created are deleted (no orphan). */
 int ns_engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **replacement_names);
 
 /* ---- Timeline hooks. Each applies one change through the cluster-writes layer and records nothing unless it

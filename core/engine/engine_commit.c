@@ -22,17 +22,26 @@ static double own_price(const ns_engine *e, const char *type, const char *zone, 
     return price ? strtod(price, NULL) : 0;
 }
 
-static void consume(const ns_engine *e, ns_commit_ledger *l, const ns_meta *m)
+static double consume(const ns_engine *e, ns_commit_ledger *l, const ns_meta *m)
 {
     const char *type = ns_labels_get(&m->labels, NS_LABEL_INSTANCE_TYPE);
     const char *zone = ns_labels_get(&m->labels, NS_LABEL_ZONE);
     const char *ct = ns_labels_get(&m->labels, NS_LABEL_CAPACITY_TYPE);
     ns_commit_subject s = {.instance_type = type, .labels = m->labels.items, .n_labels = m->labels.n, .zone = zone,
                            .capacity_type = ct, .price_per_hour = own_price(e, type, zone, ct, &m->annotations)};
-    ns_commit_ledger_consume(l, &s);
+    return ns_commit_ledger_consume(l, &s);
 }
 
-int ns_engine_commit_ledger(const ns_engine *e, ns_commit_ledger **out)
+static bool removed(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+int ns_engine_commit_ledger_without(const ns_engine *e, const char *const *removed_nodes, size_t n_removed,
+                                    double *claim_prices, ns_commit_ledger **out)
 {
     int rc = ns_commit_ledger_new(e->cfg.commitments, out);
     if (rc < 0)
@@ -40,13 +49,22 @@ int ns_engine_commit_ledger(const ns_engine *e, ns_commit_ledger **out)
     /* Launched NodeClaims first, in the cluster's order, then the Nodes no NodeClaim owns (static or unmanaged):
      * every running instance consumes once. */
     const ns_cluster *c = e->cluster;
-    for (size_t i = 0; i < c->n_nodeclaims; i++)
-        if (ns_claim_launched(c->nodeclaims[i]))
-            consume(e, *out, &c->nodeclaims[i]->meta);
+    for (size_t i = 0; i < c->n_nodeclaims; i++) {
+        const ns_nodeclaim *claim = c->nodeclaims[i];
+        bool runs = ns_claim_launched(claim) && !removed(removed_nodes, n_removed, claim->node_name);
+        double price = runs ? consume(e, *out, &claim->meta) : -1;
+        if (claim_prices)
+            claim_prices[i] = price;
+    }
     for (size_t i = 0; i < c->n_nodes; i++)
-        if (!ns_engine_claim_of_node(e, c->nodes[i]))
+        if (!ns_engine_claim_of_node(e, c->nodes[i]) && !removed(removed_nodes, n_removed, c->nodes[i]->meta.name))
             consume(e, *out, &c->nodes[i]->meta);
     return NS_OK;
+}
+
+int ns_engine_commit_ledger(const ns_engine *e, ns_commit_ledger **out)
+{
+    return ns_engine_commit_ledger_without(e, NULL, 0, NULL, out);
 }
 
 bool ns_engine_has_commitments(const ns_engine *e)
@@ -54,12 +72,13 @@ bool ns_engine_has_commitments(const ns_engine *e)
     return e->cfg.commitments && e->cfg.commitments->n > 0;
 }
 
-int ns_engine_commit_plan_begin(const ns_engine *e, ns_engine_plan *p, const ns_itype_set *const **pool_types)
+int ns_engine_commit_plan_begin(const ns_engine *e, const char *const *removed_nodes, size_t n_removed,
+                                ns_engine_plan *p, const ns_itype_set *const **pool_types)
 {
     *pool_types = e->types.pool_types;
     if (!ns_engine_has_commitments(e))
         return NS_OK;
-    int rc = ns_engine_commit_ledger(e, &p->ledger);
+    int rc = ns_engine_commit_ledger_without(e, removed_nodes, n_removed, NULL, &p->ledger);
     if (rc == NS_OK && !(p->priced = calloc(e->types.n ? e->types.n : 1, sizeof(*p->priced))))
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory pricing %zu instance-type sets with commitments", e->types.n);
     for (size_t s = 0; rc == NS_OK && s < e->types.n; s++, p->n_priced++)
@@ -87,6 +106,15 @@ void ns_engine_commit_plan_free(ns_engine_plan *p)
     free(p->priced);
     free(p->priced_pool_types);
     ns_commit_ledger_free(p->ledger);
+}
+
+const ns_itype *ns_engine_commit_unpriced(const ns_engine *e, const ns_engine_plan *p, const ns_itype *t)
+{
+    for (size_t s = 0; p->priced && s < p->n_priced && s < e->types.n; s++)
+        if (t >= p->priced[s].items && t < p->priced[s].items + p->priced[s].n &&
+            (size_t)(t - p->priced[s].items) < e->types.sets[s].n)
+            return &e->types.sets[s].items[t - p->priced[s].items];
+    return t;
 }
 
 int ns_engine_commit_launch_set(const ns_engine *e, const ns_itype_set *set, ns_itype_set *priced)

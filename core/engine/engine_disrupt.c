@@ -69,6 +69,21 @@ static int append(char *buf, size_t len, const char *item)
     return w < 0 || (size_t)w >= len - used ? NS_FAIL(NS_ERR_INTERNAL, "disrupting: name list too long") : 0;
 }
 
+/* Deletes the replacements named in the comma-separated list that exist and are not deleting yet, but `keep`. */
+static int delete_replacements(ns_engine *e, const char *names, const char *keep, const char *method,
+                               const char *reason)
+{
+    char list[4096], *save = NULL;
+    snprintf(list, sizeof(list), "%s", names);
+    int rc = NS_OK;
+    for (char *name = strtok_r(list, ",", &save); name && rc == NS_OK; name = strtok_r(NULL, ",", &save)) {
+        ns_nodeclaim *r = ns_cluster_find_nodeclaim(e->cluster, name);
+        if (r && !ns_claim_deleting(r) && (!keep || strcmp(name, keep) != 0))
+            rc = ns_engine_delete_claim(e, r, method, reason);
+    }
+    return rc;
+}
+
 static int engine_disrupt(ns_engine *e, const ns_disruption_request *req, char **replacement_names)
 {
     if (replacement_names)
@@ -94,6 +109,8 @@ static int engine_disrupt(ns_engine *e, const ns_disruption_request *req, char *
             ns_labels_set(a, NS_ANNOTATION_DISRUPTION_REASON, req->reason) < 0 ||
             (repl[0] && ns_labels_set(a, NS_ANNOTATION_DISRUPTION_REPLACEMENTS, repl) < 0) ||
             (req->forceful && ns_labels_set(a, NS_ANNOTATION_DISRUPTION_FORCEFUL, "true") < 0) ||
+            (req->rollback && req->n_replacements > 1 &&
+             ns_labels_set(a, NS_ANNOTATION_DISRUPTION_ROLLBACK, "true") < 0) ||
             ns_conditions_set(&claim->conditions, NS_COND_DISRUPTION_REASON, "True", req->reason, req->method,
                               ns_clock_now_ms()) < 0) {
             rc = NS_ERR_INTERNAL;
@@ -121,6 +138,11 @@ static int engine_disrupt(ns_engine *e, const ns_disruption_request *req, char *
         *replacement_names = repl;
         repl = NULL;
     }
+    if (rc != NS_OK && repl && repl[0]) {
+        /* Keep the first error; the deletions are a best effort after it. */
+        int undo = delete_replacements(e, repl, NULL, req->method, "DisruptionFailed");
+        (void)undo;
+    }
 out:
     free(repl);
     free(claims);
@@ -137,10 +159,18 @@ static int abandon(ns_engine *e, ns_nodeclaim *claim, const char *missing)
     const char *method = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_METHOD);
     char method_copy[64];
     snprintf(method_copy, sizeof(method_copy), "%s", method ? method : "");
+    const char *repl = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_REPLACEMENTS);
+    const char *rollback = ns_labels_get(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_ROLLBACK);
+    if (repl && rollback && strcmp(rollback, "true") == 0) {
+        int rc = delete_replacements(e, repl, missing, method_copy, "DisruptionFailed");
+        if (rc < 0)
+            return rc;
+    }
     ns_labels_remove(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_METHOD);
     ns_labels_remove(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_REASON);
     ns_labels_remove(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_REPLACEMENTS);
     ns_labels_remove(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_FORCEFUL);
+    ns_labels_remove(&claim->meta.annotations, NS_ANNOTATION_DISRUPTION_ROLLBACK);
     ns_conditions_remove(&claim->conditions, NS_COND_DISRUPTION_REASON);
     int rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim);
     ns_node *n = rc < 0 ? NULL : ns_engine_node_of_claim(e, claim);

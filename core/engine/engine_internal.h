@@ -235,12 +235,22 @@ void ns_engine_plan_free(ns_engine_plan *p); /* accepts NULL or a zeroed plan */
 /* ---- Commitments (cost/commitments.h, engine_commit.c). */
 
 bool ns_engine_has_commitments(const ns_engine *e);
-/* Prices the round's instance types with what the cluster's nodes leave of cfg.commitments: *pool_types is the
- * pools' priced sets (owned by p), or types.pool_types unchanged without commitments. */
-int ns_engine_commit_plan_begin(const ns_engine *e, ns_engine_plan *p, const ns_itype_set *const **pool_types);
+/* ns_engine_commit_ledger without the nodes named in removed_nodes (Node names; a disruption simulation's
+ * candidates): they release what they consumed, so the round is priced with the room they free. claim_prices (may be
+ * NULL; one per cluster NodeClaim) receives each launched claim's effective price as the ledger charged it, -1 for
+ * the others and the removed ones. *out as ns_engine_commit_ledger's. */
+int ns_engine_commit_ledger_without(const ns_engine *e, const char *const *removed_nodes, size_t n_removed,
+                                    double *claim_prices, ns_commit_ledger **out);
+/* Prices the round's instance types with what the cluster's nodes but removed_nodes leave of cfg.commitments:
+ * *pool_types is the pools' priced sets (owned by p), or types.pool_types unchanged without commitments. */
+int ns_engine_commit_plan_begin(const ns_engine *e, const char *const *removed_nodes, size_t n_removed,
+                                ns_engine_plan *p, const ns_itype_set *const **pool_types);
 /* After the round: its claims play against the ledger in order, so those past a commitment's end are priced at
  * their own prices (ns_commit_ledger_play_round). */
 int ns_engine_commit_plan_end(const ns_engine *e, ns_engine_plan *p);
+/* The type of the engine's own sets that a type of p's priced sets copies (t itself when it is no priced copy): what
+ * an option may keep pointing at once the plan is freed (its price_per_hour keeps the effective price). */
+const ns_itype *ns_engine_commit_unpriced(const ns_engine *e, const ns_engine_plan *p, const ns_itype *t);
 void ns_engine_commit_plan_free(ns_engine_plan *p);
 /* A launch's instance types priced with what the cluster's launched claims and nodes leave of the commitments;
  * *priced shares set's strings (ns_commit_priced_set_free). */

@@ -376,7 +376,8 @@ int ns_engine_plan_run(ns_engine *e, const ns_engine_plan_opts *opts, ns_engine_
     out->view.n_nodes = 0;
     const ns_itype_set *const *pool_types = NULL;
     if ((rc = build_nodes(e, opts, out)) == 0 && (rc = build_pods(e, opts, out)) == 0 &&
-        (rc = ns_engine_commit_plan_begin(e, out, &pool_types)) == 0) {
+        (rc = ns_engine_commit_plan_begin(e, opts ? opts->removed_nodes : NULL, opts ? opts->n_removed : 0, out,
+                                           &pool_types)) == 0) {
         ns_sched_input in = {.cluster = &out->view, .pool_types = pool_types,
                              .pool_errors = e->types.pool_errors, .packing = e->cfg.packing,
                              .min_values_policy = e->cfg.min_values_policy,

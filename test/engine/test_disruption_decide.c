@@ -132,6 +132,50 @@ START_TEST(test_replace_only_strictly_cheaper)
 }
 END_TEST
 
+/* Cost packing: two candidates (0.60 together) and three new claims whose cheapest options sum to 0.48. Each claim's
+ * ceiling is its cheapest plus a third of the 0.12 saved (0.04), so any choice of options costs less than 0.60. */
+START_TEST(test_several_claims_share_the_saving)
+{
+    ns_consol_candidate c[] = {{"a", "t09", "on-demand", 0.30}, {"b", "t09", "on-demand", 0.30}};
+    opt o0[] = {{1, "on-demand", 0.10}, {2, "on-demand", 0.13}, {3, "on-demand", 0.15}};
+    opt o1[] = {{4, "on-demand", 0.18}, {5, "on-demand", 0.21}, {6, "on-demand", 0.22}};
+    opt o2[] = {{7, "on-demand", 0.20}, {8, "on-demand", 0.24}};
+    ns_sched_claim claims[] = {make_claim(o0, 3, "on-demand"), make_claim(o1, 3, "on-demand"),
+                               make_claim(o2, 2, "on-demand")};
+    size_t needed[] = {0, 1, 2};
+    ns_consol_sim sim = {.all_scheduled = true, .n_new_claims = 3, .multi_claim = true, .all_claims = claims,
+                         .needed = needed};
+    ns_consol_result r;
+    ck_assert_int_eq(ns_consol_compute(c, 2, &sim, false, &r), 0);
+    ck_assert_int_eq(r.decision, NS_CONSOL_REPLACE);
+    ck_assert_uint_eq(ns_consol_n_replacements(&r), 3);
+    const size_t kept[] = {2, 2, 1}; /* below 0.14, 0.22 and 0.24 */
+    for (size_t i = 0; i < 3; i++) {
+        const ns_consol_result *p = ns_consol_replacement(&r, i);
+        ck_assert_int_eq(p->decision, NS_CONSOL_REPLACE);
+        ck_assert_uint_eq(p->n_options, kept[i]);
+        ck_assert_ptr_eq(p->options[0].type, claims[i].options[0].type);
+    }
+    ns_consol_result_free(&r);
+
+    /* Karpenter's rule: never more than one new claim. */
+    sim.multi_claim = false;
+    ck_assert_int_eq(ns_consol_compute(c, 2, &sim, false, &r), 0);
+    ck_assert_int_eq(r.decision, NS_CONSOL_NOOP);
+    ck_assert_str_eq(r.why, "Can't remove without creating 3 candidates");
+
+    /* Not cheaper in total: nothing. */
+    sim.multi_claim = true;
+    c[1].price = 0.18;
+    ck_assert_int_eq(ns_consol_compute(c, 2, &sim, false, &r), 0);
+    ck_assert_int_eq(r.decision, NS_CONSOL_NOOP);
+    ck_assert_str_eq(r.why, "Can't replace with 3 cheaper nodes");
+    ck_assert(r.published);
+    for (size_t i = 0; i < 3; i++)
+        free_claim(&claims[i]);
+}
+END_TEST
+
 START_TEST(test_on_demand_to_mixed_is_held_to_spot)
 {
     ns_consol_candidate c = {"a", "t09", "on-demand", 0.10};
@@ -360,6 +404,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, test_delete_when_pods_fit_elsewhere);
     tcase_add_test(tc, test_replace_only_strictly_cheaper);
+    tcase_add_test(tc, test_several_claims_share_the_saving);
     tcase_add_test(tc, test_on_demand_to_mixed_is_held_to_spot);
     tcase_add_test(tc, test_spot_to_spot);
     tcase_add_test(tc, test_min_values_after_price_filter);
