@@ -13,9 +13,14 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 
+# Settings an example runs with, as its timeline's header says.
+EXTRA_ARGS = {"cost-consolidation": ["--packing", "cost"]}
+
+
 def run(nodesmith, examples, name, report):
     args = [nodesmith, "simulate", "-f", os.path.join(examples, f"timeline-{name}-manifests.yaml"),
             "--timeline", os.path.join(examples, f"timeline-{name}.yaml"), "--output", "json", "--report", report]
+    args += EXTRA_ARGS.get(name, [])
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
@@ -157,6 +162,26 @@ def check_consolidation(doc):
     assert len(multi) == 1, multi
     assert set(names(multi[0]["nodes"])) == before, multi[0]
     assert not decisions(doc, "disrupting node(s)", "empty")
+
+
+def check_cost_consolidation(doc):
+    # Built-in catalog prices per vCPU: m5 0.048, c5 0.0425, r5 0.063.
+    running = step(doc, "running")
+    assert [n["instance_type"] for n in running["nodes"]] == ["m5.4xlarge"], running["nodes"]
+    assert abs(running["cost_per_hour"] - 16 * 0.048) < 1e-9
+    end = step(doc, "consolidated")
+    assert end["pods_placed"] == 4 and end["pods_pending"] == 0, end
+    assert len(end["nodes"]) == 2 and "default-big" not in {n["name"] for n in end["nodes"]}, end["nodes"]
+    # each new node holds what runs on it; together they hold the four pods
+    assert sum(n["pods"] for n in end["nodes"]) == 4
+    for n in end["nodes"]:
+        assert n["memory_requested_bytes"] <= n["memory_allocatable_bytes"], n
+    # cheaper than the m5.4xlarge, and than the c5.4xlarge Karpenter's rule would replace it by
+    assert end["cost_per_hour"] < 16 * 0.0425 < 16 * 0.048, end["cost_per_hour"]
+    assert abs(end["cost_per_hour"] - (8 * 0.048 + 2 * 0.063)) < 1e-9, [n["instance_type"] for n in end["nodes"]]
+    disrupting = decisions(doc, "disrupting node(s)", "underutilized")
+    assert len(disrupting) == 1 and names(disrupting[0]["nodes"]) == ["default-big"], disrupting
+    assert "replacement-node-count=2" in decisions(doc, "disruption", "underutilized")[0]["detail"]
 
 
 def check_spot_interruption(doc):
@@ -331,6 +356,7 @@ def check_warm_headroom(doc):
 CHECKS = {
     "scale-to-zero": check_scale_to_zero,
     "consolidation": check_consolidation,
+    "cost-consolidation": check_cost_consolidation,
     "spot-interruption": check_spot_interruption,
     "drift": check_drift,
     "windows": check_windows,
@@ -343,6 +369,7 @@ CHECKS = {
 METHODS = {
     "scale-to-zero": {"empty"},
     "consolidation": {"underutilized"},
+    "cost-consolidation": {"underutilized"},
     "spot-interruption": set(),
     "drift": {"drifted"},
     "windows": {"empty"},
