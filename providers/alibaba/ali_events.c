@@ -202,59 +202,37 @@ typedef struct locks_ctx {
     bool stopped;
 } locks_ctx;
 
-static int poll_locks(ali_state *s, locks_ctx *lc)
+static int lock_one(ali_state *s, const ns_json *in, void *ctx)
 {
+    locks_ctx *lc = ctx;
     const ns_host *h = s->host;
-    char token[512] = "", key[200];
-    snprintf(key, sizeof(key), "%s%s", ALI_TAG_CLUSTER_PREFIX, s->cluster_id);
-    int rc;
-    do {
-        ali_params p = {0};
-        ali_params_add(&p, "Tag.1.Key", key);
-        ali_params_add(&p, "Tag.1.Value", "owned");
-        ali_params_add(&p, "LockReason", "Recycling");
-        ali_params_add(&p, "MaxResults", "100");
-        if (token[0])
-            ali_params_add(&p, "NextToken", token);
-        ns_json *doc = NULL;
-        rc = ali_rpc(s->client, ALI_ECS, "DescribeInstances", &p, &doc, NULL);
-        ali_params_free(&p);
-        if (rc < 0)
-            return rc;
-        const ns_json *list = ali_json_list(h, doc, "Instances", "Instance");
-        for (size_t i = 0; i < h->json_size(list); i++) {
-            const ns_json *in = h->json_at(list, i);
-            const char *id = ali_json_str(h, in, "InstanceId");
-            const ns_json *locks = ali_json_list(h, in, "OperationLocks", "LockReason");
-            bool recycling = false;
-            for (size_t k = 0; k < h->json_size(locks); k++) {
-                const char *r = ali_json_str(h, h->json_at(locks, k), "LockReason");
-                recycling |= r && strcmp(r, "Recycling") == 0;
-            }
-            if (!id || !recycling || lock_seen(s, id))
-                continue;
-            ns_event ev = {.struct_size = sizeof(ev), .kind = NS_EVENT_SPOT_INTERRUPTION};
-            int64_t now = h->now_ms(s->ctx);
-            ev.time_ms = now;
-            ev.deadline_ms = now + NOTICE_MS;
-            snprintf(ev.id, sizeof(ev.id), "lock-%.100s", id);
-            snprintf(ev.provider_id, sizeof(ev.provider_id), "%.60s.%.150s", s->region, id);
-            snprintf(ev.detail, sizeof(ev.detail), "operation lock Recycling on %.150s", id);
-            ali_copy(s->seen_locks[s->next_seen_lock], sizeof(s->seen_locks[0]), id);
-            s->next_seen_lock = (s->next_seen_lock + 1) % ALI_MAX_SEEN_LOCKS;
-            if (s->n_seen_locks < ALI_MAX_SEEN_LOCKS)
-                s->n_seen_locks++;
-            if (lc->stopped || lc->cb(lc->cb_ctx, &ev) != 0) {
-                lc->stopped = true;
-                keep(s, &ev, NULL);
-            } else {
-                remember_delivered(s, ev.id);
-            }
-        }
-        const char *next = ali_json_str(h, doc, "NextToken");
-        ali_copy(token, sizeof(token), next ? next : "");
-        h->json_free(doc);
-    } while (token[0]);
+    const char *id = ali_json_str(h, in, "InstanceId");
+    const ns_json *locks = ali_json_list(h, in, "OperationLocks", "LockReason");
+    bool recycling = false;
+    for (size_t k = 0; k < h->json_size(locks); k++) {
+        const char *r = ali_json_str(h, h->json_at(locks, k), "LockReason");
+        recycling |= r && strcmp(r, "Recycling") == 0;
+    }
+    if (!id || !recycling || lock_seen(s, id))
+        return NS_OK;
+    ns_event ev = {.struct_size = sizeof(ev), .kind = NS_EVENT_SPOT_INTERRUPTION};
+    int64_t now = h->now_ms(s->ctx);
+    ev.time_ms = now;
+    ev.deadline_ms = now + NOTICE_MS;
+    snprintf(ev.id, sizeof(ev.id), "lock-%.100s", id);
+    snprintf(ev.provider_id, sizeof(ev.provider_id), "%.60s.%.150s", s->region, id);
+    snprintf(ev.detail, sizeof(ev.detail), "operation lock Recycling on %.150s", id);
+    ali_copy(s->seen_locks[s->next_seen_lock], sizeof(s->seen_locks[0]), id);
+    s->next_seen_lock = (s->next_seen_lock + 1) % ALI_MAX_SEEN_LOCKS;
+    if (s->n_seen_locks < ALI_MAX_SEEN_LOCKS)
+        s->n_seen_locks++;
+    /* Delivery stops at the consumer's first refusal; later events are kept for the next poll, not dropped. */
+    if (lc->stopped || lc->cb(lc->cb_ctx, &ev) != 0) {
+        lc->stopped = true;
+        keep(s, &ev, NULL);
+    } else {
+        remember_delivered(s, ev.id);
+    }
     return NS_OK;
 }
 
@@ -271,7 +249,7 @@ int ali_poll_events(void *state, ns_event_cb cb, void *cb_ctx)
     int64_t now = s->host->now_ms(s->ctx);
     if (!stopped && (s->last_lock_poll_ms == 0 || now - s->last_lock_poll_ms >= s->lock_poll_ms)) {
         locks_ctx lc = {s, cb, cb_ctx, false};
-        if ((rc = poll_locks(s, &lc)) == NS_OK)
+        if ((rc = ali_each_owned_instance(s, "Recycling", lock_one, &lc)) == NS_OK)
             s->last_lock_poll_ms = now;
     }
 out:

@@ -141,9 +141,8 @@ int ali_terminate(void *state, const char *provider_id, bool *already_gone)
     return rc;
 }
 
-int ali_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
+int ali_each_owned_instance(ali_state *s, const char *lock_reason, ali_instance_fn fn, void *ctx)
 {
-    ali_state *s = state;
     const ns_host *h = s->host;
     char token[512] = "", key[200];
     snprintf(key, sizeof(key), "%s%s", ALI_TAG_CLUSTER_PREFIX, s->cluster_id);
@@ -152,6 +151,8 @@ int ali_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
         ali_params p = {0};
         ali_params_add(&p, "Tag.1.Key", key);
         ali_params_add(&p, "Tag.1.Value", "owned");
+        if (lock_reason)
+            ali_params_add(&p, "LockReason", lock_reason);
         ali_params_add(&p, "MaxResults", "100");
         if (token[0])
             ali_params_add(&p, "NextToken", token);
@@ -161,15 +162,30 @@ int ali_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
         if (rc < 0)
             return rc;
         const ns_json *list = ali_json_list(h, doc, "Instances", "Instance");
-        for (size_t i = 0; rc == 0 && i < h->json_size(list); i++) {
-            ns_instance inst;
-            rc = ali_instance_from_json(s, h->json_at(list, i), &inst);
-            if (rc == NS_OK)
-                rc = cb(cb_ctx, &inst);
-        }
+        for (size_t i = 0; rc == 0 && i < h->json_size(list); i++)
+            rc = fn(s, h->json_at(list, i), ctx);
         const char *next = ali_json_str(h, doc, "NextToken");
         ali_copy(token, sizeof(token), next ? next : "");
         h->json_free(doc);
     } while (rc == 0 && token[0]);
     return rc;
+}
+
+typedef struct list_ctx {
+    ns_instance_cb cb;
+    void *cb_ctx;
+} list_ctx;
+
+static int list_one(ali_state *s, const ns_json *in, void *ctx)
+{
+    list_ctx *lc = ctx;
+    ns_instance inst;
+    int rc = ali_instance_from_json(s, in, &inst);
+    return rc == NS_OK ? lc->cb(lc->cb_ctx, &inst) : rc;
+}
+
+int ali_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
+{
+    list_ctx lc = {cb, cb_ctx};
+    return ali_each_owned_instance(state, NULL, list_one, &lc);
 }

@@ -194,6 +194,12 @@ const char *ali_instance_id_of(const ali_state *s, const char *provider_id);
 int ali_instance_from_json(ali_state *s, const ns_json *in, ns_instance *out);
 /* DescribeInstances of one instance: its JSON (free the doc), or NS_ERR_NOT_FOUND. */
 int ali_describe_instance(ali_state *s, const char *instance_id, ns_json **doc, const ns_json **inst);
+/* Called for each instance of a listing with its DescribeInstances entry (borrowed: valid during the call); a
+ * non-zero return stops the listing and is returned by it. */
+typedef int (*ali_instance_fn)(ali_state *s, const ns_json *in, void *ctx);
+/* Pages DescribeInstances over the instances tagged as owned by this cluster, those with the operation lock
+ * lock_reason only when it is not NULL. NS_OK, the first error of the API, or fn's first non-zero return. */
+int ali_each_owned_instance(ali_state *s, const char *lock_reason, ali_instance_fn fn, void *ctx);
 
 bool ali_copy(char *dst, size_t len, const char *src);
 
