@@ -1,20 +1,25 @@
 /* The cluster-writes layer over the Kubernetes API: each write goes to the server, then into the local cluster. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock/ns_clock.h"
 #include "controller/cluster_writes_kube.h"
 #include "controller/kube_objects.h"
+#include "engine/write_jobs.h"
 #include "errors/ns_error.h"
 #include "kube/kube_writes.h"
 #include "model/labels.h"
 #include "model/model_util.h"
 
 typedef struct kstore {
-    ns_kube_client *c;
+    ns_kube_client *c; /* thread-safe */
     ns_mirror *m;
     ns_cluster *cluster;
     ns_kube_writes_stats st;
+    /* Node writes run at once (k_concurrently): what they change besides their own Node (the mirror's floors, the
+     * cluster's lists, the counters) changes under this lock */
+    pthread_mutex_t lock;
 } kstore;
 
 static const char *nz(const char *s)
@@ -32,8 +37,18 @@ static const char *rv_of(const cJSON *obj)
 /* Counts a failed write (the error is already recorded) and returns it. */
 static int failed(kstore *s, int rc)
 {
+    pthread_mutex_lock(&s->lock);
     s->st.write_errors++;
+    pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+/* The answered resourceVersion as the object's floor in the mirror. */
+static void floor_at(kstore *s, ns_mirror_kind kind, const char *ns, const char *name, const cJSON *answer)
+{
+    pthread_mutex_lock(&s->lock);
+    ns_mirror_floor(s->m, kind, ns, name, rv_of(answer));
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- NodeClaims */
@@ -85,7 +100,7 @@ static int k_create_nodeclaim(void *ctx, ns_nodeclaim *claim)
         const cJSON *ct = cJSON_GetObjectItemCaseSensitive(meta, "creationTimestamp");
         if (!cJSON_IsString(ct) || ns_clock_parse_rfc3339(ct->valuestring, &claim->meta.creation_ms) < 0)
             claim->meta.creation_ms = ns_clock_now_ms();
-        ns_mirror_floor(s->m, NS_MIRROR_NODECLAIM, NULL, claim->meta.name, rv_of(after));
+        floor_at(s, NS_MIRROR_NODECLAIM, NULL, claim->meta.name, after);
         s->st.nodeclaims_created++;
     }
     cJSON_Delete(obj);
@@ -183,7 +198,7 @@ static int k_update_nodeclaim(void *ctx, ns_nodeclaim *claim)
         rc = ns_kube_patch(s->c, &NS_KUBE_NODECLAIMS, NULL, claim->meta.name, "status", NS_KUBE_MERGE_PATCH, status,
                            NULL, NULL, &out);
     if (rc == 0)
-        ns_mirror_floor(s->m, NS_MIRROR_NODECLAIM, NULL, claim->meta.name, rv_of(out));
+        floor_at(s, NS_MIRROR_NODECLAIM, NULL, claim->meta.name, out);
     cJSON_Delete(status);
     cJSON_Delete(out);
     return rc < 0 ? failed(s, rc) : 0;
@@ -238,7 +253,7 @@ static int k_create_node(void *ctx, ns_node *node)
                            NULL, NULL, &after);
     if (rc == 0) {
         node->meta.creation_ms = ns_clock_now_ms();
-        ns_mirror_floor(s->m, NS_MIRROR_NODE, NULL, node->meta.name, rv_of(after));
+        floor_at(s, NS_MIRROR_NODE, NULL, node->meta.name, after);
     }
     cJSON_Delete(obj);
     cJSON_Delete(status);
@@ -248,7 +263,10 @@ static int k_create_node(void *ctx, ns_node *node)
         ns_node_free(node);
         return failed(s, rc);
     }
-    return ns_cluster_add_node(s->cluster, node);
+    pthread_mutex_lock(&s->lock);
+    rc = ns_cluster_add_node(s->cluster, node);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
 }
 
 typedef struct taint_edit {
@@ -316,7 +334,7 @@ static int node_patch_retry(kstore *s, ns_node *node, const taint_edit *ed)
     int rc = ns_kube_patch_retry(s->c, &NS_KUBE_NODES, NULL, node->meta.name, NULL, taints_patch, (void *)ed, NULL,
                                  &out);
     if (rc == 0 && out)
-        ns_mirror_floor(s->m, NS_MIRROR_NODE, NULL, node->meta.name, rv_of(out));
+        floor_at(s, NS_MIRROR_NODE, NULL, node->meta.name, out);
     cJSON_Delete(out);
     return rc < 0 ? failed(s, rc) : 0;
 }
@@ -347,7 +365,7 @@ static int node_merge(kstore *s, ns_node *node, const char *sub, const char *typ
     int rc = patch ? ns_kube_patch(s->c, &NS_KUBE_NODES, NULL, node->meta.name, sub, type, patch, NULL, NULL, &out)
                    : NS_FAIL(NS_ERR_INTERNAL, "out of memory building a patch of node %s", node->meta.name);
     if (rc == 0)
-        ns_mirror_floor(s->m, NS_MIRROR_NODE, NULL, node->meta.name, rv_of(out));
+        floor_at(s, NS_MIRROR_NODE, NULL, node->meta.name, out);
     cJSON_Delete(out);
     cJSON_Delete(patch);
     return rc < 0 ? failed(s, rc) : 0;
@@ -519,9 +537,18 @@ static int k_put_nodeclass(void *ctx, ns_nodeclass_def *def)
     return rc;
 }
 
+/* Each write a round trip to the API server: the jobs go out over a few connections at once. */
+static int k_concurrently(void *ctx, size_t n, int (*job)(void *arg, size_t i), void *arg)
+{
+    (void)ctx;
+    return ns_write_jobs_run(n, NS_WRITE_JOBS_THREADS, INT64_MAX, job, arg);
+}
+
 static void k_destroy(void *ctx)
 {
-    free(ctx);
+    kstore *s = ctx;
+    pthread_mutex_destroy(&s->lock);
+    free(s);
 }
 
 static const ns_cluster_writes_ops kube_ops = {
@@ -545,6 +572,7 @@ static const ns_cluster_writes_ops kube_ops = {
     .put_nodepool = k_put_nodepool,
     .delete_nodepool = k_delete_nodepool,
     .put_nodeclass = k_put_nodeclass,
+    .concurrently = k_concurrently,
     .destroy = k_destroy,
 };
 
@@ -557,6 +585,7 @@ int ns_cluster_writes_kube_new(ns_kube_client *client, ns_mirror *mirror, ns_clu
     s->c = client;
     s->m = mirror;
     s->cluster = cluster;
+    pthread_mutex_init(&s->lock, NULL);
     out->ops = &kube_ops;
     out->ctx = s;
     return 0;
@@ -564,5 +593,8 @@ int ns_cluster_writes_kube_new(ns_kube_client *client, ns_mirror *mirror, ns_clu
 
 void ns_cluster_writes_kube_stats(const ns_cluster_writes *w, ns_kube_writes_stats *out)
 {
-    *out = ((const kstore *)w->ctx)->st;
+    kstore *s = w->ctx;
+    pthread_mutex_lock(&s->lock);
+    *out = s->st;
+    pthread_mutex_unlock(&s->lock);
 }

@@ -52,7 +52,7 @@ struct ns_mirror {
     size_t n_infs;
     pthread_mutex_t mu; /* the queue */
     table queue;
-    table floors;       /* engine thread only */
+    table floors;       /* engine thread only (or the store's write jobs, under its lock, while it waits) */
     ns_nodepool **held_pools;
     size_t n_held_pools;
     ns_nodeclaim **held_claims;

@@ -1,14 +1,12 @@
 /* The simulated kubelet's pods: Running once bound to a simulated Node, gone once deleted. */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock/ns_clock.h"
 #include "controller/sim_kubelet_pods.h"
 #include "engine/engine.h"
+#include "engine/write_jobs.h"
 #include "errors/ns_error.h"
 #include "kube/kube_writes.h"
 #include "model/model_util.h"
@@ -63,8 +61,8 @@ static int confirm_deleted(ns_kube_client *client, ns_mirror *mirror, ns_cluster
     return ns_cluster_remove_pod(c, pod);
 }
 
-/* The Running writes of one pass, made by a few threads at once: each write waits a round trip to the API server, so
- * one at a time 20,000 pods took minutes where a kubelet per node would write in parallel. */
+/* The Running writes of one pass, made by a few threads at once (engine/write_jobs.h): each write waits a round trip
+ * to the API server, so one at a time 20,000 pods took minutes where a kubelet per node would write in parallel. */
 typedef struct running_write {
     ns_pod *pod;
     const char *ns;
@@ -78,53 +76,31 @@ typedef struct running_batch {
     const cJSON *status;
     running_write *w;
     size_t n;
-    atomic_size_t next;
-    int64_t deadline_ms; /* no write starts after it */
-    pthread_mutex_t lock;
-    int first_rc;
-    char first_msg[512];
 } running_batch;
 
-static void *write_running(void *arg)
+static int write_running(void *arg, size_t i)
 {
     running_batch *b = arg;
-    for (size_t i; ns_clock_now_ms() < b->deadline_ms && (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
-        running_write *w = &b->w[i];
-        cJSON *out = NULL;
-        w->tried = true;
-        w->rc = ns_kube_patch(b->client, &NS_KUBE_PODS, w->ns, w->pod->meta.name, "status", NS_KUBE_STRATEGIC_PATCH,
-                              b->status, NULL, NULL, &out);
-        if (w->rc == 0) {
-            const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "metadata"),
-                                                               "resourceVersion");
-            w->rv = cJSON_IsString(rv) ? ns_strdup(rv->valuestring) : NULL;
-        } else {
-            /* the error record is the thread's: its message goes back to the caller's thread */
-            pthread_mutex_lock(&b->lock);
-            if (b->first_rc == 0) {
-                b->first_rc = w->rc;
-                snprintf(b->first_msg, sizeof(b->first_msg), "%s", ns_error_message());
-            }
-            pthread_mutex_unlock(&b->lock);
-        }
-        cJSON_Delete(out);
+    running_write *w = &b->w[i];
+    cJSON *out = NULL;
+    w->tried = true;
+    w->rc = ns_kube_patch(b->client, &NS_KUBE_PODS, w->ns, w->pod->meta.name, "status", NS_KUBE_STRATEGIC_PATCH,
+                          b->status, NULL, NULL, &out);
+    if (w->rc == 0) {
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "metadata"),
+                                                           "resourceVersion");
+        w->rv = cJSON_IsString(rv) ? ns_strdup(rv->valuestring) : NULL;
     }
-    return NULL;
+    cJSON_Delete(out);
+    return w->rc;
 }
 
-/* Writes the batch's pods Running with up to NS_SIM_KUBELET_WRITERS threads, then records what the server answered
- * in the mirror and the cluster (from this thread only). 0, or the first failed write's error. */
+/* Writes the batch's pods Running, starting none after the pass's time, then records what the server answered in the
+ * mirror and the cluster (from this thread only). 0, or the first failed write's error. */
 static int write_all_running(ns_mirror *mirror, running_batch *b, size_t *written)
 {
-    pthread_t t[NS_SIM_KUBELET_WRITERS];
-    size_t started = 0;
-    while (started < NS_SIM_KUBELET_WRITERS && started < b->n &&
-           pthread_create(&t[started], NULL, write_running, b) == 0)
-        started++;
-    if (started == 0)
-        write_running(b); /* no thread could start: this one writes them all */
-    for (size_t i = 0; i < started; i++)
-        pthread_join(t[i], NULL);
+    int rc = ns_write_jobs_run(b->n, NS_SIM_KUBELET_WRITERS, ns_clock_now_ms() + NS_SIM_KUBELET_PASS_MS,
+                               write_running, b);
     for (size_t i = 0; i < b->n; i++) {
         running_write *w = &b->w[i];
         if (w->tried && w->rc == 0) {
@@ -138,14 +114,14 @@ static int write_all_running(ns_mirror *mirror, running_batch *b, size_t *writte
         }
         free(w->rv);
     }
-    return b->first_rc < 0 ? NS_FAIL(b->first_rc, "%s", b->first_msg) : 0;
+    return rc;
 }
 
 int ns_sim_kubelet_pods(ns_kube_client *client, ns_mirror *mirror, ns_cluster *c, size_t *written)
 {
     int first = 0;
     size_t n = 0;
-    running_batch b = {.client = client, .first_rc = 0};
+    running_batch b = {.client = client};
     if (c->n_pods && !(b.w = calloc(c->n_pods, sizeof(*b.w))))
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory listing the pods to report Running");
     for (size_t i = c->n_pods; i-- > 0;) {
@@ -169,11 +145,7 @@ int ns_sim_kubelet_pods(ns_kube_client *client, ns_mirror *mirror, ns_cluster *c
     }
     if (b.n) {
         b.status = status;
-        b.deadline_ms = ns_clock_now_ms() + NS_SIM_KUBELET_PASS_MS;
-        atomic_init(&b.next, 0);
-        pthread_mutex_init(&b.lock, NULL);
         int rc = write_all_running(mirror, &b, &n);
-        pthread_mutex_destroy(&b.lock);
         if (rc < 0 && first == 0)
             first = rc;
     }

@@ -10,11 +10,12 @@
 #include <stddef.h>
 
 #include "controller/controller_mirror.h"
+#include "engine/write_jobs.h"
 #include "kube/kube_client.h"
 #include "model/cluster.h"
 
 /* The Running writes of one pass go out over this many connections at once (a kubelet per node writes in parallel). */
-#define NS_SIM_KUBELET_WRITERS 8
+#define NS_SIM_KUBELET_WRITERS NS_WRITE_JOBS_THREADS
 /* The simulated kubelet's own client rate limit: it plays the kubelet of every Node of the simulated provider, and each
  * real kubelet has a client of its own (50 requests/s, burst 100); the controller's KUBE_CLIENT_QPS is not for them. */
 #define NS_SIM_KUBELET_QPS 1000.0

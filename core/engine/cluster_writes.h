@@ -16,7 +16,7 @@
  * Errors: NS_OK or a negative ns_err with the error recorded. evict_pod returns NS_ERR_THROTTLED when a
  * PodDisruptionBudget forbids the eviction (the Eviction API's 429), with the message naming the budget.
  *
- * Threading: as the engine, one thread at a time.
+ * Threading: as the engine, one thread at a time, except for the jobs a store runs through its concurrently op.
  */
 #ifndef NS_CLUSTER_WRITES_H
 #define NS_CLUSTER_WRITES_H
@@ -66,6 +66,15 @@ typedef struct ns_cluster_writes_ops {
     int (*delete_nodepool)(void *ctx, const char *name);
     int (*put_nodeclass)(void *ctx, ns_nodeclass_def *def);
 
+    /* Optional. Runs job(arg, i) for every i < n, several at once on threads of its own when the store's writes wait
+     * on something slow (the Kubernetes store: a round trip to the API server each), as the kubelets of many nodes
+     * write at once; NULL: one after another (ns_cluster_writes_each). A job writes through the table it was given
+     * (wrappers included), and only objects no other job of the call touches: with this op set, create_node,
+     * update_node_status and add/remove_node_taint on distinct Nodes must be safe to call at once (wrappers that
+     * forward this op must be too). Returns 0 or the first failed job's error, recorded on the caller's thread, once
+     * every job ran. */
+    int (*concurrently)(void *ctx, size_t n, int (*job)(void *arg, size_t i), void *arg);
+
     /* Frees the store (ctx). The engine calls it for the store it was built with (ns_engine_new_with_store), in
      * ns_engine_free. May be NULL when there is nothing to free. */
     void (*destroy)(void *ctx);
@@ -81,5 +90,9 @@ typedef struct ns_cluster_writes {
  * message naming the budget; NS_ERR_THROTTLED too for a running pod that more than one budget selects (the API's
  * refusal). A pod counts as healthy when it is bound to a Ready node and not terminal. */
 int ns_pdb_check_eviction(const ns_cluster *c, const ns_pod *pod);
+
+/* Runs job(arg, i) for every i < n through w's concurrently op, or one after another when w has none (every job runs
+ * either way). 0 or the first failed job's error. */
+int ns_cluster_writes_each(const ns_cluster_writes *w, size_t n, int (*job)(void *arg, size_t i), void *arg);
 
 #endif

@@ -10,6 +10,7 @@
  * stopped, or a timeline stopped its kubelet) stays so until something says otherwise, as a broken node does, which is
  * what node repair acts on.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock/ns_clock.h"
@@ -29,11 +30,14 @@ static const ns_itype *instance_type_of(ns_engine *e, const ns_nodeclaim *claim)
     return NULL;
 }
 
-static int register_node(ns_engine *e, const ns_nodeclaim *claim)
+/* The Node a claim's kubelet registers, or NULL (error recorded). Caller owns it. */
+static ns_node *registering_node(ns_engine *e, const ns_nodeclaim *claim)
 {
     ns_node *n = ns_node_new();
-    if (!n)
-        return NS_ERR_INTERNAL;
+    if (!n) {
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory registering node %s", claim->meta.name);
+        return NULL;
+    }
     const ns_itype *t = instance_type_of(e, claim);
     static const ns_taint unregistered = {NS_TAINT_UNREGISTERED_KEY, NULL, NS_EFFECT_NO_EXECUTE};
     static const ns_taint not_ready = {NS_TAINT_NOT_READY_KEY, NULL, NS_EFFECT_NO_SCHEDULE};
@@ -55,11 +59,12 @@ static int register_node(ns_engine *e, const ns_nodeclaim *claim)
         rc = ns_res_copy(&n->allocatable, &claim->allocatable);
     if (rc < 0) {
         ns_node_free(n);
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory registering node %s", claim->meta.name);
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory registering node %s", claim->meta.name);
+        return NULL;
     }
     n->ready = false;
     n->ready_since_ms = ns_clock_now_ms();
-    return e->writes.ops->create_node(e->writes.ctx, n);
+    return n;
 }
 
 static bool instance_running(ns_engine *e, const char *provider_id)
@@ -71,12 +76,12 @@ static bool instance_running(ns_engine *e, const char *provider_id)
            (inst.state == NS_INSTANCE_PENDING || inst.state == NS_INSTANCE_RUNNING);
 }
 
-static int kubelet_stopped(ns_engine *e, ns_node *n)
+static int kubelet_stopped(const ns_cluster_writes *w, ns_node *n)
 {
     n->ready = false;
     n->ready_unknown = false;
     n->ready_since_ms = ns_clock_now_ms();
-    return e->writes.ops->update_node_status(e->writes.ctx, n);
+    return w->ops->update_node_status(w->ctx, n);
 }
 
 static bool has_taint(const ns_node *n, const char *key, const char *effect)
@@ -103,9 +108,8 @@ static bool starting_taints(const ns_node *n, const ns_nodeclaim *claim)
  * could use and launched another (controller-e2e Test10). Hence the status first, then the taints (the not-ready one
  * for where no such controller runs, the startup taints as their agent would); a step that failed half-way resumes
  * here, since starting_taints keeps the node a starting one. */
-static int become_ready(ns_engine *e, ns_node *n, const ns_nodeclaim *claim)
+static int become_ready(const ns_cluster_writes *w, ns_node *n, const ns_nodeclaim *claim)
 {
-    const ns_cluster_writes *w = &e->writes;
     int rc = NS_OK;
     if (!n->ready) {
         n->ready = true;
@@ -121,12 +125,56 @@ static int become_ready(ns_engine *e, ns_node *n, const ns_nodeclaim *claim)
     return rc;
 }
 
+/* What a step's kubelets write, one Node each: they go out together through the store's concurrently op (many Nodes'
+ * kubelets write at once; the controller's store sends them in parallel), so one slow write holds up no other Node. */
+typedef enum { KUBELET_REGISTER, KUBELET_READY, KUBELET_STOPPED } kubelet_act;
+
+typedef struct kubelet_write {
+    kubelet_act act;
+    ns_node *node;                /* KUBELET_REGISTER: owned until the job hands it to create_node */
+    const ns_nodeclaim *claim;
+} kubelet_write;
+
+typedef struct kubelet_writes {
+    const ns_cluster_writes *w;
+    kubelet_write *items;
+    size_t n, cap;
+} kubelet_writes;
+
+static int kubelet_job(void *arg, size_t i)
+{
+    kubelet_writes *k = arg;
+    kubelet_write *it = &k->items[i];
+    switch (it->act) {
+    case KUBELET_REGISTER: {
+        ns_node *n = it->node;
+        it->node = NULL;
+        return k->w->ops->create_node(k->w->ctx, n);
+    }
+    case KUBELET_READY: return become_ready(k->w, it->node, it->claim);
+    case KUBELET_STOPPED: break;
+    }
+    return kubelet_stopped(k->w, it->node);
+}
+
+static int plan(kubelet_writes *k, kubelet_act act, ns_node *node, const ns_nodeclaim *claim)
+{
+    if (ns_grow((void **)&k->items, &k->cap, k->n + 1, sizeof(*k->items)) < 0) {
+        if (act == KUBELET_REGISTER)
+            ns_node_free(node);
+        return NS_ERR_INTERNAL;
+    }
+    k->items[k->n++] = (kubelet_write){act, node, claim};
+    return NS_OK;
+}
+
 int ns_ctl_kubelet(ns_engine *e)
 {
     if (!e->cfg.simulate_kubelet)
         return NS_OK;
     int rc = ns_engine_refresh_types(e);
     int64_t now = ns_clock_now_ms();
+    kubelet_writes k = {.w = &e->writes};
     for (size_t i = 0; rc == NS_OK && i < e->cluster->n_nodeclaims; i++) {
         const ns_nodeclaim *claim = e->cluster->nodeclaims[i];
         if (!ns_claim_launched(claim))
@@ -136,11 +184,11 @@ int ns_ctl_kubelet(ns_engine *e)
         if (n) {
             bool running = instance_running(e, claim->provider_id);
             if (n->ready && !running)
-                rc = kubelet_stopped(e, n);
+                rc = plan(&k, KUBELET_STOPPED, n, claim);
             else if ((!n->ready || starting_taints(n, claim)) && !n->meta.deletion_ms &&
                      !ns_claim_initialized(claim) && now - n->meta.creation_ms >= e->cfg.initialization_delay_ms) {
                 if (running)
-                    rc = become_ready(e, n, claim);
+                    rc = plan(&k, KUBELET_READY, n, claim);
                 else
                     ns_engine_busy(e);
             }
@@ -150,10 +198,19 @@ int ns_ctl_kubelet(ns_engine *e)
         if (ns_claim_deleting(claim) || e->cfg.registration_delay_ms < 0 || !launched ||
             now - launched->last_transition_ms < e->cfg.registration_delay_ms || ns_claim_registered(claim))
             continue;
-        if (instance_running(e, claim->provider_id))
-            rc = register_node(e, claim);
-        else
+        if (!instance_running(e, claim->provider_id))
             ns_engine_busy(e);
+        else {
+            ns_node *reg = registering_node(e, claim);
+            rc = reg ? plan(&k, KUBELET_REGISTER, reg, claim) : NS_ERR_INTERNAL;
+        }
     }
+    /* Registering adds Nodes to the cluster: every claim and Node pointer above was taken before any write. */
+    if (rc == NS_OK && k.n)
+        rc = ns_cluster_writes_each(k.w, k.n, kubelet_job, &k);
+    for (size_t i = 0; i < k.n; i++)
+        if (k.items[i].act == KUBELET_REGISTER)
+            ns_node_free(k.items[i].node); /* not handed over: an earlier step failed */
+    free(k.items);
     return rc;
 }

@@ -53,6 +53,13 @@ COUNT(put_nodepool, (void *ctx, ns_nodepool *np), (e->store.ctx, np))
 COUNT(delete_nodepool, (void *ctx, const char *name), (e->store.ctx, name))
 COUNT(put_nodeclass, (void *ctx, ns_nodeclass_def *d), (e->store.ctx, d))
 
+/* the jobs write through e->writes, so each counts */
+static int c_concurrently(void *ctx, size_t n, int (*job)(void *arg, size_t i), void *arg)
+{
+    ns_engine *e = ctx;
+    return ns_cluster_writes_each(&e->store, n, job, arg);
+}
+
 static const ns_cluster_writes_ops counting_ops = {
     .create_nodeclaim = c_create_nodeclaim,
     .update_nodeclaim = c_update_nodeclaim,
@@ -74,6 +81,7 @@ static const ns_cluster_writes_ops counting_ops = {
     .put_nodepool = c_put_nodepool,
     .delete_nodepool = c_delete_nodepool,
     .put_nodeclass = c_put_nodeclass,
+    .concurrently = c_concurrently,
 };
 
 void ns_engine_count_writes(ns_engine *e)

@@ -124,7 +124,7 @@ struct ns_engine {
     /* Event-driven time (engine_due.c). activity counts writes, decisions, provider launches and terminations, and
      * "due now" declarations; a step during which it did not move changed nothing, so the next one can wait for
      * wake_ms, the earliest time declared due since the step started. */
-    uint64_t activity;
+    _Atomic uint64_t activity; /* the Kubernetes store's concurrent writes count from their threads */
     uint64_t activity_at_step;
     int64_t wake_ms;
     int64_t *deadlines; /* provider deadlines announced by events (an instance stops or terminates then) */

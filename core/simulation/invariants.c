@@ -24,7 +24,7 @@ struct ns_invariants {
      * before the engine first ran), or a write that may make room went through (a pod or Node removed after
      * provisioning in a step, or by a timeline step, frees room under a NodePool's limits). A pending pod is given
      * its patience again from then: the engine acts on the change at its next step. */
-    int64_t room_ms;
+    _Atomic int64_t room_ms; /* set by writes a store may run at once (its concurrently op) */
 };
 
 static void note(ns_invariants *inv, const char *fmt, ...) NS_PRINTF(2, 3);
@@ -171,6 +171,12 @@ ROOM(put_nodepool, (void *ctx, ns_nodepool *np), (inv->inner.ctx, np))
 ROOM(delete_nodepool, (void *ctx, const char *name), (inv->inner.ctx, name))
 ROOM(put_nodeclass, (void *ctx, ns_nodeclass_def *d), (inv->inner.ctx, d))
 
+static int w_concurrently(void *ctx, size_t n, int (*job)(void *arg, size_t i), void *arg)
+{
+    ns_invariants *inv = ctx;
+    return ns_cluster_writes_each(&inv->inner, n, job, arg);
+}
+
 static const ns_cluster_writes_ops watch_ops = {
     .create_nodeclaim = w_create_nodeclaim,
     .update_nodeclaim = w_update_nodeclaim,
@@ -192,6 +198,7 @@ static const ns_cluster_writes_ops watch_ops = {
     .put_nodepool = w_put_nodepool,
     .delete_nodepool = w_delete_nodepool,
     .put_nodeclass = w_put_nodeclass,
+    .concurrently = w_concurrently,
 };
 
 int ns_invariants_attach(ns_engine *e, ns_invariants **out)

@@ -1,12 +1,15 @@
 /* The registration TTL: a claim whose node never registers is deleted after 15 minutes (its instance terminated)
  * and its pods are re-planned; a slow but timely registration is kept. The simulated kubelet's Node turns Ready in
- * an order a control plane's node lifecycle controller leaves alone. */
+ * an order a control plane's node lifecycle controller leaves alone, and the Nodes' writes go out at once. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock/ns_clock.h"
+#include "engine/write_jobs.h"
 #include "engine_fixture.h"
 
 #define WEB2                                                                                                           \
@@ -107,6 +110,103 @@ START_TEST(test_ready_before_untainted)
 }
 END_TEST
 
+#define WEB3_APART                                                                                                     \
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n"                            \
+    "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n" EFX_TOLERATE \
+    "      affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution:\n"                             \
+    "        [{labelSelector: {matchLabels: {app: web}}, topologyKey: kubernetes.io/hostname}]}}\n"                    \
+    "      containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]\n"
+
+/* A store whose writes wait on a slow API server, as the controller's does: its concurrently op runs the jobs on the
+ * threads the Kubernetes store uses (engine/write_jobs.h), and a Node status write waits until `expect` of them are in
+ * flight at once (or, when they come one at a time, gives up waiting after a while), then goes to the in-memory store
+ * one at a time. max_in_flight is what the test looks at, not how long anything took. */
+static struct {
+    ns_cluster_writes inner;
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+    size_t in_flight, max_in_flight, expect, status_writes;
+} slow = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER};
+static ns_cluster_writes_ops slow_ops;
+
+static int slow_concurrently(void *ctx, size_t n, int (*job)(void *arg, size_t i), void *arg)
+{
+    (void)ctx;
+    return ns_write_jobs_run(n, NS_WRITE_JOBS_THREADS, INT64_MAX, job, arg);
+}
+
+static int slow_update_node_status(void *ctx, ns_node *node)
+{
+    (void)ctx;
+    pthread_mutex_lock(&slow.lock);
+    slow.in_flight++;
+    if (slow.in_flight > slow.max_in_flight)
+        slow.max_in_flight = slow.in_flight;
+    pthread_cond_broadcast(&slow.more);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    while (slow.in_flight < slow.expect && pthread_cond_timedwait(&slow.more, &slow.lock, &until) == 0)
+        ;
+    int rc = slow.inner.ops->update_node_status(slow.inner.ctx, node);
+    slow.status_writes++;
+    slow.in_flight--;
+    pthread_mutex_unlock(&slow.lock);
+    return rc;
+}
+
+/* The in-memory store is not thread-safe: the other Node writes reach it one at a time. */
+static int slow_create_node(void *ctx, ns_node *node)
+{
+    (void)ctx;
+    pthread_mutex_lock(&slow.lock);
+    int rc = slow.inner.ops->create_node(slow.inner.ctx, node);
+    pthread_mutex_unlock(&slow.lock);
+    return rc;
+}
+
+static int slow_remove_node_taint(void *ctx, ns_node *node, const char *key, const char *effect)
+{
+    (void)ctx;
+    pthread_mutex_lock(&slow.lock);
+    int rc = slow.inner.ops->remove_node_taint(slow.inner.ctx, node, key, effect);
+    pthread_mutex_unlock(&slow.lock);
+    return rc;
+}
+
+static bool all_initialized(efx *x)
+{
+    return efx_initialized(x) == 3;
+}
+
+/* Three Nodes turn Ready in one step: their status writes are in flight together, so one slow write holds up no other
+ * Node (in the controller each is a round trip to the API server; one at a time on the main loop, 20,000 pods' Nodes
+ * were not initialized for minutes). Written one after another, at most one is in flight. */
+START_TEST(test_node_writes_at_once)
+{
+    efx *x = efx_new(EFX_BASE, WEB3_APART, NULL);
+    ns_cluster_writes saved = x->engine->writes;
+    slow.inner = saved;
+    slow.expect = 3;
+    slow_ops = *saved.ops;
+    slow_ops.concurrently = slow_concurrently;
+    slow_ops.update_node_status = slow_update_node_status;
+    slow_ops.create_node = slow_create_node;
+    slow_ops.remove_node_taint = slow_remove_node_taint;
+    ns_engine_set_writes(x->engine, &(ns_cluster_writes){&slow_ops, saved.ctx});
+    bool ok = efx_run_until(x, all_initialized, EFX_S(120));
+    ns_engine_set_writes(x->engine, &saved);
+    ck_assert_msg(ok, "the 3 NodeClaims were not initialized within 120 s");
+    ck_assert_uint_eq(x->cluster->n_nodes, 3);
+    ck_assert_uint_eq(slow.status_writes, 3);
+    ck_assert_uint_eq(slow.max_in_flight, 3);
+    efx_run_for(x, EFX_S(5));
+    ck_assert_uint_eq(efx_pending(x), 0);
+    ck_assert_uint_eq(efx_bound(x), 3);
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("engine-registration");
@@ -115,6 +215,7 @@ int main(void)
     tcase_add_test(tc, test_never_registers);
     tcase_add_test(tc, test_slow_registration_within_ttl);
     tcase_add_test(tc, test_ready_before_untainted);
+    tcase_add_test(tc, test_node_writes_at_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
