@@ -1,11 +1,18 @@
 /*
- * Cost packing (packing: cost), a pass over the greedy round's result. The round's new claims that hold only
- * unconstrained pods (no topology spread, no pod affinity or anti-affinity that counts or binds them, no host ports)
- * in a NodePool without limits are grouped into classes (one pool, groups allowing the same types and offerings);
- * each class is planned again by sched_cost_plan, and where the plan is cheaper its pods are placed on new claims
- * through the scheduler's own sched_new_claim and sched_try_claim, so requirements, taints, minValues and daemon
- * overhead are checked as for any claim. The greedy claims stay when the new ones would cost as much or more.
- * Constrained pods, existing nodes and pools with limits keep the greedy placement.
+ * Cost packing (packing: cost), a pass over the greedy round's result. The round's new claims that hold only pods with
+ * no host ports, no pod affinity or anti-affinity that counts or binds them, and no topology spread but on the zone,
+ * are grouped into classes (one pool, groups allowing the same types and offerings, and one zone when a zonal spread
+ * declares or counts a pod); each class is planned again by sched_cost_plan, and where the plan is cheaper its pods are
+ * placed on new claims through the scheduler's own sched_new_claim and sched_try_claim, so requirements, taints,
+ * minValues and daemon overhead are checked as for any claim. The greedy claims stay when the new ones would cost as
+ * much or more. Constrained pods and existing nodes keep the greedy placement.
+ *
+ * Zonal spread: a zone-bound class's pods go back to its zone, so every zonal spread counts per zone what it counted
+ * after the greedy round, and whatever skew that round reached holds unchanged; the spread is not checked again pod by
+ * pod, since an order that keeps every step within maxSkew need not exist for the same final counts.
+ * Limits: a claim of a pool with limits counts as Karpenter's subtractMax counts it, the largest capacity among the
+ * types it may launch when it is made. The pass gives back what the replaced claims took, makes each new claim with
+ * only the types that hold its bin, and keeps a class only when its bins fit what is left.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +39,16 @@ const char *ns_sched_packing_name(ns_sched_packing p)
 
 typedef struct cost_class {
     size_t pool;
+    int zone; /* the zone its pods stay in, -1 when they may go to any */
     sched_group *rep;
     size_t *claims;
     size_t n_claims;
     double greedy_price;
     cost_item *items;
     size_t n_items;
+    int64_t *left;   /* per item: pods still to place again */
+    uint64_t *types; /* the pool's types the plan may use (the pool's words) */
+    bool tight;      /* limits: each bin's claim may launch no type larger than the cheapest that holds the bin */
     cost_plan plan;
 } cost_class;
 
@@ -47,23 +58,45 @@ typedef struct cost_pass {
     size_t *pod_group;
     char **group_reqs; /* per group: its requirements as text, the part of its view that is not its size */
     size_t *claim_rep; /* per claim: the group of its first pod, SIZE_MAX when the claim cannot move */
+    int *claim_zone;   /* per claim: its zone when it holds zone-bound pods, else -1 */
     cost_class *classes;
     size_t n_classes;
     size_t *saved_placement;
     size_t **saved_pods; /* per group: its pods' order before the pass, NULL when untouched */
     size_t *saved_done;
+    int64_t *saved_remaining; /* n_pools x n_dims: the pools' remaining limits before the pass */
+    int32_t *saved_zones;     /* n_topos x (zones, total): the topologies' zonal counts before the pass */
+    int64_t *saved_total;     /* n_topos */
+    uint64_t *mask;           /* scratch: a bitset of the largest pool */
+    int64_t *charge;          /* scratch: 2 x n_dims */
     bool *gone; /* per claim */
 } cost_pass;
 
-/* Moving the group's pods changes nothing another pod's placement was decided on. */
-static bool group_movable(const sched_group *g)
+enum { MOVE_NONE, MOVE_ANY, MOVE_IN_ZONE };
+
+static bool zonal_spread(const sched_topo *t)
 {
-    if (g->vol_why || g->pod->n_host_ports || g->n_counted_by || g->n_inverse || g->n_skips)
-        return false;
-    for (size_t i = 0; i < g->n_cons; i++)
-        if (g->cons[i].active)
-            return false;
-    return true;
+    return t->kind == SCHED_TOPO_SPREAD && !t->hostname && !t->keyed;
+}
+
+/* How the group's pods may move so that nothing another pod's placement was decided on changes: anywhere, within
+ * their zone (a zonal spread declares or counts them: its per-zone counts stay), or not at all. */
+static int group_move(const sched *s, const sched_group *g)
+{
+    if (g->vol_why || g->pod->n_host_ports || g->n_inverse || g->n_skips || g->n_cons > 64 /* place_pods' mask */)
+        return MOVE_NONE;
+    bool zonal = g->n_counted_by > 0;
+    for (size_t i = 0; i < g->n_cons; i++) {
+        if (!g->cons[i].active)
+            continue;
+        if (!zonal_spread(&s->topos[g->cons[i].topo]))
+            return MOVE_NONE;
+        zonal = true;
+    }
+    for (size_t i = 0; i < g->n_counted_by; i++)
+        if (!zonal_spread(&s->topos[g->counted_by[i]]))
+            return MOVE_NONE;
+    return zonal ? MOVE_IN_ZONE : MOVE_ANY;
 }
 
 /* Same view of pool pi: the same requirements and offerings, so the types the two allow differ only by which hold
@@ -91,15 +124,17 @@ static bool on_claim(const cost_pass *cp, size_t target)
     return target != NS_SCHED_NOT_PENDING && target != NS_SCHED_UNPLACED && target >= cp->s->n_nodes;
 }
 
-/* claim_rep: which claims may move, and the group that stands for each. */
+/* claim_rep: which claims may move, and the group that stands for each; claim_zone: the zone of those that must
+ * stay in theirs. */
 static void movable_claims(cost_pass *cp)
 {
     sched *s = cp->s;
     bool *ok = (bool *)cp->gone; /* borrowed as scratch until the claims are chosen */
     for (size_t c = 0; c < cp->n_old; c++) {
         /* A claim that holds reservations keeps them: re-packing would spend instances the round no longer has. */
-        ok[c] = !s->pools[s->claims[c].pool].has_limits && !s->claims[c].n_held;
+        ok[c] = !s->claims[c].n_held;
         cp->claim_rep[c] = SIZE_MAX;
+        cp->claim_zone[c] = -1;
     }
     for (size_t i = 0; i < s->cl->n_pods; i++) {
         if (!on_claim(cp, s->placement[i]))
@@ -108,7 +143,11 @@ static void movable_claims(cost_pass *cp)
         const sched_group *g = &s->groups[gi];
         if (!ok[c])
             continue;
-        if (!group_movable(g))
+        int move = group_move(s, g);
+        uint32_t zones = sched_pairs_zones(s, s->claims[c].pairs);
+        if (move == MOVE_IN_ZONE && __builtin_popcount(zones) == 1)
+            cp->claim_zone[c] = __builtin_ctz(zones);
+        if (move == MOVE_NONE || (move == MOVE_IN_ZONE && cp->claim_zone[c] < 0))
             ok[c] = false;
         else if (cp->claim_rep[c] == SIZE_MAX)
             cp->claim_rep[c] = gi;
@@ -129,11 +168,12 @@ static int class_add_claim(cost_pass *cp, size_t c)
     sched_group *rep = &s->groups[cp->claim_rep[c]];
     cost_class *k = NULL;
     for (size_t i = 0; i < cp->n_classes && !k; i++)
-        if (cp->classes[i].pool == pi && same_view(cp, cp->classes[i].rep, rep, pi))
+        if (cp->classes[i].pool == pi && cp->classes[i].zone == cp->claim_zone[c] &&
+            same_view(cp, cp->classes[i].rep, rep, pi))
             k = &cp->classes[i];
     if (!k) {
         k = &cp->classes[cp->n_classes++];
-        *k = (cost_class){.pool = pi, .rep = rep};
+        *k = (cost_class){.pool = pi, .zone = cp->claim_zone[c], .rep = rep};
         if (!(k->claims = malloc(cp->n_old * sizeof(size_t))))
             return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory listing claims");
     }
@@ -168,46 +208,217 @@ static int class_items(cost_pass *cp, cost_class *k, size_t *item_of)
     return NS_OK;
 }
 
-/* Plans each class; a class whose plan is not cheaper than its greedy claims is dropped from the pass. */
+static uint64_t class_pairs(const sched *s, const cost_class *k)
+{
+    uint64_t pairs = s->pools[k->pool].pairs & k->rep->pool_pairs[k->pool];
+    return k->zone < 0 ? pairs : pairs & sched_zone_pairs(k->zone);
+}
+
+/* Into out (the pool's words): the class's types that may launch the bin, those with an allowed offering whose
+ * allocatable holds its pods and that every one of them allows, and when the class is tight, no larger in any limited
+ * resource than the cheapest of them; into charge (when not NULL), the largest capacity among them, what a claim made
+ * with only these types takes from the limits. */
+static void bin_types(const cost_pass *cp, const cost_class *k, const cost_bin *bin, sched_vec *used, uint64_t *out,
+                      int64_t *charge)
+{
+    const sched *s = cp->s;
+    const sched_pool *p = &s->pools[k->pool];
+    sched_claim view = {.pool = (uint32_t)k->pool, .pairs = class_pairs(s, k)};
+    memcpy(out, k->types, p->words * sizeof(uint64_t));
+    memset(used->v, 0, s->n_dims * sizeof(int64_t));
+    for (size_t f = bin->first; f < bin->first + bin->n; f++) {
+        const cost_fill *fl = &k->plan.fills[f];
+        const sched_group *g = k->items[fl->item].g;
+        for (size_t d = 0; d < s->n_dims; d++)
+            used->v[d] += fl->k * g->req.v[d];
+        for (size_t w = 0; w < p->words; w++)
+            out[w] &= g->pool_bits[k->pool * s->max_words + w];
+    }
+    size_t cheapest = SIZE_MAX;
+    double best = -1;
+    for (size_t i = sched_bits_first(out, p->words); i != SIZE_MAX; i = sched_bits_next(out, p->words, i)) {
+        double price = sched_claim_type_price(p, &view, i);
+        bool fits = price >= 0;
+        for (size_t d = 0; d < s->n_dims && fits; d++)
+            fits = used->v[d] <= p->alloc[i].v[d];
+        if (!fits)
+            sched_bits_clear(out, i);
+        else if (best < 0 || price < best) {
+            best = price;
+            cheapest = i;
+        }
+    }
+    if (charge)
+        memset(charge, 0, s->n_dims * sizeof(int64_t));
+    for (size_t i = sched_bits_first(out, p->words); i != SIZE_MAX; i = sched_bits_next(out, p->words, i)) {
+        bool small = true;
+        for (size_t d = 0; k->tight && d < s->n_dims && small; d++)
+            small = !p->limited[d] || p->capacity[i].v[d] <= p->capacity[cheapest].v[d];
+        if (!small) {
+            sched_bits_clear(out, i);
+            continue;
+        }
+        for (size_t d = 0; charge && d < s->n_dims; d++)
+            charge[d] = p->capacity[i].v[d] > charge[d] ? p->capacity[i].v[d] : charge[d];
+    }
+}
+
+/* A class of a pool with limits: its bins, each charged as bin_types says, fit avail (what the pool has left once
+ * the class's claims gave back what they took); avail is then what they leave. */
+static bool bins_fit(cost_pass *cp, const cost_class *k, int64_t *avail, sched_vec *used)
+{
+    const sched *s = cp->s;
+    const sched_pool *p = &s->pools[k->pool];
+    int64_t *left = cp->charge + s->n_dims, *charge = cp->charge;
+    memcpy(left, avail, s->n_dims * sizeof(int64_t));
+    for (size_t b = 0; b < k->plan.n_bins; b++) {
+        bin_types(cp, k, &k->plan.bins[b], used, cp->mask, charge);
+        for (size_t d = 0; d < s->n_dims; d++)
+            left[d] -= charge[d];
+    }
+    for (size_t d = 0; d < s->n_dims; d++)
+        if (p->limited[d] && left[d] < 0)
+            return false;
+    memcpy(avail, left, s->n_dims * sizeof(int64_t));
+    return true;
+}
+
+/* The class's bins fit the limits with every type that holds them (a launch keeps the most choice), else tight. */
+static bool class_fits_limits(cost_pass *cp, cost_class *k, int64_t *avail, sched_vec *used)
+{
+    k->tight = false;
+    if (bins_fit(cp, k, avail, used))
+        return true;
+    k->tight = true;
+    return bins_fit(cp, k, avail, used);
+}
+
+/* Into avail (when the pool has limits): what pool pi has left with the class's claims given back; into types: the
+ * types that fit it. */
+static void class_room(const cost_pass *cp, const cost_class *k, const int64_t *pool_avail, int64_t *avail,
+                       uint64_t *types)
+{
+    const sched *s = cp->s;
+    const sched_pool *p = &s->pools[k->pool];
+    if (!p->has_limits) {
+        memcpy(types, p->in_limits, p->words * sizeof(uint64_t));
+        return;
+    }
+    memcpy(avail, pool_avail, s->n_dims * sizeof(int64_t));
+    for (size_t i = 0; i < k->n_claims; i++)
+        for (size_t d = 0; s->claims[k->claims[i]].charged && d < s->n_dims; d++)
+            avail[d] += s->claims[k->claims[i]].charged[d];
+    sched_pool_types_within(s, p, &(sched_vec){avail}, types);
+}
+
+static void class_free(cost_class *k)
+{
+    sched_cost_plan_free(&k->plan);
+    free(k->items);
+    free(k->claims);
+    free(k->left);
+    free(k->types);
+}
+
+/* Plans each class; a class whose plan is not cheaper than its greedy claims, or does not fit its pool's limits, is
+ * dropped from the pass. */
 static int plan_classes(cost_pass *cp)
 {
     sched *s = cp->s;
-    size_t *item_of = malloc((s->n_groups ? s->n_groups : 1) * sizeof(size_t));
-    if (!item_of)
-        return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu groups", s->n_groups);
-    for (size_t i = 0; i < s->n_groups; i++)
+    size_t n_groups = s->n_groups ? s->n_groups : 1;
+    size_t *item_of = malloc(n_groups * sizeof(size_t));
+    /* Per pool: what its limits have left with the kept classes' claims replaced by their bins. */
+    int64_t *pool_avail = malloc((s->n_pools ? s->n_pools : 1) * s->n_dims * sizeof(int64_t));
+    int64_t *avail = malloc(s->n_dims * sizeof(int64_t));
+    sched_vec used;
+    int rc = item_of && pool_avail && avail ? sched_vec_init(s, &used)
+                                            : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu groups",
+                                                      s->n_groups);
+    for (size_t i = 0; rc == NS_OK && i < s->n_groups; i++)
         item_of[i] = SIZE_MAX;
-    int rc = NS_OK;
+    for (size_t pi = 0; rc == NS_OK && pi < s->n_pools; pi++)
+        memcpy(pool_avail + pi * s->n_dims, s->pools[pi].remaining.v, s->n_dims * sizeof(int64_t));
     size_t kept = 0;
     for (size_t i = 0; rc == NS_OK && i < cp->n_classes; i++) {
         cost_class *k = &cp->classes[i];
         const sched_pool *p = &s->pools[k->pool];
-        uint64_t *types = s->scratch;
+        int64_t *pa = pool_avail + k->pool * s->n_dims;
         rc = class_items(cp, k, item_of);
-        memset(types, 0, p->words * sizeof(uint64_t));
+        if (rc == NS_OK && (!(k->types = calloc(p->words, sizeof(uint64_t))) ||
+                            !(k->left = calloc(k->n_items ? k->n_items : 1, sizeof(int64_t)))))
+            rc = NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for a class of %zu pod groups", k->n_items);
+        uint64_t *types = s->scratch;
+        if (rc == NS_OK) {
+            class_room(cp, k, pa, avail, k->types);
+            memset(types, 0, p->words * sizeof(uint64_t));
+        }
         for (size_t j = 0; rc == NS_OK && j < k->n_items; j++)
             for (size_t w = 0; w < p->words; w++)
-                types[w] |= k->items[j].g->pool_bits[k->pool * s->max_words + w] & p->in_limits[w];
-        int planned = rc == NS_OK ? sched_cost_plan(s, k->pool, types, p->pairs & k->rep->pool_pairs[k->pool],
-                                                    k->items, k->n_items, &k->plan)
+                types[w] |= k->items[j].g->pool_bits[k->pool * s->max_words + w] & k->types[w];
+        if (rc == NS_OK)
+            memcpy(k->types, types, p->words * sizeof(uint64_t));
+        int planned = rc == NS_OK ? sched_cost_plan(s, k->pool, k->types, class_pairs(s, k), k->items, k->n_items,
+                                                    &k->plan)
                                   : rc;
         if (planned < 0)
             rc = planned;
-        if (rc == NS_OK && planned == 0 && k->plan.price < k->greedy_price * (1 - 1e-9)) {
-            cp->classes[kept++] = *k;
+        if (rc == NS_OK && planned == 0 && k->plan.price < k->greedy_price * (1 - 1e-9) &&
+            (!p->has_limits || class_fits_limits(cp, k, avail, &used))) {
+            if (p->has_limits)
+                memcpy(pa, avail, s->n_dims * sizeof(int64_t));
+            cost_class moved = *k;
+            *k = (cost_class){0};
+            cp->classes[kept++] = moved;
             continue;
         }
-        sched_cost_plan_free(&k->plan);
-        free(k->items);
-        free(k->claims);
+        class_free(k);
+        *k = (cost_class){0};
     }
-    for (size_t i = kept; rc != NS_OK && i < cp->n_classes; i++) {
-        free(cp->classes[i].items);
-        free(cp->classes[i].claims);
-    }
+    for (size_t i = kept; rc != NS_OK && i < cp->n_classes; i++)
+        class_free(&cp->classes[i]); /* the classes not reached; those moved down or freed are zeroed */
     cp->n_classes = kept;
     free(item_of);
+    free(pool_avail);
+    free(avail);
     return rc;
+}
+
+/* Saves the pools' remaining limits and the topologies' zonal counts, then gives back to each pool with limits what
+ * the chosen classes' claims took from them. */
+static void save_counts(cost_pass *cp)
+{
+    sched *s = cp->s;
+    for (size_t pi = 0; pi < s->n_pools; pi++)
+        memcpy(cp->saved_remaining + pi * s->n_dims, s->pools[pi].remaining.v, s->n_dims * sizeof(int64_t));
+    for (size_t t = 0; t < s->n_topos; t++) {
+        memcpy(cp->saved_zones + t * SCHED_MAX_ZONES, s->topos[t].zone, sizeof(s->topos[t].zone));
+        cp->saved_total[t] = s->topos[t].total;
+    }
+    for (size_t i = 0; i < cp->n_classes; i++) {
+        sched_pool *p = &s->pools[cp->classes[i].pool];
+        for (size_t c = 0; p->has_limits && c < cp->classes[i].n_claims; c++)
+            for (size_t d = 0; s->claims[cp->classes[i].claims[c]].charged && d < s->n_dims; d++)
+                p->remaining.v[d] += s->claims[cp->classes[i].claims[c]].charged[d];
+    }
+    for (size_t pi = 0; pi < s->n_pools; pi++)
+        if (s->pools[pi].has_limits)
+            sched_pool_recompute_limits(s, &s->pools[pi]);
+}
+
+/* Puts back the topologies' zonal counts (the pods moved stay in their zones: the counts are those of the greedy
+ * round) and, unless the new claims are kept, the pools' remaining limits. */
+static void restore_counts(cost_pass *cp, bool limits)
+{
+    sched *s = cp->s;
+    for (size_t t = 0; t < s->n_topos; t++) {
+        memcpy(s->topos[t].zone, cp->saved_zones + t * SCHED_MAX_ZONES, sizeof(s->topos[t].zone));
+        s->topos[t].total = cp->saved_total[t];
+    }
+    for (size_t pi = 0; limits && pi < s->n_pools; pi++)
+        if (s->pools[pi].has_limits) {
+            memcpy(s->pools[pi].remaining.v, cp->saved_remaining + pi * s->n_dims, s->n_dims * sizeof(int64_t));
+            sched_pool_recompute_limits(s, &s->pools[pi]);
+        }
 }
 
 /* Takes the chosen classes' pods off their claims: each touched group lists its other pods first, and its `done`
@@ -216,9 +427,13 @@ static int unplace(cost_pass *cp)
 {
     sched *s = cp->s;
     memcpy(cp->saved_placement, s->placement, s->cl->n_pods * sizeof(size_t));
-    for (size_t i = 0; i < cp->n_classes; i++)
+    save_counts(cp);
+    for (size_t i = 0; i < cp->n_classes; i++) {
         for (size_t c = 0; c < cp->classes[i].n_claims; c++)
             cp->gone[cp->classes[i].claims[c]] = true;
+        for (size_t j = 0; j < cp->classes[i].n_items; j++)
+            cp->classes[i].left[j] = cp->classes[i].items[j].n;
+    }
     for (size_t i = 0; i < cp->n_classes; i++)
         for (size_t j = 0; j < cp->classes[i].n_items; j++) {
             sched_group *g = cp->classes[i].items[j].g;
@@ -258,48 +473,87 @@ static int64_t new_claim_in(sched *s, sched_group *g, size_t pi, int64_t want, b
     return k;
 }
 
-/* Places one bin on a new claim of its class's pool, never more of a group than it had to place again. */
-static int place_bin(cost_pass *cp, const cost_class *k, const cost_bin *bin, bool *saved_ok)
+/* Up to want pods of g onto *claim, or when *claim is SIZE_MAX onto a new claim of the class's pool (*claim is then
+ * set), made with only the types in `types` when not NULL and the pool has limits. The pods stay in the class's zone,
+ * and the group's zonal spreads are set aside meanwhile: the pass keeps their per-zone counts. How many went, or -1. */
+static int64_t place_pods(cost_pass *cp, const cost_class *k, sched_group *g, size_t *claim, int64_t want,
+                          const uint64_t *types, bool *saved_ok)
 {
     sched *s = cp->s;
+    sched_pool *p = &s->pools[k->pool];
+    uint64_t saved_pairs = g->pool_pairs[k->pool], active = 0;
+    for (size_t i = 0; i < g->n_cons; i++)
+        if (g->cons[i].active) {
+            active |= UINT64_C(1) << i;
+            g->cons[i].active = false;
+        }
+    if (k->zone >= 0)
+        g->pool_pairs[k->pool] &= sched_zone_pairs(k->zone);
+    int64_t got;
+    if (*claim != SIZE_MAX) {
+        got = sched_try_claim(s, g, *claim, want);
+    } else {
+        for (size_t w = 0; types && p->has_limits && w < p->words; w++)
+            p->in_limits[w] &= types[w];
+        got = new_claim_in(s, g, k->pool, want, saved_ok);
+        if (p->has_limits)
+            sched_pool_recompute_limits(s, p);
+        if (got > 0)
+            *claim = s->n_claims - 1;
+    }
+    g->pool_pairs[k->pool] = saved_pairs;
+    for (size_t i = 0; i < g->n_cons; i++)
+        if ((active >> i) & 1)
+            g->cons[i].active = true;
+    return got;
+}
+
+/* Places one bin on a new claim of its class's pool, never more of an item than the class has left to place. */
+static int place_bin(cost_pass *cp, cost_class *k, const cost_bin *bin, sched_vec *used, bool *saved_ok)
+{
+    sched *s = cp->s;
+    const uint64_t *types = NULL;
+    if (s->pools[k->pool].has_limits) {
+        bin_types(cp, k, bin, used, cp->mask, NULL);
+        types = cp->mask;
+    }
     size_t claim = SIZE_MAX;
     for (size_t f = bin->first; f < bin->first + bin->n; f++) {
-        sched_group *g = k->items[k->plan.fills[f].item].g;
-        int64_t left = (int64_t)(cp->saved_done[g - s->groups] - g->done), want = k->plan.fills[f].k, got;
-        want = want < left ? want : left;
+        size_t j = k->plan.fills[f].item;
+        int64_t want = k->plan.fills[f].k < k->left[j] ? k->plan.fills[f].k : k->left[j];
         if (want <= 0)
             continue;
-        if (claim == SIZE_MAX) {
-            got = new_claim_in(s, g, k->pool, want, saved_ok);
-            if (got > 0)
-                claim = s->n_claims - 1;
-        } else
-            got = sched_try_claim(s, g, claim, want);
+        int64_t got = place_pods(cp, k, k->items[j].g, &claim, want, types, saved_ok);
         if (got < 0)
             return -1;
+        k->left[j] -= got;
     }
     return 0;
 }
 
 /* Places each bin on a new claim; pods a bin's claim refused (minValues on the merged requirements) then get new
- * claims of their own in the same pool. 0, 1 when some pod found no claim, or -1. */
+ * claims of their own in the same pool and zone. 0, 1 when some pod found no claim, or -1. */
 static int place_plan(cost_pass *cp, bool *saved_ok)
 {
     sched *s = cp->s;
+    sched_vec used;
+    if (sched_vec_init(s, &used) != NS_OK)
+        return -1;
     for (size_t i = 0; i < cp->n_classes; i++)
         for (size_t b = 0; b < cp->classes[i].plan.n_bins; b++)
-            if (place_bin(cp, &cp->classes[i], &cp->classes[i].plan.bins[b], saved_ok) < 0)
+            if (place_bin(cp, &cp->classes[i], &cp->classes[i].plan.bins[b], &used, saved_ok) < 0)
                 return -1;
-    for (size_t i = 0; i < cp->n_classes; i++)
-        for (size_t j = 0; j < cp->classes[i].n_items; j++) {
-            sched_group *g = cp->classes[i].items[j].g;
-            size_t target = cp->saved_done[g - s->groups];
-            while (g->done < target) {
-                int64_t got = new_claim_in(s, g, cp->classes[i].pool, (int64_t)(target - g->done), saved_ok);
+    for (size_t i = 0; i < cp->n_classes; i++) {
+        cost_class *k = &cp->classes[i];
+        for (size_t j = 0; j < k->n_items; j++)
+            while (k->left[j] > 0) {
+                size_t claim = SIZE_MAX;
+                int64_t got = place_pods(cp, k, k->items[j].g, &claim, k->left[j], NULL, saved_ok);
                 if (got <= 0)
                     return got < 0 ? -1 : 1;
+                k->left[j] -= got;
             }
-        }
+    }
     return 0;
 }
 
@@ -343,6 +597,7 @@ static int settle(cost_pass *cp, int placed)
     for (size_t c = cp->n_old; c < s->n_claims; c++)
         new_price += claim_price(s, &s->claims[c]);
     bool keep = placed == 0 && new_price < old_price * (1 - 1e-9);
+    restore_counts(cp, !keep);
     for (size_t c = 0; c < s->n_claims; c++)
         cp->gone[c] = c < cp->n_old ? cp->gone[c] && keep : !keep;
     if (!keep) {
@@ -358,21 +613,24 @@ static int settle(cost_pass *cp, int placed)
 
 static void pass_free(cost_pass *cp)
 {
-    for (size_t i = 0; i < cp->n_classes; i++) {
-        sched_cost_plan_free(&cp->classes[i].plan);
-        free(cp->classes[i].items);
-        free(cp->classes[i].claims);
-    }
+    for (size_t i = 0; i < cp->n_classes; i++)
+        class_free(&cp->classes[i]);
     for (size_t i = 0; cp->saved_pods && i < cp->s->n_groups; i++)
         free(cp->saved_pods[i]);
     free(cp->saved_pods);
     free(cp->saved_done);
     free(cp->saved_placement);
+    free(cp->saved_remaining);
+    free(cp->saved_zones);
+    free(cp->saved_total);
+    free(cp->mask);
+    free(cp->charge);
     for (size_t i = 0; cp->group_reqs && i < cp->s->n_groups; i++)
         free(cp->group_reqs[i]);
     free(cp->group_reqs);
     free(cp->classes);
     free(cp->claim_rep);
+    free(cp->claim_zone);
     free(cp->pod_group);
     free(cp->gone);
 }
@@ -384,6 +642,12 @@ static int pass_alloc(cost_pass *cp)
     cp->pod_group = malloc(n_pods * sizeof(size_t));
     cp->saved_placement = malloc(n_pods * sizeof(size_t));
     cp->claim_rep = malloc((cp->n_old ? cp->n_old : 1) * sizeof(size_t));
+    cp->claim_zone = malloc((cp->n_old ? cp->n_old : 1) * sizeof(int));
+    cp->saved_remaining = malloc((s->n_pools ? s->n_pools : 1) * s->n_dims * sizeof(int64_t));
+    cp->saved_zones = malloc((s->n_topos ? s->n_topos : 1) * SCHED_MAX_ZONES * sizeof(int32_t));
+    cp->saved_total = malloc((s->n_topos ? s->n_topos : 1) * sizeof(int64_t));
+    cp->mask = malloc((s->max_words ? s->max_words : 1) * sizeof(uint64_t));
+    cp->charge = malloc(2 * s->n_dims * sizeof(int64_t));
     cp->classes = calloc(cp->n_old ? cp->n_old : 1, sizeof(*cp->classes));
     cp->saved_pods = calloc(n_groups, sizeof(*cp->saved_pods));
     cp->saved_done = calloc(n_groups, sizeof(*cp->saved_done));
@@ -393,7 +657,8 @@ static int pass_alloc(cost_pass *cp)
         if (!(cp->group_reqs[g] = strdup(ns_requirements_format(&s->groups[g].reqs, text, sizeof(text)))))
             break;
     }
-    if (!cp->pod_group || !cp->saved_placement || !cp->claim_rep || !cp->classes || !cp->saved_pods ||
+    if (!cp->pod_group || !cp->saved_placement || !cp->claim_rep || !cp->claim_zone || !cp->saved_remaining ||
+        !cp->saved_zones || !cp->saved_total || !cp->mask || !cp->charge || !cp->classes || !cp->saved_pods ||
         !cp->saved_done || !cp->group_reqs || (s->n_groups && !cp->group_reqs[s->n_groups - 1]))
         return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for %zu pods and %zu claims", s->cl->n_pods,
                        cp->n_old);

@@ -193,6 +193,8 @@ typedef struct sched_claim {
     sched_room room;
     uint32_t *held; /* the reservations (sched->resv) the claim holds an instance of, sched_resv.c */
     size_t n_held;
+    int64_t *charged; /* n_dims: what the claim took from its pool's remaining limits when it was made (owned), NULL
+                       * when the pool has no limits */
 } sched_claim;
 
 typedef struct sched_node {
@@ -286,6 +288,8 @@ void sched_pools_free(sched *s);
 /* The pool's remaining limits once its existing Nodes and NodeClaims are counted. 0 or NS_ERR_INTERNAL. */
 int sched_pool_limits(sched *s, sched_pool *p);
 void sched_pool_recompute_limits(sched *s, sched_pool *p);
+/* Into out (the pool's words): the pool's types whose capacity fits `remaining` in every limited dimension. */
+void sched_pool_types_within(const sched *s, const sched_pool *p, const sched_vec *remaining, uint64_t *out);
 
 /* sched_daemons.c: after the pool's types and their allocatable are set, groups them by the DaemonSets that run on
  * them and takes each group's overhead off its types' allocatable. 0 or an error. */

@@ -104,14 +104,19 @@ int sched_pool_limits(sched *s, sched_pool *p)
     return NS_OK;
 }
 
-void sched_pool_recompute_limits(sched *s, sched_pool *p)
+void sched_pool_types_within(const sched *s, const sched_pool *p, const sched_vec *remaining, uint64_t *out)
 {
-    memset(p->in_limits, 0, p->words * sizeof(uint64_t));
+    memset(out, 0, p->words * sizeof(uint64_t));
     for (size_t i = 0; i < p->n_types; i++) {
         bool fits = true;
         for (size_t d = 0; d < s->n_dims && fits; d++)
-            fits = !p->limited[d] || p->capacity[i].v[d] <= p->remaining.v[d];
+            fits = !p->limited[d] || p->capacity[i].v[d] <= remaining->v[d];
         if (fits)
-            sched_bits_set(p->in_limits, i);
+            sched_bits_set(out, i);
     }
+}
+
+void sched_pool_recompute_limits(sched *s, sched_pool *p)
+{
+    sched_pool_types_within(s, p, &p->remaining, p->in_limits);
 }

@@ -211,23 +211,30 @@ void sched_claim_release(sched_claim *c)
     free(c->req_ids);
     free(c->port_pods);
     free(c->held);
+    free(c->charged);
     memset(c, 0, sizeof(*c));
 }
 
 /* Subtracts the largest capacity the claim may launch with from the pool's remaining limits (Karpenter's
- * subtractMax), then drops types that no longer fit them. */
-static void charge_limits(sched *s, sched_pool *p, const sched_claim *c)
+ * subtractMax), then drops types that no longer fit them. The claim keeps what it took, so cost packing can give it
+ * back when it replaces the claim. 0 or NS_ERR_INTERNAL. */
+static int charge_limits(sched *s, sched_pool *p, sched_claim *c)
 {
     if (!p->has_limits)
-        return;
+        return NS_OK;
+    if (!(c->charged = calloc(s->n_dims, sizeof(int64_t))))
+        return NS_FAIL(NS_ERR_INTERNAL, "NodePool %s: out of memory counting a node claim against its limits",
+                       p->np->meta.name);
     for (size_t d = 0; d < s->n_dims; d++) {
         int64_t max = 0;
         for (size_t i = sched_bits_first(c->types, p->words); i != SIZE_MAX;
              i = sched_bits_next(c->types, p->words, i))
             max = p->capacity[i].v[d] > max ? p->capacity[i].v[d] : max;
         p->remaining.v[d] -= max;
+        c->charged[d] = max;
     }
     sched_pool_recompute_limits(s, p);
+    return NS_OK;
 }
 
 /* Names the limit that blocks the pool (the first one used up, else the last limited one) with its value and what the
@@ -316,8 +323,7 @@ int64_t sched_new_claim_explain(sched *s, sched_group *g, int64_t want, char **w
         int64_t k = try_claim(s, g, s->n_claims - 1, want, why_pool ? why : NULL, sizeof(why));
         if (k > 0) {
             p->claim_seq++;
-            charge_limits(s, p, c);
-            return k;
+            return charge_limits(s, p, c) == NS_OK ? k : -1;
         }
         s->n_claims--;
         sched_claim_release(c);
