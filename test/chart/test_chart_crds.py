@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""The CRDs nodesmith ships (charts/nodesmith/crds, and nodeclass-crds, which the chart installs per provider): checked
-against the published CRDs of Karpenter (v1.14.0), its AWS provider (v1.14.0, and v0.32.0 for the AWSNodeTemplate of
-the Provisioner era) and its Azure provider (v1.14.2), fetched from the Go module proxy, never copied into the tree,
-field by field; then applied to a real control plane (test/kube) where the API server must default, refuse and print
+"""The CRDs nodesmith ships (charts/nodesmith/crds; nodeclass-crds, which the chart installs per provider; feature-crds,
+which it installs per feature gate): checked against the published CRDs of Karpenter (v1.14.0, CapacityBuffer among
+them), its AWS provider (v1.14.0, and v0.32.0 for the AWSNodeTemplate of the Provisioner era) and its Azure provider
+(v1.14.2), fetched from the Go module proxy, never copied into the tree, field by field; then applied to a real control plane (test/kube) where the API server must default, refuse and print
 objects as those CRDs make it do. The Alibaba Cloud provider's module is one the proxy does not serve
 ("This module version is not available"), so its ECSNodeClass is checked on the API server only, against the
 messages and defaults of its published chart (cloudpilot-ai/karpenter-provider-alibabacloud,
@@ -33,7 +33,8 @@ UPSTREAM = {"crds/karpenter.sh_nodepools.yaml": ("sigs.k8s.io/karpenter", "v1.14
             "nodeclass-crds/karpenter.k8s.aws_ec2nodeclasses.yaml": ("github.com/aws/karpenter-provider-aws", "v1.14.0"),
             "nodeclass-crds/karpenter.k8s.aws_awsnodetemplates.yaml": ("github.com/aws/karpenter", "v0.32.0"),
             "nodeclass-crds/karpenter.azure.com_aksnodeclasses.yaml": ("github.com/Azure/karpenter-provider-azure",
-                                                                       "v1.14.2")}
+                                                                       "v1.14.2"),
+            "feature-crds/autoscaling.x-k8s.io_capacitybuffers.yaml": ("sigs.k8s.io/karpenter", "v1.14.0")}
 # Where nodesmith's CRD deliberately takes more than the published one: the provider reads these
 # (docs/providers/azure.md marks them as extensions). Only a superset of the published enum is allowed there.
 ENUM_EXTENSIONS = {("nodeclass-crds/karpenter.azure.com_aksnodeclasses.yaml", ".spec.imageFamily"):
@@ -56,7 +57,7 @@ def upstream(name):
 
 def crd_files():
     """Every CRD the chart ships, relative to the chart."""
-    return ["%s/%s" % (d, f) for d in ("crds", "nodeclass-crds") for f in sorted(os.listdir(os.path.join(CHART, d)))]
+    return ["%s/%s" % (d, f) for d in ("crds", "nodeclass-crds", "feature-crds") for f in sorted(os.listdir(os.path.join(CHART, d)))]
 
 
 def schema_facts(schema, path="", out=None):
@@ -385,6 +386,41 @@ class Test2OnTheApiServer(unittest.TestCase):
         self.assertRegex(kubectl("get", "aksnodeclasses"), r"NAME\s+READY\s+AGE\n")
         self.assertRegex(kubectl("get", "aksnodeclasses", "-o", "wide"), r"NAME\s+READY\s+AGE\s+IMAGEFAMILY\n"
                                                                          r"default\s+\S*\s+\S+\s+Ubuntu\n")
+
+    def test_capacitybuffer_as_karpenters_crd_makes_it(self):
+        """The buffer's strategy defaulted, its two CEL rules refusing with the API's messages, its status written
+        through the subresource and shown in its columns, under its short name and category."""
+        template = ("---\n{apiVersion: v1, kind: PodTemplate, metadata: {name: chunk, namespace: default}, template: "
+                    "{spec: {containers: [{name: pause, image: pause}]}}}")
+        kubectl("apply", "-f", "-", stdin=template)
+        buffer = ("---\n{apiVersion: autoscaling.x-k8s.io/v1beta1, kind: CapacityBuffer, metadata: {name: %s, "
+                  "namespace: default}, spec: %s}")
+        kubectl("apply", "-f", "-", stdin=buffer % ("web", "{podTemplateRef: {name: chunk}, replicas: 2}"))
+        self.assertEqual(e2e.kget("cb", "web", "-n", "default")["spec"]["provisioningStrategy"],
+                         "buffer.x-k8s.io/active-capacity")
+        kubectl("apply", "-f", "-", stdin=buffer % ("scaled", "{scalableRef: {apiGroup: apps, kind: Deployment, "
+                                                              "name: web}, percentage: 20}"))
+        for spec, message in (("{podTemplateRef: {name: chunk}}",
+                               "If podTemplateRef is set, replicas or limits must also be set"),
+                              ("{podTemplateRef: {name: chunk}, replicas: 1, scalableRef: {kind: Deployment, "
+                               "name: web}}", "You must define either PodTemplateRef or ScalableRef, but not both"),
+                              ("{scalableRef: {kind: Deployment, name: web}, percentage: -1}",
+                               "should be greater than or equal to 0"),
+                              ("{podTemplateRef: {name: chunk}, limits: {cpu: lots}}", "spec.limits.cpu")):
+            with self.subTest(spec=spec):
+                self.assertIn(message, refused(buffer % ("bad", spec)) or "accepted")
+        kubectl("patch", "cb", "web", "-n", "default", "--subresource=status", "--type=merge", "-p", json.dumps(
+            {"status": {"replicas": 2, "provisioningStrategy": "buffer.x-k8s.io/active-capacity",
+                        "podTemplateRef": {"name": "chunk"},
+                        "conditions": [{"type": "ReadyForProvisioning", "status": "True", "reason": "Resolved",
+                                        "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}))
+        table = kubectl("get", "cb", "-n", "default")
+        self.assertRegex(table, r"NAME\s+STRATEGY\s+PODTEMPLATE\s+REPLICAS\s+CONDITIONSTYPE\s+CONDITIONSSTATUS\s+"
+                                r"CONDITIONSREASON\s+AGE\n")
+        self.assertRegex(table, r"\nweb\s+buffer.x-k8s.io/active-capacity\s+chunk\s+2\s+ReadyForProvisioning\s+True\s+"
+                                r"Resolved\s+")
+        self.assertIn("capacitybuffer.autoscaling.x-k8s.io/scaled",
+                      kubectl("get", "autoscaling", "-n", "default", "-o", "name").split())
 
 
 def setUpModule():

@@ -228,6 +228,19 @@ class Test2Template(unittest.TestCase):
             self.assertEqual(objs[("CustomResourceDefinition", "aksnodeclasses.karpenter.azure.com")]["spec"],
                              yaml.safe_load(f)["spec"])
 
+    def test_capacitybuffer_crd_ships_with_its_feature_gate(self):
+        """CapacityBuffer (autoscaling.x-k8s.io) with settings.featureGates.capacityBuffer only, as written in
+        feature-crds/, kept on uninstall; not with featureCRDs.install=false (Karpenter's chart already installed it)."""
+        name = ("CustomResourceDefinition", "capacitybuffers.autoscaling.x-k8s.io")
+        self.assertNotIn(name, render("provider.name=sim"))
+        crd = render("provider.name=sim", "settings.featureGates.capacityBuffer=true")[name]
+        with open(os.path.join(CHART, "feature-crds", "autoscaling.x-k8s.io_capacitybuffers.yaml")) as f:
+            self.assertEqual(crd["spec"], yaml.safe_load(f)["spec"])
+        self.assertEqual(crd["metadata"]["annotations"]["helm.sh/resource-policy"], "keep")
+        self.assertEqual(crd["metadata"]["labels"]["app.kubernetes.io/managed-by"], "Helm")
+        self.assertNotIn(name, render("provider.name=sim", "settings.featureGates.capacityBuffer=true",
+                                      "featureCRDs.install=false"))
+
 if __name__ == "__main__":
     CHART = sys.argv.pop(1)
     HELM = subprocess.run(["bash", os.path.join(HERE, "build-helm.sh")], capture_output=True, text=True,

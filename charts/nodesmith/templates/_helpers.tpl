@@ -71,3 +71,19 @@ writes their status, so its ClusterRole names exactly these.
 {{- end -}}
 {{- toJson $found -}}
 {{- end }}
+
+{{/*
+A CRD the chart installs from one of its files outside crds/ (dict "root" $ "file" PATH): the chart's labels added, and
+kept when the release is uninstalled, as Helm keeps crds/, so the objects of that kind survive.
+*/}}
+{{- define "nodesmith.crd" -}}
+{{- $crd := .root.Files.Get .file | fromYaml }}
+{{- if not $crd.spec }}
+{{- fail (printf "%s: the chart has no such CRD" .file) }}
+{{- end }}
+{{- $meta := $crd.metadata }}
+{{- $_ := set $meta "labels" (merge (dict) ($meta.labels | default dict) (include "nodesmith.labels" .root | fromYaml)) }}
+{{- $_ := set $meta "annotations" (merge (dict "helm.sh/resource-policy" "keep") ($meta.annotations | default dict)) }}
+---
+{{ toYaml $crd }}
+{{- end }}
