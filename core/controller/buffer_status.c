@@ -109,25 +109,43 @@ static void judge_provisioning(written *w, const ns_engine *e, const ns_buffer *
     }
 }
 
-/* {"status": {...}} for buffer b; ready: its PodTemplate is in c. NULL on allocation failure. */
+/* Karpenter's message for the object a buffer names and the cluster has not: the API server's NotFound text. */
+static void not_found(const ns_buffer *b, char *msg, size_t len)
+{
+    if (b->pod_template) {
+        snprintf(msg, len, "podtemplates \"%s\" not found", b->pod_template);
+        return;
+    }
+    char plural[32];
+    size_t i = 0;
+    for (; b->scalable_kind[i] && i + 2 < sizeof(plural); i++)
+        plural[i] = (char)(b->scalable_kind[i] >= 'A' && b->scalable_kind[i] <= 'Z' ? b->scalable_kind[i] + 32
+                                                                                    : b->scalable_kind[i]);
+    plural[i] = '\0';
+    snprintf(msg, len, "%ss.apps \"%s\" not found", plural, b->scalable_name);
+}
+
+/* {"status": {...}} for buffer b; ready: its PodTemplate (its scalableRef's workload) is in c. NULL on allocation
+ * failure. */
 static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, const ns_buffer *b, bool ready,
                         int64_t now)
 {
-    const ns_pod_template *t = ready ? ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template) : NULL;
-    int64_t replicas = t ? ns_buffer_chunks(b, t->pod) : 0;
+    int32_t scalable_replicas = 0;
+    const ns_pod *t = ready ? ns_cluster_buffer_shape(c, b, &scalable_replicas) : NULL;
+    int64_t replicas = t ? ns_buffer_chunks(b, t, scalable_replicas) : 0;
     char msg[160];
     if (t) {
         judge(&w->ready, true, "Resolved", "Pod template resolved successfully", now);
     } else {
-        snprintf(msg, sizeof(msg), "podtemplates \"%s\" not found", b->pod_template);
-        judge(&w->ready, false, "PodTemplateNotFound", msg, now);
+        not_found(b, msg, sizeof(msg));
+        judge(&w->ready, false, b->pod_template ? "PodTemplateNotFound" : "ScalableRefNotFound", msg, now);
     }
     judge_provisioning(w, e, b, t != NULL, replicas, now);
     cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "status"), *ref = NULL, *conds = NULL;
     bool ok = st && cJSON_AddStringToObject(st, "provisioningStrategy", NS_BUFFER_ACTIVE_STRATEGY) &&
               (!t || (cJSON_AddNumberToObject(st, "replicas", (double)replicas) &&
-                      (ref = cJSON_AddObjectToObject(st, "podTemplateRef")) &&
-                      cJSON_AddStringToObject(ref, "name", b->pod_template))) &&
+                      (!b->pod_template || ((ref = cJSON_AddObjectToObject(st, "podTemplateRef")) &&
+                                            cJSON_AddStringToObject(ref, "name", b->pod_template))))) &&
               (conds = cJSON_AddArrayToObject(st, "conditions")) && add_condition(conds, "ReadyForProvisioning", &w->ready) &&
               (!w->provisioning.set || add_condition(conds, "Provisioning", &w->provisioning));
     if (!ok) {

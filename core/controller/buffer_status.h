@@ -1,8 +1,9 @@
 /*
  * CapacityBuffer status, as Karpenter's capacitybuffer controller and provisioner write it (sigs.k8s.io/karpenter
  * pkg/controllers/capacitybuffer and provisioning/buffers.go): status.provisioningStrategy; for a buffer whose
- * PodTemplate resolves, status.replicas (the chunks it asks for, ns_buffer_chunks), status.podTemplateRef and
- * ReadyForProvisioning True (Resolved), otherwise ReadyForProvisioning False (PodTemplateNotFound); and the
+ * PodTemplate (scalableRef's workload) resolves, status.replicas (the chunks it asks for, ns_buffer_chunks),
+ * status.podTemplateRef (for a podTemplateRef) and ReadyForProvisioning True (Resolved), otherwise
+ * ReadyForProvisioning False (PodTemplateNotFound, ScalableRefNotFound, with the API server's NotFound text); and the
  * Provisioning condition from the last provisioning round's placement of its chunks: True FitsExistingCapacity when
  * every chunk is on an existing or in-flight node, False RequiresNewCapacity when some needed a new NodeClaim or fit
  * nowhere, False BufferEmpty for zero replicas, False NotReadyForProvisioning; left as it was when no round placed

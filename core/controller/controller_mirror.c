@@ -59,7 +59,7 @@ struct ns_mirror {
     size_t n_held_claims;
     ns_nodepool **shadowed; /* converted Provisioners set aside for a NodePool of the same name */
     size_t n_shadowed;
-    ns_buffer **held_buffers; /* CapacityBuffers whose PodTemplate is not in the cluster */
+    ns_buffer **held_buffers; /* CapacityBuffers whose PodTemplate (scalableRef's workload) is not in the cluster */
     size_t n_held_buffers;
 };
 
@@ -122,6 +122,7 @@ static const ns_kube_decoder *decoder_of(ns_mirror_kind kind)
     case NS_MIRROR_REPLICATIONCONTROLLER: return &NS_KUBE_DECODE_REPLICATIONCONTROLLER;
     case NS_MIRROR_CAPACITYBUFFER: return &NS_KUBE_DECODE_CAPACITYBUFFER;
     case NS_MIRROR_PODTEMPLATE: return &NS_KUBE_DECODE_PODTEMPLATE;
+    case NS_MIRROR_DEPLOYMENT: return &NS_KUBE_DECODE_DEPLOYMENT;
     }
     return NULL;
 }
@@ -288,7 +289,8 @@ static int add_provisioner_informer(ns_mirror *m, const ns_nodeclass_kinds *kind
     return add_informer(m, NS_MIRROR_PROVISIONER, &NS_KUBE_PROVISIONERS, kinds);
 }
 
-/* Karpenter's CapacityBuffer feature: the buffers when their CRD is installed, and the templates they name. */
+/* Karpenter's CapacityBuffer feature: the buffers when their CRD is installed, and the templates and Deployments they
+ * name. */
 static int add_buffer_informers(ns_mirror *m)
 {
     bool ok = false;
@@ -300,7 +302,8 @@ static int add_buffer_informers(ns_mirror *m)
                "capacitybuffers.autoscaling.x-k8s.io/v1beta1 (install the CapacityBuffer CRD): no warm headroom", NULL);
         return 0;
     }
-    if ((rc = add_informer(m, NS_MIRROR_PODTEMPLATE, &NS_KUBE_PODTEMPLATES, NULL)) < 0)
+    if ((rc = add_informer(m, NS_MIRROR_PODTEMPLATE, &NS_KUBE_PODTEMPLATES, NULL)) < 0 ||
+        (rc = add_informer(m, NS_MIRROR_DEPLOYMENT, &NS_KUBE_DEPLOYMENTS, NULL)) < 0)
         return rc;
     return add_informer(m, NS_MIRROR_CAPACITYBUFFER, &NS_KUBE_CAPACITYBUFFERS, NULL);
 }
@@ -726,6 +729,7 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, sl
     }
     case NS_MIRROR_REPLICASET:
     case NS_MIRROR_STATEFULSET:
+    case NS_MIRROR_DEPLOYMENT:
     case NS_MIRROR_REPLICATIONCONTROLLER: {
         ns_workload *old = ns_cluster_find_pod_controller(c, mi->res.kind, s->ns, s->name);
         if (old && ns_cluster_remove_pod_controller(c, old) < 0)
@@ -762,10 +766,12 @@ static int apply_slot(ns_mirror *m, ns_cluster *c, const mirror_informer *mi, sl
 
 static bool has_template(const ns_cluster *c, const ns_buffer *b)
 {
-    return ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template) != NULL;
+    int32_t replicas;
+    return ns_cluster_buffer_shape(c, b, &replicas) != NULL;
 }
 
-/* CapacityBuffers go into the cluster when their PodTemplate is there, and aside when it is not. */
+/* CapacityBuffers go into the cluster when their PodTemplate (their scalableRef's workload) is there, and aside when
+ * it is not. */
 static int sort_buffers(ns_mirror *m, ns_cluster *c)
 {
     int rc = 0;

@@ -23,10 +23,10 @@
  * by default (the provider declares it, NS_NODECLASS_DEFAULT_V1ALPHA5_REF) are read through that provider like any
  * node class, and logged at WARN the first time each is seen.
  *
- * CapacityBuffers and PodTemplates (Karpenter's CapacityBuffer feature): watched only when the caller asks
- * (the gate is on), buffers only when the API server serves autoscaling.x-k8s.io/v1beta1 capacitybuffers. A buffer
- * whose PodTemplate is not in the cluster is held aside (Karpenter's buffer is then not ReadyForProvisioning and has
- * no virtual pod) and comes back once the template exists.
+ * CapacityBuffers, PodTemplates and Deployments (Karpenter's CapacityBuffer feature): watched only when the caller
+ * asks (the gate is on), buffers only when the API server serves autoscaling.x-k8s.io/v1beta1 capacitybuffers. A
+ * buffer whose PodTemplate (or scalableRef's Deployment, StatefulSet, ReplicaSet) is not in the cluster is held aside
+ * (Karpenter's buffer is then not ReadyForProvisioning and has no virtual pod) and comes back once it exists.
  *
  * Threading: informers decode on their own threads; every other function is for the engine's thread.
  */
@@ -63,6 +63,7 @@ typedef enum ns_mirror_kind {
     /* warm headroom, with the CapacityBuffer gate on (model/buffer.h) */
     NS_MIRROR_CAPACITYBUFFER,
     NS_MIRROR_PODTEMPLATE,
+    NS_MIRROR_DEPLOYMENT, /* a buffer's scalableRef (ReplicaSets and StatefulSets are watched anyway) */
 } ns_mirror_kind;
 
 typedef struct ns_mirror ns_mirror;

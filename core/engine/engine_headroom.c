@@ -32,21 +32,22 @@ void ns_engine_headroom_free(ns_engine_headroom *h)
     memset(h, 0, sizeof(*h));
 }
 
-/* The buffer's template, or NULL when it names none loaded (a timeline may delete it; Karpenter's buffer is then
- * not ready for provisioning and gets no virtual pod). */
-static const ns_pod *buffer_template(const ns_cluster *c, const ns_buffer *b)
+/* The chunks the buffer asks for, of shape *tmpl (its PodTemplate's or its scalableRef's workload's); none when the
+ * cluster has not that object (a timeline may delete it; Karpenter's buffer is then not ready for provisioning and
+ * gets no virtual pod). */
+static int64_t buffer_chunks(const ns_cluster *c, const ns_buffer *b, const ns_pod **tmpl)
 {
-    const ns_pod_template *t = ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template);
-    return t ? t->pod : NULL;
+    int32_t replicas;
+    *tmpl = ns_cluster_buffer_shape(c, b, &replicas);
+    return *tmpl ? ns_buffer_chunks(b, *tmpl, replicas) : 0;
 }
 
 static size_t chunks_wanted(const ns_cluster *c)
 {
     size_t n = 0;
-    for (size_t i = 0; i < c->n_buffers; i++) {
-        const ns_pod *tmpl = buffer_template(c, c->buffers[i]);
-        n += tmpl ? (size_t)ns_buffer_chunks(c->buffers[i], tmpl) : 0;
-    }
+    const ns_pod *tmpl;
+    for (size_t i = 0; i < c->n_buffers; i++)
+        n += (size_t)buffer_chunks(c, c->buffers[i], &tmpl);
     return n;
 }
 
@@ -88,8 +89,8 @@ int ns_engine_headroom_pods(ns_engine *e, ns_engine_plan *p)
     size_t cap = p->view.n_pods;
     int rc = 0;
     for (size_t b = 0; rc == 0 && b < c->n_buffers; b++) {
-        const ns_pod *tmpl = buffer_template(c, c->buffers[b]);
-        int64_t n = tmpl ? ns_buffer_chunks(c->buffers[b], tmpl) : 0;
+        const ns_pod *tmpl;
+        int64_t n = buffer_chunks(c, c->buffers[b], &tmpl);
         for (int64_t i = 1; rc == 0 && i <= n; i++)
             rc = add_chunk(p, c->buffers[b], tmpl, i, &cap);
     }
@@ -124,12 +125,12 @@ static int buffer_entries(const ns_cluster *c, ns_engine_headroom *h)
         return NS_ERR_INTERNAL;
     for (size_t b = 0; b < c->n_buffers; b++) {
         const ns_meta *m = &c->buffers[b]->meta;
-        const ns_pod *tmpl = buffer_template(c, c->buffers[b]);
+        const ns_pod *tmpl;
         char key[2 * NS_NAME_MAX + 2];
         snprintf(key, sizeof(key), "%s/%s", m->namespace_ ? m->namespace_ : "default", m->name);
         if (!(h->buffers[b].key = ns_strdup(key)))
             return NS_ERR_INTERNAL;
-        h->buffers[b].chunks.wanted = tmpl ? (size_t)ns_buffer_chunks(c->buffers[b], tmpl) : 0;
+        h->buffers[b].chunks.wanted = (size_t)buffer_chunks(c, c->buffers[b], &tmpl);
         h->n_buffers = b + 1;
     }
     return 0;

@@ -207,6 +207,9 @@ static int decode_workload(const cJSON *obj, const char *kind, void **typed)
             (rc = ns_dec_string_required(&p.d, meta, meta_path, "name", &w->volume_claim_templates[i])) == 0)
             w->n_volume_claim_templates = i + 1;
     }
+    /* the template a CapacityBuffer's scalableRef takes its shape from, decoded as manifests decode it */
+    if (rc == 0 && p.spec && strcmp(kind, "ReplicationController") != 0)
+        rc = ns_decode_workload_template(&p.d, p.spec, w->meta.namespace_, &w->template_pod);
     if (rc == 0 && p.status &&
         (rc = ns_dec_int32(&p.d, p.status, "status", "readyReplicas", 0, INT32_MAX, &w->ready_replicas, NULL)) == 0 &&
         (rc = ns_dec_int32(&p.d, p.status, "status", "availableReplicas", 0, INT32_MAX, &w->available_replicas,

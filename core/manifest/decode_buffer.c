@@ -1,7 +1,8 @@
 /*
  * Warm headroom objects: CapacityBuffer (autoscaling.x-k8s.io, the API Karpenter's CapacityBuffer feature reads) and
  * the core/v1 PodTemplates buffers name. The CRD's validation rules are checked with its messages; what nodesmith
- * does not implement yet (scalableRef, other provisioning strategies) is refused naming the field.
+ * does not implement (other provisioning strategies) and what Karpenter cannot resolve (a scalableRef to a kind other
+ * than apps Deployment, StatefulSet, ReplicaSet) are refused naming the field.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,9 @@
 static const char *const buffer_spec_fields[] = {"provisioningStrategy", "podTemplateRef", "scalableRef", "replicas",
                                                  "percentage", "limits", NULL};
 static const char *const ref_fields[] = {"name", NULL};
+static const char *const scalable_ref_fields[] = {"apiGroup", "kind", "name", NULL};
+/* The kinds Karpenter's ResolveScalableRef reads (group apps), spelled as the model keeps them (model/workload.h). */
+static const char *const scalable_kinds[] = {"Deployment", "StatefulSet", "ReplicaSet", NULL};
 
 /* Which base resources spec.limits lists: ns_res cannot tell a listed 0 from an absent resource. */
 static unsigned limits_listed(const ns_ynode *limits)
@@ -43,25 +47,51 @@ static int buffer_strategy(const ns_dec *d, const ns_ynode *spec)
     return rc;
 }
 
+/* spec.scalableRef: a workload of group apps whose pod template is the chunk and whose replicas the percentage takes. */
+static int scalable_ref(const ns_dec *d, const ns_dec_field *ref, ns_buffer *b)
+{
+    char *group = NULL, *kind = NULL;
+    int rc = ns_dec_string(d, ref->node, ref->path, "apiGroup", &group);
+    if (rc == 0 && group && *group && strcmp(group, "apps") != 0)
+        rc = ns_dec_fail(d, ns_ymap_get(ref->node, "apiGroup"), "spec.scalableRef.apiGroup",
+                         "unsupported scalableRef API group \"%s\" (Karpenter resolves apps only)", group);
+    if (rc == 0)
+        rc = ns_dec_string_required(d, ref->node, ref->path, "kind", &kind);
+    for (size_t i = 0; rc == 0 && scalable_kinds[i] && !b->scalable_kind; i++)
+        if (strcmp(kind, scalable_kinds[i]) == 0)
+            b->scalable_kind = scalable_kinds[i];
+    if (rc == 0 && !b->scalable_kind)
+        rc = ns_dec_fail(d, ns_ymap_get(ref->node, "kind"), "spec.scalableRef.kind",
+                         "unsupported kind \"%s\" (Karpenter resolves Deployment, StatefulSet and ReplicaSet)", kind);
+    if (rc == 0 && (rc = ns_dec_string_required(d, ref->node, ref->path, "name", &b->scalable_name)) == 0 &&
+        !*b->scalable_name)
+        rc = ns_dec_fail(d, ref->node, "spec.scalableRef.name", "must not be empty");
+    free(group);
+    free(kind);
+    return rc;
+}
+
 static int buffer_spec(const ns_dec *d, const ns_ynode *root, const ns_ynode *spec, ns_buffer *b)
 {
     int rc;
-    ns_dec_field ref;
+    ns_dec_field ref, scalable;
     int has_ref = ns_dec_object(d, spec, "spec", "podTemplateRef", ref_fields, &ref);
     if (has_ref < 0)
         return has_ref;
+    int has_scalable = ns_dec_object(d, spec, "spec", "scalableRef", scalable_ref_fields, &scalable);
+    if (has_scalable < 0)
+        return has_scalable;
     if ((rc = buffer_strategy(d, spec)) < 0 ||
         (rc = ns_dec_int32(d, spec, "spec", "replicas", 0, INT32_MAX, &b->replicas, &b->has_replicas)) < 0 ||
+        (rc = ns_dec_int32(d, spec, "spec", "percentage", 0, INT32_MAX, &b->percentage, &b->has_percentage)) < 0 ||
         (rc = ns_dec_resources(d, spec, "spec", "limits", &b->limits, &b->has_limits)) < 0)
         return rc;
     b->limits_set = limits_listed(ns_ymap_get(spec, "limits"));
     /* The CRD's rules, with its messages. */
-    if (has_ref && ns_ymap_get(spec, "scalableRef"))
+    if (has_ref && has_scalable)
         return ns_dec_fail(d, spec, "spec", "You must define either PodTemplateRef or ScalableRef, but not both");
-    if (ns_ymap_get(spec, "scalableRef"))
-        return ns_dec_fail(d, ns_ymap_get(spec, "scalableRef"), "spec.scalableRef",
-                           "is not supported by nodesmith yet (the buffer's shape must come from a PodTemplate named "
-                           "by spec.podTemplateRef)");
+    if (has_scalable)
+        return scalable_ref(d, &scalable, b);
     if (!has_ref)
         return ns_dec_fail(d, root, "spec", "neither podTemplateRef nor scalableRef is set: the buffer has no shape");
     if (!b->has_replicas && !b->has_limits)

@@ -5,7 +5,8 @@
  *   StatefulSet <sts>-<ordinal>                          owner StatefulSet
  *   Job         <job>-<5 chars> (Indexed: <job>-<index>-<5 chars>), as many as run at once  owner Job
  * DaemonSets are kept as one template pod (ns_daemonset). A workload whose own objects are loaded too (a dump of a
- * live cluster) is not expanded: it counts through them (manifest/workload_owners.h).
+ * live cluster) is not expanded: it counts through them (manifest/workload_owners.h). A Deployment, ReplicaSet or
+ * StatefulSet is also recorded as itself, with its replicas and its template, for a CapacityBuffer's scalableRef.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -130,6 +131,50 @@ static int record_controller(const ns_dec *d, const ns_ynode *spec, const char *
     return ns_cluster_add_pod_controller(c, w);
 }
 
+int ns_decode_workload_template(const ns_dec *d, const ns_ynode *spec, const char *ns, ns_pod **out)
+{
+    int rc = 0;
+    const ns_ynode *tmpl = ns_dec_child(d, spec, "spec", "template", NS_Y_MAP, &rc);
+    *out = NULL;
+    if (rc == 0 && !tmpl)
+        rc = ns_dec_fail(d, spec, NULL, "missing required field \"spec.template\"");
+    return rc < 0 ? rc : ns_decode_pod_template(d, tmpl, "spec.template", ns, out);
+}
+
+/* The workload itself (model/workload.h), as a scalableRef finds it: its spec.replicas and its pod template decoded
+ * as the controller's informers decode it (ns_decode_workload_template). A StatefulSet's or a ReplicaSet's record is
+ * the one record_controller made. */
+static int record_workload(const ns_dec *d, const ns_ynode *spec, const char *kind, const ns_meta *from,
+                           int32_t replicas, ns_cluster *c)
+{
+    const char *k = strcmp(kind, "Deployment") == 0    ? "Deployment"
+                    : strcmp(kind, "StatefulSet") == 0 ? "StatefulSet"
+                                                       : "ReplicaSet"; /* static, as the model wants */
+    ns_workload *w = ns_cluster_find_pod_controller(c, k, from->namespace_, from->name);
+    if (w && w->template_pod)
+        return 0;
+    bool added = !w;
+    if (added && (!(w = calloc(1, sizeof(*w))) || !(w->meta.name = ns_strdup(from->name)) ||
+                  (from->namespace_ && !(w->meta.namespace_ = ns_strdup(from->namespace_))))) {
+        ns_workload_free(w);
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory recording %s %s", kind, from->name);
+    }
+    if (added) {
+        w->kind = k;
+        w->meta.source_file = from->source_file;
+        w->meta.source_line = from->source_line;
+    }
+    w->replicas = replicas;
+    int rc = ns_decode_workload_template(d, spec, from->namespace_, &w->template_pod);
+    if (!added)
+        return rc;
+    if (rc < 0) {
+        ns_workload_free(w);
+        return rc;
+    }
+    return ns_cluster_add_pod_controller(c, w);
+}
+
 static const char *const deployment_fields[] = {"replicas", "selector", "template", "strategy", "minReadySeconds",
                                                 "revisionHistoryLimit", "paused", "progressDeadlineSeconds", NULL};
 static const char *const replicaset_fields[] = {"replicas", "selector", "template", "minReadySeconds", NULL};
@@ -209,6 +254,7 @@ int ns_load_workload(ns_dec *d, const ns_ynode *root, const char *kind, ns_clust
     bool indexed = false;
     if (rc == 0)
         rc = pod_count(d, spec, kind, &count, &indexed, &first);
+    int32_t replicas = count; /* spec.replicas, though the pods may come from elsewhere */
     /* A ReplicaSet of a Deployment stands for it; a workload whose pods (or ReplicaSets) came first makes none. */
     if (rc == 0 && strcmp(kind, "ReplicaSet") == 0)
         rc = ns_owners_claim(c, kind, &meta);
@@ -234,6 +280,8 @@ int ns_load_workload(ns_dec *d, const ns_ynode *root, const char *kind, ns_clust
     ns_pod_free(sample);
     if (rc == 0 && strcmp(kind, "Job") != 0)
         rc = record_controller(d, spec, x.owner_kind, x.owner_name, &meta, hash, c);
+    if (rc == 0 && strcmp(kind, "Job") != 0)
+        rc = record_workload(d, spec, kind, &meta, replicas, c);
 
     for (int32_t i = 0; rc == 0 && i < count; i++) {
         char name[400], index[16];

@@ -75,6 +75,10 @@ int ns_decode_topology_spread(const ns_dec *d, const ns_ynode *t, const char *p,
 int ns_decode_volume_attachment(ns_dec *d, const ns_ynode *root, bool strict, ns_volume_attachment *out);
 /* A PodTemplateSpec (metadata + spec) into a new pod in namespace ns; *out owned by the caller. */
 int ns_decode_pod_template(const ns_dec *d, const ns_ynode *tmpl, const char *path, const char *ns, ns_pod **out);
+/* A workload's spec.template (Deployment, ReplicaSet, StatefulSet; spec not NULL, its template required) as a pod without name or owner, the shape
+ * a CapacityBuffer's scalableRef takes, for manifests and informers alike (decode_workloads.c); *out owned by the
+ * caller. */
+int ns_decode_workload_template(const ns_dec *d, const ns_ynode *spec, const char *ns, ns_pod **out);
 
 /* Per-kind loaders: decode root and add the result(s) to the cluster. `api_version` is the object's. */
 int ns_load_pod(ns_dec *d, const ns_ynode *root, ns_cluster *c);

@@ -14,6 +14,7 @@ void ns_buffer_free(ns_buffer *b)
         return;
     ns_meta_free(&b->meta);
     free(b->pod_template);
+    free(b->scalable_name);
     ns_res_free(&b->limits);
     free(b);
 }
@@ -43,9 +44,22 @@ static void cap_by(int64_t limit, int64_t request, int64_t *least, bool *matched
     *matched = true;
 }
 
-int64_t ns_buffer_chunks(const ns_buffer *b, const ns_pod *tmpl)
+/* Karpenter's calculatePercentageReplicas. */
+static int64_t percentage_of(int32_t replicas, int32_t percentage)
 {
+    int64_t n = ((int64_t)replicas * percentage + 99) / 100;
+    return n < 1 && percentage > 0 && replicas > 0 ? 1 : n;
+}
+
+int64_t ns_buffer_chunks(const ns_buffer *b, const ns_pod *tmpl, int32_t scalable_replicas)
+{
+    bool sized = b->has_replicas;
     int64_t want = b->has_replicas ? b->replicas : 0;
+    if (b->scalable_name && b->has_percentage && scalable_replicas > 0) {
+        int64_t pct = percentage_of(scalable_replicas, b->percentage);
+        want = sized && want > pct ? want : pct;
+        sized = true;
+    }
     if (!b->has_limits)
         return want;
     const ns_res *l = &b->limits, *r = &tmpl->requests;
@@ -63,5 +77,5 @@ int64_t ns_buffer_chunks(const ns_buffer *b, const ns_pod *tmpl)
         cap_by(l->ext[i].value, ns_res_get(r, l->ext[i].name), &least, &matched);
     if (!matched)
         return want;
-    return b->has_replicas && want < least ? want : least;
+    return sized && want < least ? want : least;
 }

@@ -25,9 +25,14 @@ enum { NS_BUFFER_LIMIT_CPU = 1, NS_BUFFER_LIMIT_MEMORY = 2, NS_BUFFER_LIMIT_PODS
 
 typedef struct ns_buffer {
     ns_meta meta;          /* namespaced */
-    char *pod_template;    /* spec.podTemplateRef.name: a PodTemplate in the buffer's namespace */
+    char *pod_template;    /* spec.podTemplateRef.name: a PodTemplate in the buffer's namespace; or NULL and: */
+    const char *scalable_kind; /* spec.scalableRef.kind (static: "Deployment", "StatefulSet" or "ReplicaSet", of
+                                  group apps, the kinds Karpenter resolves) */
+    char *scalable_name;   /* spec.scalableRef.name: that workload in the buffer's namespace */
     bool has_replicas;
     int32_t replicas;      /* spec.replicas */
+    bool has_percentage;
+    int32_t percentage;    /* spec.percentage: of the scalableRef's replicas (ignored with a podTemplateRef) */
     bool has_limits;
     ns_res limits;         /* spec.limits; base resources listed in limits_set, extended ones in limits.ext */
     unsigned limits_set;
@@ -44,10 +49,11 @@ void ns_buffer_free(ns_buffer *b);
 ns_pod_template *ns_pod_template_new(void);
 void ns_pod_template_free(ns_pod_template *t);
 
-/* How many chunks of `tmpl` the buffer asks for, as Karpenter's computeReplicas does for a podTemplateRef: the
- * replicas when set, capped by the limits (for each limited resource the template requests, floor(limit/request),
- * the least of them); limits alone give as many chunks as they hold. Limits naming no resource the template
- * requests cap nothing. */
-int64_t ns_buffer_chunks(const ns_buffer *b, const ns_pod *tmpl);
+/* How many chunks of `tmpl` the buffer asks for, as Karpenter's computeReplicas does: the larger of the replicas
+ * and, for a scalableRef whose workload asks for `scalable_replicas` > 0, the percentage of them
+ * (ceil(scalable_replicas * percentage / 100), at least 1 when the percentage is > 0), capped by the limits (for each
+ * limited resource the template requests, floor(limit/request), the least of them); limits alone give as many chunks
+ * as they hold. Limits naming no resource the template requests cap nothing. */
+int64_t ns_buffer_chunks(const ns_buffer *b, const ns_pod *tmpl, int32_t scalable_replicas);
 
 #endif

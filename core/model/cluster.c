@@ -575,6 +575,22 @@ ns_buffer *ns_cluster_find_buffer(const ns_cluster *c, const char *ns, const cha
          strcmp(ns_or_default(it->meta.namespace_), ns_or_default(ns)) == 0 && strcmp(nz(it->meta.name), name) == 0);
 }
 
+const ns_pod *ns_cluster_buffer_shape(const ns_cluster *c, const ns_buffer *b, int32_t *scalable_replicas)
+{
+    *scalable_replicas = 0;
+    if (b->pod_template) {
+        const ns_pod_template *t = ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template);
+        return t ? t->pod : NULL;
+    }
+    const ns_workload *w =
+        b->scalable_name ? ns_cluster_find_pod_controller(c, b->scalable_kind, b->meta.namespace_, b->scalable_name)
+                         : NULL;
+    if (!w || !w->template_pod)
+        return NULL;
+    *scalable_replicas = w->replicas;
+    return w->template_pod;
+}
+
 ns_pod_template *ns_cluster_find_pod_template(const ns_cluster *c, const char *ns, const char *name)
 {
     FIND(c->pod_templates, c->n_pod_templates,
@@ -621,9 +637,17 @@ int ns_cluster_resolve(ns_cluster *c)
             return missing_class("NodeClaim", &claim->meta, &claim->nodeclass_ref);
     }
     for (size_t i = 0; i < c->n_buffers; i++) {
-        const ns_meta *m = &c->buffers[i]->meta;
-        const char *t = c->buffers[i]->pod_template;
-        if (!ns_cluster_find_pod_template(c, m->namespace_, t))
+        const ns_buffer *b = c->buffers[i];
+        const ns_meta *m = &b->meta;
+        const char *t = b->pod_template;
+        int32_t replicas;
+        if (!t && !ns_cluster_buffer_shape(c, b, &replicas))
+            return NS_FAIL(NS_ERR_INVALID_CONFIG,
+                           "%s:%d: CapacityBuffer %s/%s: spec.scalableRef names %s %s/%s, which is not among the "
+                           "loaded manifests (a buffer's workload is in its own namespace)",
+                           nz(m->source_file), m->source_line, ns_or_default(m->namespace_), nz(m->name),
+                           b->scalable_kind, ns_or_default(m->namespace_), b->scalable_name);
+        if (t && !ns_cluster_find_pod_template(c, m->namespace_, t))
             return NS_FAIL(NS_ERR_INVALID_CONFIG,
                            "%s:%d: CapacityBuffer %s/%s: spec.podTemplateRef names PodTemplate %s/%s, which is not "
                            "among the loaded manifests (a buffer's template is in its own namespace)",

@@ -149,12 +149,16 @@ ns_workload *ns_cluster_find_pod_controller(const ns_cluster *c, const char *kin
 ns_volume_attachment *ns_cluster_find_volume_attachment(const ns_cluster *c, const char *name);
 ns_buffer *ns_cluster_find_buffer(const ns_cluster *c, const char *ns, const char *name);
 ns_pod_template *ns_cluster_find_pod_template(const ns_cluster *c, const char *ns, const char *name);
+/* The shape of a buffer's chunk (borrowed from the cluster): its podTemplateRef's PodTemplate, or its scalableRef's
+ * workload's pod template, whose spec.replicas go to *scalable_replicas (0 for a podTemplateRef); NULL when the
+ * cluster has not that object (Karpenter's PodTemplateNotFound, ScalableRefNotFound). */
+const ns_pod *ns_cluster_buffer_shape(const ns_cluster *c, const ns_buffer *b, int32_t *scalable_replicas);
 /* The node class a reference names (kind, name and, when the reference has one, API group must match). */
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref);
 
 /* Cross-object checks and fill-ins, run once after every manifest is loaded: each NodePool's and NodeClaim's
  * nodeClassRef must name a loaded node class, and each CapacityBuffer's podTemplateRef a loaded PodTemplate of its
- * namespace (NS_ERR_INVALID_CONFIG naming the object, its file and line), and a NodePool without kubelet settings
+ * namespace, its scalableRef a loaded workload of its namespace (NS_ERR_INVALID_CONFIG naming the object, its file and line), and a NodePool without kubelet settings
  * takes its node class's spec.kubelet. */
 int ns_cluster_resolve(ns_cluster *c);
 

@@ -11,5 +11,6 @@ void ns_workload_free(ns_workload *w)
     ns_meta_free(&w->meta);
     ns_label_selector_free(&w->selector);
     ns_strv_free(w->volume_claim_templates, w->n_volume_claim_templates);
+    ns_pod_free(w->template_pod);
     free(w);
 }

@@ -2,7 +2,8 @@
  * Workload owners of pods as the cluster reports them (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
  * whose plain label-map selector is kept as matchLabels): what Karpenter reads
  * of them (the replicas wanted and ready, the pod selector, a ReplicaSet's owning Deployment in meta.owner_*, a
- * StatefulSet's volume claim templates). Manifests expand workloads into their pods instead (core/manifest).
+ * StatefulSet's volume claim templates, the pod template a CapacityBuffer's scalableRef reads). Manifests expand
+ * workloads into their pods and record the workload beside them (core/manifest/decode_workloads.c).
  *
  * Memory: a workload owns everything it points to; ns_workload_free frees it too and accepts NULL.
  */
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "model/meta.h"
+#include "model/pod.h"
 #include "model/selector.h"
 
 typedef struct ns_workload {
@@ -24,6 +26,8 @@ typedef struct ns_workload {
     ns_label_selector selector; /* spec.selector */
     char **volume_claim_templates; /* StatefulSet: spec.volumeClaimTemplates[].metadata.name */
     size_t n_volume_claim_templates;
+    ns_pod *template_pod; /* spec.template as a pod (Deployment, ReplicaSet, StatefulSet): a buffer's scalableRef
+                             takes its shape from it (model/buffer.h); NULL for a ReplicationController */
 } ns_workload;
 
 void ns_workload_free(ns_workload *w);

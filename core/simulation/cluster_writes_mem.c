@@ -537,5 +537,9 @@ int ns_cluster_writes_mem_scale(ns_cluster_writes *w, const char *ns, const char
         rc = ns_cluster_remove_pod(s->c, newest(s, ns, kind, name));
     for (size_t ord = have; rc == 0 && have < replicas; have++)
         rc = add_replica(s, t, ord);
+    /* the workload's spec.replicas, which a CapacityBuffer's percentage takes (model/buffer.h) */
+    ns_workload *wl = ns_cluster_find_pod_controller(s->c, kind, ns, name);
+    if (rc == 0 && wl)
+        wl->replicas = (int32_t)replicas;
     return rc;
 }

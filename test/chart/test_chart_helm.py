@@ -187,14 +187,16 @@ class Test2Template(unittest.TestCase):
         # the simulated kubelet's rights only when asked for
         self.assertIn(("ClusterRole", "nodesmith-simulated-kubelet"),
                       render("provider.name=sim", "controller.simulateKubelet=true"))
-        # CapacityBuffers' rights only with their gate on: read with their PodTemplates, status written
+        # CapacityBuffers' rights only with their gate on: read with their PodTemplates and Deployments (a
+        # scalableRef), status written
         buffers = render("provider.name=sim", "settings.featureGates.capacityBuffer=true")[
             ("ClusterRole", "nodesmith-capacitybuffers")]["rules"]
         self.assertEqual({(g, r, v) for rule in buffers for g in rule["apiGroups"] for r in rule["resources"]
                           for v in rule["verbs"]},
                          {("autoscaling.x-k8s.io", "capacitybuffers", v) for v in ("get", "list", "watch")} |
                          {("autoscaling.x-k8s.io", "capacitybuffers/status", v) for v in ("patch", "update")} |
-                         {("", "podtemplates", v) for v in ("get", "list", "watch")})
+                         {("", "podtemplates", v) for v in ("get", "list", "watch")} |
+                         {("apps", "deployments", v) for v in ("get", "list", "watch")})
         lease = objs[("Role", "nodesmith-lease")]
         self.assertEqual(lease["metadata"]["namespace"], "nodesmith")
         updates = [r for r in lease["rules"] if "update" in r["verbs"]]

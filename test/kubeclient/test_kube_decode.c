@@ -464,8 +464,9 @@ START_TEST(decoders_by_resource)
 }
 END_TEST
 
-/* A CapacityBuffer and a PodTemplate as the API server returns them (server-set metadata, status, a defaulted pod
- * spec) through the manifests' decoders: the same fields, and the same refusals naming the field. */
+/* A CapacityBuffer and a PodTemplate (a Deployment, for a scalableRef) as the API server returns them (server-set
+ * metadata, status, a defaulted pod spec) through the manifests' decoders: the same fields, and the same refusals
+ * naming the field. */
 START_TEST(buffers_and_templates_from_api_server)
 {
     ns_buffer *b = decode_text(&NS_KUBE_DECODE_CAPACITYBUFFER,
@@ -491,13 +492,43 @@ START_TEST(buffers_and_templates_from_api_server)
     ck_assert_int_eq(t->pod->requests.cpu_milli, 1000);
     ck_assert_int_eq(t->pod->requests.memory_bytes, 1024LL * 1024 * 1024);
     ck_assert_str_eq(ns_labels_get(&t->pod->meta.labels, "app"), "chunk");
-    ck_assert_int_eq(ns_buffer_chunks(b, t->pod), 4); /* replicas 5, limits.cpu 4 over 1 cpu each */
+    ck_assert_int_eq(ns_buffer_chunks(b, t->pod, 0), 4); /* replicas 5, limits.cpu 4 over 1 cpu each */
     ns_pod_template_free(t);
     ns_buffer_free(b);
+    /* a scalableRef: the Deployment's template is the chunk, a percentage of its replicas the count */
+    b = decode_text(&NS_KUBE_DECODE_CAPACITYBUFFER,
+        "{\"apiVersion\":\"autoscaling.x-k8s.io/v1beta1\",\"kind\":\"CapacityBuffer\",\"metadata\":{\"name\":\"s\","
+        "\"namespace\":\"web\"},\"spec\":{\"provisioningStrategy\":\"buffer.x-k8s.io/active-capacity\","
+        "\"scalableRef\":{\"apiGroup\":\"apps\",\"kind\":\"Deployment\",\"name\":\"d\"},\"percentage\":30}}");
+    ck_assert_ptr_null(b->pod_template);
+    ck_assert_str_eq(b->scalable_kind, "Deployment");
+    ck_assert_str_eq(b->scalable_name, "d");
+    ck_assert(b->has_percentage && b->percentage == 30 && !b->has_replicas);
+    ns_workload *d = decode_text(&NS_KUBE_DECODE_DEPLOYMENT,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"web\","
+        "\"generation\":1},\"spec\":{\"replicas\":5,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":"
+        "{\"metadata\":{\"creationTimestamp\":null,\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{\"name\":"
+        "\"c\",\"image\":\"pause\",\"resources\":{\"requests\":{\"cpu\":\"2\"}},\"terminationMessagePath\":"
+        "\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],"
+        "\"restartPolicy\":\"Always\",\"dnsPolicy\":\"ClusterFirst\",\"schedulerName\":\"default-scheduler\"}},"
+        "\"strategy\":{\"type\":\"RollingUpdate\"}},\"status\":{\"replicas\":5}}");
+    ck_assert_str_eq(d->kind, "Deployment");
+    ck_assert_int_eq(d->replicas, 5);
+    ck_assert_ptr_nonnull(d->template_pod);
+    ck_assert_int_eq(d->template_pod->requests.cpu_milli, 2000);
+    ck_assert_ptr_null(d->template_pod->meta.owner_kind);
+    ck_assert_int_eq(ns_buffer_chunks(b, d->template_pod, d->replicas), 2); /* ceil(30% of 5) */
+    NS_KUBE_DECODE_DEPLOYMENT.free(d);
+    ns_buffer_free(b);
+    expect_kind_error(&NS_KUBE_DECODE_DEPLOYMENT,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"web\"},"
+        "\"spec\":{\"selector\":{},\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+        "\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}}}",
+        "API server: Deployment web/d: spec.template.spec.containers[0].resources.requests.cpu");
     expect_kind_error(&NS_KUBE_DECODE_CAPACITYBUFFER,
         "{\"apiVersion\":\"autoscaling.x-k8s.io/v1beta1\",\"kind\":\"CapacityBuffer\",\"metadata\":{\"name\":\"s\","
-        "\"namespace\":\"web\"},\"spec\":{\"scalableRef\":{\"apiGroup\":\"apps\",\"kind\":\"Deployment\",\"name\":"
-        "\"d\"},\"replicas\":1}}", "spec.scalableRef");
+        "\"namespace\":\"web\"},\"spec\":{\"scalableRef\":{\"apiGroup\":\"apps\",\"kind\":\"DaemonSet\",\"name\":"
+        "\"d\"},\"replicas\":1}}", "spec.scalableRef.kind: unsupported kind \"DaemonSet\"");
     expect_kind_error(&NS_KUBE_DECODE_CAPACITYBUFFER,
         "{\"apiVersion\":\"autoscaling.x-k8s.io/v1beta1\",\"kind\":\"CapacityBuffer\",\"metadata\":{\"name\":\"n\","
         "\"namespace\":\"web\"},\"spec\":{\"podTemplateRef\":{\"name\":\"chunk\"},\"replicas\":-1}}", "spec.replicas");

@@ -412,7 +412,11 @@ START_TEST(test_services_and_pod_controllers)
     ck_assert(!ns_cluster_find_service(c, "default", "external")->has_selector);
     const ns_service *all = ns_cluster_find_service(c, "default", "all");
     ck_assert(all->has_selector && all->selector.n == 0);
-    ck_assert_uint_eq(c->n_pod_controllers, 2);
+    /* the ReplicaSet owning web's pods, the StatefulSet, and the Deployment itself (a buffer's scalableRef) */
+    ck_assert_uint_eq(c->n_pod_controllers, 3);
+    const ns_workload *deploy = ns_cluster_find_pod_controller(c, "Deployment", "shop", "web");
+    ck_assert(deploy && deploy->replicas == 1 && deploy->template_pod && !deploy->template_pod->meta.owner_kind);
+    ck_assert_str_eq(ns_labels_get(&deploy->template_pod->meta.labels, "app"), "web");
     const ns_pod *pod = NULL;
     for (size_t i = 0; i < c->n_pods; i++)
         if (strcmp(c->pods[i]->meta.namespace_, "shop") == 0)
@@ -424,7 +428,7 @@ START_TEST(test_services_and_pod_controllers)
     ck_assert_str_eq(ns_labels_get(&rs->selector.match_labels, "pod-template-hash"),
                      ns_labels_get(&pod->meta.labels, "pod-template-hash"));
     const ns_workload *db = ns_cluster_find_pod_controller(c, "StatefulSet", "default", "db");
-    ck_assert(db && db->selector.n_exprs == 1);
+    ck_assert(db && db->selector.n_exprs == 1 && db->replicas == 1 && db->template_pod);
     ns_cluster_free(c);
 }
 END_TEST
