@@ -1,6 +1,7 @@
 /* simulate --from-cluster: the live cluster read into the engine's model the way the controller reads it (the same
  * informers and decoders, core/controller/controller_mirror.c), but listed once with no watch, so the reader needs
- * only get and list. Nothing is written to the cluster: the simulation's writes go to its in-memory store. */
+ * only get and list. CapacityBuffers (with their PodTemplates and Deployments) are read when the API server serves
+ * them, whatever the gate: a timeline's featureGates decide whether their chunks are placed. Nothing is written to the cluster: the simulation's writes go to its in-memory store. */
 #include "cli/cli.h"
 
 #include "controller/controller_mirror.h"
@@ -20,7 +21,7 @@ int cli_cluster_from_live(const char *kubeconfig, const char *context, const ns_
     if (rc == 0)
         rc = ns_kube_client_new(cfg, NULL, &client); /* takes cfg */
     if (rc == 0)
-        rc = ns_mirror_new(client, kinds, false, &m); /* simulate reads no CapacityBuffers from a cluster yet */
+        rc = ns_mirror_new(client, kinds, NS_MIRROR_BUFFERS_IF_SERVED, &m);
     if (rc == 0)
         rc = ns_mirror_list_once(m);
     if (rc == 0)

@@ -151,7 +151,9 @@ static int serve_endpoints(run *r)
 
 static int wait_for_cache(run *r)
 {
-    int rc = ns_mirror_new(r->client, r->o->kinds, r->o->settings->gates.capacity_buffer, &r->mirror);
+    int rc = ns_mirror_new(r->client, r->o->kinds,
+                           r->o->settings->gates.capacity_buffer ? NS_MIRROR_BUFFERS_GATED : NS_MIRROR_BUFFERS_OFF,
+                           &r->mirror);
     if (rc == 0)
         rc = ns_mirror_start(r->mirror);
     if (rc < 0)

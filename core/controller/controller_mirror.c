@@ -291,12 +291,14 @@ static int add_provisioner_informer(ns_mirror *m, const ns_nodeclass_kinds *kind
 
 /* Karpenter's CapacityBuffer feature: the buffers when their CRD is installed, and the templates and Deployments they
  * name. */
-static int add_buffer_informers(ns_mirror *m)
+static int add_buffer_informers(ns_mirror *m, ns_mirror_buffers buffers)
 {
     bool ok = false;
     int rc = served(m->client, &NS_KUBE_CAPACITYBUFFERS, &ok);
     if (rc < 0)
         return rc;
+    if (!ok && buffers == NS_MIRROR_BUFFERS_IF_SERVED)
+        return 0;
     if (!ok) {
         ns_log(NS_LOG_WARN, "controller", "the CapacityBuffer gate is on but the API server does not serve "
                "capacitybuffers.autoscaling.x-k8s.io/v1beta1 (install the CapacityBuffer CRD): no warm headroom", NULL);
@@ -308,7 +310,7 @@ static int add_buffer_informers(ns_mirror *m)
     return add_informer(m, NS_MIRROR_CAPACITYBUFFER, &NS_KUBE_CAPACITYBUFFERS, NULL);
 }
 
-int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, bool capacity_buffers, ns_mirror **out)
+int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror_buffers buffers, ns_mirror **out)
 {
     *out = NULL;
     ns_mirror *m = calloc(1, sizeof(*m));
@@ -338,8 +340,8 @@ int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, bool capac
         rc = builtin[i].res                                 ? add_informer(m, builtin[i].kind, builtin[i].res, NULL)
              : builtin[i].kind == NS_MIRROR_PROVISIONER ? add_provisioner_informer(m, kinds)
                                                         : add_nodeclass_informers(m, kinds);
-    if (rc == 0 && capacity_buffers)
-        rc = add_buffer_informers(m);
+    if (rc == 0 && buffers != NS_MIRROR_BUFFERS_OFF)
+        rc = add_buffer_informers(m, buffers);
     if (rc < 0) {
         ns_mirror_free(m);
         return rc;

@@ -68,10 +68,16 @@ typedef enum ns_mirror_kind {
 
 typedef struct ns_mirror ns_mirror;
 
+/* Whether to read CapacityBuffers (with the PodTemplates and Deployments they name). */
+typedef enum ns_mirror_buffers {
+    NS_MIRROR_BUFFERS_OFF,
+    NS_MIRROR_BUFFERS_GATED,     /* the controller's gate is on: a WARN when the API server does not serve them */
+    NS_MIRROR_BUFFERS_IF_SERVED, /* simulate --from-cluster: read them when served, say nothing otherwise */
+} ns_mirror_buffers;
+
 /* The client and the kinds (borrowed) must outlive the mirror. Node-class kinds whose resource the API server does
- * not serve are left out (logged). capacity_buffers: watch CapacityBuffers and PodTemplates too. *out is the
- * caller's (ns_mirror_free). */
-int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, bool capacity_buffers, ns_mirror **out);
+ * not serve are left out (logged). *out is the caller's (ns_mirror_free). */
+int ns_mirror_new(ns_kube_client *c, const ns_nodeclass_kinds *kinds, ns_mirror_buffers buffers, ns_mirror **out);
 /* Stops the informers and frees everything queued or held aside. Accepts NULL. */
 void ns_mirror_free(ns_mirror *m);
 

@@ -58,6 +58,15 @@ rules:
   - apiGroups: [nodesmith.io]
     resources: [simnodeclasses]
     verbs: [get, list]
+  - apiGroups: [autoscaling.x-k8s.io]
+    resources: [capacitybuffers]
+    verbs: [get, list]
+  - apiGroups: [""]
+    resources: [podtemplates]
+    verbs: [get, list]
+  - apiGroups: [apps]
+    resources: [deployments]
+    verbs: [get, list]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -152,6 +161,7 @@ class FromCluster(unittest.TestCase):
         self.assertGreater(len(doc["nodeclaims"]), 0, doc)
         self.assertTrue(all(c["nodepool"] == "default" for c in doc["nodeclaims"]), doc["nodeclaims"])
         self.assertIn('"read the cluster"', r.stderr)
+        self.assertNotIn("capacitybuffers", r.stderr)  # not served yet (WarmHeadroom installs the CRD): no word
         # nothing was written: no NodeClaim, no Node
         after = (kget("nodeclaims")["items"], [n["metadata"]["name"] for n in kget("nodes")["items"]])
         self.assertEqual(before, after)
@@ -223,6 +233,55 @@ class FromCluster(unittest.TestCase):
                             os.path.join(ROOT, "examples", "nginx.yaml")], capture_output=True, text=True)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("needs --from-cluster", r.stderr)
+
+
+BUFFERS = """
+apiVersion: v1
+kind: PodTemplate
+metadata: {name: chunk, namespace: default}
+template:
+  spec:
+    containers:
+      - {name: pause, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1", memory: 1Gi}}}
+---
+apiVersion: autoscaling.x-k8s.io/v1beta1
+kind: CapacityBuffer
+metadata: {name: fixed, namespace: default}
+spec:
+  podTemplateRef: {name: chunk}
+  replicas: 2
+---
+apiVersion: autoscaling.x-k8s.io/v1beta1
+kind: CapacityBuffer
+metadata: {name: nginx-share, namespace: default}
+spec:
+  scalableRef: {apiGroup: apps, kind: Deployment, name: nginx}
+  percentage: 30
+"""
+
+
+class WarmHeadroom(unittest.TestCase):
+    """Runs after FromCluster (unittest orders classes by name): with the chart's CapacityBuffer CRD served, simulate
+    --from-cluster reads the buffers, their PodTemplate and the Deployment a scalableRef names, and a timeline with
+    the CapacityBuffer gate places their chunks: 2 of the template, and ceil(30% of nginx's 10 replicas) = 3."""
+
+    def test_buffers_in_the_cluster_are_placed(self):
+        unschedulable_pods()
+        kubectl("apply", "--server-side", "-f", os.path.join(ROOT, "charts", "nodesmith", "feature-crds"))
+        kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/capacitybuffers.autoscaling.x-k8s.io")
+        kubectl("apply", "-f", "-", stdin=BUFFERS)
+        with tempfile.TemporaryDirectory() as tmp:
+            timeline = os.path.join(tmp, "t.yaml")
+            with open(timeline, "w") as f:
+                f.write("description: the live cluster's headroom\nfeatureGates: {CapacityBuffer: true}\nsteps:\n"
+                        "  - name: a minute on\n    advance: 1m\n")
+            r = simulate("--kubeconfig", BED.user("whatif"), "--timeline", timeline, "--output", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        last = json.loads(r.stdout)["steps"][-1]["state"]
+        self.assertEqual(last["headroom"], {**last["headroom"], "wanted": 5, "placed": 5}, last["headroom"])
+        self.assertEqual(last["pods_pending"], 0, last)
+        # nothing was written to the buffers either
+        self.assertNotIn("status", kget("capacitybuffer", "-n", "default", "fixed"))
 
 
 if __name__ == "__main__":
