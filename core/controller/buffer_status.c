@@ -5,6 +5,7 @@
 
 #include "clock/ns_clock.h"
 #include "controller/buffer_status.h"
+#include "controller/status_table.h"
 #include "errors/ns_error.h"
 #include "kube/kube_writes.h"
 
@@ -17,15 +18,13 @@ typedef struct judged {
 } judged;
 
 typedef struct written {
-    char *key;  /* "namespace/name" */
-    char *body; /* the status last written */
+    ns_status_entry e; /* key "namespace/name", the status last written */
     judged ready, provisioning;
     bool seen; /* in this pass: a buffer deleted (and perhaps created again) starts over */
 } written;
 
 struct ns_buffer_status {
-    written *w;
-    size_t n;
+    ns_status_table t;
 };
 
 ns_buffer_status *ns_buffer_status_new(void)
@@ -33,6 +32,8 @@ ns_buffer_status *ns_buffer_status_new(void)
     ns_buffer_status *s = calloc(1, sizeof(*s));
     if (!s)
         NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping CapacityBuffer status");
+    else
+        ns_status_table_init(&s->t, sizeof(written), NULL);
     return s;
 }
 
@@ -40,29 +41,8 @@ void ns_buffer_status_free(ns_buffer_status *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->w[i].key);
-        free(s->w[i].body);
-    }
-    free(s->w);
+    ns_status_table_free(&s->t);
     free(s);
-}
-
-static written *find(ns_buffer_status *s, const char *key)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->w[i].key, key) == 0)
-            return &s->w[i];
-    written *grown = realloc(s->w, (s->n + 1) * sizeof(*grown));
-    if (!grown)
-        return NULL;
-    s->w = grown;
-    written *w = &s->w[s->n];
-    memset(w, 0, sizeof(*w));
-    if (!(w->key = strdup(key)))
-        return NULL;
-    s->n++;
-    return w;
 }
 
 /* Judges a condition now; the transition time moves only when its status changes. */
@@ -160,13 +140,13 @@ static int sync_one(ns_buffer_status *s, ns_kube_client *client, ns_mirror *mirr
 {
     char key[2 * NS_NAME_MAX + 2];
     snprintf(key, sizeof(key), "%s/%s", b->meta.namespace_ ? b->meta.namespace_ : "default", b->meta.name);
-    written *w = find(s, key);
+    written *w = ns_status_table_find(&s->t, key);
     if (w)
         w->seen = true;
     cJSON *st = w ? status_of(w, e, c, b, ready, now) : NULL, *out = NULL;
     char *body = st ? cJSON_PrintUnformatted(st) : NULL;
     int rc = body ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory writing CapacityBuffer %s's status", key);
-    if (rc == 0 && (!w->body || strcmp(w->body, body) != 0)) {
+    if (rc == 0 && ns_status_changed(&w->e, body)) {
         rc = ns_kube_patch(client, &NS_KUBE_CAPACITYBUFFERS, b->meta.namespace_, b->meta.name, "status",
                            NS_KUBE_MERGE_PATCH, st, NULL, NULL, &out);
         if (rc == 0) {
@@ -174,9 +154,7 @@ static int sync_one(ns_buffer_status *s, ns_kube_client *client, ns_mirror *mirr
                 cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "metadata"), "resourceVersion");
             ns_mirror_floor(mirror, NS_MIRROR_CAPACITYBUFFER, b->meta.namespace_, b->meta.name,
                             cJSON_IsString(rv) ? rv->valuestring : NULL);
-            free(w->body);
-            w->body = body;
-            body = NULL;
+            ns_status_keep(&w->e, &body);
         } else {
             rc = ns_error_prefix("writing CapacityBuffer %s's status: ", key);
         }
@@ -192,8 +170,8 @@ int ns_buffer_status_sync(ns_buffer_status *s, ns_kube_client *client, ns_mirror
 {
     int64_t now = ns_clock_now_ms();
     int first = 0;
-    for (size_t i = 0; i < s->n; i++)
-        s->w[i].seen = false;
+    for (size_t i = 0; i < s->t.n; i++)
+        ((written *)ns_status_table_at(&s->t, i))->seen = false;
     size_t n_held = 0;
     ns_buffer *const *held = ns_mirror_held_buffers(mirror, &n_held);
     for (size_t i = 0; i < c->n_buffers + n_held; i++) {
@@ -202,12 +180,8 @@ int ns_buffer_status_sync(ns_buffer_status *s, ns_kube_client *client, ns_mirror
         if (rc < 0 && first == 0)
             first = rc;
     }
-    for (size_t i = s->n; i-- > 0;) {
-        if (s->w[i].seen)
-            continue;
-        free(s->w[i].key);
-        free(s->w[i].body);
-        s->w[i] = s->w[--s->n];
-    }
+    for (size_t i = s->t.n; i-- > 0;)
+        if (!((written *)ns_status_table_at(&s->t, i))->seen)
+            ns_status_table_remove(&s->t, i);
     return first;
 }

@@ -6,6 +6,7 @@
 
 #include "clock/ns_clock.h"
 #include "controller/nodeclass_status.h"
+#include "controller/status_table.h"
 #include "errors/ns_error.h"
 #include "kube/kube_resource.h"
 #include "kube/kube_writes.h"
@@ -13,24 +14,31 @@
 #include "model/nodeclass.h"
 
 typedef struct known {
-    char *key;       /* "KIND/NAME" */
-    char *spec;      /* the spec last resolved */
+    ns_status_entry e; /* key "KIND/NAME", the status last written without times */
+    char *spec;        /* the spec last resolved */
     int64_t resolved_ms;
     bool unsupported;
-    char *written;   /* the status last written, without times */
-    cJSON *times;    /* {"TYPE": ["STATUS", "TIME"]} of the conditions last written */
+    cJSON *times; /* {"TYPE": ["STATUS", "TIME"]} of the conditions last written; NULL before the first */
 } known;
 
 struct ns_nodeclass_status {
-    known *k;
-    size_t n;
+    ns_status_table t;
 };
+
+static void clear_known(void *entry)
+{
+    known *k = entry;
+    free(k->spec);
+    cJSON_Delete(k->times);
+}
 
 ns_nodeclass_status *ns_nodeclass_status_new(void)
 {
     ns_nodeclass_status *s = calloc(1, sizeof(*s));
     if (!s)
         NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping node-class status");
+    else
+        ns_status_table_init(&s->t, sizeof(known), clear_known);
     return s;
 }
 
@@ -38,33 +46,8 @@ void ns_nodeclass_status_free(ns_nodeclass_status *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->k[i].key);
-        free(s->k[i].spec);
-        free(s->k[i].written);
-        cJSON_Delete(s->k[i].times);
-    }
-    free(s->k);
+    ns_status_table_free(&s->t);
     free(s);
-}
-
-static known *find(ns_nodeclass_status *s, const char *key)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->k[i].key, key) == 0)
-            return &s->k[i];
-    known *grown = realloc(s->k, (s->n + 1) * sizeof(*grown));
-    if (!grown)
-        return NULL;
-    s->k = grown;
-    known *k = &s->k[s->n];
-    memset(k, 0, sizeof(*k));
-    if (!(k->key = strdup(key)) || !(k->times = cJSON_CreateObject())) {
-        free(k->key);
-        return NULL;
-    }
-    s->n++;
-    return k;
 }
 
 /* Stamps each condition's lastTransitionTime (kept while its status is unchanged) and records the stamps. */
@@ -121,7 +104,7 @@ static int sync_one(ns_nodeclass_status *s, ns_plugin *plugin, ns_kube_client *c
     char key[400];
     snprintf(key, sizeof(key), "%s/%s", def->kind, def->meta.name);
     char *spec = cJSON_PrintUnformatted(def->spec);
-    known *k = spec ? find(s, key) : NULL;
+    known *k = spec ? ns_status_table_find(&s->t, key) : NULL;
     if (!k) {
         free(spec);
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping %s's status", key);
@@ -144,12 +127,9 @@ static int sync_one(ns_nodeclass_status *s, ns_plugin *plugin, ns_kube_client *c
     char *body = rc == 0 ? cJSON_PrintUnformatted(status) : NULL;
     if (rc == 0 && !body)
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory writing %s's status", key);
-    if (rc == 0 && (!k->written || strcmp(k->written, body) != 0) && (rc = stamp(k, status, now)) == 0 &&
-        (rc = write_status(client, def, status)) == 0) {
-        free(k->written);
-        k->written = body;
-        body = NULL;
-    }
+    if (rc == 0 && ns_status_changed(&k->e, body) && (rc = stamp(k, status, now)) == 0 &&
+        (rc = write_status(client, def, status)) == 0)
+        ns_status_keep(&k->e, &body);
     if (rc < 0)
         k->resolved_ms = 0; /* try again at the next pass */
     free(body);

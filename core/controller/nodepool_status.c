@@ -6,29 +6,26 @@
 #include "clock/ns_clock.h"
 #include "controller/kube_objects.h"
 #include "controller/nodepool_status.h"
+#include "controller/status_table.h"
 #include "engine/engine.h"
 #include "errors/ns_error.h"
 #include "kube/kube_writes.h"
 #include "model/labels.h"
 
-typedef struct written {
-    char *pool;
-    char *body; /* the status last written, without times */
-} written;
-
 struct ns_nodepool_status {
-    written *w;
-    size_t n;
+    ns_status_table t; /* of ns_status_entry: the pool's name, the status last written */
     int64_t since_ms; /* the conditions' transition time: when this controller first judged them */
 };
 
 ns_nodepool_status *ns_nodepool_status_new(void)
 {
     ns_nodepool_status *s = calloc(1, sizeof(*s));
-    if (!s)
+    if (!s) {
         NS_FAIL(NS_ERR_INTERNAL, "out of memory keeping NodePool status");
-    else
+    } else {
         s->since_ms = ns_clock_now_ms();
+        ns_status_table_init(&s->t, sizeof(ns_status_entry), NULL);
+    }
     return s;
 }
 
@@ -36,11 +33,7 @@ void ns_nodepool_status_free(ns_nodepool_status *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->w[i].pool);
-        free(s->w[i].body);
-    }
-    free(s->w);
+    ns_status_table_free(&s->t);
     free(s);
 }
 
@@ -85,23 +78,6 @@ static cJSON *status_of(const ns_nodepool *np, const ns_cluster *c, const char *
     return o;
 }
 
-static written *find(ns_nodepool_status *s, const char *pool)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->w[i].pool, pool) == 0)
-            return &s->w[i];
-    written *grown = realloc(s->w, (s->n + 1) * sizeof(*grown));
-    if (!grown)
-        return NULL;
-    s->w = grown;
-    written *w = &s->w[s->n];
-    memset(w, 0, sizeof(*w));
-    if (!(w->pool = strdup(pool)))
-        return NULL;
-    s->n++;
-    return w;
-}
-
 int ns_nodepool_status_sync(ns_nodepool_status *s, ns_kube_client *client, ns_mirror *mirror, const ns_cluster *c)
 {
     char when[64];
@@ -113,9 +89,9 @@ int ns_nodepool_status_sync(ns_nodepool_status *s, ns_kube_client *client, ns_mi
             continue; /* a Provisioner's status has none of a NodePool's fields, and there is no NodePool to write */
         cJSON *st = status_of(np, c, when), *out = NULL;
         char *body = st ? cJSON_PrintUnformatted(st) : NULL;
-        written *w = body ? find(s, np->meta.name) : NULL;
+        ns_status_entry *w = body ? ns_status_table_find(&s->t, np->meta.name) : NULL;
         int rc = w ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory writing NodePool %s's status", np->meta.name);
-        if (rc == 0 && (!w->body || strcmp(w->body, body) != 0)) {
+        if (rc == 0 && ns_status_changed(w, body)) {
             rc = ns_kube_patch(client, &NS_KUBE_NODEPOOLS, NULL, np->meta.name, "status", NS_KUBE_MERGE_PATCH, st,
                                NULL, NULL, &out);
             if (rc == 0) {
@@ -123,9 +99,7 @@ int ns_nodepool_status_sync(ns_nodepool_status *s, ns_kube_client *client, ns_mi
                                                                    "resourceVersion");
                 ns_mirror_floor(mirror, NS_MIRROR_NODEPOOL, NULL, np->meta.name,
                                 cJSON_IsString(rv) ? rv->valuestring : NULL);
-                free(w->body);
-                w->body = body;
-                body = NULL;
+                ns_status_keep(w, &body);
             }
         }
         free(body);
