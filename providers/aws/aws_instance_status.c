@@ -23,7 +23,6 @@
 #include "aws_query.h"
 
 #define AWS_STATUS_INTERVAL_MS 60000
-#define AWS_UNHEALTHY_THRESHOLD_MS 120000
 #define AWS_FILTER_VALUES_MAX 200 /* EC2's limit on the values of one filter */
 
 /* An instance DescribeInstanceStatus reported, with what of it counts. */
@@ -309,4 +308,11 @@ int aws_instance_status_poll(aws_state *s, ns_event_cb cb, void *cb_ctx)
         mark_delivered(s, &ev);
     }
     return rc;
+}
+
+void aws_instance_status_ask_next_poll(aws_state *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->health_polled_ms = 0;
+    pthread_mutex_unlock(&s->lock);
 }

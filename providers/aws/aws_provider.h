@@ -232,6 +232,11 @@ int aws_poll_events(void *state, ns_event_cb cb, void *cb_ctx);
 /* poll_events' second source: asks DescribeInstanceStatus when the interval has passed, then delivers what was not
  * delivered yet. NS_OK, an error (reported), or the callback's non-zero verdict. */
 int aws_instance_status_poll(aws_state *s, ns_event_cb cb, void *cb_ctx);
+/* A failed status check counts once impaired this long (Karpenter's UnhealthyThreshold). */
+#define AWS_UNHEALTHY_THRESHOLD_MS 120000
+/* The next aws_instance_status_poll asks DescribeInstanceStatus whatever the interval: the test hook, after it
+ * impaired an instance, so the poll does not wait a minute to see it. */
+void aws_instance_status_ask_next_poll(aws_state *s);
 int aws_check_drift(void *state, const ns_instance *instance, const ns_nodeclass *nodeclass, bool *drifted,
                     char *reason, size_t reason_len);
 int aws_validate_nodeclass(void *state, const ns_nodeclass *nodeclass);

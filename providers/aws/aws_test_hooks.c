@@ -44,6 +44,16 @@ static int capacity(void *state, const ns_fault *f, char *body, size_t len)
     return NS_OK;
 }
 
+/* The instance ID of an interruption's provider ID, or NULL (reported). */
+static const char *instance_id(aws_state *s, const ns_fault *f)
+{
+    const char *id = aws_instance_id_of(f->provider_id);
+    if (!id)
+        NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs an aws:///zone/i-... "
+                 "provider ID (got %s)", f->provider_id ? f->provider_id : "none");
+    return id;
+}
+
 static int interrupt(void *state, const ns_fault *f, char *body, size_t len)
 {
     aws_state *s = state;
@@ -55,19 +65,32 @@ static int interrupt(void *state, const ns_fault *f, char *body, size_t len)
         [NS_EVENT_INSTANCE_TERMINATED] = "state-change",
         [NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION] = "capacity-reservation-interruption",
     };
-    /* EC2 reports an impaired instance through DescribeInstanceStatus, not the interruption queue this hook feeds;
-     * the poll reports it only after 2 minutes impaired and asks at most once a minute (aws_instance_status.c), which
-     * an injected event cannot stand for: test_provider_health drives it through the emulator instead. */
+    /* NS_EVENT_INSTANCE_UNHEALTHY goes through impair below; the emulator_hooks.c call checked the kind's range. */
     if (!KINDS[f->event])
-        return NS_ERROR(s->host, s->ctx, NS_ERR_UNSUPPORTED, "test hook: the AWS provider takes no injected event of "
-                        "kind %d (impaired instances come from the DescribeInstanceStatus poll, not the queue)",
-                        (int)f->event);
-    const char *id = aws_instance_id_of(f->provider_id);
+        return NS_ERROR(s->host, s->ctx, NS_ERR_UNSUPPORTED, "test hook: the AWS interruption queue has no message "
+                        "of event kind %d", (int)f->event);
+    const char *id = instance_id(s, f);
     if (!id)
-        return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs an aws:///zone/i-... "
-                        "provider ID (got %s)", f->provider_id ? f->provider_id : "none");
+        return NS_ERR_INVALID_ARGUMENT;
     snprintf(body, len, "{\"kind\":\"%s\",\"instance_id\":\"%s\",\"state\":\"%s\"}", KINDS[f->event], id,
              f->event == NS_EVENT_INSTANCE_STOPPING ? "stopping" : "shutting-down");
+    return NS_OK;
+}
+
+/* EC2 reports an impaired instance through DescribeInstanceStatus, not the interruption queue: the emulator fails the
+ * instance's status check, impaired since the threshold ago by the provider's clock (the host's, which may be a
+ * simulated one the emulator does not share), so the next poll, asked at once, finds it counting, as it would find
+ * an instance impaired for two minutes. */
+static int impair(void *state, const ns_fault *f, char *body, size_t len)
+{
+    aws_state *s = state;
+    const char *id = instance_id(s, f);
+    if (!id)
+        return NS_ERR_INVALID_ARGUMENT;
+    int64_t since_ms = s->host->now_ms(s->ctx) - AWS_UNHEALTHY_THRESHOLD_MS;
+    snprintf(body, len, "{\"instance_id\":\"%s\",\"instanceStatus\":\"impaired\",\"impaired_since\":%lld}", id,
+             (long long)(since_ms / 1000));
+    aws_instance_status_ask_next_poll(s);
     return NS_OK;
 }
 
@@ -75,7 +98,7 @@ static const emulator_dialect AWS = {
     .provider = "aws", .cloud = "AWS", .calls_key = "actions", .throttle_extra = "",
     .methods = METHODS, .n_methods = sizeof(METHODS) / sizeof(METHODS[0]),
     .errors = ERRORS, .n_errors = sizeof(ERRORS) / sizeof(ERRORS[0]),
-    .capacity = capacity, .interrupt = interrupt,
+    .capacity = capacity, .interrupt = interrupt, .impair = impair,
 };
 
 int aws_test_inject_fault(void *state, const ns_fault *f)

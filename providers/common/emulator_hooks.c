@@ -89,6 +89,10 @@ int emulator_inject_fault(const emulator_hooks *e, const ns_fault *f)
         if (f->event < NS_EVENT_SPOT_INTERRUPTION || f->event > NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION)
             return NS_ERROR(e->host, e->ctx, NS_ERR_INVALID_ARGUMENT, "test hook: interrupt needs an event kind "
                             "(got %d)", (int)f->event);
+        if (f->event == NS_EVENT_INSTANCE_UNHEALTHY && d->impair) {
+            rc = d->impair(e->state, f, body, sizeof(body));
+            return rc == NS_OK ? post(e, "/instance_status", body) : rc;
+        }
         rc = d->interrupt(e->state, f, body, sizeof(body));
         return rc == NS_OK ? post(e, "/events", body) : rc;
     case NS_FAULT_CLEAR:

@@ -1,6 +1,6 @@
 /* test_inject_fault (provider ABI 2) for a provider tested against a cloud emulator: a fault is injected where the
  * cloud would produce it, in the emulator, through its control endpoint (the provider's test_control_url option):
- * POST /faults, /events and /clear with a JSON body. Refused unless the provider's test_hooks option is true.
+ * POST /faults, /events, /instance_status and /clear with a JSON body. Refused unless the provider's test_hooks option is true.
  *
  * A method's faults apply to the cloud calls that method makes (the dialect's table); throttles are injected once per
  * attempt the provider's client makes, so they outlast its retries. What differs between clouds, how the emulator
@@ -41,6 +41,10 @@ typedef struct emulator_dialect {
     size_t n_errors;
     emulator_body_fn capacity; /* the /faults body of NS_FAULT_INSUFFICIENT_CAPACITY (fields checked already) */
     emulator_body_fn interrupt; /* the /events body of NS_FAULT_INTERRUPT */
+    /* May be NULL: the /instance_status body of an NS_FAULT_INTERRUPT of kind NS_EVENT_INSTANCE_UNHEALTHY, for a cloud
+     * that reports an impaired instance through a status call the provider polls rather than through its event
+     * channel: the hook impairs the instance and the provider's own poll finds it. */
+    emulator_body_fn impair;
     void (*before_call_fault)(void *state); /* may be NULL: drops what would hide a method's calls (a cache) */
 } emulator_dialect;
 

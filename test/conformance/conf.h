@@ -31,6 +31,7 @@ typedef struct conf_config {
     ns_nodeclass nodeclass; /* what every list_instance_types and launch passes */
     int timeout_s;          /* per test */
     bool require_hooks;     /* fail instead of skip when the provider has no test hooks */
+    bool require_all_kinds; /* fail when the hook refuses an optional event kind (the provider emits them all) */
     uint32_t run_nonce;     /* makes client tokens unique across runs against a real cloud */
 } conf_config;
 

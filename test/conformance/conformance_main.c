@@ -2,7 +2,8 @@
  * nodesmith-conformance: checks that a provider plugin honours the provider ABI's contract.
  *
  *   nodesmith-conformance PATH/TO/provider.so [--config FILE] [--set KEY=VALUE]... [--nodeclass FILE]
- *                         [--timeout SECONDS] [--call-timeout SECONDS] [--require-hooks] [--verbose]
+ *                         [--timeout SECONDS] [--call-timeout SECONDS] [--require-hooks] [--require-all-kinds]
+ *                         [--verbose]
  *
  * The plugin is loaded through the core's loader, exactly as the controller loads it, and every call runs under the
  * core's watchdog (core/plugin/plugin_watchdog.h): a call that hangs fails its check naming the provider and the
@@ -39,6 +40,8 @@ static const char usage[] =
     "                      past it fails its check, naming the provider and the method\n"
     "  --require-hooks     fail, instead of skip, the checks that need the provider's test hooks (without it, a run\n"
     "                      that skipped some ends PASSED WITH SKIPS, exit status 3)\n"
+    "  --require-all-kinds fail when the test hook refuses to raise one of the event kinds a provider may leave out\n"
+    "                      (unhealthy instance, capacity reservation interruption): for a provider that emits them\n"
     "  --verbose           show the core's and the provider's log lines\n"
     "Check's CK_FORK=no, CK_RUN_SUITE and CK_RUN_CASE environment variables apply.\n";
 
@@ -72,6 +75,8 @@ static int parse_args(int argc, char **argv, cli *c)
             exit(0);
         } else if (strcmp(a, "--require-hooks") == 0) {
             conf_cfg.require_hooks = true;
+        } else if (strcmp(a, "--require-all-kinds") == 0) {
+            conf_cfg.require_all_kinds = true;
         } else if (strcmp(a, "--verbose") == 0) {
             c->verbose = true;
         } else if (strcmp(a, "--config") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "--nodeclass") == 0 ||

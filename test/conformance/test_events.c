@@ -130,6 +130,9 @@ START_TEST(test_events_well_formed)
         /* The ABI-7 kinds are optional to emit: a provider whose cloud has no such notice refuses to fake one. */
         if (k >= NS_EVENT_INSTANCE_UNHEALTHY) {
             int rc = ns_plugin_test_inject_fault(conf_plugin, &f);
+            CONF_CHECK("event-kinds", rc != NS_ERR_UNSUPPORTED || !conf_cfg.require_all_kinds,
+                       "--require-all-kinds, yet the test hook refuses an event of kind %d: %s", (int)k,
+                       conf_last_error());
             if (rc == NS_ERR_UNSUPPORTED) {
                 printf("conformance: provider emits no event of kind %d (%s)\n", (int)k, conf_last_error());
                 fflush(stdout);
