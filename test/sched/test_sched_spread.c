@@ -58,6 +58,23 @@ static void bind(ns_pod *p, const char *node)
     ck_assert_ptr_nonnull(p->node_name);
 }
 
+typedef void (*spread_cluster)(sched_env *e);
+
+/* Schedules n pods s0.. labelled app=s and spreading over app=s (passed to setup, may be NULL) in the pools and
+ * nodes `cluster` makes. */
+static void run_spread(sched_env *e, spread_cluster cluster, int n, spread_setup setup)
+{
+    sched_env_init(e, true);
+    cluster(e);
+    spread_pods(e, "s", n, "app=s", "app=s", setup);
+    sched_env_run(e);
+}
+
+static void default_pool(sched_env *e)
+{
+    fx_pool(e->c, "default", 0, "");
+}
+
 static void match_hash(ns_pod *p)
 {
     ns_topology_spread *t = last_spread(p);
@@ -68,23 +85,30 @@ static void match_hash(ns_pod *p)
     t->n_match_label_keys = 2;
 }
 
-START_TEST(match_label_keys_spread_each_revision_separately)
+/* Schedules a rollout: the old revision's two pods (v1-N) fill a node in z-a, then three new ones (v2-N) come; every
+ * pod spreads over app=web and is passed to setup (may be NULL). */
+static void rollout(sched_env *e, spread_setup setup)
 {
-    sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    /* The old revision's two pods fill a node in z-a. */
-    fx_node(e.c, "old", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
+    sched_env_init(e, true);
+    fx_pool(e->c, "default", 0, "");
+    fx_node(e->c, "old", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
     for (int i = 0; i < 2; i++) {
         char name[16];
         snprintf(name, sizeof(name), "v1-%d", i);
-        ns_pod *p = fx_pod(e.c, name, 500, FX_GI, "app=web,pod-template-hash=v1");
+        ns_pod *p = fx_pod(e->c, name, 500, FX_GI, "app=web,pod-template-hash=v1");
         fx_pod_spread(p, NS_LABEL_ZONE, 1, false, "app=web");
-        match_hash(p);
+        if (setup)
+            setup(p);
         bind(p, "old");
     }
-    spread_pods(&e, "v2-", 3, "app=web,pod-template-hash=v2", "app=web", match_hash);
-    sched_env_run(&e);
+    spread_pods(e, "v2-", 3, "app=web,pod-template-hash=v2", "app=web", setup);
+    sched_env_run(e);
+}
+
+START_TEST(match_label_keys_spread_each_revision_separately)
+{
+    sched_env e;
+    rollout(&e, match_hash);
     /* Counting only v2 pods, each zone takes one. Counting v1 too, z-a (2 pods) would get none. */
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-a"), 1);
@@ -97,18 +121,7 @@ END_TEST
 START_TEST(without_match_label_keys_revisions_count_together)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    fx_node(e.c, "old", 1000, 2 * FX_GI, 2, "topology.kubernetes.io/zone=z-a,kubernetes.io/arch=amd64");
-    for (int i = 0; i < 2; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "v1-%d", i);
-        ns_pod *p = fx_pod(e.c, name, 500, FX_GI, "app=web,pod-template-hash=v1");
-        fx_pod_spread(p, NS_LABEL_ZONE, 1, false, "app=web");
-        bind(p, "old");
-    }
-    spread_pods(&e, "v2-", 3, "app=web,pod-template-hash=v2", "app=web", NULL);
-    sched_env_run(&e);
+    rollout(&e, NULL);
     ck_assert_int_eq(in_zone(&e, "v2-", 3, "z-a"), 0);
     sched_env_free(&e);
 }
@@ -130,10 +143,7 @@ static void honor_taints(ns_pod *p)
 START_TEST(node_taints_policy_honor_leaves_untolerated_pools_out)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    tainted_pools(&e);
-    spread_pods(&e, "s", 4, "app=s", "app=s", honor_taints);
-    sched_env_run(&e);
+    run_spread(&e, tainted_pools, 4, honor_taints);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 2);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 2);
@@ -144,10 +154,7 @@ END_TEST
 START_TEST(node_taints_policy_ignore_counts_untolerated_zones)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    tainted_pools(&e);
-    spread_pods(&e, "s", 4, "app=s", "app=s", NULL);
-    sched_env_run(&e);
+    run_spread(&e, tainted_pools, 4, NULL);
     /* z-c is a domain the pods cannot reach: it stays at 0, so z-a and z-b hold one each. */
     ck_assert_uint_eq(e.r.n_unschedulable, 2);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 1);
@@ -172,10 +179,7 @@ static void zones_a_b_ignored(ns_pod *p)
 START_TEST(node_affinity_policy_honor_limits_domains_to_the_pods_zones)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    spread_pods(&e, "s", 4, "app=s", "app=s", zones_a_b);
-    sched_env_run(&e);
+    run_spread(&e, default_pool, 4, zones_a_b);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-a"), 2);
     ck_assert_int_eq(in_zone(&e, "s", 4, "z-b"), 2);
@@ -186,10 +190,7 @@ END_TEST
 START_TEST(node_affinity_policy_ignore_counts_every_zone)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    spread_pods(&e, "s", 4, "app=s", "app=s", zones_a_b_ignored);
-    sched_env_run(&e);
+    run_spread(&e, default_pool, 4, zones_a_b_ignored);
     ck_assert_uint_eq(e.r.n_unschedulable, 2);
     sched_env_free(&e);
 }
@@ -223,15 +224,18 @@ static void amd_node_with_pods(sched_env *e)
     }
 }
 
+/* arm64 types in the default pool, and the amd64 node with its two pods. */
+static void arm_pool_and_amd_node(sched_env *e)
+{
+    arm_types(e);
+    default_pool(e);
+    amd_node_with_pods(e);
+}
+
 START_TEST(node_affinity_policy_honor_ignores_pods_on_excluded_nodes)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    arm_types(&e);
-    fx_pool(e.c, "default", 0, "");
-    amd_node_with_pods(&e);
-    spread_pods(&e, "s", 2, "app=s", "app=s", arm_only);
-    sched_env_run(&e);
+    run_spread(&e, arm_pool_and_amd_node, 2, arm_only);
     /* The amd64 node is not a domain of arm64 pods, so its pods do not count: z-a is as empty as the others. */
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 2, "z-a"), 1);
@@ -242,12 +246,7 @@ END_TEST
 START_TEST(node_affinity_policy_ignore_counts_pods_on_every_node)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    arm_types(&e);
-    fx_pool(e.c, "default", 0, "");
-    amd_node_with_pods(&e);
-    spread_pods(&e, "s", 2, "app=s", "app=s", arm_only_ignored);
-    sched_env_run(&e);
+    run_spread(&e, arm_pool_and_amd_node, 2, arm_only_ignored);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 2, "z-a"), 0);
     sched_env_free(&e);
@@ -273,10 +272,7 @@ static void min_domains_3_in_a_b(ns_pod *p)
 START_TEST(min_domains_above_the_zone_count_holds_the_minimum_at_zero)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    spread_pods(&e, "s", 6, "app=s", "app=s", min_domains_5);
-    sched_env_run(&e);
+    run_spread(&e, default_pool, 6, min_domains_5);
     /* Three zones, fewer than 5: the global minimum counts as 0, so each zone takes maxSkew (1) pods. */
     ck_assert_uint_eq(e.r.n_unschedulable, 3);
     ck_assert_int_eq(in_zone(&e, "s", 6, "z-a"), 1);
@@ -289,10 +285,7 @@ END_TEST
 START_TEST(min_domains_met_spreads_normally)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    spread_pods(&e, "s", 6, "app=s", "app=s", min_domains_3);
-    sched_env_run(&e);
+    run_spread(&e, default_pool, 6, min_domains_3);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_int_eq(in_zone(&e, "s", 6, "z-a"), 2);
     sched_env_free(&e);
@@ -302,10 +295,7 @@ END_TEST
 START_TEST(min_domains_counts_only_domains_the_policies_leave)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    spread_pods(&e, "s", 4, "app=s", "app=s", min_domains_3_in_a_b);
-    sched_env_run(&e);
+    run_spread(&e, default_pool, 4, min_domains_3_in_a_b);
     /* The pool has three zones, but node affinity (Honor) leaves two domains: fewer than minDomains 3. */
     ck_assert_uint_eq(e.r.n_unschedulable, 2);
     sched_env_free(&e);
