@@ -150,6 +150,50 @@ static ns_pod *anti_pod(env *e, const char *name, const char *reqs)
     return p;
 }
 
+/* n pods p0.., one per node (anti_pod), that need small. */
+static void small_anti_pods(env *e, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        anti_pod(e, name, NS_LABEL_INSTANCE_TYPE " In small");
+    }
+}
+
+/* Three 1800m pods p0..p2: each fits small or medium alone, all three large. */
+static void three_1800m_pods(env *e)
+{
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        fx_pod(e->c, name, 1800, 64 * FX_MI, "");
+    }
+}
+
+/* Pools np-1 and np-2, and one-per-node pods a (in np-1) and b (in np-2) that need small. */
+static void a_in_np1_b_in_np2(env *e)
+{
+    fx_pool(e->c, "np-1", 0, "");
+    fx_pool(e->c, "np-2", 0, "");
+    anti_pod(e, "a", NS_LABEL_INSTANCE_TYPE " In small;" NS_LABEL_NODEPOOL " In np-1");
+    anti_pod(e, "b", NS_LABEL_INSTANCE_TYPE " In small;" NS_LABEL_NODEPOOL " In np-2");
+}
+
+/* The next round: the pods placed are bound and reservation `id` (type's i-th) used up. */
+static void next_round_with_used(env *e, const char *type, size_t i, const char *id, const char *other_pool)
+{
+    drop_placed(e);
+    reservation(&e->set, type, i, id, 0);
+    run(e, other_pool);
+}
+
+/* Asserts the round made one claim, launching as expect_launch says. */
+static void expect_one_launch(const env *e, bool reserved, const char *type, const char *id)
+{
+    ck_assert_uint_eq(e->r.n_claims, 1);
+    expect_launch(&e->r.claims[0], reserved, type, id);
+}
+
 /* "shouldn't fallback to on-demand or spot when compatible reserved offerings are available": three 1800m pods fit
  * small and medium one each; the round's one claim holds both reservations, so one pod goes per round, reserved,
  * until both are used and the last falls back to on-demand or spot on small. */
@@ -158,11 +202,7 @@ START_TEST(no_fallback_while_a_compatible_reservation_is_available)
     env e;
     env_init(&e);
     fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 3; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        fx_pod(e.c, name, 1800, 64 * FX_MI, "");
-    }
+    three_1800m_pods(&e);
     run(&e, NULL);
     ck_assert_uint_eq(e.r.n_claims, 1);
     ck_assert_uint_eq(e.r.claims[0].n_pods, 1);
@@ -173,18 +213,12 @@ START_TEST(no_fallback_while_a_compatible_reservation_is_available)
     ck_assert_uint_eq(e.r.claims[0].n_options, 2);
     ck_assert_str_eq(e.r.claims[0].options[1].type->name, "medium");
 
-    drop_placed(&e);
-    reservation(&e.set, "small", 0, "r-small", 0);
-    run(&e, NULL);
-    ck_assert_uint_eq(e.r.n_claims, 1);
-    expect_launch(&e.r.claims[0], true, "medium", "r-medium");
+    next_round_with_used(&e, "small", 0, "r-small", NULL);
+    expect_one_launch(&e, true, "medium", "r-medium");
     ck_assert_uint_eq(n_deferred(&e), 1);
 
-    drop_placed(&e);
-    reservation(&e.set, "medium", 0, "r-medium", 0);
-    run(&e, NULL);
-    ck_assert_uint_eq(e.r.n_claims, 1);
-    expect_launch(&e.r.claims[0], false, "small", NULL);
+    next_round_with_used(&e, "medium", 0, "r-medium", NULL);
+    expect_one_launch(&e, false, "small", NULL);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     env_free(&e);
 }
@@ -196,20 +230,13 @@ START_TEST(a_reservation_shared_by_two_pools_counts_once)
 {
     env e;
     env_init(&e);
-    fx_pool(e.c, "np-1", 0, "");
-    fx_pool(e.c, "np-2", 0, "");
-    anti_pod(&e, "a", NS_LABEL_INSTANCE_TYPE " In small;" NS_LABEL_NODEPOOL " In np-1");
-    anti_pod(&e, "b", NS_LABEL_INSTANCE_TYPE " In small;" NS_LABEL_NODEPOOL " In np-2");
+    a_in_np1_b_in_np2(&e);
     run(&e, NULL);
-    ck_assert_uint_eq(e.r.n_claims, 1);
-    expect_launch(&e.r.claims[0], true, "small", "r-small");
+    expect_one_launch(&e, true, "small", "r-small");
     ck_assert_uint_eq(n_deferred(&e), 1);
 
-    drop_placed(&e);
-    reservation(&e.set, "small", 0, "r-small", 0);
-    run(&e, NULL);
-    ck_assert_uint_eq(e.r.n_claims, 1);
-    expect_launch(&e.r.claims[0], false, "small", NULL);
+    next_round_with_used(&e, "small", 0, "r-small", NULL);
+    expect_one_launch(&e, false, "small", NULL);
     env_free(&e);
 }
 END_TEST
@@ -222,10 +249,7 @@ START_TEST(distinct_reservations_of_one_type_count_apart)
     env_init(&e);
     add_type(&e.other, "small", 2000, 1);
     reservation(&e.other, "small", 0, "r-distinct", 1);
-    fx_pool(e.c, "np-1", 0, "");
-    fx_pool(e.c, "np-2", 0, "");
-    anti_pod(&e, "a", NS_LABEL_INSTANCE_TYPE " In small;" NS_LABEL_NODEPOOL " In np-1");
-    anti_pod(&e, "b", NS_LABEL_INSTANCE_TYPE " In small;" NS_LABEL_NODEPOOL " In np-2");
+    a_in_np1_b_in_np2(&e);
     run(&e, "np-2");
     ck_assert_uint_eq(e.r.n_claims, 2);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
@@ -251,11 +275,7 @@ START_TEST(two_reservations_of_one_type_hold_three)
     reservation(&e.set, "small", 0, "r-small", 1);
     reservation(&e.set, "small", 1, "r-small-2", 2);
     fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 4; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        anti_pod(&e, name, NS_LABEL_INSTANCE_TYPE " In small");
-    }
+    small_anti_pods(&e, 4);
     run(&e, NULL);
     ck_assert_uint_eq(e.r.n_claims, 2);
     for (size_t i = 0; i < 2; i++)
@@ -267,15 +287,13 @@ START_TEST(two_reservations_of_one_type_hold_three)
     reservation(&e.set, "small", 0, "r-small", 0);
     reservation(&e.set, "small", 1, "r-small-2", 1);
     run(&e, NULL);
-    ck_assert_uint_eq(e.r.n_claims, 1);
-    expect_launch(&e.r.claims[0], true, "small", "r-small-2");
+    expect_one_launch(&e, true, "small", "r-small-2");
     ck_assert_uint_eq(n_deferred(&e), 1);
 
     drop_placed(&e);
     reservation(&e.set, "small", 1, "r-small-2", 0);
     run(&e, NULL);
-    ck_assert_uint_eq(e.r.n_claims, 1);
-    expect_launch(&e.r.claims[0], false, "small", NULL);
+    expect_one_launch(&e, false, "small", NULL);
     env_free(&e);
 }
 END_TEST
@@ -300,9 +318,7 @@ START_TEST(no_fallback_to_a_lower_weight_pool)
     ck_assert_uint_eq(n_deferred(&e), 1);
     ck_assert_ptr_nonnull(strstr(e.r.unschedulable[0].reason, "could not be reserved"));
 
-    drop_placed(&e);
-    reservation(&e.set, "small", 0, "r-small", 0);
-    run(&e, "np-fallback");
+    next_round_with_used(&e, "small", 0, "r-small", "np-fallback");
     ck_assert_uint_eq(e.r.n_claims, 1);
     ck_assert_str_eq(e.c->nodepools[e.r.claims[0].nodepool]->meta.name, "np-primary");
     expect_launch(&e.r.claims[0], false, "small", NULL);
@@ -331,9 +347,7 @@ START_TEST(a_deferred_pod_keeps_its_preferences)
     expect_launch(&e.r.claims[0], true, "small", "r-small");
     ck_assert_uint_eq(n_deferred(&e), 1);
 
-    drop_placed(&e);
-    reservation(&e.set, "small", 0, "r-small", 0);
-    run(&e, "np-2");
+    next_round_with_used(&e, "small", 0, "r-small", "np-2");
     ck_assert_uint_eq(e.r.n_claims, 1);
     ck_assert_str_eq(e.c->nodepools[e.r.claims[0].nodepool]->meta.name, "np-1");
     expect_launch(&e.r.claims[0], false, "small", NULL);
@@ -370,11 +384,7 @@ START_TEST(fallback_mode_lets_a_claim_give_its_reservations_up)
     env e;
     env_init(&e);
     fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 3; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        fx_pod(e.c, name, 1800, 64 * FX_MI, "");
-    }
+    three_1800m_pods(&e);
     run_mode(&e, NULL, NS_SCHED_RESERVED_FALLBACK);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_uint_eq(e.r.n_claims, 1);
@@ -390,11 +400,7 @@ START_TEST(gate_off_counts_nothing)
     env e;
     env_init(&e);
     fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 3; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        anti_pod(&e, name, NS_LABEL_INSTANCE_TYPE " In small");
-    }
+    small_anti_pods(&e, 3);
     run_mode(&e, NULL, NS_SCHED_RESERVED_OFF);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_uint_eq(e.r.n_claims, 3);
@@ -418,11 +424,7 @@ START_TEST(uncounted_reservations_are_unlimited)
     for (size_t o = 0; o < medium->n_offerings; o++)
         medium->offerings[o].available = true;
     fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 3; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        anti_pod(&e, name, NS_LABEL_INSTANCE_TYPE " In small");
-    }
+    small_anti_pods(&e, 3);
     run(&e, NULL);
     ck_assert_uint_eq(e.r.n_claims, 3);
     for (size_t i = 0; i < 3; i++)
