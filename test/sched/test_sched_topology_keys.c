@@ -119,14 +119,38 @@ static void arm_types(sched_env *e)
             "z-a:spot:0.12,z-a:on-demand:0.36,z-b:on-demand:0.361");
 }
 
+/* A scheduling environment with the arm64 types too when `arm`, and one pool "default" with `requirements`. */
+static void default_pool_env(sched_env *e, bool arm, const char *requirements)
+{
+    sched_env_init(e, true);
+    if (arm)
+        arm_types(e);
+    fx_pool(e->c, "default", 0, requirements);
+}
+
+/* spread_pods, then one scheduling round. */
+static void spread_and_run(sched_env *e, int n, int64_t cpu, const char *key, bool anyway)
+{
+    spread_pods(e, n, cpu, key, anyway);
+    sched_env_run(e);
+}
+
+/* n pods p0.. labelled security=s2, each with an anti-affinity to security=s2 on key (weight 0: required). */
+static void self_anti_pods(sched_env *e, int n, int64_t cpu, const char *key, int weight)
+{
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        fx_pod_affinity(fx_pod(e->c, name, cpu, FX_GI, "security=s2"), key, "security=s2", true, weight);
+    }
+}
+
 /* "should balance pods across capacity types" */
 START_TEST(capacity_type_spread_balances)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, CT " Exists");
-    spread_pods(&e, 4, 1000, CT, false);
-    sched_env_run(&e);
+    default_pool_env(&e, false, CT " Exists");
+    spread_and_run(&e, 4, 1000, CT, false);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     expect_skew(&e, CT, "test=test", 2, 2);
     sched_env_free(&e);
@@ -138,11 +162,9 @@ END_TEST
 START_TEST(capacity_type_spread_do_not_schedule)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, CT " In on-demand");
+    default_pool_env(&e, false, CT " In on-demand");
     node_with_pod(&e, CT "=spot,topology.kubernetes.io/zone=z-a,kubernetes.io/hostname=node-1");
-    spread_pods(&e, 5, 1100, CT, false);
-    sched_env_run(&e);
+    spread_and_run(&e, 5, 1100, CT, false);
     expect_skew(&e, CT, "test=test", 1, 2);
     ck_assert_uint_eq(e.r.n_unschedulable, 3);
     const char *why = e.r.unschedulable[0].reason;
@@ -156,11 +178,9 @@ END_TEST
 START_TEST(capacity_type_spread_schedule_anyway)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, CT " In on-demand");
+    default_pool_env(&e, false, CT " In on-demand");
     node_with_pod(&e, CT "=spot,topology.kubernetes.io/zone=z-a,kubernetes.io/hostname=node-1");
-    spread_pods(&e, 5, 1100, CT, true);
-    sched_env_run(&e);
+    spread_and_run(&e, 5, 1100, CT, true);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     expect_skew(&e, CT, "test=test", 1, 5);
     sched_env_free(&e);
@@ -171,12 +191,9 @@ END_TEST
 START_TEST(arch_spread_counts_the_existing_node)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    arm_types(&e);
-    fx_pool(e.c, "default", 0, ARCH " In arm64");
+    default_pool_env(&e, true, ARCH " In arm64");
     node_with_pod(&e, ARCH "=amd64,topology.kubernetes.io/zone=z-a,kubernetes.io/hostname=node-1");
-    spread_pods(&e, 5, 2000, ARCH, false);
-    sched_env_run(&e);
+    spread_and_run(&e, 5, 2000, ARCH, false);
     expect_skew(&e, ARCH, "test=test", 1, 2);
     ck_assert_uint_eq(e.r.n_unschedulable, 3);
     sched_env_free(&e);
@@ -187,11 +204,8 @@ END_TEST
 START_TEST(arch_spread_balances)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    arm_types(&e);
-    fx_pool(e.c, "default", 0, "");
-    spread_pods(&e, 6, 1000, ARCH, false);
-    sched_env_run(&e);
+    default_pool_env(&e, true, "");
+    spread_and_run(&e, 6, 1000, ARCH, false);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     expect_skew(&e, ARCH, "test=test", 3, 3);
     sched_env_free(&e);
@@ -206,8 +220,7 @@ START_TEST(custom_type_label_spread_balances)
     fx_type(&e.set, "r1-type", 4000, 16 * FX_GI, 20, RACK "=r1,kubernetes.io/arch=amd64", "z-a:on-demand:0.1");
     fx_type(&e.set, "r2-type", 4000, 16 * FX_GI, 20, RACK "=r2,kubernetes.io/arch=amd64", "z-a:on-demand:0.2");
     fx_pool(e.c, "default", 0, "");
-    spread_pods(&e, 4, 1000, RACK, false);
-    sched_env_run(&e);
+    spread_and_run(&e, 4, 1000, RACK, false);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     expect_skew(&e, RACK, "test=test", 2, 2);
     sched_env_free(&e);
@@ -221,8 +234,7 @@ START_TEST(custom_pool_label_spread_balances)
     sched_env_init(&e, true);
     fx_pool(e.c, "rack-a", 0, RACK " In a");
     fx_pool(e.c, "rack-b", 0, RACK " In b");
-    spread_pods(&e, 4, 1000, RACK, false);
-    sched_env_run(&e);
+    spread_and_run(&e, 4, 1000, RACK, false);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     expect_skew(&e, RACK, "test=test", 2, 2);
     sched_env_free(&e);
@@ -233,8 +245,7 @@ END_TEST
 START_TEST(unknown_key_do_not_schedule_waits)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
+    default_pool_env(&e, false, "");
     fx_pod_spread(fx_pod(e.c, "spread", 1000, FX_GI, "test=test"), "unknown", 1, false, "test=test");
     fx_pod(e.c, "plain", 1000, FX_GI, "");
     sched_env_run(&e);
@@ -249,8 +260,7 @@ END_TEST
 START_TEST(unknown_key_schedule_anyway_is_relaxed)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
+    default_pool_env(&e, false, "");
     fx_pod_spread(fx_pod(e.c, "spread", 1000, FX_GI, "test=test"), "unknown", 1, true, "test=test");
     sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
@@ -263,9 +273,7 @@ END_TEST
 START_TEST(arch_anti_affinity)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    arm_types(&e);
-    fx_pool(e.c, "default", 0, "");
+    default_pool_env(&e, true, "");
     fx_pod_selector(fx_pod(e.c, "first", 2000, FX_GI, "security=s2"), ARCH "=arm64");
     fx_pod_affinity(fx_pod(e.c, "second", 1000, FX_GI, "security=s2"), ARCH, "security=s2", true, 0);
     sched_env_run(&e);
@@ -282,8 +290,7 @@ END_TEST
 START_TEST(capacity_type_anti_affinity)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
+    default_pool_env(&e, false, "");
     fx_pod_selector(fx_pod(e.c, "first", 2000, FX_GI, "security=s2"), CT "=spot");
     fx_pod_affinity(fx_pod(e.c, "second", 1000, FX_GI, ""), CT, "security=s2", true, 0);
     sched_env_run(&e);
@@ -296,8 +303,7 @@ END_TEST
 START_TEST(capacity_type_inverse_anti_affinity)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
+    default_pool_env(&e, false, "");
     fx_node(e.c, "node-1", 1000, 16 * FX_GI, 20, CT "=spot,topology.kubernetes.io/zone=z-a");
     ns_pod *bound = fx_pod(e.c, "bound", 1000, FX_GI, "");
     fx_pod_affinity(bound, CT, "app=x", true, 0);
@@ -316,13 +322,8 @@ END_TEST
 START_TEST(self_anti_affinity_required_blocks_every_open_domain)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 3; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        fx_pod_affinity(fx_pod(e.c, name, 1000, FX_GI, "security=s2"), CT, "security=s2", true, 0);
-    }
+    default_pool_env(&e, false, "");
+    self_anti_pods(&e, 3, 1000, CT, 0);
     sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_claims, 1);
     ck_assert_uint_eq(e.r.n_unschedulable, 2);
@@ -334,13 +335,8 @@ END_TEST
 START_TEST(self_anti_affinity_preferred_is_relaxed)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 3; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        fx_pod_affinity(fx_pod(e.c, name, 1000, FX_GI, "security=s2"), CT, "security=s2", true, 10);
-    }
+    default_pool_env(&e, false, "");
+    self_anti_pods(&e, 3, 1000, CT, 10);
     sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     sched_env_free(&e);
@@ -352,13 +348,8 @@ END_TEST
 START_TEST(zone_preferred_self_anti_affinity_is_relaxed)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    for (int i = 0; i < 5; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "p%d", i);
-        fx_pod_affinity(fx_pod(e.c, name, 500, FX_GI, "security=s2"), NS_LABEL_ZONE, "security=s2", true, 10);
-    }
+    default_pool_env(&e, false, "");
+    self_anti_pods(&e, 5, 500, NS_LABEL_ZONE, 10);
     sched_env_run(&e);
     ck_assert_uint_eq(e.r.n_unschedulable, 0);
     ck_assert_uint_eq(e.r.n_claims, 1);
@@ -372,9 +363,7 @@ END_TEST
 START_TEST(arch_affinity_joins_and_preferred_relaxes)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    arm_types(&e);
-    fx_pool(e.c, "default", 0, "");
+    default_pool_env(&e, true, "");
     fx_pod_selector(fx_pod(e.c, "target", 2000, FX_GI, "security=s1"), ARCH "=arm64");
     fx_pod_affinity(fx_pod(e.c, "follower", 1000, FX_GI, ""), ARCH, "security=s1", false, 0);
     fx_pod_affinity(fx_pod(e.c, "hopeful", 900, FX_GI, ""), ARCH, "nothing=here", false, 10);
