@@ -68,4 +68,32 @@ int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t
 int sched_cost_exact(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
                      size_t n_items, const int64_t *rem, cost_plan *out);
 
+/* Scratch of the LP plan's pricing problem (sched_cost_knap.c) for one class's items. */
+typedef struct cost_knap {
+    const sched *s;
+    const cost_item *items;
+    size_t m;
+    const double *value;
+    size_t *act;  /* the items of positive value, densest first */
+    size_t n_act;
+    size_t *dims; /* the dimensions some of them request */
+    size_t n_d;
+    size_t *dord; /* per such dimension, positions of act by value per request of it, largest first */
+    int64_t *room, *zero, *cur, *best;
+    double *key, best_v;
+    size_t nodes, max_nodes;
+    bool cut;
+} cost_knap;
+
+/* Scratch for m items (kept by K, not owned: items must outlive it). 0 or NS_ERR_INTERNAL; free with
+ * sched_cost_knap_free. */
+int sched_cost_knap_init(cost_knap *K, sched *s, const cost_item *items, size_t m);
+void sched_cost_knap_free(cost_knap *K);
+/* The fill of the most value (the sum of value[j] * best[j]) that alloc holds with best[j] <= items[j].n, items of
+ * value <= 0 left out, by branch and bound over the items in `order` (densest first explores least). best holds a
+ * fill worth best_v on entry (or zeros and a threshold to beat) and is replaced only by a fill worth more. At most
+ * max_nodes nodes; *complete when the search finished, so nothing beats the value returned. */
+double sched_cost_knapsack(cost_knap *K, const sched_vec *alloc, const double *value, const size_t *order,
+                           int64_t *best, double best_v, size_t max_nodes, bool *complete);
+
 #endif

@@ -3,9 +3,11 @@
  * node of a candidate type holds; columns cost the type's price, rows ask for each item's count), solved by column
  * generation: a revised simplex on the patterns found so far gives each item a dual price, and each candidate type
  * proposes the pattern its dual prices value most (filled densest first, where density is the dual price per share of
- * the type's allocatable; with few items, also each item's every count put first). With the LP solved, the plan takes
- * each pattern's whole number of nodes and plans the pods left exactly when they are few (sched_cost_exact.c), else
- * greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
+ * the type's allocatable; with few items, also each item's every count put first). When no such fill prices out, the
+ * fills under every weight of cpu against memory, then the pricing problem by branch and bound (sched_cost_knap.c)
+ * look for the patterns that mix shapes; that extra search has a budget per pod of the class. With the LP solved, the
+ * plan takes each pattern's whole number of nodes and plans the pods left exactly when they are few
+ * (sched_cost_exact.c), else greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
  * rounding costs a few nodes at most, so the plan is within a few percent of the LP bound; on small classes the
  * caller keeps the greedy plan when it is cheaper.
  */
@@ -21,6 +23,13 @@
 #define LP_MAX_PIVOTS 200
 #define LP_MAX_ROUNDS 40
 #define LP_NEW_COLUMNS 8
+/* Branch-and-bound nodes per pricing problem. The pricing beyond one densest-first fill per candidate (the fills
+ * of every cpu weight, then branch and bound) spends at most LP_KNAP_PER_POD fills or nodes per pod of the class,
+ * so its time grows with the pods as the scheduler's own does: past it the LP stops with the columns it has. */
+#define LP_KNAP_NODES 1000
+#define LP_KNAP_PER_POD 6
+/* Weights of cpu against memory the densest-first fill tries: 0, 1/4, ..., 1. */
+#define LP_LAMBDA_STEPS 4
 #define LP_EPS 1e-9
 /* Classes of at most this many pod groups get the richer pricing of best_pattern. */
 #define LP_LEAD_MAX_ITEMS 4
@@ -44,6 +53,10 @@ typedef struct lp {
     int64_t *fill;
     size_t *order;
     double *dens;
+    double *frac; /* n_c x m x 3: fractions() */
+    int64_t *kept; /* LP_NEW_COLUMNS x m: the fills price_columns keeps */
+    cost_knap knap;
+    size_t knap_left; /* fills and branch-and-bound nodes left of LP_KNAP_PER_POD per pod */
 } lp;
 
 static int lp_push(lp *L, const int64_t *a, size_t cand)
@@ -68,24 +81,44 @@ static int lp_push(lp *L, const int64_t *a, size_t cand)
     return NS_OK;
 }
 
-/* Orders the items by weight[j] per dominant share of candidate ci, densest first (weights <= 0 last). */
-static void order_by_density(lp *L, size_t ci, const double *weight)
+/* Orders the items by weight[j] per share of candidate ci, densest first (weights <= 0 last). The share is the
+ * dominant one (the largest fraction of any dimension) when lambda < 0, else lambda of the cpu fraction plus
+ * 1 - lambda of the memory fraction, at least the fraction of any other dimension: a weighted share sorts first the
+ * shapes that fill what the other shapes leave. */
+static void order_by_density(lp *L, size_t ci, const double *weight, double lambda)
 {
-    const sched_vec *alloc = &L->p->alloc[L->c[ci].type];
-    for (size_t j = 0; j < L->m; j++) {
-        double share = 0;
-        for (size_t d = 0; d < L->s->n_dims; d++)
-            if (L->items[j].g->req.v[d] > 0)
-                share = fmax(share, alloc->v[d] > 0 ? (double)L->items[j].g->req.v[d] / (double)alloc->v[d] : 1e30);
+    const double *f = L->frac + ci * L->m * 3;
+    for (size_t j = 0; j < L->m; j++, f += 3) {
+        double share = lambda < 0 ? fmax(f[2], fmax(f[0], f[1])) : fmax(f[2], lambda * f[0] + (1 - lambda) * f[1]);
         L->dens[j] = weight[j] > 0 ? weight[j] / fmax(share, 1e-12) : -1;
         L->order[j] = j;
     }
-    for (size_t i = 1; i < L->m; i++)
-        for (size_t k = i; k > 0 && L->dens[L->order[k]] > L->dens[L->order[k - 1]]; k--) {
-            size_t t = L->order[k];
+    for (size_t i = 1; i < L->m; i++) {
+        size_t t = L->order[i], k = i;
+        for (; k > 0 && L->dens[t] > L->dens[L->order[k - 1]]; k--)
             L->order[k] = L->order[k - 1];
-            L->order[k - 1] = t;
+        L->order[k] = t;
+    }
+}
+
+/* Per candidate and item, the fractions of the candidate's allocatable one pod takes: cpu, memory, and the largest
+ * of the other dimensions (order_by_density's shares, computed once). */
+static void fractions(lp *L)
+{
+    for (size_t ci = 0; ci < L->n_c; ci++) {
+        const sched_vec *alloc = &L->p->alloc[L->c[ci].type];
+        for (size_t j = 0; j < L->m; j++) {
+            double *f = L->frac + (ci * L->m + j) * 3;
+            f[0] = f[1] = f[2] = 0;
+            for (size_t d = 0; d < L->s->n_dims; d++) {
+                if (L->items[j].g->req.v[d] <= 0)
+                    continue;
+                double x = alloc->v[d] > 0 ? (double)L->items[j].g->req.v[d] / (double)alloc->v[d] : 1e30;
+                size_t at = d == SCHED_CPU ? 0 : d == SCHED_MEM ? 1 : 2;
+                f[at] = fmax(f[at], x);
+            }
         }
+    }
 }
 
 /* Fills candidate ci with items in L->order, each as far as it fits (up to its count), after `lead` pods of item
@@ -117,11 +150,21 @@ static double fill_value(const lp *L)
 /* Candidate ci's pattern of most dual value into L->fill, and its value: the densest-first fill, and with few items
  * also every count of each item put first and the others filled densest first after it (the densest-first fill alone
  * misses patterns that mix two shapes, which on small classes costs the rounding whole nodes). */
-static double best_pattern(lp *L, size_t ci)
+static double best_pattern(lp *L, size_t ci, bool sweep)
 {
-    order_by_density(L, ci, L->pi);
+    double best = -1, best_lambda = -1;
+    for (int step = -1; step <= (sweep ? LP_LAMBDA_STEPS : -1); step++) {
+        double lambda = step < 0 ? -1 : (double)step / LP_LAMBDA_STEPS;
+        order_by_density(L, ci, L->pi, lambda);
+        fill_in_order(L, ci, SIZE_MAX, 0);
+        double v = fill_value(L);
+        if (v > best * (1 + 1e-12)) {
+            best = v;
+            best_lambda = lambda;
+        }
+    }
+    order_by_density(L, ci, L->pi, best_lambda);
     fill_in_order(L, ci, SIZE_MAX, 0);
-    double best = fill_value(L);
     if (L->m > LP_LEAD_MAX_ITEMS)
         return best;
     size_t best_first = SIZE_MAX;
@@ -266,35 +309,64 @@ static void simplex(lp *L)
     }
 }
 
-/* Each candidate's best pattern by the current dual prices; of those that price out, the LP_NEW_COLUMNS whose value
- * per price is highest become columns (more would only slow the simplex down). The number added, or a negative
- * error. */
+/* The columns one pricing round keeps: the LP_NEW_COLUMNS fills of most value per price that price out. */
+typedef struct kept_cols {
+    size_t cand[LP_NEW_COLUMNS], n;
+    double gain[LP_NEW_COLUMNS];
+} kept_cols;
+
+/* Keeps L->fill, candidate ci's fill worth v, when it prices out and is among the best so far. */
+static void keep_fill(lp *L, kept_cols *k, size_t ci, double v)
+{
+    double gain = v / L->c[ci].price;
+    if (gain <= 1 + 1e-7 || (k->n == LP_NEW_COLUMNS && gain <= k->gain[k->n - 1]))
+        return;
+    size_t at = k->n < LP_NEW_COLUMNS ? k->n++ : k->n - 1;
+    for (; at > 0 && k->gain[at - 1] < gain; at--) {
+        k->cand[at] = k->cand[at - 1];
+        k->gain[at] = k->gain[at - 1];
+        memcpy(L->kept + at * L->m, L->kept + (at - 1) * L->m, L->m * sizeof(int64_t));
+    }
+    k->cand[at] = ci;
+    k->gain[at] = gain;
+    memcpy(L->kept + at * L->m, L->fill, L->m * sizeof(int64_t));
+}
+
+/* Each candidate's best pattern by the current dual prices, by the densest-first fills of best_pattern; when none
+ * prices out, by the pricing problem solved by branch and bound (sched_cost_knap.c), which finds the patterns that
+ * mix shapes the fills miss or shows there are none. Of those that price out, the LP_NEW_COLUMNS whose value per
+ * price is highest become columns (more would only slow the simplex down). The number added, or a negative error. */
 static int price_columns(lp *L)
 {
-    size_t best[LP_NEW_COLUMNS], n_best = 0;
-    double best_gain[LP_NEW_COLUMNS];
-    for (size_t ci = 0; ci < L->n_c; ci++) {
-        double v = best_pattern(L, ci);
-        double gain = v / L->c[ci].price;
-        if (gain <= 1 + 1e-7 || (n_best == LP_NEW_COLUMNS && gain <= best_gain[n_best - 1]))
-            continue;
-        size_t at = n_best < LP_NEW_COLUMNS ? n_best++ : n_best - 1;
-        for (; at > 0 && best_gain[at - 1] < gain; at--) {
-            best[at] = best[at - 1];
-            best_gain[at] = best_gain[at - 1];
+    kept_cols k = {.n = 0};
+    for (int sweep = 0; sweep < 2 && k.n == 0 && (sweep == 0 || L->knap_left > 0); sweep++) {
+        for (size_t ci = 0; ci < L->n_c; ci++) {
+            double v = best_pattern(L, ci, sweep);
+            if (sweep)
+                L->knap_left -= L->knap_left > LP_LAMBDA_STEPS + 2 ? LP_LAMBDA_STEPS + 2 : L->knap_left;
+            for (size_t j = 0; j < L->m; j++)
+                L->fill[j] = L->pi[j] > 0 ? L->fill[j] : 0;
+            keep_fill(L, &k, ci, v);
         }
-        best[at] = ci;
-        best_gain[at] = gain;
     }
-    for (size_t i = 0; i < n_best; i++) {
-        best_pattern(L, best[i]);
-        for (size_t j = 0; j < L->m; j++)
-            L->fill[j] = L->pi[j] > 0 ? L->fill[j] : 0;
-        int rc = lp_push(L, L->fill, best[i]);
+    for (size_t ci = 0; k.n == 0 && ci < L->n_c && L->knap_left > 0; ci++) {
+        double price = L->c[ci].price;
+        memset(L->fill, 0, L->m * sizeof(int64_t));
+        order_by_density(L, ci, L->pi, -1);
+        bool complete;
+        double floor_v = price * (1 + 1e-7);
+        double got = sched_cost_knapsack(&L->knap, &L->p->alloc[L->c[ci].type], L->pi, L->order, L->fill, floor_v,
+                                         L->knap_left < LP_KNAP_NODES ? L->knap_left : LP_KNAP_NODES, &complete);
+        L->knap_left -= L->knap.nodes < L->knap_left ? L->knap.nodes : L->knap_left;
+        if (got > floor_v)
+            keep_fill(L, &k, ci, got);
+    }
+    for (size_t i = 0; i < k.n; i++) {
+        int rc = lp_push(L, L->kept + i * L->m, k.cand[i]);
         if (rc < 0)
             return rc;
     }
-    return (int)n_best;
+    return (int)k.n;
 }
 
 /* Appends one bin of the pods in take (clipped to rem, which it consumes), priced at the cheapest candidate that
@@ -348,6 +420,9 @@ static void lp_free(lp *L)
     free(L->fill);
     free(L->order);
     free(L->dens);
+    free(L->frac);
+    free(L->kept);
+    sched_cost_knap_free(&L->knap);
 }
 
 int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
@@ -355,7 +430,9 @@ int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t
 {
     memset(out, 0, sizeof(*out));
     size_t m = n_items ? n_items : 1;
-    lp L = {.s = s, .p = p, .c = c, .n_c = n_c, .items = items, .m = n_items};
+    lp L = {.s = s, .p = p, .c = c, .n_c = n_c, .items = items, .m = n_items, .knap_left = 0};
+    for (size_t j = 0; j < n_items; j++)
+        L.knap_left += (size_t)items[j].n * LP_KNAP_PER_POD;
     L.basis = malloc(m * sizeof(size_t));
     L.binv = malloc(m * m * sizeof(double));
     L.x = malloc(m * sizeof(double));
@@ -364,12 +441,18 @@ int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t
     L.fill = malloc(m * sizeof(int64_t));
     L.order = malloc(m * sizeof(size_t));
     L.dens = malloc(m * sizeof(double));
+    L.kept = malloc(LP_NEW_COLUMNS * m * sizeof(int64_t));
+    L.frac = malloc((n_c ? n_c : 1) * m * 3 * sizeof(double));
     int64_t *rem = malloc(m * sizeof(int64_t));
-    int rc = L.basis && L.binv && L.x && L.pi && L.d && L.fill && L.order && L.dens && rem
+    int rc = L.basis && L.binv && L.x && L.pi && L.d && L.fill && L.order && L.dens && L.kept && L.frac && rem
                  ? sched_vec_init(s, &L.used)
                  : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for an LP of %zu pod groups", n_items);
-    if (rc == NS_OK && n_items > 0)
+    if (rc == NS_OK)
+        rc = sched_cost_knap_init(&L.knap, s, items, n_items);
+    if (rc == NS_OK && n_items > 0) {
+        fractions(&L);
         rc = start_basis(&L);
+    }
     for (int round = 0; rc == NS_OK && n_items > 0 && round < LP_MAX_ROUNDS; round++) {
         simplex(&L);
         duals(&L);
