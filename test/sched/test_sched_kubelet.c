@@ -68,6 +68,13 @@ static const char *type_of(env *e, const char *pod)
     return cl->options[0].type->name;
 }
 
+/* Adds an unlabelled pending pod and asserts the round launches it on `type`. */
+static void expect_type(env *e, const char *pod, int64_t cpu, int64_t mem, const char *type)
+{
+    fx_pod(e->c, pod, cpu, mem, "");
+    ck_assert_str_eq(type_of(e, pod), type);
+}
+
 static void pods(ns_cluster *c, int n, int64_t cpu, int64_t mem)
 {
     for (int i = 0; i < n; i++) {
@@ -84,8 +91,7 @@ START_TEST(max_pods_lowers_kube_reserved_memory)
     e.np->kubelet.has_max_pods = true;
     e.np->kubelet.max_pods = 20;
     /* 3400Mi: more than small's 3103Mi with 58 pods reserved, less than its 3521Mi once 20 pods reserve 475Mi. */
-    fx_pod(e.c, "big", 500, 3400 * MI, "");
-    ck_assert_str_eq(type_of(&e, "big"), "small");
+    expect_type(&e, "big", 500, 3400 * MI, "small");
     env_free(&e);
 }
 END_TEST
@@ -94,8 +100,7 @@ START_TEST(without_max_pods_the_eni_reservation_stays)
 {
     env e;
     env_init(&e);
-    fx_pod(e.c, "big", 500, 3400 * MI, "");
-    ck_assert_str_eq(type_of(&e, "big"), "medium");
+    expect_type(&e, "big", 500, 3400 * MI, "medium");
     env_free(&e);
 }
 END_TEST
@@ -144,8 +149,7 @@ START_TEST(pods_per_core_frees_kube_reserved_memory)
     e.np->kubelet.has_pods_per_core = true;
     e.np->kubelet.pods_per_core = 2;
     /* 4 pods on small reserve 299Mi: 4096 - 299 - 100 = 3697Mi allocatable. */
-    fx_pod(e.c, "big", 500, 3690 * MI, "");
-    ck_assert_str_eq(type_of(&e, "big"), "small");
+    expect_type(&e, "big", 500, 3690 * MI, "small");
     env_free(&e);
 }
 END_TEST
@@ -157,8 +161,7 @@ START_TEST(kube_reserved_override_changes_which_type_fits)
     e.np->kubelet.has_kube_reserved = true;
     e.np->kubelet.kube_reserved.memory_bytes = 1024 * MI;
     /* Fits small's 3103Mi by default, not its 2972Mi under 1Gi of kube-reserved memory. */
-    fx_pod(e.c, "p", 500, 3050 * MI, "");
-    ck_assert_str_eq(type_of(&e, "p"), "medium");
+    expect_type(&e, "p", 500, 3050 * MI, "medium");
     env_free(&e);
 }
 END_TEST
@@ -170,8 +173,7 @@ START_TEST(kube_reserved_cpu_keeps_the_memory_reservation)
     e.np->kubelet.has_kube_reserved = true;
     e.np->kubelet.kube_reserved.cpu_milli = 100;
     /* Naming cpu only must not drop the 893Mi memory reservation (3103Mi allocatable on small). */
-    fx_pod(e.c, "p", 500, 3500 * MI, "");
-    ck_assert_str_eq(type_of(&e, "p"), "medium");
+    expect_type(&e, "p", 500, 3500 * MI, "medium");
     env_free(&e);
 }
 END_TEST
@@ -183,8 +185,7 @@ START_TEST(system_reserved_cpu_changes_which_type_fits)
     e.np->kubelet.has_system_reserved = true;
     e.np->kubelet.system_reserved.cpu_milli = 500;
     /* 1900m fits small's 1930m, not 1430m once the system reserves half a core. */
-    fx_pod(e.c, "p", 1900, 100 * MI, "");
-    ck_assert_str_eq(type_of(&e, "p"), "medium");
+    expect_type(&e, "p", 1900, 100 * MI, "medium");
     env_free(&e);
 }
 END_TEST
@@ -195,8 +196,7 @@ START_TEST(eviction_percentage_is_of_memory_capacity)
     env_init(&e);
     ck_assert_int_eq(ns_labels_set(&e.np->kubelet.eviction_hard, "memory.available", "20%"), 0);
     /* 20% of 4096Mi is 820Mi: small keeps 2384Mi, so a 2500Mi pod needs medium. */
-    fx_pod(e.c, "p", 500, 2500 * MI, "");
-    ck_assert_str_eq(type_of(&e, "p"), "medium");
+    expect_type(&e, "p", 500, 2500 * MI, "medium");
     env_free(&e);
 }
 END_TEST
@@ -207,8 +207,7 @@ START_TEST(eviction_of_one_hundred_percent_disables_the_threshold)
     env_init(&e);
     ck_assert_int_eq(ns_labels_set(&e.np->kubelet.eviction_hard, "memory.available", "100%"), 0);
     /* No threshold: 4096 - 893 = 3203Mi on small. */
-    fx_pod(e.c, "p", 500, 3200 * MI, "");
-    ck_assert_str_eq(type_of(&e, "p"), "small");
+    expect_type(&e, "p", 500, 3200 * MI, "small");
     env_free(&e);
 }
 END_TEST
@@ -220,8 +219,7 @@ START_TEST(eviction_soft_and_hard_take_the_larger)
     ck_assert_int_eq(ns_labels_set(&e.np->kubelet.eviction_hard, "memory.available", "200Mi"), 0);
     ck_assert_int_eq(ns_labels_set(&e.np->kubelet.eviction_soft, "memory.available", "600Mi"), 0);
     /* 4096 - 893 - 600 = 2603Mi on small. */
-    fx_pod(e.c, "p", 500, 2700 * MI, "");
-    ck_assert_str_eq(type_of(&e, "p"), "medium");
+    expect_type(&e, "p", 500, 2700 * MI, "medium");
     env_free(&e);
 }
 END_TEST
