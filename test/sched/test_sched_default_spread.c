@@ -357,12 +357,18 @@ static void rs_pods(sched_env *e, const char *rs, const char *labels, const char
     }
 }
 
+/* A scheduling environment with one pool "default" of `requirements`, and n pods p-i of ReplicaSet rs (test=test). */
+static void rs_env(sched_env *e, const char *requirements, int n)
+{
+    sched_env_init(e, true);
+    fx_pool(e->c, "default", 0, requirements);
+    rs_pods(e, "rs", "test=test", "p", n);
+}
+
 START_TEST(default_zonal_spread)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    rs_pods(&e, "rs", "test=test", "p", 4);
+    rs_env(&e, "", 4);
     run_defaults(&e, &ZONE_DEFAULT, 1);
     int counts[3];
     ck_assert_uint_eq(zone_counts(&e, "p-", counts), 4);
@@ -374,9 +380,7 @@ END_TEST
 START_TEST(default_hostname_spread)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    rs_pods(&e, "rs", "test=test", "p", 3);
+    rs_env(&e, "", 3);
     run_defaults(&e, &HOST_DEFAULT, 1);
     ck_assert_uint_eq(e.r.n_claims, 3);
     for (size_t i = 0; i < e.r.n_claims; i++)
@@ -389,9 +393,7 @@ END_TEST
 START_TEST(own_constraints_win)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    rs_pods(&e, "rs", "test=test", "p", 3);
+    rs_env(&e, "", 3);
     for (size_t i = 0; i < e.c->n_pods; i++)
         fx_pod_spread(e.c->pods[i], "kubernetes.io/hostname", 3, false, "test=test");
     run_defaults(&e, &HOST_DEFAULT, 1);
@@ -405,9 +407,7 @@ END_TEST
 START_TEST(no_default_applied)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "");
-    rs_pods(&e, "rs", "test=test", "p", 3);
+    rs_env(&e, "", 3);
     run_defaults(&e, NULL, 0);
     ck_assert_uint_eq(e.r.n_claims, 1);
     sched_env_free(&e);
@@ -428,9 +428,7 @@ END_TEST
 START_TEST(min_domains_carried)
 {
     sched_env e;
-    sched_env_init(&e, true);
-    fx_pool(e.c, "default", 0, "topology.kubernetes.io/zone In z-a|z-b");
-    rs_pods(&e, "rs", "test=test", "p", 3);
+    rs_env(&e, "topology.kubernetes.io/zone In z-a|z-b", 3);
     ns_topology_spread d = ZONE_DEFAULT;
     d.min_domains = 3;
     run_defaults(&e, &d, 1);
@@ -446,9 +444,7 @@ START_TEST(single_zone_min_domains)
 {
     for (int anyway = 0; anyway < 2; anyway++) {
         sched_env e;
-        sched_env_init(&e, true);
-        fx_pool(e.c, "default", 0, "topology.kubernetes.io/zone In z-a");
-        rs_pods(&e, "rs", "test=test", "p", 3);
+        rs_env(&e, "topology.kubernetes.io/zone In z-a", 3);
         ns_topology_spread d = ZONE_DEFAULT;
         d.min_domains = 3;
         d.when_unsatisfiable = anyway ? NS_SCHEDULE_ANYWAY : NS_DO_NOT_SCHEDULE;
