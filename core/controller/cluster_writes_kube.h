@@ -16,6 +16,9 @@
  *                and a zero grace period when the engine forces it. create and bind are the kubelet's and
  *                kube-scheduler's jobs on a live cluster: NS_ERR_UNSUPPORTED.
  *   NodePools and node classes are the operator's: put/delete are NS_ERR_UNSUPPORTED.
+ *   concurrently: the jobs on up to NS_WRITE_JOBS_THREADS threads (engine/write_jobs.h); what the Node and NodeClaim
+ *                writes change besides their own object (the cluster's lists, the mirror's floors, the counters)
+ *                changes under the store's lock.
  *
  * The layer does not own the client, the mirror or the cluster; they must outlive it.
  */

@@ -69,9 +69,10 @@ typedef struct ns_cluster_writes_ops {
     /* Optional. Runs job(arg, i) for every i < n, several at once on threads of its own when the store's writes wait
      * on something slow (the Kubernetes store: a round trip to the API server each), as the kubelets of many nodes
      * write at once; NULL: one after another (ns_cluster_writes_each). A job writes through the table it was given
-     * (wrappers included), and only objects no other job of the call touches: with this op set, create_node,
-     * update_node_status and add/remove_node_taint on distinct Nodes must be safe to call at once (wrappers that
-     * forward this op must be too). Returns 0 or the first failed job's error, recorded on the caller's thread, once
+     * (wrappers included), and only objects no other job of the call touches: with this op set, the Node writes
+     * (create_node, update_node_status, add/remove_node_taint, set_node_label, set_node_annotation) on distinct Nodes
+     * and update_nodeclaim on distinct claims must be safe to call at once (wrappers that forward this op must be
+     * too). Returns 0 or the first failed job's error, recorded on the caller's thread, once
      * every job ran. */
     int (*concurrently)(void *ctx, size_t n, int (*job)(void *arg, size_t i), void *arg);
 

@@ -197,9 +197,9 @@ int ns_engine_launch_claim(ns_engine *e, ns_nodeclaim *claim)
 
 /* ---- Registration and initialization */
 
-static int register_claim(ns_engine *e, ns_nodeclaim *claim, ns_node *node)
+/* The writes of a claim's registration (through w, from any thread: they touch the claim and its Node only). */
+static int register_claim(const ns_cluster_writes *w, ns_nodeclaim *claim, ns_node *node)
 {
-    const ns_cluster_writes *w = &e->writes;
     int rc = w->ops->remove_node_taint(w->ctx, node, NS_TAINT_UNREGISTERED_KEY, NS_EFFECT_NO_EXECUTE);
     /* Karpenter syncs the claim's labels and annotations (the NodePool template's among them, so a template's
      * karpenter.sh/do-not-disrupt reaches the Node) onto the Node at registration. */
@@ -221,10 +221,7 @@ static int register_claim(ns_engine *e, ns_nodeclaim *claim, ns_node *node)
     if (!(claim->node_name = ns_strdup(node->meta.name)) ||
         ns_conditions_set(&claim->conditions, NS_COND_REGISTERED, "True", "Registered", NULL, ns_clock_now_ms()) < 0)
         return NS_ERR_INTERNAL;
-    if ((rc = w->ops->update_nodeclaim(w->ctx, claim)) < 0)
-        return rc;
-    return ns_engine_record(e, NS_DECISION_REGISTERED_NODECLAIM, NULL, NULL, node->meta.name, claim->meta.name, NULL,
-                            claim->provider_id);
+    return w->ops->update_nodeclaim(w->ctx, claim);
 }
 
 /* Karpenter's initialization check: Ready, no ephemeral or startup taint left, requested extended resources present. */
@@ -254,19 +251,67 @@ static bool node_initialized(const ns_nodeclaim *claim, const ns_node *node, cha
     return true;
 }
 
-static int initialize_claim(ns_engine *e, ns_nodeclaim *claim, ns_node *node)
+/* The writes of a claim's initialization (as register_claim). */
+static int initialize_claim(const ns_cluster_writes *w, ns_nodeclaim *claim, ns_node *node)
 {
-    int rc = e->writes.ops->set_node_label(e->writes.ctx, node, NS_LABEL_INITIALIZED, "true");
+    int rc = w->ops->set_node_label(w->ctx, node, NS_LABEL_INITIALIZED, "true");
     if (rc < 0)
         return rc;
     if (ns_conditions_set(&claim->conditions, NS_COND_INITIALIZED, "True", "Initialized", NULL, ns_clock_now_ms()) <
         0)
         return NS_ERR_INTERNAL;
-    if ((rc = e->writes.ops->update_nodeclaim(e->writes.ctx, claim)) < 0)
-        return rc;
-    char alloc[256];
-    return ns_engine_record(e, NS_DECISION_INITIALIZED_NODECLAIM, NULL, NULL, node->meta.name, claim->meta.name, NULL,
-                            ns_res_format(&node->allocatable, alloc, sizeof(alloc)));
+    return w->ops->update_nodeclaim(w->ctx, claim);
+}
+
+/* Registration and initialization of the step's claims whose Node is there: each a few round trips to the API server
+ * in the controller, so they go out at once through the store's concurrently op (one job per claim and its Node),
+ * and the decisions are recorded afterwards, in claim order, from this thread. */
+typedef struct claim_job {
+    char *name;                 /* the claim's: the loop before may delete other claims, so it is looked up again */
+    ns_nodeclaim *claim;
+    ns_node *node;
+    bool registered, initialized; /* what the job did */
+    char why[256];                /* why not initialized yet */
+} claim_job;
+
+typedef struct claim_jobs {
+    const ns_cluster_writes *w;
+    claim_job *items;
+    size_t n, cap;
+    int64_t now;
+} claim_jobs;
+
+static int claim_job_run(void *arg, size_t i)
+{
+    claim_jobs *k = arg;
+    claim_job *j = &k->items[i];
+    int rc = NS_OK;
+    if (!ns_claim_registered(j->claim)) {
+        if ((rc = register_claim(k->w, j->claim, j->node)) < 0)
+            return rc;
+        j->registered = true;
+    }
+    if (ns_claim_initialized(j->claim) || !node_initialized(j->claim, j->node, j->why, sizeof(j->why)))
+        return NS_OK;
+    if ((rc = initialize_claim(k->w, j->claim, j->node)) == NS_OK)
+        j->initialized = true;
+    return rc;
+}
+
+static int record_claim_job(ns_engine *e, const claim_job *j)
+{
+    int rc = NS_OK;
+    if (j->registered)
+        rc = ns_engine_record(e, NS_DECISION_REGISTERED_NODECLAIM, NULL, NULL, j->node->meta.name,
+                              j->claim->meta.name, NULL, j->claim->provider_id);
+    if (rc == NS_OK && j->initialized) {
+        char alloc[256];
+        rc = ns_engine_record(e, NS_DECISION_INITIALIZED_NODECLAIM, NULL, NULL, j->node->meta.name,
+                              j->claim->meta.name, NULL, ns_res_format(&j->node->allocatable, alloc, sizeof(alloc)));
+    } else if (rc == NS_OK && j->why[0])
+        ns_log(NS_LOG_DEBUG, "nodeclaim.lifecycle", "waiting on node initialization", "NodeClaim", j->claim->meta.name,
+               "reason", j->why, NULL);
+    return rc;
 }
 
 static int registration_timeout(ns_engine *e, ns_nodeclaim *claim)
@@ -278,8 +323,9 @@ static int registration_timeout(ns_engine *e, ns_nodeclaim *claim)
     return rc < 0 ? rc : ns_engine_delete_claim(e, claim, "liveness", "RegistrationTimeout");
 }
 
-static int one_claim(ns_engine *e, ns_nodeclaim *claim, int64_t now)
+static int one_claim(ns_engine *e, ns_nodeclaim *claim, claim_jobs *jobs)
 {
+    int64_t now = jobs->now;
     if (ns_claim_deleting(claim))
         return NS_OK;
     /* A claim loaded from a manifest has no creation time: the registration TTL counts from when it is first seen.
@@ -299,29 +345,48 @@ static int one_claim(ns_engine *e, ns_nodeclaim *claim, int64_t now)
         return registration_timeout(e, claim);
     if (!ns_claim_launched(claim))
         return ns_engine_launch_claim(e, claim);
-    ns_node *node = ns_engine_node_of_claim(e, claim);
-    if (!node)
+    if (!ns_engine_node_of_claim(e, claim) || (ns_claim_registered(claim) && ns_claim_initialized(claim)))
         return NS_OK;
-    int rc = NS_OK;
-    if (!ns_claim_registered(claim) && (rc = register_claim(e, claim, node)) < 0)
-        return rc;
-    char why[256];
-    if (ns_claim_initialized(claim))
-        return NS_OK;
-    if (node_initialized(claim, node, why, sizeof(why)))
-        return initialize_claim(e, claim, node);
-    ns_log(NS_LOG_DEBUG, "nodeclaim.lifecycle", "waiting on node initialization", "NodeClaim", claim->meta.name,
-           "reason", why, NULL);
+    if (ns_grow((void **)&jobs->items, &jobs->cap, jobs->n + 1, sizeof(*jobs->items)) < 0)
+        return NS_ERR_INTERNAL;
+    claim_job *j = &jobs->items[jobs->n];
+    memset(j, 0, sizeof(*j));
+    if (!(j->name = ns_strdup(claim->meta.name)))
+        return NS_ERR_INTERNAL;
+    jobs->n++;
     return NS_OK;
 }
 
-static int lifecycle_claim(ns_engine *e, ns_nodeclaim *claim, void *now)
+static int lifecycle_claim(ns_engine *e, ns_nodeclaim *claim, void *jobs)
 {
-    return one_claim(e, claim, *(const int64_t *)now);
+    return one_claim(e, claim, jobs);
 }
 
 int ns_ctl_lifecycle(ns_engine *e)
 {
-    int64_t now = ns_clock_now_ms();
-    return ns_engine_each_claim(e, lifecycle_claim, &now);
+    claim_jobs k = {.w = &e->writes, .now = ns_clock_now_ms()};
+    int rc = ns_engine_each_claim(e, lifecycle_claim, &k);
+    /* drop the claims the loop deleted since; the others' claim and Node stay put while the jobs run */
+    size_t n = 0;
+    for (size_t i = 0; i < k.n; i++) {
+        claim_job *j = &k.items[i];
+        j->claim = ns_cluster_find_nodeclaim(e->cluster, j->name);
+        j->node = j->claim ? ns_engine_node_of_claim(e, j->claim) : NULL;
+        if (j->node && !ns_claim_deleting(j->claim))
+            k.items[n++] = *j;
+        else
+            free(j->name);
+    }
+    k.n = n;
+    if (rc == NS_OK && n)
+        rc = ns_cluster_writes_each(k.w, n, claim_job_run, &k);
+    for (size_t i = 0; i < n; i++) {
+        int r = record_claim_job(e, &k.items[i]);
+        if (rc == NS_OK)
+            rc = r;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(k.items[i].name);
+    free(k.items);
+    return rc;
 }

@@ -118,70 +118,95 @@ END_TEST
     "      containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]\n"
 
 /* A store whose writes wait on a slow API server, as the controller's does: its concurrently op runs the jobs on the
- * threads the Kubernetes store uses (engine/write_jobs.h), and a Node status write waits until `expect` of them are in
- * flight at once (or, when they come one at a time, gives up waiting after a while), then goes to the in-memory store
- * one at a time. max_in_flight is what the test looks at, not how long anything took. */
+ * threads the Kubernetes store uses (engine/write_jobs.h), and within such a batch a Node status write or a NodeClaim
+ * update waits until `expect` writes of its kind are in flight at once (or, when they come one at a time, gives up
+ * waiting after a while). Every write then reaches the in-memory store, which is not thread-safe, one at a time. The
+ * most in flight at once is what the test looks at, not how long anything took. */
+enum { SLOW_NODE_STATUS, SLOW_CLAIM_UPDATE, SLOW_KINDS };
 static struct {
     ns_cluster_writes inner;
     pthread_mutex_t lock;
     pthread_cond_t more;
-    size_t in_flight, max_in_flight, expect, status_writes;
+    bool in_batch;
+    size_t expect, in_flight[SLOW_KINDS], max_in_flight[SLOW_KINDS];
 } slow = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER};
 static ns_cluster_writes_ops slow_ops;
 
 static int slow_concurrently(void *ctx, size_t n, int (*job)(void *arg, size_t i), void *arg)
 {
     (void)ctx;
-    return ns_write_jobs_run(n, NS_WRITE_JOBS_THREADS, INT64_MAX, job, arg);
+    slow.in_batch = true;
+    int rc = ns_write_jobs_run(n, NS_WRITE_JOBS_THREADS, INT64_MAX, job, arg);
+    slow.in_batch = false;
+    return rc;
+}
+
+/* Called with slow.lock held: a write of kind k of a batch waits for `expect` of its kind to be in flight. */
+static void slow_wait(int k)
+{
+    if (!slow.in_batch)
+        return;
+    if (++slow.in_flight[k] > slow.max_in_flight[k])
+        slow.max_in_flight[k] = slow.in_flight[k];
+    pthread_cond_broadcast(&slow.more);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    while (slow.in_flight[k] < slow.expect && pthread_cond_timedwait(&slow.more, &slow.lock, &until) == 0)
+        ;
+}
+
+static void slow_done(int k)
+{
+    if (slow.in_batch)
+        slow.in_flight[k]--;
+    pthread_mutex_unlock(&slow.lock);
 }
 
 static int slow_update_node_status(void *ctx, ns_node *node)
 {
     (void)ctx;
     pthread_mutex_lock(&slow.lock);
-    slow.in_flight++;
-    if (slow.in_flight > slow.max_in_flight)
-        slow.max_in_flight = slow.in_flight;
-    pthread_cond_broadcast(&slow.more);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 20;
-    while (slow.in_flight < slow.expect && pthread_cond_timedwait(&slow.more, &slow.lock, &until) == 0)
-        ;
+    slow_wait(SLOW_NODE_STATUS);
     int rc = slow.inner.ops->update_node_status(slow.inner.ctx, node);
-    slow.status_writes++;
-    slow.in_flight--;
-    pthread_mutex_unlock(&slow.lock);
+    slow_done(SLOW_NODE_STATUS);
     return rc;
 }
 
-/* The in-memory store is not thread-safe: the other Node writes reach it one at a time. */
-static int slow_create_node(void *ctx, ns_node *node)
+static int slow_update_nodeclaim(void *ctx, ns_nodeclaim *claim)
 {
     (void)ctx;
     pthread_mutex_lock(&slow.lock);
-    int rc = slow.inner.ops->create_node(slow.inner.ctx, node);
-    pthread_mutex_unlock(&slow.lock);
+    slow_wait(SLOW_CLAIM_UPDATE);
+    int rc = slow.inner.ops->update_nodeclaim(slow.inner.ctx, claim);
+    slow_done(SLOW_CLAIM_UPDATE);
     return rc;
 }
 
-static int slow_remove_node_taint(void *ctx, ns_node *node, const char *key, const char *effect)
-{
-    (void)ctx;
-    pthread_mutex_lock(&slow.lock);
-    int rc = slow.inner.ops->remove_node_taint(slow.inner.ctx, node, key, effect);
-    pthread_mutex_unlock(&slow.lock);
-    return rc;
-}
+/* The other writes jobs make reach the in-memory store one at a time too. */
+#define SLOW_LOCKED(op, params, args)                                                                                  \
+    static int slow_##op params                                                                                        \
+    {                                                                                                                  \
+        (void)ctx;                                                                                                     \
+        pthread_mutex_lock(&slow.lock);                                                                                \
+        int rc = slow.inner.ops->op args;                                                                              \
+        pthread_mutex_unlock(&slow.lock);                                                                              \
+        return rc;                                                                                                     \
+    }
+SLOW_LOCKED(create_node, (void *ctx, ns_node *n), (slow.inner.ctx, n))
+SLOW_LOCKED(remove_node_taint, (void *ctx, ns_node *n, const char *k, const char *eff), (slow.inner.ctx, n, k, eff))
+SLOW_LOCKED(set_node_label, (void *ctx, ns_node *n, const char *k, const char *v), (slow.inner.ctx, n, k, v))
+SLOW_LOCKED(set_node_annotation, (void *ctx, ns_node *n, const char *k, const char *v), (slow.inner.ctx, n, k, v))
 
 static bool all_initialized(efx *x)
 {
     return efx_initialized(x) == 3;
 }
 
-/* Three Nodes turn Ready in one step: their status writes are in flight together, so one slow write holds up no other
- * Node (in the controller each is a round trip to the API server; one at a time on the main loop, 20,000 pods' Nodes
- * were not initialized for minutes). Written one after another, at most one is in flight. */
+/* Three Nodes turn Ready in one step: their status writes are in flight together, and so are their claims' updates
+ * at registration and initialization, so one slow write holds up no other Node (in the controller each is a round
+ * trip to the API server; one at a time on the main loop, 20,000 pods' Nodes were not initialized for minutes).
+ * Written one after another, at most one of each is in flight. */
 START_TEST(test_node_writes_at_once)
 {
     efx *x = efx_new(EFX_BASE, WEB3_APART, NULL);
@@ -191,15 +216,18 @@ START_TEST(test_node_writes_at_once)
     slow_ops = *saved.ops;
     slow_ops.concurrently = slow_concurrently;
     slow_ops.update_node_status = slow_update_node_status;
+    slow_ops.update_nodeclaim = slow_update_nodeclaim;
     slow_ops.create_node = slow_create_node;
     slow_ops.remove_node_taint = slow_remove_node_taint;
+    slow_ops.set_node_label = slow_set_node_label;
+    slow_ops.set_node_annotation = slow_set_node_annotation;
     ns_engine_set_writes(x->engine, &(ns_cluster_writes){&slow_ops, saved.ctx});
     bool ok = efx_run_until(x, all_initialized, EFX_S(120));
     ns_engine_set_writes(x->engine, &saved);
     ck_assert_msg(ok, "the 3 NodeClaims were not initialized within 120 s");
     ck_assert_uint_eq(x->cluster->n_nodes, 3);
-    ck_assert_uint_eq(slow.status_writes, 3);
-    ck_assert_uint_eq(slow.max_in_flight, 3);
+    ck_assert_uint_eq(slow.max_in_flight[SLOW_NODE_STATUS], 3);
+    ck_assert_uint_eq(slow.max_in_flight[SLOW_CLAIM_UPDATE], 3);
     efx_run_for(x, EFX_S(5));
     ck_assert_uint_eq(efx_pending(x), 0);
     ck_assert_uint_eq(efx_bound(x), 3);
