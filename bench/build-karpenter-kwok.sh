@@ -6,6 +6,9 @@
 # side-by-side row. Prints the directory holding bin/karpenter, bin/kwok and crds/ (Karpenter's CRDs and the kwok
 # provider's node class CRD, as its chart installs them); the compiler's output goes to <cache>/build.log.
 #
+# --source-only: only Karpenter's module, downloaded into the cache's module directory (what nodesmith's row reads its
+# catalog from, bench/controller_bench.py kwok_catalog), without building anything; prints the same directory.
+#
 # Environment: NODESMITH_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith), NS_KARPENTER_VERSION,
 # NS_KWOK_VERSION.
 set -euo pipefail
@@ -14,6 +17,8 @@ kwok_version=${NS_KWOK_VERSION:-v0.7.0}
 cache=${NODESMITH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith}
 out=$cache/karpenter-kwok-$karpenter_version-kwok-$kwok_version
 if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
+source_only=false
+if [ "${1:-}" = --source-only ]; then source_only=true; fi
 here=$(cd "$(dirname "$0")" && pwd)
 go=$(bash "$here/../test/kube/build-control-plane.sh" --print-go)
 mkdir -p "$out" "$cache/gomod"
@@ -22,6 +27,16 @@ exec 9>"$out.lock"
 flock 9
 if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
 : >"$out/build.log"
+if $source_only; then
+  if ! GOMODCACHE=$cache/gomod GOFLAGS=-mod=mod GOTOOLCHAIN=auto GOWORK=off \
+       "$go" mod download "sigs.k8s.io/karpenter@$karpenter_version" >>"$out/build.log" 2>&1; then
+    echo "build-karpenter-kwok: go mod download sigs.k8s.io/karpenter@$karpenter_version failed:" >&2
+    tail -20 "$out/build.log" >&2
+    exit 1
+  fi
+  echo "$out"
+  exit 0
+fi
 # Both commands are named kwok by their package: each is installed into a directory of its own, then named.
 for pair in "karpenter sigs.k8s.io/karpenter/kwok@$karpenter_version" "kwok sigs.k8s.io/kwok/cmd/kwok@$kwok_version"; do
   name=${pair%% *} pkg=${pair#* }

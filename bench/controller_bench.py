@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "kube"))
 import kubebed  # noqa: E402
 
 CREATORS = 8
+STALL_S = 120
 APF_FLOW = "global-default"
 KUBELET_FLOW = "system-nodes"
 POD_CPU, POD_MEMORY = "100m", "128Mi"
@@ -100,8 +101,16 @@ class Session:
         return None
 
 
+def bench_pod(name):
+    """The benchmark's pod NAME (pause, POD_CPU and POD_MEMORY)."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
+            "spec": {"terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": POD_CPU, "memory": POD_MEMORY}}}]}}
+
+
 def create_pods(bed, ns, total):
-    """TOTAL pods created by CREATORS threads; returns the seconds it took."""
+    """TOTAL pods created by CREATORS threads, each over a connection of its own; returns the seconds it took."""
     nxt = iter(range(total))
     lock = threading.Lock()
     errors = []
@@ -113,13 +122,8 @@ def create_pods(bed, ns, total):
                 i = next(nxt, None)
             if i is None:
                 return
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": "bench-%06d" % i, "labels": {"app": "bench"}},
-                   "spec": {"terminationGracePeriodSeconds": 0,
-                            "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                            "resources": {"requests": {"cpu": POD_CPU, "memory": POD_MEMORY}}}]}}
             try:
-                s.request("POST", "/api/v1/namespaces/%s/pods" % ns, pod)
+                s.request("POST", "/api/v1/namespaces/%s/pods" % ns, bench_pod("bench-%06d" % i))
             except (OSError, kubebed.BedError) as e:
                 errors.append(str(e))
                 return
@@ -355,22 +359,35 @@ def run_row(name, pods, setup, start, price_of):
         admin = Session(bed)
         setup(bed)
         ns = bed.namespace("bench")
-        created_s = create_pods(bed, ns, pods)
-        progress(name, "%d pods created in %.1f s" % (pods, created_s))
-        t_list = time.monotonic()
+        # the watch starts on the empty namespace: it sees every pod created and marked, and nothing is listed
         watch = PodWatch(bed, ns, pods)
-        progress(name, "pods listed in %.1f s" % (time.monotonic() - t_list))
-        # kube-scheduler has tried every pod once (the Unschedulable condition autoscalers look for)
+        created_s = create_pods(bed, ns, pods)
+        progress(name, "%d pods created in %.1f s (%.0f pods/s), %d of them Unschedulable" % (
+            pods, created_s, pods / created_s, len(watch.unschedulable)))
+        # Autoscalers act on pods kube-scheduler has tried and marked Unschedulable (Karpenter's FailedToSchedule), so
+        # the clock starts once it has marked them all; kube-scheduler marks them one round trip at a time. Should it
+        # stop marking (no pod marked for STALL_S), the row starts anyway and says how many were marked.
         t_unsched = time.monotonic()
-        deadline = t_unsched + 300
-        while len(watch.unschedulable) < pods and time.monotonic() < deadline:
-            time.sleep(0.5)
-        progress(name, "%d pods Unschedulable after %.1f s" % (len(watch.unschedulable), time.monotonic() - t_unsched))
+        marked, marked_at = len(watch.unschedulable), t_unsched
+        next_report = t_unsched + 10
+        while len(watch.unschedulable) < pods and time.monotonic() - marked_at < STALL_S:
+            if watch.error:
+                raise kubebed.BedError(str(watch.error))
+            time.sleep(0.2)
+            if len(watch.unschedulable) > marked:
+                marked, marked_at = len(watch.unschedulable), time.monotonic()
+            if time.monotonic() >= next_report:
+                next_report += 10
+                progress(name, "%d pods Unschedulable" % len(watch.unschedulable))
+        unschedulable = len(watch.unschedulable)
+        progress(name, "%d pods Unschedulable %.1f s after the last was created" % (
+            unschedulable, time.monotonic() - t_unsched))
         before = {f: apf_dispatched(admin, f) for f in (APF_FLOW, KUBELET_FLOW)}
         log = tempfile.NamedTemporaryFile("w+", prefix="bench-%s-" % name, suffix=".log", delete=False)
         t0 = time.monotonic()
         proc, kubelet = start(bed, log)
         next_report = t0 + 10
+        limit_s = max(900, pods // 20)  # 50,000 pods at kube-scheduler's 25 bindings/s on a loaded machine
         try:
             while not watch.done.is_set():
                 for p in (proc, kubelet):
@@ -379,16 +396,18 @@ def run_row(name, pods, setup, start, price_of):
                                                                                      log.name))
                 if watch.error:
                     raise kubebed.BedError(str(watch.error))
-                if time.monotonic() - t0 > 900:
-                    raise kubebed.BedError("%s: %d/%d pods bound, %d Running after 900 s; log %s" % (
-                        name, len(watch.bound), pods, len(watch.running), log.name))
+                if time.monotonic() - t0 > limit_s:
+                    raise kubebed.BedError("%s: %d/%d pods bound, %d Running after %d s; log %s" % (
+                        name, len(watch.bound), pods, len(watch.running), limit_s, log.name))
                 watch.done.wait(0.5)
                 if time.monotonic() >= next_report:
                     next_report += 10
-                    progress(name, "+%.0f s: %d bound, %d Running" % (time.monotonic() - t0, len(watch.bound),
-                                                                     len(watch.running)))
+                    # the peak RSS so far too: a row that does not finish still shows what the cache held
+                    progress(name, "+%.0f s: %d bound, %d Running, peak RSS %.1f MiB" % (
+                        time.monotonic() - t0, len(watch.bound), len(watch.running), proc_figures(proc.pid)[1]))
             cpu, peak = proc_figures(proc.pid)
             row = {"autoscaler": name, "pods": pods, "create_pods_s": round(created_s, 1),
+                   "unschedulable_at_start": unschedulable,
                    "all_bound_s": round(watch.all_bound_at - t0, 1),
                    "all_running_s": round(watch.all_running_at - t0, 1),
                    "api_requests": apf_dispatched(admin, APF_FLOW) - before[APF_FLOW],
@@ -438,9 +457,12 @@ def nodesmith_row(nodesmith, pods, built):
         os.unlink(catalog)
 
 
-def build_karpenter_kwok():
-    """The directory of Karpenter's kwok build and kwok (bench/build-karpenter-kwok.sh), built once."""
-    r = subprocess.run(["bash", os.path.join(HERE, "build-karpenter-kwok.sh")], capture_output=True, text=True,
+def build_karpenter_kwok(source_only):
+    """The directory of Karpenter's kwok build and kwok (bench/build-karpenter-kwok.sh), built once; SOURCE_ONLY: only
+    Karpenter's module downloaded (its catalog, for nodesmith's rows alone)."""
+    r = subprocess.run(["bash", os.path.join(HERE, "build-karpenter-kwok.sh")] + (["--source-only"] if source_only
+                                                                                  else []),
+                       capture_output=True, text=True,
                        env=dict(os.environ, NS_KARPENTER_VERSION=KARPENTER_VERSION))
     if r.returncode != 0:
         raise kubebed.BedError("building Karpenter and kwok failed: " + r.stderr.strip())
@@ -498,8 +520,8 @@ def main():
     args = ap.parse_args()
     # SIGTERM (meson's timeout) unwinds, so the control plane is stopped and its files removed
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    # both rows choose from the kwok provider's catalog, so the build is needed even without a Karpenter row
-    built = build_karpenter_kwok()
+    # both rows choose from the kwok provider's catalog: without a Karpenter row its module is enough
+    built = build_karpenter_kwok(not args.karpenter_pods)
     rows = []
     for n in [int(x) for x in args.pods.split(",") if x]:
         rows.append(nodesmith_row(os.path.abspath(args.nodesmith), n, built))
