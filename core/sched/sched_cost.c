@@ -10,15 +10,16 @@
  * Zonal spread: a zone-bound class's pods go back to its zone, so every zonal spread counts per zone what it counted
  * after the greedy round, and whatever skew that round reached holds unchanged; the spread is not checked again pod by
  * pod, since an order that keeps every step within maxSkew need not exist for the same final counts.
- * Limits: a claim of a pool with limits counts as Karpenter's subtractMax counts it, the largest capacity among the
- * types it may launch when it is made. The pass gives back what the replaced claims took, makes each new claim with
- * only the types that hold its bin, and keeps a class only when its bins fit what is left.
+ * Limits (sched_cost_limits.c): a claim of a pool with limits counts as Karpenter's subtractMax counts it, the largest
+ * capacity among the types it may launch when it is made. The pass gives back what the replaced claims took, makes
+ * each new claim with only the types that hold its bin, and keeps a class only when its bins fit what is left.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "errors/ns_error.h"
 #include "sched/sched_cost.h"
+#include "sched/sched_cost_limits.h"
 
 int ns_sched_packing_parse(const char *name, ns_sched_packing *out)
 {
@@ -36,21 +37,6 @@ const char *ns_sched_packing_name(ns_sched_packing p)
 {
     return p == NS_SCHED_PACKING_COST ? "cost" : "karpenter";
 }
-
-typedef struct cost_class {
-    size_t pool;
-    int zone; /* the zone its pods stay in, -1 when they may go to any */
-    sched_group *rep;
-    size_t *claims;
-    size_t n_claims;
-    double greedy_price;
-    cost_item *items;
-    size_t n_items;
-    int64_t *left;   /* per item: pods still to place again */
-    uint64_t *types; /* the pool's types the plan may use (the pool's words) */
-    bool tight;      /* limits: each bin's claim may launch no type larger than the cheapest that holds the bin */
-    cost_plan plan;
-} cost_class;
 
 typedef struct cost_pass {
     sched *s;
@@ -174,6 +160,9 @@ static int class_add_claim(cost_pass *cp, size_t c)
     if (!k) {
         k = &cp->classes[cp->n_classes++];
         *k = (cost_class){.pool = pi, .zone = cp->claim_zone[c], .rep = rep};
+        k->pairs = s->pools[pi].pairs & rep->pool_pairs[pi];
+        if (k->zone >= 0)
+            k->pairs &= sched_zone_pairs(k->zone);
         if (!(k->claims = malloc(cp->n_old * sizeof(size_t))))
             return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory listing claims");
     }
@@ -206,109 +195,6 @@ static int class_items(cost_pass *cp, cost_class *k, size_t *item_of)
     for (size_t i = 0; i < k->n_claims; i++)
         cp->gone[k->claims[i]] = false;
     return NS_OK;
-}
-
-static uint64_t class_pairs(const sched *s, const cost_class *k)
-{
-    uint64_t pairs = s->pools[k->pool].pairs & k->rep->pool_pairs[k->pool];
-    return k->zone < 0 ? pairs : pairs & sched_zone_pairs(k->zone);
-}
-
-/* Into out (the pool's words): the class's types that may launch the bin, those with an allowed offering whose
- * allocatable holds its pods and that every one of them allows, and when the class is tight, no larger in any limited
- * resource than the cheapest of them; into charge (when not NULL), the largest capacity among them, what a claim made
- * with only these types takes from the limits. */
-static void bin_types(const cost_pass *cp, const cost_class *k, const cost_bin *bin, sched_vec *used, uint64_t *out,
-                      int64_t *charge)
-{
-    const sched *s = cp->s;
-    const sched_pool *p = &s->pools[k->pool];
-    sched_claim view = {.pool = (uint32_t)k->pool, .pairs = class_pairs(s, k)};
-    memcpy(out, k->types, p->words * sizeof(uint64_t));
-    memset(used->v, 0, s->n_dims * sizeof(int64_t));
-    for (size_t f = bin->first; f < bin->first + bin->n; f++) {
-        const cost_fill *fl = &k->plan.fills[f];
-        const sched_group *g = k->items[fl->item].g;
-        for (size_t d = 0; d < s->n_dims; d++)
-            used->v[d] += fl->k * g->req.v[d];
-        for (size_t w = 0; w < p->words; w++)
-            out[w] &= g->pool_bits[k->pool * s->max_words + w];
-    }
-    size_t cheapest = SIZE_MAX;
-    double best = -1;
-    for (size_t i = sched_bits_first(out, p->words); i != SIZE_MAX; i = sched_bits_next(out, p->words, i)) {
-        double price = sched_claim_type_price(p, &view, i);
-        bool fits = price >= 0;
-        for (size_t d = 0; d < s->n_dims && fits; d++)
-            fits = used->v[d] <= p->alloc[i].v[d];
-        if (!fits)
-            sched_bits_clear(out, i);
-        else if (best < 0 || price < best) {
-            best = price;
-            cheapest = i;
-        }
-    }
-    if (charge)
-        memset(charge, 0, s->n_dims * sizeof(int64_t));
-    for (size_t i = sched_bits_first(out, p->words); i != SIZE_MAX; i = sched_bits_next(out, p->words, i)) {
-        bool small = true;
-        for (size_t d = 0; k->tight && d < s->n_dims && small; d++)
-            small = !p->limited[d] || p->capacity[i].v[d] <= p->capacity[cheapest].v[d];
-        if (!small) {
-            sched_bits_clear(out, i);
-            continue;
-        }
-        for (size_t d = 0; charge && d < s->n_dims; d++)
-            charge[d] = p->capacity[i].v[d] > charge[d] ? p->capacity[i].v[d] : charge[d];
-    }
-}
-
-/* A class of a pool with limits: its bins, each charged as bin_types says, fit avail (what the pool has left once
- * the class's claims gave back what they took); avail is then what they leave. */
-static bool bins_fit(cost_pass *cp, const cost_class *k, int64_t *avail, sched_vec *used)
-{
-    const sched *s = cp->s;
-    const sched_pool *p = &s->pools[k->pool];
-    int64_t *left = cp->charge + s->n_dims, *charge = cp->charge;
-    memcpy(left, avail, s->n_dims * sizeof(int64_t));
-    for (size_t b = 0; b < k->plan.n_bins; b++) {
-        bin_types(cp, k, &k->plan.bins[b], used, cp->mask, charge);
-        for (size_t d = 0; d < s->n_dims; d++)
-            left[d] -= charge[d];
-    }
-    for (size_t d = 0; d < s->n_dims; d++)
-        if (p->limited[d] && left[d] < 0)
-            return false;
-    memcpy(avail, left, s->n_dims * sizeof(int64_t));
-    return true;
-}
-
-/* The class's bins fit the limits with every type that holds them (a launch keeps the most choice), else tight. */
-static bool class_fits_limits(cost_pass *cp, cost_class *k, int64_t *avail, sched_vec *used)
-{
-    k->tight = false;
-    if (bins_fit(cp, k, avail, used))
-        return true;
-    k->tight = true;
-    return bins_fit(cp, k, avail, used);
-}
-
-/* Into avail (when the pool has limits): what pool pi has left with the class's claims given back; into types: the
- * types that fit it. */
-static void class_room(const cost_pass *cp, const cost_class *k, const int64_t *pool_avail, int64_t *avail,
-                       uint64_t *types)
-{
-    const sched *s = cp->s;
-    const sched_pool *p = &s->pools[k->pool];
-    if (!p->has_limits) {
-        memcpy(types, p->in_limits, p->words * sizeof(uint64_t));
-        return;
-    }
-    memcpy(avail, pool_avail, s->n_dims * sizeof(int64_t));
-    for (size_t i = 0; i < k->n_claims; i++)
-        for (size_t d = 0; s->claims[k->claims[i]].charged && d < s->n_dims; d++)
-            avail[d] += s->claims[k->claims[i]].charged[d];
-    sched_pool_types_within(s, p, &(sched_vec){avail}, types);
 }
 
 static void class_free(cost_class *k)
@@ -349,7 +235,7 @@ static int plan_classes(cost_pass *cp)
             rc = NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for a class of %zu pod groups", k->n_items);
         uint64_t *types = s->scratch;
         if (rc == NS_OK) {
-            class_room(cp, k, pa, avail, k->types);
+            sched_cost_class_room(s, k, pa, avail, k->types);
             memset(types, 0, p->words * sizeof(uint64_t));
         }
         for (size_t j = 0; rc == NS_OK && j < k->n_items; j++)
@@ -357,13 +243,12 @@ static int plan_classes(cost_pass *cp)
                 types[w] |= k->items[j].g->pool_bits[k->pool * s->max_words + w] & k->types[w];
         if (rc == NS_OK)
             memcpy(k->types, types, p->words * sizeof(uint64_t));
-        int planned = rc == NS_OK ? sched_cost_plan(s, k->pool, k->types, class_pairs(s, k), k->items, k->n_items,
-                                                    &k->plan)
+        int planned = rc == NS_OK ? sched_cost_plan(s, k->pool, k->types, k->pairs, k->items, k->n_items, &k->plan)
                                   : rc;
         if (planned < 0)
             rc = planned;
         if (rc == NS_OK && planned == 0 && k->plan.price < k->greedy_price * (1 - 1e-9) &&
-            (!p->has_limits || class_fits_limits(cp, k, avail, &used))) {
+            (!p->has_limits || sched_cost_fits_limits(s, k, avail, &used, cp->mask, cp->charge))) {
             if (p->has_limits)
                 memcpy(pa, avail, s->n_dims * sizeof(int64_t));
             cost_class moved = *k;
@@ -388,21 +273,11 @@ static int plan_classes(cost_pass *cp)
 static void save_counts(cost_pass *cp)
 {
     sched *s = cp->s;
-    for (size_t pi = 0; pi < s->n_pools; pi++)
-        memcpy(cp->saved_remaining + pi * s->n_dims, s->pools[pi].remaining.v, s->n_dims * sizeof(int64_t));
     for (size_t t = 0; t < s->n_topos; t++) {
         memcpy(cp->saved_zones + t * SCHED_MAX_ZONES, s->topos[t].zone, sizeof(s->topos[t].zone));
         cp->saved_total[t] = s->topos[t].total;
     }
-    for (size_t i = 0; i < cp->n_classes; i++) {
-        sched_pool *p = &s->pools[cp->classes[i].pool];
-        for (size_t c = 0; p->has_limits && c < cp->classes[i].n_claims; c++)
-            for (size_t d = 0; s->claims[cp->classes[i].claims[c]].charged && d < s->n_dims; d++)
-                p->remaining.v[d] += s->claims[cp->classes[i].claims[c]].charged[d];
-    }
-    for (size_t pi = 0; pi < s->n_pools; pi++)
-        if (s->pools[pi].has_limits)
-            sched_pool_recompute_limits(s, &s->pools[pi]);
+    sched_cost_limits_give_back(s, cp->classes, cp->n_classes, cp->saved_remaining);
 }
 
 /* Puts back the topologies' zonal counts (the pods moved stay in their zones: the counts are those of the greedy
@@ -414,11 +289,8 @@ static void restore_counts(cost_pass *cp, bool limits)
         memcpy(s->topos[t].zone, cp->saved_zones + t * SCHED_MAX_ZONES, sizeof(s->topos[t].zone));
         s->topos[t].total = cp->saved_total[t];
     }
-    for (size_t pi = 0; limits && pi < s->n_pools; pi++)
-        if (s->pools[pi].has_limits) {
-            memcpy(s->pools[pi].remaining.v, cp->saved_remaining + pi * s->n_dims, s->n_dims * sizeof(int64_t));
-            sched_pool_recompute_limits(s, &s->pools[pi]);
-        }
+    if (limits)
+        sched_cost_limits_restore(s, cp->saved_remaining);
 }
 
 /* Takes the chosen classes' pods off their claims: each touched group lists its other pods first, and its `done`
@@ -514,7 +386,7 @@ static int place_bin(cost_pass *cp, cost_class *k, const cost_bin *bin, sched_ve
     sched *s = cp->s;
     const uint64_t *types = NULL;
     if (s->pools[k->pool].has_limits) {
-        bin_types(cp, k, bin, used, cp->mask, NULL);
+        sched_cost_bin_types(s, k, bin, used, cp->mask, NULL);
         types = cp->mask;
     }
     size_t claim = SIZE_MAX;

@@ -39,6 +39,24 @@ typedef struct cost_cand {
     double price;
 } cost_cand;
 
+/* A class of the cost pass (sched_cost.c): the greedy claims of one pool (and zone) whose pods share a view, planned
+ * again together. Owns claims, items, left, types and plan (freed by the pass). */
+typedef struct cost_class {
+    size_t pool;
+    int zone; /* the zone its pods stay in, -1 when they may go to any */
+    sched_group *rep;
+    uint64_t pairs; /* the offerings its claims may use: the pool's, the group's, and its zone's */
+    size_t *claims;
+    size_t n_claims;
+    double greedy_price;
+    cost_item *items;
+    size_t n_items;
+    int64_t *left;   /* per item: pods still to place again */
+    uint64_t *types; /* the pool's types the plan may use (the pool's words) */
+    bool tight;      /* limits: each bin's claim may launch no type larger than the cheapest that holds the bin */
+    cost_plan plan;
+} cost_class;
+
 /* Plans the items (reordered, heaviest first) on pool pi with the offerings `pairs` and the types `types` (a bitset of
  * the pool) allow: each bin is the type whose greedy fill costs least per unit of value packed. 0, 1 when some pod
  * fits no type (no plan), or NS_ERR_INTERNAL. */
