@@ -8,6 +8,10 @@
 #
 # --source-only: only Karpenter's module, downloaded into the cache's module directory (what nodesmith's row reads its
 # catalog from, bench/controller_bench.py kwok_catalog), without building anything; prints the same directory.
+# --check: builds nothing; prints the directory when the build is complete, else says what is missing and exits 3.
+#
+# The cache counts as built only when its .complete stamp is there and so are both binaries (executable) and the CRDs:
+# a binary removed or left unwritten since is built again, like build-helm.sh checks bin/helm.
 #
 # Environment: NODESMITH_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith), NS_KARPENTER_VERSION,
 # NS_KWOK_VERSION.
@@ -16,7 +20,20 @@ karpenter_version=${NS_KARPENTER_VERSION:-v1.14.0}
 kwok_version=${NS_KWOK_VERSION:-v0.7.0}
 cache=${NODESMITH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodesmith}
 out=$cache/karpenter-kwok-$karpenter_version-kwok-$kwok_version
-if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
+
+# What the cache lacks of a complete build, one item a line; nothing when it is complete.
+missing() {
+  [ -f "$out/.complete" ] || echo "the .complete stamp"
+  local b
+  for b in karpenter kwok; do [ -x "$out/bin/$b" ] || echo "bin/$b (an executable)"; done
+  compgen -G "$out/crds/*.yaml" >/dev/null || echo "crds/*.yaml"
+}
+if [ -z "$(missing)" ]; then echo "$out"; exit 0; fi
+if [ "${1:-}" = --check ]; then
+  echo "build-karpenter-kwok: $out is not a complete build, it lacks: $(missing | paste -sd, | sed 's/,/, /g');" \
+       "run bench/build-karpenter-kwok.sh" >&2
+  exit 3
+fi
 source_only=false
 if [ "${1:-}" = --source-only ]; then source_only=true; fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +42,7 @@ mkdir -p "$out" "$cache/gomod"
 # Two runs starting at once must not build twice into the same directory.
 exec 9>"$out.lock"
 flock 9
-if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
+if [ -z "$(missing)" ]; then echo "$out"; exit 0; fi
 : >"$out/build.log"
 if $source_only; then
   if ! GOMODCACHE=$cache/gomod GOFLAGS=-mod=mod GOTOOLCHAIN=auto GOWORK=off \
@@ -37,6 +54,8 @@ if $source_only; then
   echo "$out"
   exit 0
 fi
+# The stamp goes until both binaries and the CRDs are in place again.
+rm -f "$out/.complete"
 # Both commands are named kwok by their package: each is installed into a directory of its own, then named.
 for pair in "karpenter sigs.k8s.io/karpenter/kwok@$karpenter_version" "kwok sigs.k8s.io/kwok/cmd/kwok@$kwok_version"; do
   name=${pair%% *} pkg=${pair#* }
