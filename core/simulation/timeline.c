@@ -50,27 +50,6 @@ const char *ns_tl_action_name(ns_tl_action a)
     return "unknown";
 }
 
-const char *ns_tl_event_name(ns_event_kind e)
-{
-    switch (e) {
-    case NS_EVENT_SPOT_INTERRUPTION:
-        return "SpotInterruption";
-    case NS_EVENT_REBALANCE_RECOMMENDATION:
-        return "RebalanceRecommendation";
-    case NS_EVENT_SCHEDULED_MAINTENANCE:
-        return "ScheduledMaintenance";
-    case NS_EVENT_INSTANCE_STOPPING:
-        return "InstanceStopping";
-    case NS_EVENT_INSTANCE_TERMINATED:
-        return "InstanceTerminated";
-    case NS_EVENT_INSTANCE_UNHEALTHY:
-        return "InstanceUnhealthy";
-    case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
-        return "CapacityReservationInterruption";
-    }
-    return "unknown";
-}
-
 static void step_free(ns_tl_step *s)
 {
     free(s->name);

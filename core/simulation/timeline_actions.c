@@ -247,6 +247,7 @@ int tl_decode_patch(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *
     return 0;
 }
 
+/* The interrupt action's event names (docs/timeline.md), both ways: decoded here, written by ns_tl_event_name. */
 static const struct {
     const char *name;
     ns_event_kind kind;
@@ -259,6 +260,14 @@ static const struct {
     {"InstanceUnhealthy", NS_EVENT_INSTANCE_UNHEALTHY},
     {"CapacityReservationInterruption", NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION},
 };
+
+const char *ns_tl_event_name(ns_event_kind e)
+{
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+        if (events[i].kind == e)
+            return events[i].name;
+    return "unknown";
+}
 
 static const char *const interrupt_fields[] = {"event", "node", "nodepool", "count", "deadline", NULL};
 
