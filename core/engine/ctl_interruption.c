@@ -98,15 +98,15 @@ static int mark_offering(ns_engine *e, const ns_nodeclaim *claim, const ns_event
     return NS_OK;
 }
 
-/* Warning events: the claim goes through termination, drained before the deadline. */
-static int disrupt(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev, const char *reason)
+/* Warning events: the claim goes through termination, drained before the deadline, for the event's kind. */
+static int disrupt(ns_engine *e, ns_nodeclaim *claim, const ns_event *ev)
 {
     int rc = NS_OK;
     if (ev->deadline_ms)
         rc = annotate(e, claim, NS_ANNOTATION_INTERRUPTION_DEADLINE, ev->deadline_ms);
     if (rc == NS_OK)
         rc = mark_offering(e, claim, ev);
-    return rc == NS_OK ? ns_engine_delete_claim(e, claim, "interruption", reason) : rc;
+    return rc == NS_OK ? ns_engine_delete_claim(e, claim, "interruption", kind_name(ev->kind)) : rc;
 }
 
 /* Karpenter's ForcefulTermination (aws pkg/controllers/interruption/utils.go): termination time now, then delete. */
@@ -201,11 +201,9 @@ static int handle(ns_engine *e, const ns_event *ev)
         return rc;
     switch (ev->kind) {
     case NS_EVENT_SPOT_INTERRUPTION:
-        return disrupt(e, claim, ev, "SpotInterruption");
     case NS_EVENT_SCHEDULED_MAINTENANCE:
-        return disrupt(e, claim, ev, "ScheduledChange");
     case NS_EVENT_CAPACITY_RESERVATION_INTERRUPTION:
-        return disrupt(e, claim, ev, "CapacityReservationInterruption");
+        return disrupt(e, claim, ev);
     case NS_EVENT_INSTANCE_UNHEALTHY:
         return forceful(e, claim);
     case NS_EVENT_INSTANCE_STOPPING:
@@ -213,7 +211,7 @@ static int handle(ns_engine *e, const ns_event *ev)
         return node_lost(e, claim, ev);
     case NS_EVENT_REBALANCE_RECOMMENDATION:
         rc = annotate(e, claim, NS_ANNOTATION_REBALANCE, ev->time_ms ? ev->time_ms : ns_clock_now_ms());
-        return rc == NS_OK && e->cfg.act_on_rebalance ? disrupt(e, claim, ev, "RebalanceRecommendation") : rc;
+        return rc == NS_OK && e->cfg.act_on_rebalance ? disrupt(e, claim, ev) : rc;
     }
     return NS_OK;
 }
