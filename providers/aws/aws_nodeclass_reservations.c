@@ -43,16 +43,7 @@ static int term_tags(const ns_host *h, aws_nodeclass_spec *s, const ns_json *tag
         return NS_OK;
     if (h->json_type(tags) != NS_JSON_OBJECT)
         return aws_spec_fail(s, err, errlen, "%s.tags must be a map of strings", path);
-    for (size_t i = 0; i < h->json_size(tags); i++) {
-        const ns_json *m = h->json_at(tags, i);
-        const char *key = h->json_key(m), *value = h->json_string(m);
-        if (!key || !*key || !value || !*value)
-            return aws_spec_fail(s, err, errlen, "%s.tags: empty tag keys or values aren't supported", path);
-        if (t->n_tags == AWS_SPEC_MAX_TAGS)
-            return aws_spec_fail(s, err, errlen, "%s.tags: more than %d tags", path, AWS_SPEC_MAX_TAGS);
-        t->tags[t->n_tags++] = (aws_spec_tag){key, value};
-    }
-    return NS_OK;
+    return aws_spec_term_tags(h, s, tags, path, t->tags, &t->n_tags, err, errlen);
 }
 
 static int parse_term(const ns_host *h, aws_nodeclass_spec *s, const ns_json *item, const char *path,

@@ -304,6 +304,21 @@ int aws_spec_parse_common(const ns_host *h, const ns_json *spec, aws_nodeclass_s
     return NS_OK;
 }
 
+int aws_spec_term_tags(const ns_host *h, const aws_nodeclass_spec *s, const ns_json *tags, const char *path,
+                       aws_spec_tag *out, size_t *n, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < h->json_size(tags); i++) {
+        const ns_json *m = h->json_at(tags, i);
+        const char *key = h->json_key(m), *value = h->json_string(m);
+        if (!key || !*key || !value || !*value)
+            return aws_spec_fail(s, err, errlen, "%s.tags: empty tag keys or values aren't supported", path);
+        if (*n == AWS_SPEC_MAX_TAGS)
+            return aws_spec_fail(s, err, errlen, "%s.tags: more than %d tags", path, AWS_SPEC_MAX_TAGS);
+        out[(*n)++] = (aws_spec_tag){key, value};
+    }
+    return NS_OK;
+}
+
 /* ---- EC2NodeClass ---- */
 
 static int parse_term_tags(const ns_host *h, aws_nodeclass_spec *s, const ns_json *tags, const char *path,
@@ -313,16 +328,7 @@ static int parse_term_tags(const ns_host *h, aws_nodeclass_spec *s, const ns_jso
         return NS_OK;
     if (h->json_type(tags) != NS_JSON_OBJECT || h->json_size(tags) == 0)
         return aws_spec_fail(s, err, errlen, "%s.tags must be a non-empty map of strings", path);
-    for (size_t i = 0; i < h->json_size(tags); i++) {
-        const ns_json *m = h->json_at(tags, i);
-        const char *key = h->json_key(m), *value = h->json_string(m);
-        if (!key || !*key || !value || !*value)
-            return aws_spec_fail(s, err, errlen, "%s.tags: empty tag keys or values aren't supported", path);
-        if (t->n_tags == AWS_SPEC_MAX_TAGS)
-            return aws_spec_fail(s, err, errlen, "%s.tags: more than %d tags", path, AWS_SPEC_MAX_TAGS);
-        t->tags[t->n_tags++] = (aws_spec_tag){key, value};
-    }
-    return NS_OK;
+    return aws_spec_term_tags(h, s, tags, path, t->tags, &t->n_tags, err, errlen);
 }
 
 typedef enum term_kind { TERM_SUBNET, TERM_SECURITY_GROUP, TERM_AMI } term_kind;

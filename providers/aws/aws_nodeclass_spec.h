@@ -119,6 +119,11 @@ int aws_spec_parse_family(const aws_nodeclass_spec *s, const char *field, const 
                           aws_ami_family *out, char *err, size_t errlen);
 int aws_spec_parse_common(const ns_host *host, const ns_json *spec, aws_nodeclass_spec *out, char *err,
                           size_t errlen);
+/* A selector term's tags map at path (an object: the caller checks its type) appended to out[*n..], each key and
+ * value non-empty, at most AWS_SPEC_MAX_TAGS in all, as Karpenter's CRD validates them. The strings stay the
+ * document's (not copied). */
+int aws_spec_term_tags(const ns_host *host, const aws_nodeclass_spec *s, const ns_json *tags, const char *path,
+                       aws_spec_tag *out, size_t *n, char *err, size_t errlen);
 /* Copies text into out->text and returns it, or NULL when the buffer is full. */
 const char *aws_spec_keep(aws_nodeclass_spec *s, const char *text, size_t len);
 
