@@ -265,6 +265,26 @@ static int parse_value_into(parser *ps, aws_toml *table, const char *key);
 
 static int parse_inline_table_body(parser *ps, aws_toml *t);
 
+/* key = value into table t, a dotted key making or entering the tables it names. */
+static int parse_key_value(parser *ps, aws_toml *t)
+{
+    char *parts[MAX_KEY_PARTS];
+    size_t n = 0;
+    if (key_path(ps, parts, &n) != NS_OK)
+        return ps->rc;
+    aws_toml *target = aws_toml_table(t, (const char *const *)parts, n - 1, true);
+    skip_blank(ps);
+    int rc = !target ? fail(ps, "key %s is both a value and a table", parts[0])
+             : *ps->p != '=' ? fail(ps, "expected '=' after key %s", parts[n - 1])
+                             : NS_OK;
+    if (rc == NS_OK) {
+        ps->p++;
+        rc = parse_value_into(ps, target, parts[n - 1]);
+    }
+    free_parts(parts, n);
+    return rc;
+}
+
 /* Inline tables nest by recursion (and the tree they build is freed and written by recursion): the depth is bounded
  * so that user data cannot exhaust the stack. */
 static int parse_inline_table(parser *ps, aws_toml *t)
@@ -286,20 +306,7 @@ static int parse_inline_table_body(parser *ps, aws_toml *t)
         return NS_OK;
     }
     for (;;) {
-        char *parts[MAX_KEY_PARTS];
-        size_t n = 0;
-        if (key_path(ps, parts, &n) != NS_OK)
-            return ps->rc;
-        aws_toml *target = aws_toml_table(t, (const char *const *)parts, n - 1, true);
-        skip_blank(ps);
-        int rc = !target ? fail(ps, "key %s is both a value and a table", parts[0])
-                 : *ps->p != '=' ? fail(ps, "expected '=' after key %s", parts[n - 1])
-                                 : NS_OK;
-        if (rc == NS_OK) {
-            ps->p++;
-            rc = parse_value_into(ps, target, parts[n - 1]);
-        }
-        free_parts(parts, n);
+        int rc = parse_key_value(ps, t);
         if (rc != NS_OK)
             return rc;
         skip_blank(ps);
@@ -375,18 +382,7 @@ static int parse_statement(parser *ps, aws_toml *root, aws_toml **current)
         ps->p++;
         return end_of_line(ps);
     }
-    if (key_path(ps, parts, &n) != NS_OK)
-        return ps->rc;
-    aws_toml *target = aws_toml_table(*current, (const char *const *)parts, n - 1, true);
-    skip_blank(ps);
-    int rc = !target ? fail(ps, "key %s is both a value and a table", parts[0])
-             : *ps->p != '=' ? fail(ps, "expected '=' after key %s", parts[n - 1])
-                             : NS_OK;
-    if (rc == NS_OK) {
-        ps->p++;
-        rc = parse_value_into(ps, target, parts[n - 1]);
-    }
-    free_parts(parts, n);
+    int rc = parse_key_value(ps, *current);
     return rc == NS_OK ? end_of_line(ps) : rc;
 }
 
