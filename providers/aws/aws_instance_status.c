@@ -157,10 +157,7 @@ static int find_owned(aws_state *s, candidates *c, size_t from, size_t count)
     do {
         aws_query q;
         aws_query_init(&q, "DescribeInstances", AWS_EC2_VERSION);
-        aws_query_add(&q, "Filter.1.Name", "tag:" AWS_TAG_MANAGED_BY);
-        aws_query_add(&q, "Filter.1.Value.1", s->cluster);
-        aws_query_add(&q, "Filter.2.Name", "tag-key");
-        aws_query_add(&q, "Filter.2.Value.1", AWS_TAG_NODEPOOL);
+        aws_query_cluster_instances(&q, s);
         aws_query_add(&q, "Filter.3.Name", "instance-id");
         for (size_t i = 0; i < count; i++)
             aws_query_addf(&q, c->items[from + i].id, "Filter.3.Value.%zu", i + 1);

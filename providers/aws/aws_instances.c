@@ -126,6 +126,14 @@ int aws_terminate(void *state, const char *provider_id, bool *already_gone)
     return NS_OK;
 }
 
+void aws_query_cluster_instances(aws_query *q, const aws_state *s)
+{
+    aws_query_add(q, "Filter.1.Name", "tag:" AWS_TAG_MANAGED_BY);
+    aws_query_add(q, "Filter.1.Value.1", s->cluster);
+    aws_query_add(q, "Filter.2.Name", "tag-key");
+    aws_query_add(q, "Filter.2.Value.1", AWS_TAG_NODEPOOL);
+}
+
 int aws_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
 {
     aws_state *s = state;
@@ -135,10 +143,7 @@ int aws_list_instances(void *state, ns_instance_cb cb, void *cb_ctx)
     do {
         aws_query q;
         aws_query_init(&q, "DescribeInstances", AWS_EC2_VERSION);
-        aws_query_add(&q, "Filter.1.Name", "tag:" AWS_TAG_MANAGED_BY);
-        aws_query_add(&q, "Filter.1.Value.1", s->cluster);
-        aws_query_add(&q, "Filter.2.Name", "tag-key");
-        aws_query_add(&q, "Filter.2.Value.1", AWS_TAG_NODEPOOL);
+        aws_query_cluster_instances(&q, s);
         aws_query_add(&q, "Filter.3.Name", "instance-state-name");
         for (size_t i = 0; i < sizeof(LIVE) / sizeof(LIVE[0]); i++)
             aws_query_addf(&q, LIVE[i], "Filter.3.Value.%zu", i + 1);

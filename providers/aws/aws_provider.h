@@ -28,6 +28,7 @@
 #include "aws_credentials.h"
 #include "aws_ec2_parse.h"
 #include "aws_nodeclass_spec.h"
+#include "aws_query.h"
 #include "aws_reservations.h"
 #include "aws_resources.h"
 #include "prov_snapshot.h"
@@ -249,6 +250,9 @@ int aws_nodeclass_status(void *state, const ns_nodeclass *nodeclass, ns_json **s
 bool aws_copy(char *dst, size_t dst_len, const char *src);
 /* "aws:///<zone>/<instance-id>" -> the instance ID (a pointer into provider_id), or NULL when it is not one. */
 const char *aws_instance_id_of(const char *provider_id);
+/* DescribeInstances' filters 1 and 2 (aws_instances.c): the instances this cluster launched for a NodePool, tagged
+ * with its managed-by and a nodepool key, as Karpenter's instance provider lists them. Callers add from Filter.3. */
+void aws_query_cluster_instances(aws_query *q, const aws_state *s);
 /* Fills an ns_instance from a DescribeInstances entry. NS_OK or NS_ERR_INTERNAL (a field did not fit). */
 int aws_instance_from_ec2(aws_state *s, const aws_ec2_instance *in, ns_instance *out);
 
