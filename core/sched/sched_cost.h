@@ -80,6 +80,13 @@ double sched_cost_bin_price(const sched *s, const sched_pool *p, const cost_cand
 int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
                        size_t n_items, cost_plan *out);
 
+/* The candidates the LP plan prices patterns on (sched_cost_dom.c): c (n_c of them) without each type B for which a
+ * kept type A and a whole k >= 1 hold k copies of any pattern of the items B holds (alloc per type, as the plan fills
+ * them; no more pods of an item than items[j].n) at a price of at most k times B's. out (room for n_c, not c) gets
+ * them in c's order, *n_out their number. 0 or NS_ERR_INTERNAL. */
+int sched_cost_undominated(const sched *s, const sched_vec *alloc, const cost_cand *c, size_t n_c,
+                           const cost_item *items, size_t m, cost_cand *out, size_t *n_out);
+
 /* The exact plan (sched_cost_exact.c): the cheapest bins for the pods rem[] counts, appended to out, when the dynamic
  * program over every sub-vector of rem is small enough. 0, 1 when it is too large or some pod fits no candidate (out
  * unchanged), or NS_ERR_INTERNAL. */

@@ -5,7 +5,9 @@
  * proposes the pattern its dual prices value most (filled densest first, where density is the dual price per share of
  * the type's allocatable; with few items, also each item's every count put first). When no such fill prices out, the
  * fills under every weight of cpu against memory, then the pricing problem by branch and bound (sched_cost_knap.c)
- * look for the patterns that mix shapes; that extra search has a budget per pod of the class. With the LP solved, the
+ * look for the patterns that mix shapes; that extra search has a budget per pod of the class, spent first on the types
+ * whose fills came nearest to pricing out. Patterns are priced on the types no other makes unnecessary
+ * (sched_cost_dom.c). With the LP solved, the
  * plan takes each pattern's whole number of nodes and plans the pods left exactly when they are few
  * (sched_cost_exact.c), else greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
  * rounding costs a few nodes at most, so the plan is within a few percent of the LP bound; on small classes the
@@ -21,7 +23,7 @@
 /* Simplex pivots per solve and pricing rounds: enough for the classes' few dozen items; past them the plan uses the
  * LP as it stands, which is still a feasible basis. */
 #define LP_MAX_PIVOTS 200
-#define LP_MAX_ROUNDS 40
+#define LP_MAX_ROUNDS 100
 #define LP_NEW_COLUMNS 8
 /* Branch-and-bound nodes per pricing problem. The pricing beyond one densest-first fill per candidate (the fills
  * of every cpu weight, then branch and bound) spends at most LP_KNAP_PER_POD fills or nodes per pod of the class,
@@ -37,8 +39,10 @@
 typedef struct lp {
     sched *s;
     const sched_pool *p;
-    const cost_cand *c;
+    const cost_cand *c; /* the types patterns are priced on: the class's without the dominated (sched_cost_dom.c) */
     size_t n_c;
+    const cost_cand *all_c; /* every type of the class, cheapest first: what the rounding's bins are priced on */
+    size_t all_n;
     const cost_item *items;
     size_t m; /* rows: items */
     /* columns: patterns, each m counts (pat), its candidate (cand) and price */
@@ -55,6 +59,8 @@ typedef struct lp {
     double *dens;
     double *frac; /* n_c x m x 3: fractions() */
     int64_t *kept; /* LP_NEW_COLUMNS x m: the fills price_columns keeps */
+    double *gain;  /* per candidate, its best fill's value per price in the last pricing round */
+    size_t *tord;  /* candidates by gain, largest first */
     cost_knap knap;
     size_t knap_left; /* fills and branch-and-bound nodes left of LP_KNAP_PER_POD per pod */
 } lp;
@@ -347,9 +353,19 @@ static int price_columns(lp *L)
             for (size_t j = 0; j < L->m; j++)
                 L->fill[j] = L->pi[j] > 0 ? L->fill[j] : 0;
             keep_fill(L, &k, ci, v);
+            L->gain[ci] = v / L->c[ci].price;
+            L->tord[ci] = ci;
         }
     }
-    for (size_t ci = 0; k.n == 0 && ci < L->n_c && L->knap_left > 0; ci++) {
+    /* The knapsack's budget goes first to the types whose fills came nearest to pricing out. */
+    for (size_t i = 1; k.n == 0 && i < L->n_c; i++)
+        for (size_t t = i; t > 0 && L->gain[L->tord[t]] > L->gain[L->tord[t - 1]]; t--) {
+            size_t x = L->tord[t];
+            L->tord[t] = L->tord[t - 1];
+            L->tord[t - 1] = x;
+        }
+    for (size_t i = 0; k.n == 0 && i < L->n_c && L->knap_left > 0; i++) {
+        size_t ci = L->tord[i];
         double price = L->c[ci].price;
         memset(L->fill, 0, L->m * sizeof(int64_t));
         order_by_density(L, ci, L->pi, -1);
@@ -382,7 +398,7 @@ static int take_bin(lp *L, int64_t *take, int64_t *rem, cost_plan *out)
         for (size_t d = 0; d < L->s->n_dims; d++)
             L->used.v[d] += take[j] * L->items[j].g->req.v[d];
     }
-    return any ? sched_cost_push_bin(out, take, L->m, sched_cost_bin_price(L->s, L->p, L->c, L->n_c, &L->used))
+    return any ? sched_cost_push_bin(out, take, L->m, sched_cost_bin_price(L->s, L->p, L->all_c, L->all_n, &L->used))
                : NS_OK;
 }
 
@@ -402,8 +418,8 @@ static int round_plan(lp *L, bool ceil_, int64_t *rem, cost_plan *out)
             rc = take_bin(L, L->fill, rem, out);
         }
     }
-    if (rc == NS_OK && (rc = sched_cost_exact(L->s, L->p, L->c, L->n_c, L->items, L->m, rem, out)) == 1)
-        rc = sched_cost_greedy(L->s, L->p, L->c, L->n_c, L->items, L->m, rem, out);
+    if (rc == NS_OK && (rc = sched_cost_exact(L->s, L->p, L->all_c, L->all_n, L->items, L->m, rem, out)) == 1)
+        rc = sched_cost_greedy(L->s, L->p, L->all_c, L->all_n, L->items, L->m, rem, out);
     return rc;
 }
 
@@ -422,6 +438,8 @@ static void lp_free(lp *L)
     free(L->dens);
     free(L->frac);
     free(L->kept);
+    free(L->gain);
+    free(L->tord);
     sched_cost_knap_free(&L->knap);
 }
 
@@ -430,7 +448,9 @@ int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t
 {
     memset(out, 0, sizeof(*out));
     size_t m = n_items ? n_items : 1;
-    lp L = {.s = s, .p = p, .c = c, .n_c = n_c, .items = items, .m = n_items, .knap_left = 0};
+    lp L = {.s = s, .p = p, .all_c = c, .all_n = n_c, .items = items, .m = n_items, .knap_left = 0};
+    cost_cand *priced = malloc((n_c ? n_c : 1) * sizeof(*priced));
+    L.c = priced;
     for (size_t j = 0; j < n_items; j++)
         L.knap_left += (size_t)items[j].n * LP_KNAP_PER_POD;
     L.basis = malloc(m * sizeof(size_t));
@@ -443,10 +463,15 @@ int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t
     L.dens = malloc(m * sizeof(double));
     L.kept = malloc(LP_NEW_COLUMNS * m * sizeof(int64_t));
     L.frac = malloc((n_c ? n_c : 1) * m * 3 * sizeof(double));
+    L.gain = malloc((n_c ? n_c : 1) * sizeof(double));
+    L.tord = malloc((n_c ? n_c : 1) * sizeof(size_t));
     int64_t *rem = malloc(m * sizeof(int64_t));
-    int rc = L.basis && L.binv && L.x && L.pi && L.d && L.fill && L.order && L.dens && L.kept && L.frac && rem
+    int rc = L.basis && L.binv && L.x && L.pi && L.d && L.fill && L.order && L.dens && L.kept && L.frac && L.gain &&
+                     L.tord && rem && priced
                  ? sched_vec_init(s, &L.used)
                  : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for an LP of %zu pod groups", n_items);
+    if (rc == NS_OK)
+        rc = sched_cost_undominated(s, p->alloc, c, n_c, items, n_items, priced, &L.n_c);
     if (rc == NS_OK)
         rc = sched_cost_knap_init(&L.knap, s, items, n_items);
     if (rc == NS_OK && n_items > 0) {
@@ -476,6 +501,7 @@ int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t
     if (rc != NS_OK)
         sched_cost_plan_free(out);
     free(rem);
+    free(priced);
     lp_free(&L);
     return rc == 1 ? NS_OK : rc;
 }
