@@ -30,6 +30,9 @@ typedef struct az_arm_result {
 int az_arm_call(az_state *s, const char *method, const char *target, const char *api_version, const char *body,
                 const char *what, az_arm_result *res, az_arm_error *err);
 void az_arm_result_clear(az_state *s, az_arm_result *res);
+/* GET of the VM (nic false) or NIC (nic true) `name` of the node resource group (azure_instances.c), named in
+ * messages "GET VM name" / "GET NIC name"; as az_arm_call otherwise. */
+int az_arm_get(az_state *s, bool nic, const char *name, az_arm_result *res, az_arm_error *err);
 
 /* Waits for the long-running operation a call started (res from az_arm_call; nothing to wait for when it carries no
  * operation header). A failed operation is reported like a failed call, with the operation's error code. */

@@ -49,11 +49,8 @@ int az_validate_nodeclass(void *state, const ns_nodeclass *nodeclass)
 /* The subnet of the VM's NIC, from ARM. */
 static int nic_subnet(az_state *s, const char *vm_name, char *out, size_t len)
 {
-    char path[600], what[200];
-    az_resource_path(s, "Network", "networkInterfaces", vm_name, path, sizeof(path));
-    snprintf(what, sizeof(what), "GET NIC %s", vm_name);
     az_arm_result r;
-    int rc = az_arm_call(s, "GET", path, AZ_API_NETWORK, NULL, what, &r, NULL);
+    int rc = az_arm_get(s, true, vm_name, &r, NULL);
     if (rc < 0)
         return rc;
     const ns_host *h = s->host;
@@ -66,7 +63,7 @@ static int nic_subnet(az_state *s, const char *vm_name, char *out, size_t len)
 
 static int drift_of(az_state *s, const ns_instance *in, const az_nodeclass *nc, const char **reason)
 {
-    char name[128], path[600], what[200], want[512];
+    char name[128], want[512];
     *reason = NULL;
     if (!az_vm_name_of(s, in->provider_id, name, sizeof(name)))
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "%.200s is not a VM of this provider",
@@ -85,10 +82,8 @@ static int drift_of(az_state *s, const ns_instance *in, const az_nodeclass *nc, 
     az_catalog_release(s, c);
     if (rc < 0 || *reason)
         return rc;
-    az_resource_path(s, "Compute", "virtualMachines", name, path, sizeof(path));
-    snprintf(what, sizeof(what), "GET VM %s", name);
     az_arm_result r;
-    if ((rc = az_arm_call(s, "GET", path, AZ_API_COMPUTE, NULL, what, &r, NULL)) < 0)
+    if ((rc = az_arm_get(s, false, name, &r, NULL)) < 0)
         return rc;
     const char *version = s->host->json_string(s->host->json_get(s->host->json_get(r.body, "tags"),
                                                                  "karpenter.azure.com_kubernetes-version"));

@@ -29,6 +29,15 @@ void az_resource_path(const az_state *s, const char *provider, const char *type,
              provider, type, name);
 }
 
+int az_arm_get(az_state *s, bool nic, const char *name, az_arm_result *res, az_arm_error *err)
+{
+    char path[600], what[200];
+    az_resource_path(s, nic ? "Network" : "Compute", nic ? "networkInterfaces" : "virtualMachines", name, path,
+                     sizeof(path));
+    snprintf(what, sizeof(what), "GET %s %s", nic ? "NIC" : "VM", name);
+    return az_arm_call(s, "GET", path, nic ? AZ_API_NETWORK : AZ_API_COMPUTE, NULL, what, res, err);
+}
+
 bool az_vm_name_of(const az_state *s, const char *provider_id, char *out, size_t len)
 {
     char prefix[400];
@@ -113,14 +122,12 @@ static bool ours(az_state *s, const ns_json *resource)
 int az_get_instance(void *state, const char *provider_id, ns_instance *out)
 {
     az_state *s = state;
-    char name[128], path[600], what[200];
+    char name[128];
     if (!az_vm_name_of(s, provider_id, name, sizeof(name)))
         return NS_ERROR(s->host, s->ctx, NS_ERR_NOT_FOUND, "%.200s is not a VM of this provider's subscription and "
                         "node resource group", provider_id ? provider_id : "(null)");
-    az_resource_path(s, "Compute", "virtualMachines", name, path, sizeof(path));
-    snprintf(what, sizeof(what), "GET VM %s", name);
     az_arm_result r;
-    int rc = az_arm_call(s, "GET", path, AZ_API_COMPUTE, NULL, what, &r, NULL);
+    int rc = az_arm_get(s, false, name, &r, NULL);
     if (rc < 0)
         return rc;
     if (!ours(s, r.body))
@@ -237,10 +244,8 @@ int az_collect_leaked_nics(az_state *s)
         pthread_mutex_t *lock = az_claim_lock(k->names[i]);
         if (pthread_mutex_trylock(lock) != 0)
             continue;
-        az_resource_path(s, "Compute", "virtualMachines", k->names[i], path, sizeof(path));
-        snprintf(what, sizeof(what), "GET VM %s", k->names[i]);
         az_arm_result r;
-        int vm = az_arm_call(s, "GET", path, AZ_API_COMPUTE, NULL, what, &r, NULL);
+        int vm = az_arm_get(s, false, k->names[i], &r, NULL);
         if (vm == NS_OK)
             az_arm_result_clear(s, &r);
         if (vm == NS_ERR_NOT_FOUND) {

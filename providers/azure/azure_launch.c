@@ -242,12 +242,9 @@ static void delete_quietly(az_state *s, const char *provider, const char *type, 
  * left Failed by an earlier attempt is deleted first. */
 static int existing_vm(az_state *s, const char *vm_name, ns_json **vm)
 {
-    char path[600], what[200];
-    az_resource_path(s, "Compute", "virtualMachines", vm_name, path, sizeof(path));
-    snprintf(what, sizeof(what), "GET VM %s", vm_name);
     az_arm_result r;
     az_arm_error e;
-    int rc = az_arm_call(s, "GET", path, AZ_API_COMPUTE, NULL, what, &r, &e);
+    int rc = az_arm_get(s, false, vm_name, &r, &e);
     if (rc == NS_ERR_NOT_FOUND)
         return 1;
     if (rc < 0)
