@@ -106,6 +106,7 @@ typedef struct cost_knap {
     size_t *dord; /* per such dimension, positions of act by value per request of it, largest first */
     int64_t *room, *zero, *cur, *best;
     double *key, best_v;
+    bool *mono; /* per position, whether it is the densest of the positions from it on in every dimension */
     size_t nodes, max_nodes;
     bool cut;
 } cost_knap;

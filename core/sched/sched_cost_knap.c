@@ -4,8 +4,11 @@
  * bound. Items are tried densest first, each count from the most that fits down to none; a node is cut when its value
  * plus the bound of what is left cannot beat the best fill so far. The bound is the least, over the dimensions, of
  * that dimension's fractional knapsack (Dantzig's bound: the items by value per request of that dimension, the last
- * one in part), each valid because it drops the other dimensions. The densest-first fill alone misses the patterns
- * that mix shapes well, and the LP then stops far above its optimum (1.2x on Alibaba Cloud's catalog at 1k pods).
+ * one in part), each valid because it drops the other dimensions. When the item branched on is the densest of those
+ * left in every dimension, a count that is cut means every smaller count is (a pod less frees room the bound fills with
+ * no more value than that pod's), so the search stops there instead of visiting each. The densest-first fill alone
+ * misses the patterns that mix shapes well, and the LP then stops far above its optimum (1.2x on Alibaba Cloud's
+ * catalog at 1k pods).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +30,8 @@ int sched_cost_knap_init(cost_knap *K, sched *s, const cost_item *items, size_t 
     K->zero = calloc(s->n_dims, sizeof(int64_t));
     K->cur = malloc(n * sizeof(int64_t));
     K->key = malloc(n * sizeof(double));
-    if (!K->act || !K->dims || !K->dord || !K->room || !K->zero || !K->cur || !K->key) {
+    K->mono = malloc(n * sizeof(bool));
+    if (!K->act || !K->dims || !K->dord || !K->room || !K->zero || !K->cur || !K->key || !K->mono) {
         sched_cost_knap_free(K);
         return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for the pricing of %zu pod groups", m);
     }
@@ -43,6 +47,7 @@ void sched_cost_knap_free(cost_knap *K)
     free(K->zero);
     free(K->cur);
     free(K->key);
+    free(K->mono);
     memset(K, 0, sizeof(*K));
 }
 
@@ -78,7 +83,8 @@ static double bound(const cost_knap *K, size_t from)
     return best < 0 ? 0 : best;
 }
 
-static void dfs(cost_knap *K, size_t i, double v)
+/* checked: the caller found v + bound(K, i) above the best fill already. */
+static void dfs(cost_knap *K, size_t i, double v, bool checked)
 {
     if (K->nodes++ >= K->max_nodes) {
         K->cut = true;
@@ -93,7 +99,7 @@ static void dfs(cost_knap *K, size_t i, double v)
         }
         return;
     }
-    if (v + bound(K, i) <= K->best_v * (1 + 1e-12))
+    if (!checked && v + bound(K, i) <= K->best_v * (1 + 1e-12))
         return;
     const sched_vec *req = &K->items[K->act[i]].g->req;
     sched_vec room = {K->room}, none = {K->zero}; /* sched_fit_count measures room - used */
@@ -105,7 +111,12 @@ static void dfs(cost_knap *K, size_t i, double v)
     double val = K->value[K->act[i]];
     for (;; k--) {
         K->cur[i] = k;
-        dfs(K, i + 1, v + (double)k * val);
+        double cv = v + (double)k * val;
+        /* When this item is the densest left in every bounded dimension, one pod less of it frees room the bound can
+         * fill with no more value than the pod's: once a count is cut, every smaller count is. */
+        if (K->mono[i] && cv + bound(K, i + 1) <= K->best_v * (1 + 1e-12))
+            break;
+        dfs(K, i + 1, cv, K->mono[i]);
         if (K->cut || k == 0)
             break;
         for (size_t d = 0; d < K->s->n_dims; d++)
@@ -158,7 +169,18 @@ double sched_cost_knapsack(cost_knap *K, const sched_vec *alloc, const double *v
         K->dims[K->n_d++] = d;
     }
     memcpy(K->room, alloc->v, s->n_dims * sizeof(int64_t));
-    dfs(K, 0, 0);
+    /* mono[p]: position p comes before every later position in each dimension's order (densest of those left) */
+    for (size_t p = 0; p < K->n_act; p++)
+        K->mono[p] = true;
+    for (size_t e = 0; e < K->n_d; e++) {
+        size_t seen = 0; /* one past the largest position met so far in this order */
+        for (size_t t = 0; t < K->n_act; t++) {
+            size_t p = K->dord[e * K->n_act + t];
+            K->mono[p] = K->mono[p] && seen <= p;
+            seen = p + 1 > seen ? p + 1 : seen;
+        }
+    }
+    dfs(K, 0, 0, false);
     *complete = !K->cut;
     return K->best_v;
 }

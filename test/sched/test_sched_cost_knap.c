@@ -3,7 +3,8 @@
  * knapsack in cpu, memory and pods. On 300 seeded instances of 2 to 5 pod shapes with up to 6 pods each, the optimum is
  * found here by enumerating every fill, independent of the branch and bound: the search must finish, return that
  * value and a fill that fits and is worth it. Pods of no value are never taken; a threshold above the optimum leaves
- * the caller's fill alone; a node budget too small to finish says so.
+ * the caller's fill alone; a node budget too small to finish says so; smaller counts of a shape densest in every
+ * resource are not visited once a count of it is cut.
  */
 #include <check.h>
 #include <stdint.h>
@@ -143,12 +144,48 @@ START_TEST(threshold_and_budget)
 }
 END_TEST
 
+/* A shape worth most per cpu, memory and pod alike, then two others: once a count of the first is cut, every smaller count
+ * is (a pod less frees room the others fill with less value), so the search skips them instead of visiting each. */
+START_TEST(densest_shape_cuts_its_smaller_counts)
+{
+    inst x;
+    make(&x, 1);
+    x.m = 3;
+    x.alloc[SCHED_CPU] = 64000;
+    x.alloc[SCHED_MEM] = 262144;
+    x.alloc[SCHED_PODS] = 200;
+    static const int64_t cpu[3] = {1000, 2000, 4000}, mem[3] = {2048, 4096, 1024};
+    static const double value[3] = {3, 1, 1.5};
+    for (size_t j = 0; j < 3; j++) {
+        x.req[j][SCHED_CPU] = cpu[j];
+        x.req[j][SCHED_MEM] = mem[j];
+        x.req[j][SCHED_PODS] = 1;
+        x.g[j].req.v = x.req[j];
+        x.items[j] = (cost_item){&x.g[j], 40, 0};
+        x.value[j] = value[j];
+        x.order[j] = j;
+    }
+    cost_knap K;
+    ck_assert_int_eq(sched_cost_knap_init(&K, &x.s, x.items, x.m), 0);
+    int64_t best[MAX_M] = {0};
+    bool complete = false;
+    sched_vec alloc = {x.alloc};
+    double got = sched_cost_knapsack(&K, &alloc, x.value, x.order, best, 0, 1000000, &complete);
+    ck_assert(complete);
+    double want = brute(&x);
+    ck_assert_msg(got > want - 1e-9 && got < want + 1e-9, "%.6f, the optimum is %.6f", got, want);
+    ck_assert_uint_le(K.nodes, 20); /* 16 nodes; 56 when every count of the first shape is visited */
+    sched_cost_knap_free(&K);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sched-cost-knap");
     TCase *tc = tcase_create("knapsack");
     tcase_add_test(tc, optimum_of_every_seed);
     tcase_add_test(tc, threshold_and_budget);
+    tcase_add_test(tc, densest_shape_cuts_its_smaller_counts);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
