@@ -116,6 +116,8 @@ static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, con
     char msg[160];
     if (t) {
         judge(&w->ready, true, "Resolved", "Pod template resolved successfully", now);
+    } else if (b->resolution_failed) {
+        judge(&w->ready, false, "ResolutionFailed", b->resolution_failed, now);
     } else {
         not_found(b, msg, sizeof(msg));
         judge(&w->ready, false, b->pod_template ? "PodTemplateNotFound" : "ScalableRefNotFound", msg, now);

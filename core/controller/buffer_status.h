@@ -3,7 +3,8 @@
  * pkg/controllers/capacitybuffer and provisioning/buffers.go): status.provisioningStrategy; for a buffer whose
  * PodTemplate (scalableRef's workload) resolves, status.replicas (the chunks it asks for, ns_buffer_chunks),
  * status.podTemplateRef (for a podTemplateRef) and ReadyForProvisioning True (Resolved), otherwise
- * ReadyForProvisioning False (PodTemplateNotFound, ScalableRefNotFound, with the API server's NotFound text); and the
+ * ReadyForProvisioning False (PodTemplateNotFound, ScalableRefNotFound, with the API server's NotFound text;
+ * ResolutionFailed, with Karpenter's resolver's error, for a scalableRef to a kind or group it does not read); and the
  * Provisioning condition from the last provisioning round's placement of its chunks: True FitsExistingCapacity when
  * every chunk is on an existing or in-flight node, False RequiresNewCapacity when some needed a new NodeClaim or fit
  * nowhere, False BufferEmpty for zero replicas, False NotReadyForProvisioning; left as it was when no round placed

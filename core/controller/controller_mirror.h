@@ -25,8 +25,9 @@
  *
  * CapacityBuffers, PodTemplates and Deployments (Karpenter's CapacityBuffer feature): watched only when the caller
  * asks (the gate is on), buffers only when the API server serves autoscaling.x-k8s.io/v1beta1 capacitybuffers. A
- * buffer whose PodTemplate (or scalableRef's Deployment, StatefulSet, ReplicaSet) is not in the cluster is held aside
- * (Karpenter's buffer is then not ReadyForProvisioning and has no virtual pod) and comes back once it exists.
+ * buffer whose PodTemplate (or scalableRef's Deployment, StatefulSet, ReplicaSet) is not in the cluster, or whose
+ * scalableRef names a kind Karpenter does not resolve, is held aside (Karpenter's buffer is then not
+ * ReadyForProvisioning and has no virtual pod) and comes back once it resolves.
  *
  * Threading: informers decode on their own threads; every other function is for the engine's thread.
  */

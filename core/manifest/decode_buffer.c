@@ -1,8 +1,8 @@
 /*
  * Warm headroom objects: CapacityBuffer (autoscaling.x-k8s.io, the API Karpenter's CapacityBuffer feature reads) and
  * the core/v1 PodTemplates buffers name. The CRD's validation rules are checked with its messages; what nodesmith
- * does not implement (other provisioning strategies) and what Karpenter cannot resolve (a scalableRef to a kind other
- * than apps Deployment, StatefulSet, ReplicaSet) are refused naming the field.
+ * does not implement (other provisioning strategies) is refused naming the field. A scalableRef Karpenter cannot
+ * resolve (a kind other than apps Deployment, StatefulSet, ReplicaSet) is kept with Karpenter's error, unprovisioned.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,25 +47,39 @@ static int buffer_strategy(const ns_dec *d, const ns_ynode *spec)
     return rc;
 }
 
-/* spec.scalableRef: a workload of group apps whose pod template is the chunk and whose replicas the percentage takes. */
+/* Keeps Karpenter's resolver's error for a scalableRef it cannot read: the buffer stays, not ready for provisioning
+ * (ResolutionFailed, as Karpenter's controller writes it), with no chunk. */
+static int unresolvable(const ns_dec *d, ns_buffer *b, const char *unsupported, const char *what)
+{
+    size_t len = strlen(unsupported) + strlen(what) + 4;
+    if (!(b->resolution_failed = malloc(len)))
+        return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", d->object);
+    snprintf(b->resolution_failed, len, "%s \"%s\"", unsupported, what);
+    ns_log(NS_LOG_WARN, "manifest", "CapacityBuffer is not ReadyForProvisioning: no chunk is provisioned for it",
+           "file", d->file, "object", d->object, "reason", "ResolutionFailed", "error", b->resolution_failed, NULL);
+    return 0;
+}
+
+/* spec.scalableRef: a workload of group apps whose pod template is the chunk and whose replicas the percentage takes;
+ * another group or kind is checked in the order Karpenter's ResolveScalableRef checks them. */
 static int scalable_ref(const ns_dec *d, const ns_dec_field *ref, ns_buffer *b)
 {
     char *group = NULL, *kind = NULL;
     int rc = ns_dec_string(d, ref->node, ref->path, "apiGroup", &group);
-    if (rc == 0 && group && *group && strcmp(group, "apps") != 0)
-        rc = ns_dec_fail(d, ns_ymap_get(ref->node, "apiGroup"), "spec.scalableRef.apiGroup",
-                         "unsupported scalableRef API group \"%s\" (Karpenter resolves apps only)", group);
     if (rc == 0)
         rc = ns_dec_string_required(d, ref->node, ref->path, "kind", &kind);
-    for (size_t i = 0; rc == 0 && scalable_kinds[i] && !b->scalable_kind; i++)
-        if (strcmp(kind, scalable_kinds[i]) == 0)
-            b->scalable_kind = scalable_kinds[i];
-    if (rc == 0 && !b->scalable_kind)
-        rc = ns_dec_fail(d, ns_ymap_get(ref->node, "kind"), "spec.scalableRef.kind",
-                         "unsupported kind \"%s\" (Karpenter resolves Deployment, StatefulSet and ReplicaSet)", kind);
     if (rc == 0 && (rc = ns_dec_string_required(d, ref->node, ref->path, "name", &b->scalable_name)) == 0 &&
         !*b->scalable_name)
         rc = ns_dec_fail(d, ref->node, "spec.scalableRef.name", "must not be empty");
+    for (size_t i = 0; rc == 0 && scalable_kinds[i] && !b->scalable_kind; i++)
+        if (strcmp(kind, scalable_kinds[i]) == 0)
+            b->scalable_kind = scalable_kinds[i];
+    if (rc == 0 && group && *group && strcmp(group, "apps") != 0) {
+        b->scalable_kind = NULL;
+        rc = unresolvable(d, b, "unsupported scalableRef API group", group);
+    } else if (rc == 0 && !b->scalable_kind) {
+        rc = unresolvable(d, b, "unsupported kind", kind);
+    }
     free(group);
     free(kind);
     return rc;

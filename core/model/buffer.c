@@ -15,6 +15,7 @@ void ns_buffer_free(ns_buffer *b)
     ns_meta_free(&b->meta);
     free(b->pod_template);
     free(b->scalable_name);
+    free(b->resolution_failed);
     ns_res_free(&b->limits);
     free(b);
 }

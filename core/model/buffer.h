@@ -27,8 +27,12 @@ typedef struct ns_buffer {
     ns_meta meta;          /* namespaced */
     char *pod_template;    /* spec.podTemplateRef.name: a PodTemplate in the buffer's namespace; or NULL and: */
     const char *scalable_kind; /* spec.scalableRef.kind (static: "Deployment", "StatefulSet" or "ReplicaSet", of
-                                  group apps, the kinds Karpenter resolves) */
+                                  group apps, the kinds Karpenter resolves); NULL when resolution_failed */
     char *scalable_name;   /* spec.scalableRef.name: that workload in the buffer's namespace */
+    /* Karpenter's resolver's error for a scalableRef to a group or kind it does not read (`unsupported kind "Job"`,
+     * `unsupported scalableRef API group "batch"`), or NULL. Such a buffer is kept, with no scalable_kind and no
+     * chunks: Karpenter writes it ReadyForProvisioning False, ResolutionFailed, with this message. */
+    char *resolution_failed;
     bool has_replicas;
     int32_t replicas;      /* spec.replicas */
     bool has_percentage;

@@ -583,7 +583,7 @@ const ns_pod *ns_cluster_buffer_shape(const ns_cluster *c, const ns_buffer *b, i
         return t ? t->pod : NULL;
     }
     const ns_workload *w =
-        b->scalable_name ? ns_cluster_find_pod_controller(c, b->scalable_kind, b->meta.namespace_, b->scalable_name)
+        b->scalable_kind && b->scalable_name ? ns_cluster_find_pod_controller(c, b->scalable_kind, b->meta.namespace_, b->scalable_name)
                          : NULL;
     if (!w || !w->template_pod)
         return NULL;
@@ -641,7 +641,7 @@ int ns_cluster_resolve(ns_cluster *c)
         const ns_meta *m = &b->meta;
         const char *t = b->pod_template;
         int32_t replicas;
-        if (!t && !ns_cluster_buffer_shape(c, b, &replicas))
+        if (!t && !b->resolution_failed && !ns_cluster_buffer_shape(c, b, &replicas))
             return NS_FAIL(NS_ERR_INVALID_CONFIG,
                            "%s:%d: CapacityBuffer %s/%s: spec.scalableRef names %s %s/%s, which is not among the "
                            "loaded manifests (a buffer's workload is in its own namespace)",

@@ -151,15 +151,17 @@ ns_buffer *ns_cluster_find_buffer(const ns_cluster *c, const char *ns, const cha
 ns_pod_template *ns_cluster_find_pod_template(const ns_cluster *c, const char *ns, const char *name);
 /* The shape of a buffer's chunk (borrowed from the cluster): its podTemplateRef's PodTemplate, or its scalableRef's
  * workload's pod template, whose spec.replicas go to *scalable_replicas (0 for a podTemplateRef); NULL when the
- * cluster has not that object (Karpenter's PodTemplateNotFound, ScalableRefNotFound). */
+ * cluster has not that object (Karpenter's PodTemplateNotFound, ScalableRefNotFound) or the scalableRef is one
+ * Karpenter cannot resolve (b->resolution_failed). */
 const ns_pod *ns_cluster_buffer_shape(const ns_cluster *c, const ns_buffer *b, int32_t *scalable_replicas);
 /* The node class a reference names (kind, name and, when the reference has one, API group must match). */
 ns_nodeclass_def *ns_cluster_nodeclass_for(const ns_cluster *c, const ns_nodeclass_ref *ref);
 
 /* Cross-object checks and fill-ins, run once after every manifest is loaded: each NodePool's and NodeClaim's
  * nodeClassRef must name a loaded node class, and each CapacityBuffer's podTemplateRef a loaded PodTemplate of its
- * namespace, its scalableRef a loaded workload of its namespace (NS_ERR_INVALID_CONFIG naming the object, its file and line), and a NodePool without kubelet settings
- * takes its node class's spec.kubelet. */
+ * namespace, its scalableRef (one Karpenter resolves) a loaded workload of its namespace (NS_ERR_INVALID_CONFIG
+ * naming the object, its file and line), and a NodePool without kubelet settings takes its node class's
+ * spec.kubelet. */
 int ns_cluster_resolve(ns_cluster *c);
 
 #endif

@@ -1812,7 +1812,8 @@ class Test12CapacityBufferEndToEnd(unittest.TestCase):
     controller launch a NodeClaim with no pod pending, and writes the buffer's status (ReadyForProvisioning Resolved,
     replicas 1, Provisioning); a pod of that shape created later is bound to that node, already Ready before the pod
     existed, and the chunk is provisioned again elsewhere (a second claim). A buffer naming a missing PodTemplate is
-    not ReadyForProvisioning (PodTemplateNotFound) and launches nothing."""
+    not ReadyForProvisioning (PodTemplateNotFound), one whose scalableRef is a batch Job not ReadyForProvisioning
+    (ResolutionFailed, Karpenter's resolver's message), and neither launches anything."""
 
     def claims(self):
         return kget("nodeclaims", "-l", "karpenter.sh/nodepool=buffer")["items"]
@@ -1871,10 +1872,25 @@ apiVersion: autoscaling.x-k8s.io/v1beta1
 kind: CapacityBuffer
 metadata: {name: orphan, namespace: %s}
 spec: {podTemplateRef: {name: absent}, replicas: 3}
-""" % self.ns)
+---
+apiVersion: autoscaling.x-k8s.io/v1beta1
+kind: CapacityBuffer
+metadata: {name: nightly, namespace: %s}
+spec: {scalableRef: {apiGroup: batch, kind: Job, name: nightly}, replicas: 3}
+""" % (self.ns, self.ns))
             k = eventually("orphan's ReadyForProvisioning", lambda: self.condition("orphan", "ReadyForProvisioning")[0],
                            timeout=60)
             self.assertEqual((k["status"], k["reason"]), ("False", "PodTemplateNotFound"), k)
+            # a scalableRef Karpenter's resolver does not read: its error, as Karpenter's controller writes it
+            k, st = eventually("nightly's ReadyForProvisioning",
+                               lambda: (lambda r: r[0] and r)(self.condition("nightly", "ReadyForProvisioning")),
+                               timeout=60)
+            self.assertEqual((k["status"], k["reason"], k["message"]),
+                             ("False", "ResolutionFailed", 'unsupported scalableRef API group "batch"'), st)
+            self.assertEqual(st["provisioningStrategy"], "buffer.x-k8s.io/active-capacity", st)
+            self.assertNotIn("replicas", st)
+            k = eventually("nightly's Provisioning", lambda: self.condition("nightly", "Provisioning")[0], timeout=60)
+            self.assertEqual((k["status"], k["reason"]), ("False", "NotReadyForProvisioning"), k)
             time.sleep(5)
             self.assertEqual(len(self.claims()), 2, "a buffer without its template launched capacity")
             print("# CapacityBuffer: 1 claim for the chunk, the late pod on its node %s, 2nd claim for the displaced "

@@ -96,6 +96,35 @@ START_TEST(test_scalable_ref)
 }
 END_TEST
 
+/* The buffer of a scalableRef Karpenter's ResolveScalableRef cannot read: it loads (Karpenter's controller keeps it and
+ * writes ReadyForProvisioning False, ResolutionFailed), with the resolver's error and no shape, so no chunk. */
+static void unresolvable(const char *ref, const char *error)
+{
+    char doc[1024];
+    snprintf(doc, sizeof(doc),
+             "apiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\nmetadata: {name: cb}\nspec:\n"
+             "  scalableRef: %s\n  replicas: 2\n",
+             ref);
+    ns_cluster *c = ns_cluster_new();
+    ck_assert_msg(ns_manifest_load_string(c, "t.yaml", doc, strlen(doc)) == 0, "%s: %s", ref, ns_error_message());
+    ck_assert_msg(ns_cluster_resolve(c) == 0, "%s: %s", ref, ns_error_message());
+    ck_assert_uint_eq(c->n_buffers, 1);
+    ck_assert_pstr_eq(c->buffers[0]->resolution_failed, error);
+    int32_t replicas = -1;
+    ck_assert_ptr_null(ns_cluster_buffer_shape(c, c->buffers[0], &replicas));
+    ns_cluster_free(c);
+}
+
+START_TEST(test_resolution_failed)
+{
+    unresolvable("{kind: Job, name: web}", "unsupported kind \"Job\"");
+    unresolvable("{apiGroup: apps, kind: CronJob, name: web}", "unsupported kind \"CronJob\"");
+    /* the group is checked first, as Karpenter does */
+    unresolvable("{apiGroup: batch, kind: Job, name: web}", "unsupported scalableRef API group \"batch\"");
+    unresolvable("{apiGroup: batch, kind: Deployment, name: web}", "unsupported scalableRef API group \"batch\"");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("model-buffer");
@@ -103,6 +132,7 @@ int main(void)
     tcase_add_test(tc, test_karpenter_table);
     tcase_add_test(tc, test_limit_rules);
     tcase_add_test(tc, test_scalable_ref);
+    tcase_add_test(tc, test_resolution_failed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
