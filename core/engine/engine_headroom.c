@@ -51,7 +51,8 @@ static size_t chunks_wanted(const ns_cluster *c)
     return n;
 }
 
-/* One chunk: the template as a pending pod named as Karpenter names it, capacity-buffer-<buffer>-<i>. */
+/* One chunk: the template as a pending pod named as Karpenter names it, capacity-buffer-<buffer>-<i>, with the
+ * template's labels (Karpenter propagates them, so other pods' spread and affinity selectors count chunks). */
 static int add_chunk(ns_engine_plan *p, const ns_buffer *b, const ns_pod *tmpl, int64_t i, size_t *cap)
 {
     char name[2 * NS_NAME_MAX];
@@ -68,6 +69,10 @@ static int add_chunk(ns_engine_plan *p, const ns_buffer *b, const ns_pod *tmpl, 
     if (!pod)
         return NS_ERR_INTERNAL;
     pod->meta.name = owned;
+    /* Karpenter's sanitizeVirtualPodSpec drops PersistentVolumeClaim and ephemeral volumes (the only ones the model
+     * keeps): a chunk's claim never exists, so it must not hold the chunk to a volume's zone or keep it unplaced. */
+    pod->volumes = NULL;
+    pod->n_volumes = 0;
     pod->node_name = NULL;
     pod->phase = NULL;
     pod->sched_status = NS_POD_STATUS_NONE;

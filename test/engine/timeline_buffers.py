@@ -1,0 +1,60 @@
+"""CapacityBuffers in simulate -f, one case a run.
+
+scalable (time_fixtures/buffer-scalable.yaml): a scalableRef's chunks take the Deployment's pod template (1 cpu,
+2 GiB) and number max(replicas, ceil(percentage of its replicas)), as Karpenter's computeReplicas does, following the
+Deployment as the timeline scales it: 4 replicas at 50% -> 2, 9 -> 5, 0 -> the replicas (1).
+
+chunks (time_fixtures/buffer-chunks.yaml): chunks are built as Karpenter's virtual pods are, without the
+PersistentVolumeClaim and ephemeral volumes of their template (Karpenter's sanitizeVirtualPodSpec), so a chunk whose
+template names a claim that does not exist, and one whose ephemeral volume's claim would be named after the pod, are
+placed; a buffer whose scalableRef is a batch Job (Karpenter's resolver reads apps only) loads, asks for no chunk, and
+is reported once with Karpenter's ResolutionFailed reason and resolver's message.
+
+Usage: timeline_buffers.py NODESMITH FIXTURE_DIR scalable|chunks
+"""
+import json
+import subprocess
+import sys
+
+CHUNK_CPU, CHUNK_MEM = 1000, 2 << 30
+
+
+def simulate(nodesmith, fixtures, name):
+    """The step states by step name, and the log lines, of the timeline `name` over its manifests."""
+    proc = subprocess.run([nodesmith, "simulate", "-f", f"{fixtures}/{name}-manifests.yaml", "--timeline",
+                           f"{fixtures}/{name}.yaml", "--output", "json"],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        sys.exit(f"simulate exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    logs = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
+    return {s["name"]: s["state"] for s in json.loads(proc.stdout)["steps"]}, logs
+
+
+def scalable(nodesmith, fixtures):
+    states, _ = simulate(nodesmith, fixtures, "buffer-scalable")
+    for name, wanted, pods in (("four", 2, 4), ("ten", 5, 9), ("zero", 1, 0)):
+        st = states[name]
+        room = st["headroom"]
+        if (room["wanted"], room["placed"], room["ready"], st["pods_placed"]) != (wanted, wanted, wanted, pods):
+            sys.exit(f"{name}: headroom {room}, {st['pods_placed']} pods placed; expected {wanted} chunks for {pods}")
+    # The chunk's shape is the Deployment's pod: its cost share is computed here from the node it is on.
+    st = states["four"]
+    node = st["nodes"][0]
+    share = max(2 * CHUNK_CPU / node["cpu_allocatable_milli"], 2 * CHUNK_MEM / node["memory_allocatable_bytes"])
+    if len(st["nodes"]) != 1 or abs(st["headroom"]["cost_per_hour"] - node["price_per_hour"] * share) > 1e-6:
+        sys.exit(f"four: headroom {st['headroom']} on {node}; expected two chunks of 1 cpu / 2 GiB on one node")
+
+
+def chunks(nodesmith, fixtures):
+    states, logs = simulate(nodesmith, fixtures, "buffer-chunks")
+    room = states["placed"]["headroom"]
+    if (room["wanted"], room["placed"]) != (2, 2):
+        sys.exit(f"headroom {room}: expected the 2 chunks of claim and scratch placed, none of nightly")
+    nightly = [(w.get("level"), w.get("reason"), w.get("error")) for w in logs
+               if w.get("object") == "CapacityBuffer default/nightly"]
+    if nightly != [("WARN", "ResolutionFailed", 'unsupported scalableRef API group "batch"')]:
+        sys.exit(f"nightly was not reported once as ResolutionFailed: {nightly}")
+
+
+if __name__ == "__main__":
+    {"scalable": scalable, "chunks": chunks}[sys.argv[3]](sys.argv[1], sys.argv[2])
