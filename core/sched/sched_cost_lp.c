@@ -5,8 +5,9 @@
  * proposes the pattern its dual prices value most (filled densest first, where density is the dual price per share of
  * the type's allocatable; with few items, also each item's every count put first). When no such fill prices out, the
  * fills under every weight of cpu against memory, then the pricing problem by branch and bound (sched_cost_knap.c)
- * look for the patterns that mix shapes; that extra search has a budget per pod of the class, spent first on the types
- * whose fills came nearest to pricing out. Patterns are priced on the types no other makes unnecessary
+ * look for the patterns that mix shapes: first each type filled with copies of another type's best fill and the room
+ * left filled densest first, then the branch and bound, spent first on the types whose fills came nearest to pricing
+ * out. That extra search has a budget per pod of the class. Patterns are priced on the types no other makes unnecessary
  * (sched_cost_dom.c). With the LP solved, the
  * plan takes each pattern's whole number of nodes and plans the pods left exactly when they are few
  * (sched_cost_exact.c), else greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
@@ -29,6 +30,9 @@
  * of every cpu weight, then branch and bound) spends at most LP_KNAP_PER_POD fills or nodes per pod of the class,
  * so its time grows with the pods as the scheduler's own does: past it the LP stops with the columns it has. */
 #define LP_KNAP_NODES 1000
+/* ... or a sixteenth of the budget left when that is more: with many pods a type's search may then finish where
+ * 1000 nodes left it, and the LP stopped with most of its budget unspent. */
+#define LP_KNAP_SHARE 16
 #define LP_KNAP_PER_POD 6
 /* Weights of cpu against memory the densest-first fill tries: 0, 1/4, ..., 1. */
 #define LP_LAMBDA_STEPS 4
@@ -59,6 +63,7 @@ typedef struct lp {
     double *dens;
     double *frac; /* n_c x m x 3: fractions() */
     int64_t *kept; /* LP_NEW_COLUMNS x m: the fills price_columns keeps */
+    int64_t *bestfill; /* n_c x m: each candidate's best fill in the last pricing round */
     double *gain;  /* per candidate, its best fill's value per price in the last pricing round */
     size_t *tord;  /* candidates by gain, largest first */
     cost_knap knap;
@@ -342,6 +347,48 @@ static void keep_fill(lp *L, kept_cols *k, size_t ci, double v)
  * prices out, by the pricing problem solved by branch and bound (sched_cost_knap.c), which finds the patterns that
  * mix shapes the fills miss or shows there are none. Of those that price out, the LP_NEW_COLUMNS whose value per
  * price is highest become columns (more would only slow the simplex down). The number added, or a negative error. */
+/* Each candidate a filled with k copies of another's best fill (as many as a holds, within the class's pods), the room
+ * left filled densest first: a large type whose own fills miss a good pattern gets one a smaller type found. */
+static void compose(lp *L, kept_cols *k)
+{
+    for (size_t a = 0; a < L->n_c; a++) {
+        const sched_vec *alloc = &L->p->alloc[L->c[a].type];
+        order_by_density(L, a, L->pi, -1);
+        for (size_t b = 0; b < L->n_c; b++) {
+            const int64_t *fb = L->bestfill + b * L->m;
+            memset(L->used.v, 0, L->s->n_dims * sizeof(int64_t));
+            for (size_t j = 0; j < L->m; j++)
+                for (size_t d = 0; fb[j] > 0 && d < L->s->n_dims; d++)
+                    L->used.v[d] += fb[j] * L->items[j].g->req.v[d];
+            int64_t n = INT64_MAX;
+            for (size_t d = 0; d < L->s->n_dims; d++)
+                if (L->used.v[d] > 0)
+                    n = alloc->v[d] / L->used.v[d] < n ? alloc->v[d] / L->used.v[d] : n;
+            for (size_t j = 0; j < L->m; j++)
+                if (fb[j] > 0)
+                    n = L->items[j].n / fb[j] < n ? L->items[j].n / fb[j] : n;
+            if (n < 1 || n == INT64_MAX || (b == a && n == 1))
+                continue;
+            for (size_t d = 0; d < L->s->n_dims; d++)
+                L->used.v[d] *= n;
+            for (size_t j = 0; j < L->m; j++)
+                L->fill[j] = fb[j] * n;
+            for (size_t i = 0; i < L->m; i++) {
+                size_t j = L->order[i];
+                if (L->pi[j] <= 0)
+                    continue;
+                const sched_vec *req = &L->items[j].g->req;
+                int64_t more = sched_fit_count(L->s, alloc, &L->used, req, L->items[j].n - L->fill[j]);
+                for (size_t d = 0; more > 0 && d < L->s->n_dims; d++)
+                    L->used.v[d] += more * req->v[d];
+                L->fill[j] += more > 0 ? more : 0;
+            }
+            keep_fill(L, k, a, fill_value(L));
+        }
+        L->knap_left -= L->knap_left > L->n_c / 4 ? L->n_c / 4 : L->knap_left;
+    }
+}
+
 static int price_columns(lp *L)
 {
     kept_cols k = {.n = 0};
@@ -353,10 +400,13 @@ static int price_columns(lp *L)
             for (size_t j = 0; j < L->m; j++)
                 L->fill[j] = L->pi[j] > 0 ? L->fill[j] : 0;
             keep_fill(L, &k, ci, v);
+            memcpy(L->bestfill + ci * L->m, L->fill, L->m * sizeof(int64_t));
             L->gain[ci] = v / L->c[ci].price;
             L->tord[ci] = ci;
         }
     }
+    if (k.n == 0 && L->knap_left > 0)
+        compose(L, &k);
     /* The knapsack's budget goes first to the types whose fills came nearest to pricing out. */
     for (size_t i = 1; k.n == 0 && i < L->n_c; i++)
         for (size_t t = i; t > 0 && L->gain[L->tord[t]] > L->gain[L->tord[t - 1]]; t--) {
@@ -371,8 +421,9 @@ static int price_columns(lp *L)
         order_by_density(L, ci, L->pi, -1);
         bool complete;
         double floor_v = price * (1 + 1e-7);
+        size_t cap = L->knap_left / LP_KNAP_SHARE > LP_KNAP_NODES ? L->knap_left / LP_KNAP_SHARE : LP_KNAP_NODES;
         double got = sched_cost_knapsack(&L->knap, &L->p->alloc[L->c[ci].type], L->pi, L->order, L->fill, floor_v,
-                                         L->knap_left < LP_KNAP_NODES ? L->knap_left : LP_KNAP_NODES, &complete);
+                                         L->knap_left < cap ? L->knap_left : cap, &complete);
         L->knap_left -= L->knap.nodes < L->knap_left ? L->knap.nodes : L->knap_left;
         if (got > floor_v)
             keep_fill(L, &k, ci, got);
@@ -439,6 +490,7 @@ static void lp_free(lp *L)
     free(L->frac);
     free(L->kept);
     free(L->gain);
+    free(L->bestfill);
     free(L->tord);
     sched_cost_knap_free(&L->knap);
 }
@@ -464,10 +516,11 @@ int sched_cost_plan_lp(sched *s, const sched_pool *p, const cost_cand *c, size_t
     L.kept = malloc(LP_NEW_COLUMNS * m * sizeof(int64_t));
     L.frac = malloc((n_c ? n_c : 1) * m * 3 * sizeof(double));
     L.gain = malloc((n_c ? n_c : 1) * sizeof(double));
+    L.bestfill = malloc((n_c ? n_c : 1) * m * sizeof(int64_t));
     L.tord = malloc((n_c ? n_c : 1) * sizeof(size_t));
     int64_t *rem = malloc(m * sizeof(int64_t));
     int rc = L.basis && L.binv && L.x && L.pi && L.d && L.fill && L.order && L.dens && L.kept && L.frac && L.gain &&
-                     L.tord && rem && priced
+                     L.bestfill && L.tord && rem && priced
                  ? sched_vec_init(s, &L.used)
                  : NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for an LP of %zu pod groups", n_items);
     if (rc == NS_OK)

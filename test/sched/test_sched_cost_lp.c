@@ -194,6 +194,75 @@ START_TEST(cost_mode_avoids_the_giant)
 }
 END_TEST
 
+/* The cheapest cpu and memory can be bought from the families (cpu, gib per cpu, price per cpu) in any amounts: the
+ * least over one family, or two mixed to give both exactly. Every plan holds the pods' requests, so pays at least
+ * this. */
+static double resource_bound(const int64_t *gib_per_cpu, const double *per_cpu, size_t n_f, double cpu, double gib)
+{
+    double best = DBL_MAX;
+    for (size_t a = 0; a < n_f; a++) {
+        double x = cpu > gib / (double)gib_per_cpu[a] ? cpu : gib / (double)gib_per_cpu[a];
+        best = x * per_cpu[a] < best ? x * per_cpu[a] : best;
+        for (size_t b = 0; b < n_f; b++) {
+            if (gib_per_cpu[a] >= gib_per_cpu[b])
+                continue; /* a the leaner, b the richer in memory: xa + xb = cpu, ga xa + gb xb = gib */
+            double xb = (gib - (double)gib_per_cpu[a] * cpu) / (double)(gib_per_cpu[b] - gib_per_cpu[a]), xa = cpu - xb;
+            if (xa >= 0 && xb >= 0 && xa * per_cpu[a] + xb * per_cpu[b] < best)
+                best = xa * per_cpu[a] + xb * per_cpu[b];
+        }
+    }
+    return best;
+}
+
+/* Sixteen pod shapes of 20 to 59 pods each over three families priced linearly (2, 4 and 8 GiB per cpu, 2 to 64 cpu),
+ * as the benchmark's catalogs are: the pricing must find the patterns that mix shapes on the large types. The plan
+ * must pay at most 1.018 times what the pods' cpu and memory cost at the families' prices, a lower bound computed
+ * here (kubelet's reserved share of each node is part of the gap): 1.0149 since the LP also composes a type's
+ * pattern from copies of another's best fill, 1.0217 before. One scenario: on other seeds of this generator the
+ * composition moves the result by -0.7% to +0.1%. */
+START_TEST(many_shapes_on_linear_families)
+{
+    static const int64_t gib_per_cpu[3] = {2, 4, 8};
+    static const double per_cpu[3] = {0.0425, 0.048, 0.063};
+    static const int64_t sizes[] = {2, 4, 8, 16, 32, 48, 64};
+    static const int64_t pod_cpu[] = {250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000},
+                         mib_per_cpu[] = {512, 1024, 2048, 4096, 6144, 8192};
+    sched_env e;
+    sched_env_init(&e, false);
+    fx_pool(e.c, "default", 0, "");
+    for (size_t f = 0; f < 3; f++)
+        for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+            char name[32], offers[64];
+            snprintf(name, sizeof(name), "%c-%lld", "cmr"[f], (long long)sizes[z]);
+            snprintf(offers, sizeof(offers), "z-a:on-demand:%.6f", per_cpu[f] * (double)sizes[z]);
+            fx_type(&e.set, name, sizes[z] * 1000, sizes[z] * gib_per_cpu[f] * FX_GI, 110,
+                    "kubernetes.io/arch=amd64,kubernetes.io/os=linux", offers);
+        }
+    uint64_t rng = 101;
+    double cpu = 0, gib = 0;
+    for (int g = 0; g < 16; g++) {
+        int64_t c = pod_cpu[rng_next(&rng) % 9], mib = c * mib_per_cpu[rng_next(&rng) % 6] / 1000;
+        int n = 20 + (int)(rng_next(&rng) % 40);
+        for (int i = 0; i < n; i++) {
+            char name[32], labels[16];
+            snprintf(name, sizeof(name), "g%d-%d", g, i);
+            snprintf(labels, sizeof(labels), "app=g%d", g);
+            fx_pod(e.c, name, c, mib * FX_MI, labels);
+        }
+        cpu += (double)n * (double)c / 1000;
+        gib += (double)n * (double)mib / 1024;
+    }
+    ns_sched_result r;
+    fx_run_packing(e.c, &e.set, NULL, NS_SCHED_PACKING_COST, &r);
+    ck_assert_uint_eq(r.n_unschedulable, 0);
+    double bound = resource_bound(gib_per_cpu, per_cpu, 3, cpu, gib);
+    double ratio = result_cost(&r) / bound;
+    ck_assert_msg(ratio >= 1 - 1e-9 && ratio <= 1.018, "cost mode pays %.4f times the resource bound", ratio);
+    ns_sched_result_free(&r);
+    sched_env_free(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sched-cost-lp");
@@ -201,6 +270,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, cost_mode_pays_the_optimum_on_few_pods);
     tcase_add_test(tc, cost_mode_avoids_the_giant);
+    tcase_add_test(tc, many_shapes_on_linear_families);
     tcase_add_test(tc, cost_mode_near_optimum_past_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
