@@ -302,8 +302,15 @@ static int large_set(const cb_catalog *cats, size_t n_cats, size_t per_size, lon
             co_type *ty = opt_types(&sc);
             double bound = 0;
             int converged = 0;
-            rc = ty ? co_lp_bound(ty, sc.n_types, sc.groups, sc.n_groups, 120, &bound, &converged) : -1;
+            co_lp_stats st = {0};
+            rc = ty ? co_lp_bound(ty, sc.n_types, sc.groups, sc.n_groups, 120, &bound, &converged, &st) : -1;
             if (rc == 0) {
+                fprintf(stderr,
+                        "{\"lp_bound\":%.4f,\"master\":%.4f,\"converged\":%d,\"catalog\":\"%s\",\"seed\":%zu,"
+                        "\"pods\":%ld,\"types\":%zu,\"types_used\":%zu,\"rounds\":%zu,\"mips\":%zu,"
+                        "\"columns\":%zu,\"cpu_s\":%.2f}\n",
+                        bound, st.master_value, converged, cats[c].name, i + 1, pods, sc.n_types, st.types_used,
+                        st.rounds, st.mips, st.columns, st.cpu_s);
                 unconverged += !converged;
                 tally_add(&t, &sc, bound);
             }

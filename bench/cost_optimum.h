@@ -25,10 +25,24 @@ typedef struct co_group {
 int co_exact(const co_type *types, size_t n_types, const co_group *groups, size_t n_groups, size_t max_patterns,
              double time_limit_s, double *cost);
 
-/* Lower bound of the optimum: the LP relaxation by column generation, pricing each type with an integer knapsack.
- * *bound is Farley's bound of the last master (valid at any iteration), the LP optimum once no column prices out.
+/* The LP relaxation of co_exact's program (same patterns), solved directly: what co_lp_bound converges to. Return
+ * codes as co_exact's. */
+int co_exact_lp(const co_type *types, size_t n_types, const co_group *groups, size_t n_groups, size_t max_patterns,
+                double time_limit_s, double *value);
+
+typedef struct co_lp_stats {
+    size_t types_used;   /* types left after dominance */
+    size_t rounds, mips; /* master solves; pricing integer programs */
+    size_t columns;
+    double master_value; /* the last master's value: an upper bound of the LP optimum */
+    double cpu_s;        /* process CPU time spent */
+} co_lp_stats;
+
+/* Lower bound of the optimum: the LP relaxation by column generation, pricing each type with an integer knapsack
+ * (GLPK for both). *bound is the best Farley bound found (valid at any iteration); *converged when it is within 0.2%
+ * of the master's value, hence of the LP optimum. Stops after time_limit_s of process CPU time. stats may be NULL.
  * 0, or -1 on an error (stderr). */
 int co_lp_bound(const co_type *types, size_t n_types, const co_group *groups, size_t n_groups, double time_limit_s,
-                double *bound, int *converged);
+                double *bound, int *converged, co_lp_stats *stats);
 
 #endif
