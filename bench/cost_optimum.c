@@ -199,15 +199,17 @@ int co_exact_lp(const co_type *types, size_t n_types, const co_group *groups, si
 }
 
 /* Relative gap GLPK may stop at when pricing: the bound uses the value times (1 + gap), so it stays valid. */
-#define PRICING_GAP 5e-4
+#define PRICING_GAP 1e-4
 /* GLPK's time per pricing knapsack; past it the best open node's bound stands in for the maximum. A round that finds
  * no column but cannot prove convergence (some knapsack ran out of time) is repeated with 4 times more, up to the
  * most. */
 #define PRICING_MS 300
 #define PRICING_MS_MOST 20000
-/* Converged: the bound is within this relative gap of the master's value, an upper bound of the LP optimum. Types
- * whose knapsack relaxation already prices under (1 + gap) times their price need no integer program for it. */
+/* Converged: the bound is within CONVERGED_GAP of the master's value, an upper bound of the LP optimum. The generation
+ * goes on towards STOP_GAP while it finds columns; types whose knapsack relaxation already prices under
+ * (1 + STOP_GAP) times their price need no integer program for it. */
 #define CONVERGED_GAP 2e-3
+#define STOP_GAP 2e-4
 /* Integer programs stop for the round once this many columns are found: the duals move after each master solve, so
  * pricing every type against stale duals mostly finds columns the next round no longer wants. */
 #define COLUMNS_PER_ROUND 8
@@ -463,8 +465,8 @@ static int solve_master(cg *c, double *z)
 /* Exact pricing where it can matter. theta, the largest ratio over all types of a pattern's dual value to the type's
  * price, makes pi/theta feasible for the dual of the full LP, so n.pi/theta is a lower bound (Farley's; n.pi = z). Each type's
  * knapsack relaxation bounds its ratio from above; the integer programs run in falling order of that bound, and a
- * type whose relaxation cannot beat the theta already proven (or 1 + CONVERGED_GAP, which the convergence test
- * tolerates anyway) needs none: its true ratio is no larger. Once COLUMNS_PER_ROUND columns are found the rest are
+ * type whose relaxation cannot beat the theta already proven (or 1 + STOP_GAP, which the stopping test tolerates
+ * anyway) needs none: its true ratio is no larger. Once COLUMNS_PER_ROUND columns are found the rest are
  * skipped and the next type's relaxation stands in for them. *theta set; columns added into *added. */
 static int exact_pricing(cg *c, int mip_ms, double *theta, size_t *added)
 {
@@ -487,7 +489,7 @@ static int exact_pricing(cg *c, int mip_ms, double *theta, size_t *added)
     *added = 0;
     for (size_t i = 0; i < n; i++) {
         size_t t = c->by_ratio[i];
-        if (c->ratio[t] <= fmax(*theta, 1 + CONVERGED_GAP)) {
+        if (c->ratio[t] <= fmax(*theta, 1 + STOP_GAP)) {
             *theta = fmax(*theta, c->ratio[t]);
             break;
         }
@@ -566,7 +568,8 @@ int co_lp_bound(const co_type *types, size_t n_types, const co_group *all_groups
     *converged = 0;
     double z = 0;
     int mip_ms = PRICING_MS;
-    while (rc == 0 && !*converged) {
+    bool stop = false;
+    while (rc == 0 && !stop) {
         c.st.rounds++;
         if (solve_master(&c, &z) < 0) {
             rc = -1;
@@ -592,8 +595,7 @@ int co_lp_bound(const co_type *types, size_t n_types, const co_group *all_groups
                 dual += (double)groups[g].n * c.pi[g];
             *bound = fmax(*bound, dual / theta);
             *converged = *bound >= z * (1 - CONVERGED_GAP);
-            if (!added && !*converged && (mip_ms *= 4) > PRICING_MS_MOST)
-                break;
+            stop = *bound >= z * (1 - STOP_GAP) || (!added && (*converged || (mip_ms *= 4) > PRICING_MS_MOST));
         }
     }
     c.st.master_value = z;
