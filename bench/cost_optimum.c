@@ -549,8 +549,10 @@ int co_lp_bound(const co_type *types, size_t n_types, const co_group *all_groups
     c.ratio = calloc(nt1, sizeof(double));
     c.by_ratio = calloc(nt1, sizeof(size_t));
     int rc = c.use && c.a && c.pi && c.ratio && c.by_ratio ? 0 : -1;
-    for (size_t t = 0; rc == 0 && t < n_types; t++) {
+    for (size_t t = 0; rc == 0 && t < n_types; t++)
         c.use[t] = true;
+    /* each removal keeps the LP optimum of the types still in use, the later ones included */
+    for (size_t t = 0; rc == 0 && t < n_types; t++) {
         for (size_t j = 0; c.use[t] && j < n_types; j++)
             if (j != t && c.use[j] && lp_dominates(&types[j], &types[t], groups, n_groups))
                 c.use[t] = false;
