@@ -105,6 +105,18 @@ static void not_found(const ns_buffer *b, char *msg, size_t len)
     snprintf(msg, len, "%ss.apps \"%s\" not found", plural, b->scalable_name);
 }
 
+/* A resolved buffer's template, as Karpenter records it: the PodTemplate's name and the generation of it resolved for a
+ * podTemplateRef; for a scalableRef neither (null removes what a podTemplateRef the buffer had before left). */
+static bool add_template(cJSON *st, const ns_cluster *c, const ns_buffer *b)
+{
+    if (!b->pod_template)
+        return cJSON_AddNullToObject(st, "podTemplateRef") && cJSON_AddNullToObject(st, "podTemplateGeneration");
+    const ns_pod_template *t = ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template);
+    cJSON *ref = cJSON_AddObjectToObject(st, "podTemplateRef");
+    return t && ref && cJSON_AddStringToObject(ref, "name", b->pod_template) &&
+           cJSON_AddNumberToObject(st, "podTemplateGeneration", (double)t->generation);
+}
+
 /* {"status": {...}} for buffer b; ready: its PodTemplate (its scalableRef's workload) is in c. NULL on allocation
  * failure. */
 static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, const ns_buffer *b, bool ready,
@@ -123,11 +135,9 @@ static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, con
         judge(&w->ready, false, b->pod_template ? "PodTemplateNotFound" : "ScalableRefNotFound", msg, now);
     }
     judge_provisioning(w, e, b, t != NULL, replicas, now);
-    cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "status"), *ref = NULL, *conds = NULL;
+    cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "status"), *conds = NULL;
     bool ok = st && cJSON_AddStringToObject(st, "provisioningStrategy", NS_BUFFER_ACTIVE_STRATEGY) &&
-              (!t || (cJSON_AddNumberToObject(st, "replicas", (double)replicas) &&
-                      (!b->pod_template || ((ref = cJSON_AddObjectToObject(st, "podTemplateRef")) &&
-                                            cJSON_AddStringToObject(ref, "name", b->pod_template))))) &&
+              (!t || (cJSON_AddNumberToObject(st, "replicas", (double)replicas) && add_template(st, c, b))) &&
               (conds = cJSON_AddArrayToObject(st, "conditions")) && add_condition(conds, "ReadyForProvisioning", &w->ready) &&
               (!w->provisioning.set || add_condition(conds, "Provisioning", &w->provisioning));
     if (!ok) {

@@ -2,7 +2,8 @@
  * CapacityBuffer status, as Karpenter's capacitybuffer controller and provisioner write it (sigs.k8s.io/karpenter
  * pkg/controllers/capacitybuffer and provisioning/buffers.go): status.provisioningStrategy; for a buffer whose
  * PodTemplate (scalableRef's workload) resolves, status.replicas (the chunks it asks for, ns_buffer_chunks),
- * status.podTemplateRef (for a podTemplateRef) and ReadyForProvisioning True (Resolved), otherwise
+ * status.podTemplateRef and status.podTemplateGeneration (the PodTemplate's metadata.generation) for a podTemplateRef
+ * (both removed for a scalableRef, as Karpenter clears them) and ReadyForProvisioning True (Resolved), otherwise
  * ReadyForProvisioning False (PodTemplateNotFound, ScalableRefNotFound, with the API server's NotFound text;
  * ResolutionFailed, with Karpenter's resolver's error, for a scalableRef to a kind or group it does not read); and the
  * Provisioning condition from the last provisioning round's placement of its chunks: True FitsExistingCapacity when

@@ -155,7 +155,9 @@ int ns_load_pod_template(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     const ns_ynode *tmpl = NULL;
     /* metadata first, so that an unknown field is reported on the named object */
     if ((rc = ns_decode_meta(d, root, "PodTemplate", true, &t->meta)) < 0 ||
-        (rc = ns_dec_fields(d, root, "", pod_template_fields)) < 0)
+        (rc = ns_dec_fields(d, root, "", pod_template_fields)) < 0 ||
+        (rc = ns_dec_int(d, ns_ymap_get(root, "metadata"), "metadata", "generation", 0, INT64_MAX, &t->generation,
+                         NULL)) < 0)
         goto done;
     if (!(tmpl = ns_dec_child(d, root, "", "template", NS_Y_MAP, &rc))) {
         rc = rc < 0 ? rc : ns_dec_fail(d, root, NULL, "missing required field \"template\"");

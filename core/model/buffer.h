@@ -46,6 +46,7 @@ typedef struct ns_buffer {
 typedef struct ns_pod_template {
     ns_meta meta;
     ns_pod *pod; /* owned */
+    int64_t generation; /* metadata.generation (0 when the manifest gives none): status.podTemplateGeneration */
 } ns_pod_template;
 
 ns_buffer *ns_buffer_new(void); /* NULL on allocation failure */

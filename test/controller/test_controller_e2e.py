@@ -1810,7 +1810,7 @@ class Test12CapacityBufferEndToEnd(unittest.TestCase):
     """Warm headroom from Karpenter's CapacityBuffer (autoscaling.x-k8s.io/v1beta1, Karpenter's own CRD) on the real
     control plane, FEATURE_GATES CapacityBuffer=true: a buffer of one 1-cpu chunk of a PodTemplate's shape makes the
     controller launch a NodeClaim with no pod pending, and writes the buffer's status (ReadyForProvisioning Resolved,
-    replicas 1, Provisioning); a pod of that shape created later is bound to that node, already Ready before the pod
+    replicas 1, Provisioning, podTemplateGeneration following the template's edits); a pod of that shape created later is bound to that node, already Ready before the pod
     existed, and the chunk is provisioned again elsewhere (a second claim). A buffer naming a missing PodTemplate is
     not ReadyForProvisioning (PodTemplateNotFound), one whose scalableRef is a batch Job not ReadyForProvisioning
     (ResolutionFailed, Karpenter's resolver's message), and neither launches anything."""
@@ -1854,6 +1854,15 @@ class Test12CapacityBufferEndToEnd(unittest.TestCase):
             self.assertEqual((ready["status"], ready["reason"]), ("True", "Resolved"), st)
             self.assertEqual((st["replicas"], st["podTemplateRef"]["name"], st["provisioningStrategy"]),
                              (1, "chunk", "buffer.x-k8s.io/active-capacity"), st)
+            # the generation of the PodTemplate resolved, as Karpenter records it; it follows a change of the template
+            generation = kget("podtemplate", "-n", self.ns, "chunk")["metadata"]["generation"]
+            self.assertEqual(st.get("podTemplateGeneration"), generation, st)
+            kubectl("patch", "podtemplate", "-n", self.ns, "chunk", "--type=merge", "-p",
+                    '{"template": {"metadata": {"labels": {"e2e/edited": "true"}}}}')
+            self.assertEqual(kget("podtemplate", "-n", self.ns, "chunk")["metadata"]["generation"], generation + 1)
+            eventually("podTemplateGeneration of the edited template", lambda: kget(
+                "capacitybuffer", "-n", self.ns, "warm")["status"].get("podTemplateGeneration") == generation + 1,
+                timeout=60)
             self.assertEqual(prov["status"], "True", st)
             first = self.claims()[0]["metadata"]["name"]
             time.sleep(5)  # no second claim while nothing takes the chunk's room

@@ -483,12 +483,13 @@ START_TEST(buffers_and_templates_from_api_server)
     ck_assert(b->has_limits && b->limits_set == NS_BUFFER_LIMIT_CPU && b->limits.cpu_milli == 4000);
     ns_pod_template *t = decode_text(&NS_KUBE_DECODE_PODTEMPLATE,
         "{\"apiVersion\":\"v1\",\"kind\":\"PodTemplate\",\"metadata\":{\"name\":\"chunk\",\"namespace\":\"web\","
-        "\"uid\":\"u2\",\"resourceVersion\":\"7\"},\"template\":{\"metadata\":{\"labels\":{\"app\":\"chunk\"}},"
+        "\"uid\":\"u2\",\"resourceVersion\":\"7\",\"generation\":3},\"template\":{\"metadata\":{\"labels\":{\"app\":\"chunk\"}},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"pause\",\"resources\":{\"requests\":{\"cpu\":\"1\","
         "\"memory\":\"1Gi\"}},\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":"
         "\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],\"restartPolicy\":\"Always\",\"terminationGracePeriodSeconds\":"
         "30,\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":{},\"schedulerName\":\"default-scheduler\"}}}");
     ck_assert_str_eq(t->meta.name, "chunk");
+    ck_assert_int_eq(t->generation, 3); /* status.podTemplateGeneration */
     ck_assert_int_eq(t->pod->requests.cpu_milli, 1000);
     ck_assert_int_eq(t->pod->requests.memory_bytes, 1024LL * 1024 * 1024);
     ck_assert_str_eq(ns_labels_get(&t->pod->meta.labels, "app"), "chunk");
