@@ -51,6 +51,42 @@ static void floor_at(kstore *s, ns_mirror_kind kind, const char *ns, const char 
     pthread_mutex_unlock(&s->lock);
 }
 
+/* ---- NodeClaims and Nodes: cluster-scoped objects a finalizer may hold */
+
+/* DELETE of the cluster-scoped object meta names, which is then deleting. 1 when it is gone (the API server no longer
+ * has it, or no finalizer holds it): it has left the mirror and the caller removes it from the cluster; 0 while
+ * finalizers hold it; or the error. */
+static int delete_object(kstore *s, const ns_kube_resource *r, ns_mirror_kind kind, ns_meta *meta,
+                         const ns_kube_delete_opts *o)
+{
+    long status = 0;
+    int rc = ns_kube_delete(s->c, r, NULL, meta->name, o, &status);
+    if (rc < 0 && status != 404)
+        return failed(s, rc);
+    ns_error_clear();
+    if (!meta->deletion_ms)
+        meta->deletion_ms = ns_clock_now_ms();
+    if (meta->n_finalizers && status != 404)
+        return 0;
+    ns_mirror_gone(s->m, kind, NULL, meta->name);
+    return 1;
+}
+
+/* Removes finalizer from the cluster-scoped object meta names. 1 when that was the last one of a deleting object:
+ * it has left the mirror and the caller removes it from the cluster; 0 otherwise; or the error. */
+static int remove_finalizer(kstore *s, const ns_kube_resource *r, ns_mirror_kind kind, ns_meta *meta,
+                            const char *finalizer)
+{
+    int rc = ns_kube_remove_finalizer(s->c, r, NULL, meta->name, finalizer);
+    if (rc < 0)
+        return failed(s, rc);
+    ns_meta_remove_finalizer(meta, finalizer);
+    if (!meta->deletion_ms || meta->n_finalizers)
+        return 0;
+    ns_mirror_gone(s->m, kind, NULL, meta->name);
+    return 1;
+}
+
 /* ---- NodeClaims */
 
 /* The claim's owner: its pool, or the v1alpha5 Provisioner the pool was converted from. */
@@ -212,30 +248,15 @@ static int k_delete_nodeclaim(void *ctx, ns_nodeclaim *claim)
     if (ns_mirror_uid(s->m, NS_MIRROR_NODECLAIM, NULL, claim->meta.name, uid, sizeof(uid)) == 0)
         o.uid = uid;
     ns_error_clear();
-    long status = 0;
-    int rc = ns_kube_delete(s->c, &NS_KUBE_NODECLAIMS, NULL, claim->meta.name, &o, &status);
-    if (rc < 0 && status != 404)
-        return failed(s, rc);
-    ns_error_clear();
-    if (!claim->meta.deletion_ms)
-        claim->meta.deletion_ms = ns_clock_now_ms();
-    if (claim->meta.n_finalizers && status != 404)
-        return 0;
-    ns_mirror_gone(s->m, NS_MIRROR_NODECLAIM, NULL, claim->meta.name);
-    return ns_cluster_remove_nodeclaim(s->cluster, claim);
+    int rc = delete_object(s, &NS_KUBE_NODECLAIMS, NS_MIRROR_NODECLAIM, &claim->meta, &o);
+    return rc == 1 ? ns_cluster_remove_nodeclaim(s->cluster, claim) : rc;
 }
 
 static int k_remove_nodeclaim_finalizer(void *ctx, ns_nodeclaim *claim, const char *finalizer)
 {
     kstore *s = ctx;
-    int rc = ns_kube_remove_finalizer(s->c, &NS_KUBE_NODECLAIMS, NULL, claim->meta.name, finalizer);
-    if (rc < 0)
-        return failed(s, rc);
-    ns_meta_remove_finalizer(&claim->meta, finalizer);
-    if (!claim->meta.deletion_ms || claim->meta.n_finalizers)
-        return 0;
-    ns_mirror_gone(s->m, NS_MIRROR_NODECLAIM, NULL, claim->meta.name);
-    return ns_cluster_remove_nodeclaim(s->cluster, claim);
+    int rc = remove_finalizer(s, &NS_KUBE_NODECLAIMS, NS_MIRROR_NODECLAIM, &claim->meta, finalizer);
+    return rc == 1 ? ns_cluster_remove_nodeclaim(s->cluster, claim) : rc;
 }
 
 /* ---- Nodes */
@@ -419,31 +440,16 @@ static int k_update_node_status(void *ctx, ns_node *node)
 static int k_delete_node(void *ctx, ns_node *node)
 {
     kstore *s = ctx;
-    long status = 0;
     ns_kube_delete_opts o = {.grace_period_s = -1};
-    int rc = ns_kube_delete(s->c, &NS_KUBE_NODES, NULL, node->meta.name, &o, &status);
-    if (rc < 0 && status != 404)
-        return failed(s, rc);
-    ns_error_clear();
-    if (!node->meta.deletion_ms)
-        node->meta.deletion_ms = ns_clock_now_ms();
-    if (node->meta.n_finalizers && status != 404)
-        return 0;
-    ns_mirror_gone(s->m, NS_MIRROR_NODE, NULL, node->meta.name);
-    return ns_cluster_remove_node(s->cluster, node);
+    int rc = delete_object(s, &NS_KUBE_NODES, NS_MIRROR_NODE, &node->meta, &o);
+    return rc == 1 ? ns_cluster_remove_node(s->cluster, node) : rc;
 }
 
 static int k_remove_node_finalizer(void *ctx, ns_node *node, const char *finalizer)
 {
     kstore *s = ctx;
-    int rc = ns_kube_remove_finalizer(s->c, &NS_KUBE_NODES, NULL, node->meta.name, finalizer);
-    if (rc < 0)
-        return failed(s, rc);
-    ns_meta_remove_finalizer(&node->meta, finalizer);
-    if (!node->meta.deletion_ms || node->meta.n_finalizers)
-        return 0;
-    ns_mirror_gone(s->m, NS_MIRROR_NODE, NULL, node->meta.name);
-    return ns_cluster_remove_node(s->cluster, node);
+    int rc = remove_finalizer(s, &NS_KUBE_NODES, NS_MIRROR_NODE, &node->meta, finalizer);
+    return rc == 1 ? ns_cluster_remove_node(s->cluster, node) : rc;
 }
 
 /* ---- Pods */
