@@ -18,10 +18,12 @@
 #define MAX_REPLICAS 100000
 
 static const char *const workload_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "Job", NULL};
-static const char *const deletable_kinds[] = {"Pod",      "Deployment", "ReplicaSet", "StatefulSet",      "Job",
-                                              "NodePool", "NodeClaim",  "Node",       "VolumeAttachment", NULL};
-static const char *const namespaced_kinds[] = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job",
-                                               "DaemonSet", "PodDisruptionBudget", NULL};
+static const char *const deletable_kinds[] = {"Pod",       "Deployment",       "ReplicaSet",     "StatefulSet",
+                                              "Job",       "NodePool",         "NodeClaim",      "Node",
+                                              "VolumeAttachment", "CapacityBuffer", "PodTemplate", NULL};
+static const char *const namespaced_kinds[] = {"Pod",       "Deployment",          "ReplicaSet",     "StatefulSet", "Job",
+                                               "DaemonSet", "PodDisruptionBudget", "CapacityBuffer", "PodTemplate",
+                                               NULL};
 /* Patchable kinds; Node, NodeClaim and Pod go to tl_decode_object_patch before decode_ref sees them. */
 static const char *const patch_kinds[] = {"NodePool", "Provisioner", "Node", "NodeClaim", "Pod", NULL};
 
@@ -174,7 +176,8 @@ int tl_decode_add(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
     else if (scratch->n_daemonsets || scratch->n_nodes || scratch->n_nodeclaims)
         rc = ns_dec_fail(&c->dec, m ? m : f, p,
                          "adds a %s; a timeline can add Pods, workloads, PodDisruptionBudgets, VolumeAttachments, "
-                         "NodePools and node classes (put DaemonSets, Nodes and NodeClaims in the manifests)",
+                         "NodePools, node classes, CapacityBuffers and PodTemplates (put DaemonSets, Nodes and "
+                         "NodeClaims in the manifests)",
                          scratch->n_daemonsets ? "DaemonSet" : scratch->n_nodes ? "Node" : "NodeClaim");
     ns_cluster_free(scratch);
     return rc;

@@ -59,6 +59,25 @@ static int move_volume_attachments(ns_engine *e, ns_cluster *scratch)
     return rc;
 }
 
+/* Warm headroom objects, as a user applies them: PodTemplates first, so a buffer added with its template resolves. A
+ * buffer whose template (workload) is not there is kept with no chunk, as Karpenter keeps it not ready. */
+static int move_buffers(ns_engine *e, ns_cluster *scratch)
+{
+    ns_cluster *c = ns_engine_cluster(e);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < scratch->n_pod_templates; i++) {
+        ns_pod_template *t = scratch->pod_templates[i];
+        scratch->pod_templates[i] = NULL;
+        rc = ns_cluster_add_pod_template(c, t);
+    }
+    for (size_t i = 0; rc == 0 && i < scratch->n_buffers; i++) {
+        ns_buffer *b = scratch->buffers[i];
+        scratch->buffers[i] = NULL;
+        rc = ns_cluster_add_buffer(c, b);
+    }
+    return rc;
+}
+
 /* A NodePool must name a node class the cluster has; it takes the class's kubelet settings as
  * ns_cluster_resolve gives them to pools loaded from manifests. */
 static int put_nodepool(ns_engine *e, ns_nodepool *np)
@@ -133,6 +152,8 @@ static int apply_add(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
         rc = move_pdbs(e, scratch);
     if (rc == 0)
         rc = move_volume_attachments(e, scratch);
+    if (rc == 0)
+        rc = move_buffers(e, scratch);
     if (rc == 0)
         rc = move_pods(e, scratch);
     if (rc == 0)
@@ -338,6 +359,33 @@ static int delete_volume_attachments(ns_engine *e, const ns_tl_step *s)
     return rc;
 }
 
+/* Deleting a CapacityBuffer takes its chunks away at the next round; deleting a PodTemplate leaves the buffers naming
+ * it without chunks (Karpenter's PodTemplateNotFound). */
+static int delete_buffer_objects(ns_engine *e, const ns_tl_step *s)
+{
+    ns_cluster *c = ns_engine_cluster(e);
+    bool buffers = strcmp(s->target.kind, "CapacityBuffer") == 0;
+    const char *ns = s->target.namespace_;
+    if (s->target.name) {
+        void *o = buffers ? (void *)ns_cluster_find_buffer(c, ns, s->target.name)
+                          : (void *)ns_cluster_find_pod_template(c, ns, s->target.name);
+        if (!o)
+            return NS_FAIL(NS_ERR_NOT_FOUND, "no %s named %s/%s", s->target.kind, ns, s->target.name);
+        return buffers ? ns_cluster_remove_buffer(c, o) : ns_cluster_remove_pod_template(c, o);
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < (buffers ? c->n_buffers : c->n_pod_templates);) {
+        const ns_meta *m = buffers ? &c->buffers[i]->meta : &c->pod_templates[i]->meta;
+        if (strcmp(m->namespace_ ? m->namespace_ : "default", ns) != 0 ||
+            !ns_label_selector_matches(&s->selector, &m->labels))
+            i++;
+        else /* the list moves down: i stays */
+            rc = buffers ? ns_cluster_remove_buffer(c, c->buffers[i])
+                         : ns_cluster_remove_pod_template(c, c->pod_templates[i]);
+    }
+    return rc;
+}
+
 static int apply_delete(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
 {
     const char *kind = s->target.kind;
@@ -349,6 +397,8 @@ static int apply_delete(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
         return delete_workloads(e, s, src);
     if (strcmp(kind, "NodePool") == 0)
         return delete_nodepools(e, s, src);
+    if (strcmp(kind, "CapacityBuffer") == 0 || strcmp(kind, "PodTemplate") == 0)
+        return delete_buffer_objects(e, s);
     return delete_claims(e, s);
 }
 

@@ -537,11 +537,12 @@ START_TEST(action_errors)
                "\"manifest: |\"), got a mapping");
     load_fails("steps:\n  - add:\n      manifest: |\n        {apiVersion: v1, kind: Node, metadata: {name: n}}\n",
                "t.yaml:3: timeline step 1: steps[0].add.manifest: adds a Node; a timeline can add Pods, workloads, "
-               "PodDisruptionBudgets, VolumeAttachments, NodePools and node classes (put DaemonSets, Nodes and "
-               "NodeClaims in the manifests)");
+               "PodDisruptionBudgets, VolumeAttachments, NodePools, node classes, CapacityBuffers and PodTemplates "
+               "(put DaemonSets, Nodes and NodeClaims in the manifests)");
     load_fails("steps:\n  - delete: {kind: DaemonSet, name: a}\n",
                "t.yaml:2: timeline step 1: steps[0].delete.kind: \"DaemonSet\" is not one of Pod, Deployment, "
-               "ReplicaSet, StatefulSet, Job, NodePool, NodeClaim, Node, VolumeAttachment");
+               "ReplicaSet, StatefulSet, Job, NodePool, NodeClaim, Node, VolumeAttachment, CapacityBuffer, "
+               "PodTemplate");
     load_fails("steps:\n  - delete: {kind: Pod, name: a, selector: {}}\n",
                "t.yaml:2: timeline step 1: steps[0].delete: give exactly one of \"name\" or \"selector\"");
     load_fails("steps:\n  - delete: {kind: NodePool, namespace: x, name: a}\n",

@@ -8,7 +8,9 @@ chunks (time_fixtures/buffer-chunks.yaml): chunks are built as Karpenter's virtu
 PersistentVolumeClaim and ephemeral volumes of their template (Karpenter's sanitizeVirtualPodSpec), so a chunk whose
 template names a claim that does not exist, and one whose ephemeral volume's claim would be named after the pod, are
 placed; a buffer whose scalableRef is a batch Job (Karpenter's resolver reads apps only) loads, asks for no chunk, and
-is reported once with Karpenter's ResolutionFailed reason and resolver's message.
+is reported once with Karpenter's ResolutionFailed reason and resolver's message. The timeline then adds a PodTemplate
+and a buffer of 2 chunks of it (4 chunks), deletes the claim buffer by name and the scratch PodTemplate by a label
+selector, leaving its buffer with no chunk (2 chunks).
 
 Usage: timeline_buffers.py NODESMITH FIXTURE_DIR scalable|chunks
 """
@@ -47,9 +49,11 @@ def scalable(nodesmith, fixtures):
 
 def chunks(nodesmith, fixtures):
     states, logs = simulate(nodesmith, fixtures, "buffer-chunks")
-    room = states["placed"]["headroom"]
-    if (room["wanted"], room["placed"]) != (2, 2):
-        sys.exit(f"headroom {room}: expected the 2 chunks of claim and scratch placed, none of nightly")
+    # claim's and scratch's chunks, none of nightly; then late's 2 added; then claim deleted, and scratch's template
+    for step, n in (("placed", 2), ("added", 4), ("deleted", 2)):
+        room = states[step]["headroom"]
+        if (room["wanted"], room["placed"]) != (n, n):
+            sys.exit(f"{step}: headroom {room}, expected {n} chunks wanted and placed")
     nightly = [(w.get("level"), w.get("reason"), w.get("error")) for w in logs
                if w.get("object") == "CapacityBuffer default/nightly"]
     if nightly != [("WARN", "ResolutionFailed", 'unsupported scalableRef API group "batch"')]:
