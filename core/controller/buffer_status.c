@@ -56,7 +56,8 @@ static void judge(judged *j, bool status, const char *reason, const char *messag
     snprintf(j->message, sizeof(j->message), "%s", message);
 }
 
-static bool add_condition(cJSON *list, const char *type, const judged *j)
+/* A condition as Karpenter's SetCondition writes it, observedGeneration the buffer's generation (omitted when 0). */
+static bool add_condition(cJSON *list, const char *type, const judged *j, int64_t generation)
 {
     char when[64];
     ns_clock_format_rfc3339(j->since_ms, when, sizeof(when));
@@ -64,7 +65,8 @@ static bool add_condition(cJSON *list, const char *type, const judged *j)
     return k && cJSON_AddItemToArray(list, k) && cJSON_AddStringToObject(k, "type", type) &&
            cJSON_AddStringToObject(k, "status", j->status ? "True" : "False") &&
            cJSON_AddStringToObject(k, "reason", j->reason) && cJSON_AddStringToObject(k, "message", j->message) &&
-           cJSON_AddStringToObject(k, "lastTransitionTime", when);
+           cJSON_AddStringToObject(k, "lastTransitionTime", when) &&
+           (!generation || cJSON_AddNumberToObject(k, "observedGeneration", (double)generation));
 }
 
 /* The Provisioning condition from the last round's placement of the buffer's chunks (unchanged when none). */
@@ -138,8 +140,9 @@ static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, con
     cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "status"), *conds = NULL;
     bool ok = st && cJSON_AddStringToObject(st, "provisioningStrategy", NS_BUFFER_ACTIVE_STRATEGY) &&
               (!t || (cJSON_AddNumberToObject(st, "replicas", (double)replicas) && add_template(st, c, b))) &&
-              (conds = cJSON_AddArrayToObject(st, "conditions")) && add_condition(conds, "ReadyForProvisioning", &w->ready) &&
-              (!w->provisioning.set || add_condition(conds, "Provisioning", &w->provisioning));
+              (conds = cJSON_AddArrayToObject(st, "conditions")) &&
+              add_condition(conds, "ReadyForProvisioning", &w->ready, b->generation) &&
+              (!w->provisioning.set || add_condition(conds, "Provisioning", &w->provisioning, b->generation));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -1863,6 +1863,16 @@ class Test12CapacityBufferEndToEnd(unittest.TestCase):
             eventually("podTemplateGeneration of the edited template", lambda: kget(
                 "capacitybuffer", "-n", self.ns, "warm")["status"].get("podTemplateGeneration") == generation + 1,
                 timeout=60)
+            # each condition's observedGeneration is the buffer's generation, as Karpenter's SetCondition writes it;
+            # an edit of the spec (a limit that caps nothing) moves it
+            observed = lambda: [k.get("observedGeneration") for k in kget(
+                "capacitybuffer", "-n", self.ns, "warm")["status"]["conditions"]]
+            buffer_generation = kget("capacitybuffer", "-n", self.ns, "warm")["metadata"]["generation"]
+            self.assertEqual(observed(), [buffer_generation, buffer_generation])
+            kubectl("patch", "capacitybuffer", "-n", self.ns, "warm", "--type=merge", "-p",
+                    '{"spec": {"limits": {"cpu": "4"}}}')
+            eventually("observedGeneration of the edited buffer",
+                       lambda: observed() == [buffer_generation + 1, buffer_generation + 1], timeout=60)
             self.assertEqual(prov["status"], "True", st)
             first = self.claims()[0]["metadata"]["name"]
             time.sleep(5)  # no second claim while nothing takes the chunk's room

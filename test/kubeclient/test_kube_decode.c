@@ -478,6 +478,7 @@ START_TEST(buffers_and_templates_from_api_server)
         "\"lastTransitionTime\":\"2026-11-28T20:00:00Z\"}]}}");
     ck_assert_str_eq(b->meta.namespace_, "web");
     ck_assert_str_eq(b->meta.name, "warm");
+    ck_assert_int_eq(b->generation, 2); /* the conditions' observedGeneration */
     ck_assert_str_eq(b->pod_template, "chunk");
     ck_assert(b->has_replicas && b->replicas == 5);
     ck_assert(b->has_limits && b->limits_set == NS_BUFFER_LIMIT_CPU && b->limits.cpu_milli == 4000);
