@@ -21,11 +21,12 @@ static const char *const workload_kinds[] = {"Deployment", "ReplicaSet", "Statef
 static const char *const deletable_kinds[] = {"Pod",       "Deployment",       "ReplicaSet",     "StatefulSet",
                                               "Job",       "NodePool",         "NodeClaim",      "Node",
                                               "VolumeAttachment", "CapacityBuffer", "PodTemplate", NULL};
-static const char *const namespaced_kinds[] = {"Pod",       "Deployment",          "ReplicaSet",     "StatefulSet", "Job",
-                                               "DaemonSet", "PodDisruptionBudget", "CapacityBuffer", "PodTemplate",
-                                               NULL};
+static const char *const namespaced_kinds[] = {"Pod",         "Deployment", "ReplicaSet",          "StatefulSet",
+                                               "Job",         "DaemonSet",  "PodDisruptionBudget", "CapacityBuffer",
+                                               "PodTemplate", NULL};
 /* Patchable kinds; Node, NodeClaim and Pod go to tl_decode_object_patch before decode_ref sees them. */
-static const char *const patch_kinds[] = {"NodePool", "Provisioner", "Node", "NodeClaim", "Pod", NULL};
+static const char *const patch_kinds[] = {"NodePool", "Provisioner", "Node", "NodeClaim", "Pod", "CapacityBuffer",
+                                          NULL};
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -205,7 +206,7 @@ int tl_decode_delete(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step 
     return 0;
 }
 
-static const char *const patch_fields[] = {"kind", "name", "metadata", "spec", NULL};
+static const char *const patch_fields[] = {"kind", "namespace", "name", "metadata", "spec", NULL};
 static const char *const patch_meta_fields[] = {"labels", "annotations", NULL};
 
 int tl_decode_patch(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)

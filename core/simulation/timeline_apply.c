@@ -361,7 +361,7 @@ static int delete_volume_attachments(ns_engine *e, const ns_tl_step *s)
 
 /* Deleting a CapacityBuffer takes its chunks away at the next round; deleting a PodTemplate leaves the buffers naming
  * it without chunks (Karpenter's PodTemplateNotFound). */
-static int delete_buffer_objects(ns_engine *e, const ns_tl_step *s)
+static int delete_buffer_objects(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
 {
     ns_cluster *c = ns_engine_cluster(e);
     bool buffers = strcmp(s->target.kind, "CapacityBuffer") == 0;
@@ -371,17 +371,20 @@ static int delete_buffer_objects(ns_engine *e, const ns_tl_step *s)
                           : (void *)ns_cluster_find_pod_template(c, ns, s->target.name);
         if (!o)
             return NS_FAIL(NS_ERR_NOT_FOUND, "no %s named %s/%s", s->target.kind, ns, s->target.name);
+        ns_tl_sources_remove(src, s->target.kind, ns, s->target.name);
         return buffers ? ns_cluster_remove_buffer(c, o) : ns_cluster_remove_pod_template(c, o);
     }
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < (buffers ? c->n_buffers : c->n_pod_templates);) {
         const ns_meta *m = buffers ? &c->buffers[i]->meta : &c->pod_templates[i]->meta;
         if (strcmp(m->namespace_ ? m->namespace_ : "default", ns) != 0 ||
-            !ns_label_selector_matches(&s->selector, &m->labels))
+            !ns_label_selector_matches(&s->selector, &m->labels)) {
             i++;
-        else /* the list moves down: i stays */
-            rc = buffers ? ns_cluster_remove_buffer(c, c->buffers[i])
-                         : ns_cluster_remove_pod_template(c, c->pod_templates[i]);
+            continue;
+        }
+        ns_tl_sources_remove(src, s->target.kind, ns, m->name);
+        rc = buffers ? ns_cluster_remove_buffer(c, c->buffers[i]) /* the list moves down: i stays */
+                     : ns_cluster_remove_pod_template(c, c->pod_templates[i]);
     }
     return rc;
 }
@@ -398,8 +401,16 @@ static int apply_delete(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
     if (strcmp(kind, "NodePool") == 0)
         return delete_nodepools(e, s, src);
     if (strcmp(kind, "CapacityBuffer") == 0 || strcmp(kind, "PodTemplate") == 0)
-        return delete_buffer_objects(e, s);
+        return delete_buffer_objects(e, s, src);
     return delete_claims(e, s);
+}
+
+static int replace_buffer(ns_engine *e, const ns_tl_ref *r, ns_cluster *scratch)
+{
+    ns_cluster *c = ns_engine_cluster(e);
+    ns_buffer *old = ns_cluster_find_buffer(c, r->namespace_, r->name);
+    int rc = old ? ns_cluster_remove_buffer(c, old) : 0;
+    return rc == 0 ? move_buffers(e, scratch) : rc;
 }
 
 static int apply_patch(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
@@ -407,12 +418,13 @@ static int apply_patch(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
     const ns_tl_ref *r = &s->target;
     if (tl_object_patch_kind(r->kind))
         return tl_apply_object_patch(e, s);
-    const cJSON *doc = ns_tl_sources_get(src, r->kind, NULL, r->name);
+    const cJSON *doc = ns_tl_sources_get(src, r->kind, r->namespace_, r->name);
     if (!doc && strcmp(r->kind, "NodePool") == 0 && ns_tl_sources_get(src, "Provisioner", NULL, r->name))
         return NS_FAIL(NS_ERR_NOT_FOUND, "NodePool %s was converted from a v1alpha5 Provisioner; patch it as kind "
                                          "Provisioner, in the Provisioner's fields", r->name);
     if (!doc)
-        return NS_FAIL(NS_ERR_NOT_FOUND, "%s %s is not in the manifests", r->kind, r->name);
+        return NS_FAIL(NS_ERR_NOT_FOUND, "%s %s%s%s is not in the manifests", r->kind,
+                       r->namespace_ ? r->namespace_ : "", r->namespace_ ? "/" : "", r->name);
     cJSON *patched = cJSON_Duplicate(doc, true);
     if (!patched)
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory patching %s %s", r->kind, r->name);
@@ -422,13 +434,16 @@ static int apply_patch(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
     int rc = ns_json_merge_patch(&patched, s->patch);
     if (rc == 0)
         rc = decode_doc(e, patched, what, &scratch);
-    if (rc == 0 && scratch->n_nodepools + scratch->n_nodeclasses != 1)
+    bool buffer = strcmp(r->kind, "CapacityBuffer") == 0;
+    if (rc == 0 && !buffer && scratch->n_nodepools + scratch->n_nodeclasses != 1)
         rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: no loaded provider declares kind %s", what, r->kind);
-    if (rc == 0)
+    if (rc == 0 && buffer) /* the patched buffer replaces the old one; the next round counts its chunks */
+        rc = replace_buffer(e, r, scratch);
+    else if (rc == 0)
         rc = move_pools_and_classes(e, scratch);
     ns_cluster_free(scratch);
     if (rc == 0)
-        return ns_tl_sources_replace(src, r->kind, NULL, r->name, patched);
+        return ns_tl_sources_replace(src, r->kind, r->namespace_, r->name, patched);
     cJSON_Delete(patched);
     return rc;
 }

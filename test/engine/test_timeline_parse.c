@@ -554,7 +554,7 @@ START_TEST(action_errors)
                "t.yaml:2: timeline step 1: unknown field \"steps[0].delete.selector.matchFields\"");
     load_fails("steps:\n  - patch: {kind: Deployment, name: a, spec: {}}\n",
                "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Deployment\" is not one of NodePool, Provisioner, "
-               "Node, NodeClaim, Pod or a "
+               "Node, NodeClaim, Pod, CapacityBuffer or a "
                "node-class kind of the loaded providers: SimNodeClass (nodesmith.io/v1), EC2NodeClass "
                "(karpenter.k8s.aws/v1), EC2NodeClass (karpenter.k8s.aws/v1beta1), AWSNodeTemplate "
                "(karpenter.k8s.aws/v1alpha1)");

@@ -10,7 +10,7 @@ template names a claim that does not exist, and one whose ephemeral volume's cla
 placed; a buffer whose scalableRef is a batch Job (Karpenter's resolver reads apps only) loads, asks for no chunk, and
 is reported once with Karpenter's ResolutionFailed reason and resolver's message. The timeline then adds a PodTemplate
 and a buffer of 2 chunks of it (4 chunks), deletes the claim buffer by name and the scratch PodTemplate by a label
-selector, leaving its buffer with no chunk (2 chunks).
+selector, leaving its buffer with no chunk (2 chunks), and patches the added buffer to 3 replicas (3 chunks).
 
 Usage: timeline_buffers.py NODESMITH FIXTURE_DIR scalable|chunks
 """
@@ -49,8 +49,9 @@ def scalable(nodesmith, fixtures):
 
 def chunks(nodesmith, fixtures):
     states, logs = simulate(nodesmith, fixtures, "buffer-chunks")
-    # claim's and scratch's chunks, none of nightly; then late's 2 added; then claim deleted, and scratch's template
-    for step, n in (("placed", 2), ("added", 4), ("deleted", 2)):
+    # claim's and scratch's chunks, none of nightly; late's 2 added; claim deleted, and scratch's template; late
+    # patched to 3 replicas
+    for step, n in (("placed", 2), ("added", 4), ("deleted", 2), ("patched", 3)):
         room = states[step]["headroom"]
         if (room["wanted"], room["placed"]) != (n, n):
             sys.exit(f"{step}: headroom {room}, expected {n} chunks wanted and placed")
