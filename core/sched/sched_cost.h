@@ -102,11 +102,14 @@ typedef struct cost_knap {
     size_t *act;  /* the items of positive value, densest first */
     size_t n_act;
     size_t *dims; /* the dimensions some of them request */
-    size_t n_d;
-    size_t *dord; /* per such dimension, positions of act by value per request of it, largest first */
+    double *coef; /* rows of the bound: per row, a weight per dimension (a dimension alone, or a mix of two) */
+    double *w;    /* per row, each position's requests weighed by it */
+    size_t n_d;   /* rows */
+    size_t *dord; /* per row, positions of act by value per weight of it, largest first */
     int64_t *room, *zero, *cur, *best;
     double *key, best_v;
     bool *mono; /* per position, whether it is the densest of the positions from it on in every dimension */
+    size_t *twin; /* per position, the nearest earlier one of the same requests (worth no less), or SIZE_MAX */
     size_t nodes, max_nodes;
     bool cut;
 } cost_knap;
@@ -121,5 +124,10 @@ void sched_cost_knap_free(cost_knap *K);
  * max_nodes nodes; *complete when the search finished, so nothing beats the value returned. */
 double sched_cost_knapsack(cost_knap *K, const sched_vec *alloc, const double *value, const size_t *order,
                            int64_t *best, double best_v, size_t max_nodes, bool *complete);
+/* After sched_cost_knapsack on K ran out of nodes: the same search settled by a dynamic program over cpu and memory
+ * (exact when its fill fits, a bound when it is no better than the fill held), run when its work, counted in nodes
+ * (K->nodes after), is at most max_nodes. best is replaced only by a fill worth more. The best value; *complete as
+ * sched_cost_knapsack's. */
+double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete);
 
 #endif
