@@ -223,8 +223,8 @@ static void tally_add(tally *t, const scenario *sc, double ref)
         t->pods += (size_t)sc->groups[g].n;
     t->n++;
     if (getenv("NS_COST_BENCH_DETAIL")) {
-        fprintf(stderr, "%s: reference %.4f, karpenter %.4f, cost %.4f; types", sc->cat->name, ref, r[0].cost,
-                r[1].cost);
+        fprintf(stderr, "%s: reference %.4f, karpenter %.4f (%.2f ms), cost %.4f (%.2f ms); types", sc->cat->name,
+                ref, r[0].cost, r[0].seconds * 1e3, r[1].cost, r[1].seconds * 1e3);
         for (size_t i = 0; i < sc->n_types && sc->n_types <= 40; i++)
             fprintf(stderr, " %s", sc->cat->types[sc->types[i]].name);
         fprintf(stderr, "; groups");
@@ -342,14 +342,15 @@ int main(int argc, char **argv)
     if (argc > 4)
         for (n_sizes = 0; n_sizes < 8 && n_sizes + 4 < (size_t)argc; n_sizes++)
             sizes[n_sizes] = strtol(argv[n_sizes + 4], NULL, 10);
-    cb_catalog cats[2];
-    for (int c = 0; c < 2; c++)
-        if (cb_catalog_load(argv[1], c, &cats[c]) < 0)
-            return 1;
+    cb_catalog cats[CB_CATALOGS] = {0};
+    int rc = 0;
+    for (int c = 0; rc == 0 && c < CB_CATALOGS; c++)
+        rc = cb_catalog_load(argv[1], c, &cats[c]);
     summary small, large[8];
-    int rc = small_set(cats, 2, per_catalog, &small);
+    if (rc == 0)
+        rc = small_set(cats, CB_CATALOGS, per_catalog, &small);
     for (size_t i = 0; rc == 0 && i < n_sizes; i++)
-        rc = large_set(cats, 2, per_size, sizes[i], &large[i]);
+        rc = large_set(cats, CB_CATALOGS, per_size, sizes[i], &large[i]);
     if (rc == 0) {
         target("small, cost mode, median ratio to optimum", small.med[1], 1.02);
         target("small, cost mode, worst ratio to optimum", small.worst[1], 1.05);
@@ -361,7 +362,7 @@ int main(int argc, char **argv)
             target(what, large[i].extra_ms_per_10k, 50);
         }
     }
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; c < CB_CATALOGS; c++)
         cb_catalog_free(&cats[c]);
     return rc == 0 ? 0 : 1;
 }

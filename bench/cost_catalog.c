@@ -118,11 +118,78 @@ static int load_alibaba(const char *dir, cb_catalog *out)
     return rc;
 }
 
+/* The pods of an Azure node as nodesmith's Azure provider sets them: its default network plugin is Azure CNI in
+ * overlay mode (providers/azure/azure_provider.c options), for which default_max_pods (azure_catalog.c) gives AKS's
+ * 250 per node. */
+#define AZURE_MAX_PODS 250
+
+/* CpuArchitectureType as Kubernetes names it, or NULL for a value the Resource SKUs API does not document. */
+static const char *azure_arch(const char *cpu_architecture_type)
+{
+    return !strcmp(cpu_architecture_type, "x64") ? "amd64" : !strcmp(cpu_architecture_type, "Arm64") ? "arm64" : NULL;
+}
+
+/* The southcentralus SKU records (20 of the data's 32, the provider's fixture; westcentralus has the other 12) of the
+ * D, E and F series (general purpose, memory, compute; not DC, DS v2, A, B, M or N), no GPU, no restriction, up to
+ * 96 vCPU, with a southcentralus Linux on-demand price (the price file holds Linux on-demand only, keyed by
+ * armSkuName). cpu is vCPUsAvailable as the provider reads it; memory is MemoryGB, capacity as allocatable. */
+static int load_azure(const char *dir, cb_catalog *out)
+{
+    static const char *REGION = "southcentralus";
+    cJSON *skus = read_json(dir, "azure-skus.json"), *all = read_json(dir, "azure-prices-ondemand.json");
+    const cJSON *prices = cJSON_GetObjectItemCaseSensitive(all, REGION);
+    int rc = skus && all ? 0 : -1;
+    if (rc == 0 && (!cJSON_IsArray(skus) || !cJSON_IsObject(prices))) {
+        fprintf(stderr, "cost_bench: %s/%s\n", dir,
+                !cJSON_IsArray(skus) ? "azure-skus.json: not an array of SKU records"
+                                     : "azure-prices-ondemand.json: no object of prices for southcentralus");
+        rc = -1;
+    }
+    const cJSON *t, *list = rc == 0 ? skus : NULL;
+    cJSON_ArrayForEach(t, list)
+    {
+        const char *size = str(t, "size");
+        const cJSON *caps = cJSON_GetObjectItemCaseSensitive(t, "capabilities");
+        const cJSON *restrictions = cJSON_GetObjectItemCaseSensitive(t, "restrictions");
+        const cJSON *price = cJSON_GetObjectItemCaseSensitive(prices, str(t, "name"));
+        if (strcmp(str(t, "region"), REGION) || !strchr("DEF", size[0]) || size[0] == '\0' ||
+            size[1] < '0' || size[1] > '9' || num(caps, "GPUs") > 0 || cJSON_GetArraySize(restrictions) > 0 ||
+            num(caps, "vCPUsAvailable") > 96 || !cJSON_IsNumber(price) || price->valuedouble <= 0)
+            continue;
+        const char *arch = azure_arch(str(caps, "CpuArchitectureType"));
+        cb_type x = {.cpu_milli = (int64_t)num(caps, "vCPUsAvailable") * 1000,
+                     .mem_bytes = (int64_t)(num(caps, "MemoryGB") * (double)GIB),
+                     .pods = AZURE_MAX_PODS,
+                     .price = price->valuedouble};
+        if (!arch || x.cpu_milli <= 0 || x.mem_bytes <= 0) {
+            fprintf(stderr, "cost_bench: %s/azure-skus.json: %s: capabilities vCPUsAvailable %g, MemoryGB %g, "
+                    "CpuArchitectureType \"%s\": want positive numbers and x64 or Arm64\n", dir, str(t, "name"),
+                    num(caps, "vCPUsAvailable"), num(caps, "MemoryGB"), str(caps, "CpuArchitectureType"));
+            rc = -1;
+            break;
+        }
+        snprintf(x.name, sizeof(x.name), "%s", str(t, "name"));
+        snprintf(x.family, sizeof(x.family), "%s", str(t, "family"));
+        snprintf(x.arch, sizeof(x.arch), "%s", arch);
+        if ((rc = push(out, &x)) < 0)
+            break;
+    }
+    cJSON_Delete(skus);
+    cJSON_Delete(all);
+    return rc;
+}
+
 int cb_catalog_load(const char *data_dir, int which, cb_catalog *out)
 {
     memset(out, 0, sizeof(*out));
-    snprintf(out->name, sizeof(out->name), "%s", which == 0 ? "aws-us-east-1" : "alibaba-cn-hangzhou");
-    int rc = which == 0 ? load_aws(data_dir, out) : load_alibaba(data_dir, out);
+    static const char *NAMES[CB_CATALOGS] = {"aws-us-east-1", "alibaba-cn-hangzhou", "azure-southcentralus"};
+    static int (*const LOAD[CB_CATALOGS])(const char *, cb_catalog *) = {load_aws, load_alibaba, load_azure};
+    if (which < 0 || which >= CB_CATALOGS) {
+        fprintf(stderr, "cost_bench: catalog %d: there are %d catalogs\n", which, CB_CATALOGS);
+        return -1;
+    }
+    snprintf(out->name, sizeof(out->name), "%s", NAMES[which]);
+    int rc = LOAD[which](data_dir, out);
     if (rc == 0 && out->n == 0) {
         fprintf(stderr, "cost_bench: %s: no instance type kept from %s\n", out->name, data_dir);
         rc = -1;
