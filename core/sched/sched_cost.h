@@ -93,6 +93,9 @@ int sched_cost_undominated(const sched *s, const sched_vec *alloc, const cost_ca
 int sched_cost_exact(sched *s, const sched_pool *p, const cost_cand *c, size_t n_c, const cost_item *items,
                      size_t n_items, const int64_t *rem, cost_plan *out);
 
+/* How many replaced fills the pricing search keeps (cost_knap.earlier). */
+#define COST_KNAP_EARLIER 7
+
 /* Scratch of the LP plan's pricing problem (sched_cost_knap.c) for one class's items. */
 typedef struct cost_knap {
     const sched *s;
@@ -112,6 +115,12 @@ typedef struct cost_knap {
     size_t *twin; /* per position, the nearest earlier one of the same requests (worth no less), or SIZE_MAX */
     size_t nodes, max_nodes;
     bool cut;
+    /* The fills the search replaced by better ones (each beat the value to beat on entry), most recent first: more
+     * columns from one search (sched_cost_knap_earlier). */
+    int64_t *earlier; /* COST_KNAP_EARLIER x m */
+    double earlier_v[COST_KNAP_EARLIER];
+    size_t n_earlier;
+    bool found; /* best holds a fill the search found */
 } cost_knap;
 
 /* Scratch for m items (kept by K, not owned: items must outlive it). 0 or NS_ERR_INTERNAL; free with
@@ -129,5 +138,9 @@ double sched_cost_knapsack(cost_knap *K, const sched_vec *alloc, const double *v
  * (K->nodes after), is at most max_nodes. best is replaced only by a fill worth more. The best value; *complete as
  * sched_cost_knapsack's. */
 double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete);
+/* The i-th (0 the most recent) of the fills the last search on K found and then replaced by a better one, each worth
+ * more than the value to beat passed to sched_cost_knapsack; its value into *v. Borrowed from K, valid until the next
+ * search; NULL past K->n_earlier. */
+const int64_t *sched_cost_knap_earlier(const cost_knap *K, size_t i, double *v);
 
 #endif

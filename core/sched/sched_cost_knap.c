@@ -43,7 +43,8 @@ int sched_cost_knap_init(cost_knap *K, sched *s, const cost_item *items, size_t 
     K->key = malloc(n * sizeof(double));
     K->mono = malloc(n * sizeof(bool));
     K->twin = malloc(n * sizeof(size_t));
-    if (!K->act || !K->dims || !K->coef || !K->w || !K->dord || !K->room || !K->zero || !K->cur || !K->key || !K->mono || !K->twin) {
+    K->earlier = malloc(COST_KNAP_EARLIER * n * sizeof(int64_t));
+    if (!K->earlier || !K->act || !K->dims || !K->coef || !K->w || !K->dord || !K->room || !K->zero || !K->cur || !K->key || !K->mono || !K->twin) {
         sched_cost_knap_free(K);
         return NS_FAIL(NS_ERR_INTERNAL, "cost packing: out of memory for the pricing of %zu pod groups", m);
     }
@@ -63,6 +64,7 @@ void sched_cost_knap_free(cost_knap *K)
     free(K->key);
     free(K->mono);
     free(K->twin);
+    free(K->earlier);
     memset(K, 0, sizeof(*K));
 }
 
@@ -108,6 +110,33 @@ static double bound(const cost_knap *K, size_t from)
     return best < 0 ? 0 : best;
 }
 
+/* best becomes the fill k (a count per position of act) worth v; the fill it replaces, when the search found it, goes
+ * first among the earlier ones. */
+static void new_best(cost_knap *K, const int64_t *k, double v)
+{
+    if (K->found) {
+        size_t n = K->n_earlier < COST_KNAP_EARLIER ? K->n_earlier + 1 : COST_KNAP_EARLIER;
+        memmove(K->earlier + K->m, K->earlier, (n - 1) * K->m * sizeof(int64_t));
+        memmove(K->earlier_v + 1, K->earlier_v, (n - 1) * sizeof(double));
+        memcpy(K->earlier, K->best, K->m * sizeof(int64_t));
+        K->earlier_v[0] = K->best_v;
+        K->n_earlier = n;
+    }
+    K->found = true;
+    K->best_v = v;
+    memset(K->best, 0, K->m * sizeof(int64_t));
+    for (size_t p = 0; p < K->n_act; p++)
+        K->best[K->act[p]] = k[p];
+}
+
+const int64_t *sched_cost_knap_earlier(const cost_knap *K, size_t i, double *v)
+{
+    if (i >= K->n_earlier)
+        return NULL;
+    *v = K->earlier_v[i];
+    return K->earlier + i * K->m;
+}
+
 /* checked: the caller found v + bound(K, i) above the best fill already. */
 static void dfs(cost_knap *K, size_t i, double v, bool checked)
 {
@@ -116,12 +145,8 @@ static void dfs(cost_knap *K, size_t i, double v, bool checked)
         return;
     }
     if (i == K->n_act) {
-        if (v > K->best_v) {
-            K->best_v = v;
-            memset(K->best, 0, K->m * sizeof(int64_t));
-            for (size_t p = 0; p < K->n_act; p++)
-                K->best[K->act[p]] = K->cur[p];
-        }
+        if (v > K->best_v)
+            new_best(K, K->cur, v);
         return;
     }
     if (!checked && v + bound(K, i) <= K->best_v * (1 + 1e-12))
@@ -279,10 +304,7 @@ double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete)
         }
     }
     if (fill_fits(K, k)) {
-        K->best_v = top;
-        memset(K->best, 0, K->m * sizeof(int64_t));
-        for (size_t p = 0; p < K->n_act; p++)
-            K->best[K->act[p]] = k[p];
+        new_best(K, k, top);
         K->cut = false;
     }
 out:
@@ -303,6 +325,8 @@ double sched_cost_knapsack(cost_knap *K, const sched_vec *alloc, const double *v
     K->max_nodes = max_nodes;
     K->nodes = 0;
     K->cut = false;
+    K->found = false;
+    K->n_earlier = 0;
     K->n_act = 0;
     for (size_t i = 0; i < K->m; i++)
         if (value[order[i]] > 0 && K->items[order[i]].n > 0)

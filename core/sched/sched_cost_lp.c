@@ -7,7 +7,8 @@
  * fills under every weight of cpu against memory, then the pricing problem by branch and bound (sched_cost_knap.c)
  * look for the patterns that mix shapes: first each type filled with copies of another type's best fill and the room
  * left filled densest first, then the branch and bound, spent first on the types whose fills came nearest to pricing
- * out. That extra search has a budget per pod of the class. Patterns are priced on the types no other makes unnecessary
+ * out; each search adds as columns the fills it replaced on its way to its best, which price out too and cost no more
+ * search. That extra search has a budget per pod of the class. Patterns are priced on the types no other makes unnecessary
  * (sched_cost_dom.c). With the LP solved, the
  * plan takes each pattern's whole number of nodes and plans the pods left exactly when they are few
  * (sched_cost_exact.c), else greedily, or takes each pattern rounded up and drops what is covered twice; the cheaper wins. At scale the
@@ -326,8 +327,8 @@ typedef struct kept_cols {
     double gain[LP_NEW_COLUMNS];
 } kept_cols;
 
-/* Keeps L->fill, candidate ci's fill worth v, when it prices out and is among the best so far. */
-static void keep_fill(lp *L, kept_cols *k, size_t ci, double v)
+/* Keeps a, candidate ci's fill worth v, when it prices out and is among the best so far. */
+static void keep_fill(lp *L, kept_cols *k, size_t ci, const int64_t *a, double v)
 {
     double gain = v / L->c[ci].price;
     if (gain <= 1 + 1e-7 || (k->n == LP_NEW_COLUMNS && gain <= k->gain[k->n - 1]))
@@ -340,7 +341,7 @@ static void keep_fill(lp *L, kept_cols *k, size_t ci, double v)
     }
     k->cand[at] = ci;
     k->gain[at] = gain;
-    memcpy(L->kept + at * L->m, L->fill, L->m * sizeof(int64_t));
+    memcpy(L->kept + at * L->m, a, L->m * sizeof(int64_t));
 }
 
 /* Each candidate's best pattern by the current dual prices, by the densest-first fills of best_pattern; when none
@@ -383,7 +384,7 @@ static void compose(lp *L, kept_cols *k)
                     L->used.v[d] += more * req->v[d];
                 L->fill[j] += more > 0 ? more : 0;
             }
-            keep_fill(L, k, a, fill_value(L));
+            keep_fill(L, k, a, L->fill, fill_value(L));
         }
         /* half a unit of the budget per pair of types: what keeps 1k pods within 50 ms per 10k pods (cost_bench) */
         L->knap_left -= L->knap_left > L->n_c / 2 ? L->n_c / 2 : L->knap_left;
@@ -400,7 +401,7 @@ static int price_columns(lp *L)
                 L->knap_left -= L->knap_left > LP_LAMBDA_STEPS + 2 ? LP_LAMBDA_STEPS + 2 : L->knap_left;
             for (size_t j = 0; j < L->m; j++)
                 L->fill[j] = L->pi[j] > 0 ? L->fill[j] : 0;
-            keep_fill(L, &k, ci, v);
+            keep_fill(L, &k, ci, L->fill, v);
             memcpy(L->bestfill + ci * L->m, L->fill, L->m * sizeof(int64_t));
             L->gain[ci] = v / L->c[ci].price;
             L->tord[ci] = ci;
@@ -417,6 +418,7 @@ static int price_columns(lp *L)
         }
     for (size_t i = 0; k.n == 0 && i < L->n_c && L->knap_left > 0; i++) {
         size_t ci = L->tord[i];
+        const int64_t *a;
         double price = L->c[ci].price;
         memset(L->fill, 0, L->m * sizeof(int64_t));
         order_by_density(L, ci, L->pi, -1);
@@ -431,7 +433,11 @@ static int price_columns(lp *L)
             L->knap_left -= L->knap.nodes < L->knap_left ? L->knap.nodes : L->knap_left;
         }
         if (got > floor_v)
-            keep_fill(L, &k, ci, got);
+            keep_fill(L, &k, ci, L->fill, got);
+        /* The fills the search passed on its way to the best price out too: columns at no extra search. */
+        double ev;
+        for (size_t e = 0; (a = sched_cost_knap_earlier(&L->knap, e, &ev)); e++)
+            keep_fill(L, &k, ci, a, ev);
     }
     for (size_t i = 0; i < k.n; i++) {
         int rc = lp_push(L, L->kept + i * L->m, k.cand[i]);
