@@ -135,8 +135,9 @@ double sched_cost_knapsack(cost_knap *K, const sched_vec *alloc, const double *v
                            int64_t *best, double best_v, size_t max_nodes, bool *complete);
 /* After sched_cost_knapsack on K ran out of nodes: the same search settled by a dynamic program over cpu and memory
  * (exact when its fill fits, a bound when it is no better than the fill held), run when its work, counted in nodes
- * (K->nodes after), is at most max_nodes. best is replaced only by a fill worth more. The best value; *complete as
- * sched_cost_knapsack's. */
+ * (K->nodes after), is at most max_nodes. Over 65536 cells, when the search found no fill, a coarse grid (requests
+ * rounded up, room down) only looks for a fill that holds, settling nothing. best is replaced only by a fill worth
+ * more. The best value; *complete as sched_cost_knapsack's. */
 double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete);
 /* The i-th (0 the most recent) of the fills the last search on K found and then replaced by a better one, each worth
  * more than the value to beat passed to sched_cost_knapsack; its value into *v. Borrowed from K, valid until the next

@@ -219,6 +219,9 @@ static void add_row(cost_knap *K, const double *value)
 
 /* The largest grid of cpu by memory (in units of each one's gcd) the relaxation below walks: 1.5 MB of scratch. */
 #define KNAP_DP_CELLS 65536
+/* A coarse grid (below) takes at most half the budget left and 4096 cells: larger ones cost Alibaba and Azure at 10k
+ * pods the columns the budget bought elsewhere (cost_bench). */
+#define KNAP_COARSE_CELLS 4096
 
 static bool fill_fits(const cost_knap *K, const int64_t *k)
 {
@@ -235,11 +238,56 @@ static bool fill_fits(const cost_knap *K, const int64_t *k)
     return true;
 }
 
+/* The room the rounding (and the clipping to the counts) left in k filled with more of each item, in the search's
+ * order (densest first), left n_dims of scratch; the fill's value. */
+static double top_up(const cost_knap *K, int64_t *k, int64_t *left)
+{
+    size_t nd = K->s->n_dims;
+    for (size_t d = 0; d < nd; d++) {
+        left[d] = K->room[d];
+        for (size_t p = 0; p < K->n_act; p++)
+            left[d] -= k[p] * req_of(K, p, d);
+    }
+    double v = 0;
+    for (size_t p = 0; p < K->n_act; p++) {
+        int64_t more = K->items[K->act[p]].n - k[p];
+        for (size_t d = 0; d < nd; d++)
+            if (req_of(K, p, d) > 0)
+                more = left[d] < 0 ? 0 : (left[d] / req_of(K, p, d) < more ? left[d] / req_of(K, p, d) : more);
+        more = more > 0 ? more : 0;
+        k[p] += more;
+        for (size_t d = 0; d < nd; d++)
+            left[d] -= more * req_of(K, p, d);
+        v += (double)k[p] * K->value[K->act[p]];
+    }
+    return v;
+}
+
+/* Units of uc by um (multiples of the gcds gc and gm) for a grid of at most `cells`: the dimension with more units
+ * is coarsened first, so the grid keeps the two in proportion. */
+static void coarse_units(const cost_knap *K, int64_t gc, int64_t gm, size_t cells, int64_t *uc, int64_t *um)
+{
+    int64_t fc = 1, fm = 1;
+    for (;;) {
+        int64_t nc = K->room[SCHED_CPU] / (gc * fc), nm = K->room[SCHED_MEM] / (gm * fm);
+        if (nc < (int64_t)cells && nm < (int64_t)cells && (size_t)(nc + 1) * (size_t)(nm + 1) <= cells)
+            break;
+        if (nc >= nm)
+            fc = fc * 5 / 4 + 1;
+        else
+            fm = fm * 5 / 4 + 1;
+    }
+    *uc = gc * fc;
+    *um = gm * fm;
+}
+
 /* The best fill in cpu and memory alone, any number of each item, by dynamic programming over the grid of the two
- * (f[c][m], the most value in c cpu and m memory units). It drops the other dimensions and the counts, so nothing
- * beats it: when it is no more than the best fill so far, or its fill holds in every dimension and count, the search is
- * settled. Where many shapes are priced alike (the duals of one binding resource), the bounds differ from the optimum
- * by little everywhere and the branch and bound cannot cut. */
+ * (f[c][m], the most value in c cpu and m memory cells). In units of the gcds (the exact grid) it drops the other
+ * dimensions and the counts, so nothing beats it: when it is no more than the best fill so far, or its fill holds in
+ * every dimension and count, the search is settled. Where many shapes are priced alike (the duals of one binding
+ * resource), the bounds differ from the optimum by little everywhere and the branch and bound cannot cut. When that
+ * grid is too large (a 64-cpu 256 GiB type), a coarse one rounds each request up and the room down: every fill it
+ * finds holds in cpu and memory, so it is a column to try (clipped to the counts), never a bound. */
 double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete)
 {
     K->nodes = 0;
@@ -251,22 +299,31 @@ double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete)
         if (req_of(K, p, SCHED_CPU) == 0 && req_of(K, p, SCHED_MEM) == 0)
             return K->best_v; /* unbounded in the grid */
     }
-    if (gc == 0 || gm == 0 || K->room[SCHED_CPU] < 0 || K->room[SCHED_MEM] < 0)
-        return K->best_v;
-    int64_t uc = K->room[SCHED_CPU] / gc, um = K->room[SCHED_MEM] / gm;
-    if (uc >= KNAP_DP_CELLS || um >= KNAP_DP_CELLS || (uc + 1) * (um + 1) > KNAP_DP_CELLS)
+    if (!K->cut || gc == 0 || gm == 0 || K->room[SCHED_CPU] < 0 || K->room[SCHED_MEM] < 0)
         return K->best_v;
     /* A cell weighs each item once, a node each row's items (12 rows for cpu, memory and pods): 64 item steps a node
      * keeps 1k pods within 50 ms per 10k pods (cost_bench) and leaves 10k pods the budget for the grid. */
+    size_t afford = max_nodes < 1 ? 0 : (max_nodes - 1) * 64 / K->n_act, limit = afford;
+    limit = limit > KNAP_DP_CELLS ? KNAP_DP_CELLS : limit;
+    int64_t xc = K->room[SCHED_CPU] / gc, xm = K->room[SCHED_MEM] / gm, cu = gc, mu = gm;
+    bool in_cap = xc < KNAP_DP_CELLS && xm < KNAP_DP_CELLS && (size_t)(xc + 1) * (size_t)(xm + 1) <= KNAP_DP_CELLS;
+    bool exact = in_cap && (size_t)(xc + 1) * (size_t)(xm + 1) <= limit;
+    if (!exact) {
+        /* The exact grid (when under the cap) waits for a budget that affords it. A coarse one is a column generator
+         * for a search that found none: of at least 1024 cells, to tell the requests apart. */
+        if (in_cap || afford / 2 < 1024 || K->found)
+            return K->best_v;
+        coarse_units(K, gc, gm, afford / 2 > KNAP_COARSE_CELLS ? KNAP_COARSE_CELLS : afford / 2, &cu, &mu);
+    }
+    int64_t uc = K->room[SCHED_CPU] / cu, um = K->room[SCHED_MEM] / mu;
     size_t w = (size_t)um + 1, cells = ((size_t)uc + 1) * w, cost = 1 + cells * K->n_act / 64;
-    if (!K->cut || cost > max_nodes)
-        return K->best_v;
     double *f = malloc(cells * sizeof(double));
     int32_t *pick = malloc(cells * sizeof(int32_t)); /* the item last added, -1 a cpu unit left empty, -2 memory */
-    int64_t *k = calloc(K->n_act, sizeof(int64_t));
-    if (!f || !pick || !k)
+    int64_t *k = calloc(K->n_act, sizeof(int64_t)), *left = malloc(K->s->n_dims * sizeof(int64_t));
+    if (!f || !pick || !k || !left)
         goto out;
     K->nodes += cost;
+#define CELLS_OF(p, d, u) ((size_t)((req_of(K, p, d) + (u)-1) / (u)))
     for (size_t c = 0; c <= (size_t)uc; c++)
         for (size_t m = 0; m <= (size_t)um; m++) {
             double b = 0;
@@ -276,7 +333,7 @@ double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete)
             if (m > 0 && f[c * w + m - 1] > b)
                 b = f[c * w + m - 1], from = -2;
             for (size_t p = 0; p < K->n_act; p++) {
-                size_t rc = (size_t)(req_of(K, p, SCHED_CPU) / gc), rm = (size_t)(req_of(K, p, SCHED_MEM) / gm);
+                size_t rc = CELLS_OF(p, SCHED_CPU, cu), rm = CELLS_OF(p, SCHED_MEM, mu);
                 if (rc > c || rm > m)
                     continue;
                 double v = f[(c - rc) * w + m - rm] + K->value[K->act[p]];
@@ -288,7 +345,7 @@ double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete)
         }
     double top = f[cells - 1];
     if (top <= K->best_v * (1 + 1e-12)) {
-        K->cut = false;
+        K->cut = K->cut && !exact;
         goto out;
     }
     for (size_t c = (size_t)uc, m = (size_t)um; f[c * w + m] > 0;) {
@@ -299,18 +356,28 @@ double sched_cost_knap_grid(cost_knap *K, size_t max_nodes, bool *complete)
             m--;
         else {
             k[from]++;
-            c -= (size_t)(req_of(K, (size_t)from, SCHED_CPU) / gc);
-            m -= (size_t)(req_of(K, (size_t)from, SCHED_MEM) / gm);
+            c -= CELLS_OF((size_t)from, SCHED_CPU, cu);
+            m -= CELLS_OF((size_t)from, SCHED_MEM, mu);
         }
     }
-    if (fill_fits(K, k)) {
+#undef CELLS_OF
+    if (exact && fill_fits(K, k)) {
         new_best(K, k, top);
         K->cut = false;
+        goto out;
     }
+    /* Clipped to the counts the fill still holds in cpu and memory (and in the rest when fill_fits says so): a fill
+     * to keep when it is worth more, though it settles nothing. */
+    for (size_t p = 0; p < K->n_act; p++)
+        k[p] = k[p] < K->items[K->act[p]].n ? k[p] : K->items[K->act[p]].n;
+    double v = top_up(K, k, left);
+    if (v > K->best_v * (1 + 1e-12) && fill_fits(K, k))
+        new_best(K, k, v);
 out:
     free(f);
     free(pick);
     free(k);
+    free(left);
     *complete = !K->cut;
     return K->best_v;
 }

@@ -7,7 +7,8 @@
  * resource are not visited once a count of it is cut. Seeds 301 to 600 repeat a shape under two values (two apps of
  * one shape), which the search orders by value. A search cut off by its budget is settled by the grid over cpu and
  * memory to the same optimum, or left unsettled with a value no more than it. The fills the search replaced by better
- * ones are handed back too (in more than 100 seeds), each a fill that fits and beats the threshold.
+ * ones are handed back too (in more than 100 seeds), each a fill that fits and beats the threshold. On a type too
+ * large for that grid, a coarse one finds fills that hold for real and beat the cut search's, never settling it.
  */
 #include <check.h>
 #include <stdint.h>
@@ -230,6 +231,51 @@ START_TEST(grid_settles_what_the_budget_cut)
 }
 END_TEST
 
+/* A node of 64 cpu and 256 GiB with a shape of 250m and 256 MiB: the exact grid (257 by 1025 cells) is too large,
+ * so a coarse one rounds requests up and the room down. Its fill must hold for real, be no more than the optimum, settle
+ * nothing, and beat what the cut search held in most seeds. */
+START_TEST(coarse_grid_finds_fills_on_a_large_type)
+{
+    size_t better = 0, tried = 0;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        inst x;
+        make(&x, seed);
+        x.alloc[SCHED_CPU] = 64000;
+        x.alloc[SCHED_MEM] = 262144;
+        x.alloc[SCHED_PODS] = 110;
+        for (size_t j = 1; j < x.m; j++) {
+            x.req[j][SCHED_CPU] *= 4;
+            x.req[j][SCHED_MEM] *= 4;
+        }
+        x.req[0][SCHED_CPU] = 250;
+        x.req[0][SCHED_MEM] = 256;
+        x.items[0].n = 6; /* the small shape active, so the gcds are its requests */
+        x.value[0] = 0.3;
+        cost_knap K;
+        ck_assert_int_eq(sched_cost_knap_init(&K, &x.s, x.items, x.m), 0);
+        int64_t best[MAX_M];
+        bool complete = false;
+        double cut = search(&x, &K, best, 0, 1, &complete);
+        if (complete) {
+            sched_cost_knap_free(&K);
+            continue;
+        }
+        tried++;
+        double got = sched_cost_knap_grid(&K, 1000000, &complete), want = brute(&x);
+        ck_assert_msg(!complete, "seed %llu: a coarse grid settled the search", (unsigned long long)seed);
+        ck_assert_msg(fits(&x, best), "seed %llu: the coarse grid's fill does not fit", (unsigned long long)seed);
+        double w = worth(&x, best);
+        ck_assert_msg(got > w - 1e-9 && got < w + 1e-9, "seed %llu: %.6f, its fill is worth %.6f",
+                      (unsigned long long)seed, got, w);
+        ck_assert_msg(got < want + 1e-9, "seed %llu: %.6f above the optimum %.6f", (unsigned long long)seed, got, want);
+        better += got > cut + 1e-9;
+        sched_cost_knap_free(&K);
+    }
+    ck_assert_uint_gt(tried, 100);
+    ck_assert_uint_gt(better, tried / 2);
+}
+END_TEST
+
 /* A shape worth most per cpu, memory and pod alike, then two others: once a count of the first is cut, every smaller count
  * is (a pod less frees room the others fill with less value), so the search skips them instead of visiting each. */
 START_TEST(densest_shape_cuts_its_smaller_counts)
@@ -273,6 +319,7 @@ int main(void)
     tcase_add_test(tc, threshold_and_budget);
     tcase_add_test(tc, densest_shape_cuts_its_smaller_counts);
     tcase_add_test(tc, grid_settles_what_the_budget_cut);
+    tcase_add_test(tc, coarse_grid_finds_fills_on_a_large_type);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
