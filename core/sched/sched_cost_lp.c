@@ -34,7 +34,9 @@
 /* ... or a sixteenth of the budget left when that is more: with many pods a type's search may then finish where
  * 1000 nodes left it, and the LP stopped with most of its budget unspent. */
 #define LP_KNAP_SHARE 16
-#define LP_KNAP_PER_POD 6
+/* 8: at 6 the LP of a 1k-pod class could stop 6% above its optimum with a large type's search unfinished
+ * (cost_bench, Azure seed 3); 8 costs about 5 ms per 10k pods there and 2 to 4 at 10k and 50k. */
+#define LP_KNAP_PER_POD 8
 /* Weights of cpu against memory the densest-first fill tries: 0, 1/4, ..., 1. */
 #define LP_LAMBDA_STEPS 4
 #define LP_EPS 1e-9
