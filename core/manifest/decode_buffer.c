@@ -48,15 +48,17 @@ static int buffer_strategy(const ns_dec *d, const ns_ynode *spec)
 }
 
 /* Keeps Karpenter's resolver's error for a scalableRef it cannot read: the buffer stays, not ready for provisioning
- * (ResolutionFailed, as Karpenter's controller writes it), with no chunk. */
+ * (ResolutionFailed, as Karpenter's controller writes it), with no chunk. Logged here for a manifest; for the API
+ * server's object the controller logs it once per generation (controller/buffer_status.h). */
 static int unresolvable(const ns_dec *d, ns_buffer *b, const char *unsupported, const char *what)
 {
     size_t len = strlen(unsupported) + strlen(what) + 4;
     if (!(b->resolution_failed = malloc(len)))
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory decoding %s", d->object);
     snprintf(b->resolution_failed, len, "%s \"%s\"", unsupported, what);
-    ns_log(NS_LOG_WARN, "manifest", "CapacityBuffer is not ReadyForProvisioning: no chunk is provisioned for it",
-           "file", d->file, "object", d->object, "reason", "ResolutionFailed", "error", b->resolution_failed, NULL);
+    if (!d->from_api_server)
+        ns_log(NS_LOG_WARN, "manifest", NS_BUFFER_UNRESOLVABLE_MESSAGE, "file", d->file, "object", d->object, "reason",
+               "ResolutionFailed", "error", b->resolution_failed, NULL);
     return 0;
 }
 

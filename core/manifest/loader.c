@@ -225,7 +225,7 @@ int ns_manifest_load_string(ns_cluster *c, const char *name, const char *text, s
 
 int ns_manifest_load_tree(ns_cluster *c, const char *source, const ns_ynode *root)
 {
-    ns_dec d = {.file = source};
+    ns_dec d = {.file = source, .from_api_server = true};
     return load_object(&d, root, c, 0);
 }
 

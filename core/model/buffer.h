@@ -20,6 +20,9 @@
 /* The only provisioning strategy Karpenter implements (and the API's default). */
 #define NS_BUFFER_ACTIVE_STRATEGY "buffer.x-k8s.io/active-capacity"
 
+/* The WARN line of a buffer kept with resolution_failed (simulate's loader and the controller log the same words). */
+#define NS_BUFFER_UNRESOLVABLE_MESSAGE "CapacityBuffer is not ReadyForProvisioning: no chunk is provisioned for it"
+
 /* Which base resources spec.limits lists (a listed 0 caps at 0 chunks; an absent resource caps nothing). */
 enum { NS_BUFFER_LIMIT_CPU = 1, NS_BUFFER_LIMIT_MEMORY = 2, NS_BUFFER_LIMIT_PODS = 4, NS_BUFFER_LIMIT_STORAGE = 8 };
 

@@ -1922,6 +1922,13 @@ spec: {scalableRef: {apiGroup: batch, kind: Job, name: nightly}, replicas: 3}
             self.assertEqual(ctl.stop(), 0, ctl.text()[-3000:])
             errors = [line for line in ctl.text().splitlines() if '"level":"ERROR"' in line]
             self.assertEqual(errors, [], "the controller logged errors")
+            # nightly's resolver error is warned once for its generation, not on each watch event of it (its two
+            # status writes among them)
+            nightly = [json.loads(line) for line in ctl.text().splitlines()
+                       if '"reason":"ResolutionFailed"' in line]
+            self.assertEqual([(w["level"], w["CapacityBuffer"], w["error"]) for w in nightly],
+                             [("WARN", {"name": "nightly", "namespace": self.ns},
+                               'unsupported scalableRef API group "batch"')], nightly)
         finally:
             ctl.close()
             kubectl("delete", "namespace", self.ns, "--wait=false")
