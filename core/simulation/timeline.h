@@ -29,7 +29,8 @@ typedef enum ns_tl_action {
     NS_TL_SCALE = 1,      /* set a workload's replicas */
     NS_TL_ADD,            /* add the objects of a manifest (inline or file) */
     NS_TL_DELETE,         /* delete objects by kind and name, or by label selector */
-    NS_TL_PATCH,          /* merge-patch a NodePool or node class; labels, annotations (and taints) of objects */
+    NS_TL_PATCH,          /* merge-patch a NodePool, node class, CapacityBuffer or PodTemplate; labels, annotations
+                             (and taints) of objects */
     NS_TL_INTERRUPT,      /* queue a cloud event for a node or a NodePool's nodes */
     NS_TL_LAUNCH_FAILURE, /* an offering runs out of capacity (or every such fault is cleared) */
     NS_TL_ADVANCE,        /* run the engine until end_ms */
@@ -76,7 +77,8 @@ typedef struct ns_tl_step {
     char *manifest_text;
     size_t manifest_len;
 
-    cJSON *patch; /* PATCH of a NodePool or node class: a JSON merge patch (RFC 7386) of the object; owned */
+    cJSON *patch; /* PATCH of a NodePool, node class, CapacityBuffer or PodTemplate: a JSON merge patch (RFC 7386)
+                     of the object; owned */
     /* PATCH of a Node, NodeClaim or Pod (timeline_object_patch.c): the objects are target.name, or a NodePool's
      * Nodes or NodeClaims (nodepool, count), or the Pods `selector` picks in target.namespace_. */
     ns_tl_kv *labels;

@@ -25,8 +25,8 @@ static const char *const namespaced_kinds[] = {"Pod",         "Deployment", "Rep
                                                "Job",         "DaemonSet",  "PodDisruptionBudget", "CapacityBuffer",
                                                "PodTemplate", NULL};
 /* Patchable kinds; Node, NodeClaim and Pod go to tl_decode_object_patch before decode_ref sees them. */
-static const char *const patch_kinds[] = {"NodePool", "Provisioner", "Node", "NodeClaim", "Pod", "CapacityBuffer",
-                                          NULL};
+static const char *const patch_kinds[] = {"NodePool", "Provisioner", "Node",        "NodeClaim",
+                                          "Pod",      "CapacityBuffer", "PodTemplate", NULL};
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -206,7 +206,7 @@ int tl_decode_delete(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step 
     return 0;
 }
 
-static const char *const patch_fields[] = {"kind", "namespace", "name", "metadata", "spec", NULL};
+static const char *const patch_fields[] = {"kind", "namespace", "name", "metadata", "spec", "template", NULL};
 static const char *const patch_meta_fields[] = {"labels", "annotations", NULL};
 
 int tl_decode_patch(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *s)
@@ -221,21 +221,29 @@ int tl_decode_patch(tl_ctx *c, const ns_ynode *v, const char *path, ns_tl_step *
     const ns_ynode *meta = ns_dec_child(&c->dec, v, path, "metadata", NS_Y_MAP, &rc);
     if (rc < 0)
         return rc;
-    const ns_ynode *spec = ns_dec_child(&c->dec, v, path, "spec", NS_Y_MAP, &rc);
+    /* A PodTemplate's body is its `template` (it has no spec); every other kind patched here has a spec. */
+    bool pod_template = strcmp(s->target.kind, "PodTemplate") == 0;
+    const char *body = pod_template ? "template" : "spec", *other = pod_template ? "spec" : "template";
+    const ns_ynode *spec = ns_dec_child(&c->dec, v, path, body, NS_Y_MAP, &rc);
     if (rc < 0)
         return rc;
     char p[NS_PATH_MAX];
+    if (ns_ymap_get(v, other)) {
+        ns_path_key(p, sizeof(p), path, other);
+        return ns_dec_fail(&c->dec, ns_ymap_get(v, other), p, "a %s has no %s; patch its %s", s->target.kind, other,
+                           body);
+    }
     if (meta) {
         ns_path_key(p, sizeof(p), path, "metadata");
         if ((rc = ns_dec_fields(&c->dec, meta, p, patch_meta_fields)) < 0)
             return rc;
     }
     if (!meta && !spec)
-        return ns_dec_fail(&c->dec, v, path, "has nothing to change (give spec and/or metadata)");
+        return ns_dec_fail(&c->dec, v, path, "has nothing to change (give %s and/or metadata)", body);
     if (!(s->patch = cJSON_CreateObject()))
         return NS_FAIL(NS_ERR_INTERNAL, "out of memory for a patch");
     const ns_ynode *parts[2] = {meta, spec};
-    const char *keys[2] = {"metadata", "spec"};
+    const char *keys[2] = {"metadata", body};
     for (int i = 0; i < 2; i++) {
         if (!parts[i])
             continue;

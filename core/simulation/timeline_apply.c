@@ -405,11 +405,19 @@ static int apply_delete(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
     return delete_claims(e, s);
 }
 
-static int replace_buffer(ns_engine *e, const ns_tl_ref *r, ns_cluster *scratch)
+/* The patched CapacityBuffer or PodTemplate replaces the old one; the next round counts the buffers' chunks, of the
+ * template's new shape. */
+static int replace_buffer_object(ns_engine *e, const ns_tl_ref *r, ns_cluster *scratch)
 {
     ns_cluster *c = ns_engine_cluster(e);
-    ns_buffer *old = ns_cluster_find_buffer(c, r->namespace_, r->name);
-    int rc = old ? ns_cluster_remove_buffer(c, old) : 0;
+    int rc = 0;
+    if (strcmp(r->kind, "PodTemplate") == 0) {
+        ns_pod_template *old = ns_cluster_find_pod_template(c, r->namespace_, r->name);
+        rc = old ? ns_cluster_remove_pod_template(c, old) : 0;
+    } else {
+        ns_buffer *old = ns_cluster_find_buffer(c, r->namespace_, r->name);
+        rc = old ? ns_cluster_remove_buffer(c, old) : 0;
+    }
     return rc == 0 ? move_buffers(e, scratch) : rc;
 }
 
@@ -434,11 +442,11 @@ static int apply_patch(ns_engine *e, const ns_tl_step *s, ns_tl_sources *src)
     int rc = ns_json_merge_patch(&patched, s->patch);
     if (rc == 0)
         rc = decode_doc(e, patched, what, &scratch);
-    bool buffer = strcmp(r->kind, "CapacityBuffer") == 0;
+    bool buffer = strcmp(r->kind, "CapacityBuffer") == 0 || strcmp(r->kind, "PodTemplate") == 0;
     if (rc == 0 && !buffer && scratch->n_nodepools + scratch->n_nodeclasses != 1)
         rc = NS_FAIL(NS_ERR_INVALID_CONFIG, "%s: no loaded provider declares kind %s", what, r->kind);
-    if (rc == 0 && buffer) /* the patched buffer replaces the old one; the next round counts its chunks */
-        rc = replace_buffer(e, r, scratch);
+    if (rc == 0 && buffer)
+        rc = replace_buffer_object(e, r, scratch);
     else if (rc == 0)
         rc = move_pools_and_classes(e, scratch);
     ns_cluster_free(scratch);

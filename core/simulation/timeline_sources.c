@@ -13,10 +13,11 @@
 #include "manifest/yaml_json.h"
 #include "model/model_util.h"
 
-/* Kept: the workloads (namespaced) a timeline scales, the CapacityBuffers (namespaced) it patches, and the
- * cluster-scoped objects it patches: NodePools, Provisioners and every kind the core does not decode itself, which is
- * where node classes are (their kinds are the providers'). */
-static const char *const workloads[] = {"Deployment", "ReplicaSet", "StatefulSet", "Job", "CapacityBuffer"};
+/* Kept: the workloads (namespaced) a timeline scales, the CapacityBuffers and PodTemplates (namespaced) it patches,
+ * and the cluster-scoped objects it patches: NodePools, Provisioners and every kind the core does not decode itself,
+ * which is where node classes are (their kinds are the providers'). */
+static const char *const workloads[] = {"Deployment", "ReplicaSet", "StatefulSet", "Job", "CapacityBuffer",
+                                        "PodTemplate"};
 
 static bool kept(const char *kind, bool *namespaced)
 {

@@ -554,7 +554,7 @@ START_TEST(action_errors)
                "t.yaml:2: timeline step 1: unknown field \"steps[0].delete.selector.matchFields\"");
     load_fails("steps:\n  - patch: {kind: Deployment, name: a, spec: {}}\n",
                "t.yaml:2: timeline step 1: steps[0].patch.kind: \"Deployment\" is not one of NodePool, Provisioner, "
-               "Node, NodeClaim, Pod, CapacityBuffer or a "
+               "Node, NodeClaim, Pod, CapacityBuffer, PodTemplate or a "
                "node-class kind of the loaded providers: SimNodeClass (nodesmith.io/v1), EC2NodeClass "
                "(karpenter.k8s.aws/v1), EC2NodeClass (karpenter.k8s.aws/v1beta1), AWSNodeTemplate "
                "(karpenter.k8s.aws/v1alpha1)");
@@ -562,6 +562,13 @@ START_TEST(action_errors)
                "t.yaml:2: timeline step 1: steps[0].patch: has nothing to change (give spec and/or metadata)");
     load_fails("steps:\n  - patch: {kind: NodePool, name: a, metadata: {name: b}}\n",
                "t.yaml:2: timeline step 1: unknown field \"steps[0].patch.metadata.name\"");
+    /* a PodTemplate's body is its template, every other patched kind's its spec */
+    load_fails("steps:\n  - patch: {kind: PodTemplate, name: a, spec: {replicas: 2}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.spec: a PodTemplate has no spec; patch its template");
+    load_fails("steps:\n  - patch: {kind: CapacityBuffer, name: a, template: {spec: {}}}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch.template: a CapacityBuffer has no template; patch its spec");
+    load_fails("steps:\n  - patch: {kind: PodTemplate, name: a}\n",
+               "t.yaml:2: timeline step 1: steps[0].patch: has nothing to change (give template and/or metadata)");
     load_fails("steps:\n  - interrupt: {event: Meteor, node: a}\n",
                "t.yaml:2: timeline step 1: steps[0].interrupt.event: \"Meteor\" is not one of SpotInterruption, "
                "RebalanceRecommendation, ScheduledMaintenance, InstanceStopping, InstanceTerminated, InstanceUnhealthy, "

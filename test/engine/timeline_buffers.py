@@ -10,7 +10,8 @@ template names a claim that does not exist, and one whose ephemeral volume's cla
 placed; a buffer whose scalableRef is a batch Job (Karpenter's resolver reads apps only) loads, asks for no chunk, and
 is reported once with Karpenter's ResolutionFailed reason and resolver's message. The timeline then adds a PodTemplate
 and a buffer of 2 chunks of it (4 chunks), deletes the claim buffer by name and the scratch PodTemplate by a label
-selector, leaving its buffer with no chunk (2 chunks), and patches the added buffer to 3 replicas (3 chunks).
+selector, leaving its buffer with no chunk (2 chunks), patches the added buffer to 3 replicas (3 chunks), and patches
+its PodTemplate to select arm64 nodes, which the NodePool does not offer: its 3 chunks are wanted and none is placed.
 
 Usage: timeline_buffers.py NODESMITH FIXTURE_DIR scalable|chunks
 """
@@ -55,6 +56,10 @@ def chunks(nodesmith, fixtures):
         room = states[step]["headroom"]
         if (room["wanted"], room["placed"]) != (n, n):
             sys.exit(f"{step}: headroom {room}, expected {n} chunks wanted and placed")
+    # the chunks take the patched template's shape: none fits the amd64 pool
+    room = states["template patched"]["headroom"]
+    if (room["wanted"], room["placed"]) != (3, 0):
+        sys.exit(f"template patched: headroom {room}, expected 3 chunks wanted and none placed")
     nightly = [(w.get("level"), w.get("reason"), w.get("error")) for w in logs
                if w.get("object") == "CapacityBuffer default/nightly"]
     if nightly != [("WARN", "ResolutionFailed", 'unsupported scalableRef API group "batch"')]:
