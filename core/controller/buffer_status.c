@@ -22,7 +22,7 @@ typedef struct written {
     ns_status_entry e; /* key "namespace/name", the status last written */
     judged ready, provisioning;
     bool seen; /* in this pass: a buffer deleted (and perhaps created again) starts over */
-    bool warned; /* its ResolutionFailed was logged, for warned_generation */
+    bool warned; /* what its spec warns about was logged, for warned_generation */
     int64_t warned_generation;
 } written;
 
@@ -153,28 +153,32 @@ static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, con
     return o;
 }
 
-bool ns_buffer_resolution_warn_due(bool *warned, int64_t *generation, const ns_buffer *b)
+bool ns_buffer_warn_due(bool *warned, int64_t *generation, const ns_buffer *b)
 {
-    if (!b->resolution_failed || (*warned && *generation == b->generation))
+    bool something = b->resolution_failed || (b->pod_template && b->has_percentage);
+    if (!something || (*warned && *generation == b->generation))
         return false;
     *warned = true;
     *generation = b->generation;
     return true;
 }
 
-/* Karpenter's reconciler's fields for the buffer (controller-runtime's), the reason and the resolver's error. */
-static void warn_unresolvable(const ns_buffer *b)
+/* With Karpenter's reconciler's fields for the buffer (controller-runtime's): the resolver's error with its reason, or
+ * the ignored percentage. */
+static void warn_buffer(const ns_buffer *b)
 {
     const char *ns = b->meta.namespace_ ? b->meta.namespace_ : "default";
     cJSON *f = cJSON_CreateObject();
-    if (f && cJSON_AddStringToObject(f, "controller", "capacitybuffer") &&
-        cJSON_AddStringToObject(f, "controllerGroup", "autoscaling.x-k8s.io") &&
-        cJSON_AddStringToObject(f, "controllerKind", "CapacityBuffer") &&
-        cJSON_AddItemToObject(f, "CapacityBuffer", ns_log_ref(ns, b->meta.name)) &&
-        cJSON_AddStringToObject(f, "namespace", ns) && cJSON_AddStringToObject(f, "name", b->meta.name) &&
-        cJSON_AddStringToObject(f, "reason", "ResolutionFailed") &&
-        cJSON_AddStringToObject(f, "error", b->resolution_failed))
-        ns_log_json(NS_LOG_WARN, "controller", NS_BUFFER_UNRESOLVABLE_MESSAGE, f);
+    bool ok = f && cJSON_AddStringToObject(f, "controller", "capacitybuffer") &&
+              cJSON_AddStringToObject(f, "controllerGroup", "autoscaling.x-k8s.io") &&
+              cJSON_AddStringToObject(f, "controllerKind", "CapacityBuffer") &&
+              cJSON_AddItemToObject(f, "CapacityBuffer", ns_log_ref(ns, b->meta.name)) &&
+              cJSON_AddStringToObject(f, "namespace", ns) && cJSON_AddStringToObject(f, "name", b->meta.name) &&
+              (!b->resolution_failed || (cJSON_AddStringToObject(f, "reason", "ResolutionFailed") &&
+                                         cJSON_AddStringToObject(f, "error", b->resolution_failed)));
+    if (ok)
+        ns_log_json(NS_LOG_WARN, "controller",
+                    b->resolution_failed ? NS_BUFFER_UNRESOLVABLE_MESSAGE : NS_BUFFER_PERCENTAGE_IGNORED_MESSAGE, f);
     else
         cJSON_Delete(f);
 }
@@ -187,8 +191,8 @@ static int sync_one(ns_buffer_status *s, ns_kube_client *client, ns_mirror *mirr
     written *w = ns_status_table_find(&s->t, key);
     if (w)
         w->seen = true;
-    if (w && ns_buffer_resolution_warn_due(&w->warned, &w->warned_generation, b))
-        warn_unresolvable(b);
+    if (w && ns_buffer_warn_due(&w->warned, &w->warned_generation, b))
+        warn_buffer(b);
     cJSON *st = w ? status_of(w, e, c, b, ready, now) : NULL, *out = NULL;
     char *body = st ? cJSON_PrintUnformatted(st) : NULL;
     int rc = body ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory writing CapacityBuffer %s's status", key);

@@ -25,14 +25,15 @@ typedef struct ns_buffer_status ns_buffer_status;
 ns_buffer_status *ns_buffer_status_new(void); /* NULL with NS_ERR_INTERNAL recorded */
 void ns_buffer_status_free(ns_buffer_status *s); /* accepts NULL */
 
-/* Whether the controller warns now that buffer b's scalableRef does not resolve (b->resolution_failed): once per
- * generation of the buffer. *warned and *generation say whether and for which generation it warned last; updated when
- * it returns true. Karpenter's reconciler returns the resolver's error to controller-runtime, which logs it
- * ("Reconciler error") on each retry of its backoff (operatorpkg's reasonable.RateLimiter: 100 ms doubling to 1
- * minute) while the condition is written once; the outcome can change only with the spec, that is with a new
- * generation, and nodesmith decodes the buffer again on each of its watch events (its own status writes among them),
- * so it warns once per generation instead. */
-bool ns_buffer_resolution_warn_due(bool *warned, int64_t *generation, const ns_buffer *b);
+/* Whether the controller logs now what buffer b's spec warns about (a scalableRef that does not resolve,
+ * b->resolution_failed; a percentage beside a podTemplateRef, which is ignored): once per generation of the buffer.
+ * *warned and *generation say whether and for which generation it warned last; updated when it returns true.
+ * Karpenter's reconciler returns the resolver's error to controller-runtime, which logs it ("Reconciler error") on each
+ * retry of its backoff (operatorpkg's reasonable.RateLimiter: 100 ms doubling to 1 minute) while the condition is
+ * written once; the outcome can change only with the spec, that is with a new generation, and nodesmith decodes the
+ * buffer again on each of its watch events (its own status writes among them), so it warns once per generation
+ * instead. */
+bool ns_buffer_warn_due(bool *warned, int64_t *generation, const ns_buffer *b);
 
 /* One pass over the buffers in c (resolved) and those the mirror holds aside (no template). 0, or the first failed
  * write's error after trying every buffer. */

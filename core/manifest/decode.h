@@ -26,8 +26,8 @@ typedef struct ns_dec {
     const char *file;
     char object[256]; /* "Pod default/web" once the name is known, else the kind */
     /* An object of the API server's watch (ns_manifest_load_tree), decoded again on each of its events: what its
-     * content warns about once per version is the controller's to log (a CapacityBuffer's ResolutionFailed,
-     * controller/buffer_status.h), not the decoder's. */
+     * content warns about once per version is the controller's to log (a CapacityBuffer's ResolutionFailed or ignored
+     * percentage, controller/buffer_status.h), not the decoder's. */
     bool from_api_server;
 } ns_dec;
 

@@ -116,9 +116,9 @@ static int buffer_spec(const ns_dec *d, const ns_ynode *root, const ns_ynode *sp
         return rc;
     if (!*b->pod_template)
         return ns_dec_fail(d, ref.node, "spec.podTemplateRef.name", "must not be empty");
-    if (ns_ymap_get(spec, "percentage"))
-        ns_log(NS_LOG_WARN, "manifest", "ignoring spec.percentage: it applies to a scalableRef only", "file", d->file,
-               "object", d->object, NULL);
+    if (b->has_percentage && !d->from_api_server) /* the controller's once per generation (buffer_status.h) */
+        ns_log(NS_LOG_WARN, "manifest", NS_BUFFER_PERCENTAGE_IGNORED_MESSAGE, "file", d->file, "object", d->object,
+               NULL);
     return 0;
 }
 

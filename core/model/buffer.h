@@ -20,8 +20,10 @@
 /* The only provisioning strategy Karpenter implements (and the API's default). */
 #define NS_BUFFER_ACTIVE_STRATEGY "buffer.x-k8s.io/active-capacity"
 
-/* The WARN line of a buffer kept with resolution_failed (simulate's loader and the controller log the same words). */
+/* The WARN lines of a buffer kept with resolution_failed, and of one whose percentage is ignored (has_percentage with a
+ * pod_template): simulate's loader and the controller log the same words. */
 #define NS_BUFFER_UNRESOLVABLE_MESSAGE "CapacityBuffer is not ReadyForProvisioning: no chunk is provisioned for it"
+#define NS_BUFFER_PERCENTAGE_IGNORED_MESSAGE "ignoring spec.percentage: it applies to a scalableRef only"
 
 /* Which base resources spec.limits lists (a listed 0 caps at 0 chunks; an absent resource caps nothing). */
 enum { NS_BUFFER_LIMIT_CPU = 1, NS_BUFFER_LIMIT_MEMORY = 2, NS_BUFFER_LIMIT_PODS = 4, NS_BUFFER_LIMIT_STORAGE = 8 };

@@ -1,6 +1,7 @@
-/* When the controller warns that a CapacityBuffer's scalableRef does not resolve (controller/buffer_status.h): once
- * per generation of the buffer, not on every watch event that decodes it again (its own status writes among them),
- * again when its spec changes (a new generation) and still fails, never for a buffer that resolves. */
+/* When the controller warns about a CapacityBuffer's spec (controller/buffer_status.h), a scalableRef that does not
+ * resolve or a percentage beside a podTemplateRef: once per generation of the buffer, not on every watch event that
+ * decodes it again (its own status writes among them), again when its spec changes (a new generation) and still has
+ * something to warn about, never for a buffer that has nothing. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,23 +14,43 @@ START_TEST(once_per_generation)
     bool warned = false;
     int64_t generation = 0;
     b.resolution_failed = "unsupported kind \"Job\"";
-    ck_assert(ns_buffer_resolution_warn_due(&warned, &generation, &b));
+    ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
     /* every later pass over the same generation: its status write, the Provisioning condition, a relist */
     for (int i = 0; i < 5; i++)
-        ck_assert(!ns_buffer_resolution_warn_due(&warned, &generation, &b));
+        ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
     /* the spec changed (scalableRef to another unsupported group): a new generation, warned again once */
     b.generation = 2;
     b.resolution_failed = "unsupported scalableRef API group \"batch\"";
-    ck_assert(ns_buffer_resolution_warn_due(&warned, &generation, &b));
-    ck_assert(!ns_buffer_resolution_warn_due(&warned, &generation, &b));
+    ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
+    ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
     /* a buffer that resolves is never warned about, whatever its generation */
     b.generation = 3;
     b.resolution_failed = NULL;
-    ck_assert(!ns_buffer_resolution_warn_due(&warned, &generation, &b));
+    ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
     /* failing again at a later generation warns */
     b.generation = 4;
     b.resolution_failed = "unsupported kind \"CronJob\"";
-    ck_assert(ns_buffer_resolution_warn_due(&warned, &generation, &b));
+    ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
+}
+END_TEST
+
+START_TEST(ignored_percentage)
+{
+    char tmpl[] = "web";
+    ns_buffer b = {.generation = 1, .pod_template = tmpl, .has_replicas = true, .replicas = 2};
+    bool warned = false;
+    int64_t generation = 0;
+    ck_assert(!ns_buffer_warn_due(&warned, &generation, &b)); /* a podTemplateRef with replicas alone */
+    b.generation = 2;
+    b.has_percentage = true;
+    b.percentage = 50;
+    ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
+    ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
+    /* a percentage with a scalableRef is what it is for: nothing to warn about */
+    b.generation = 3;
+    b.pod_template = NULL;
+    b.scalable_kind = "Deployment";
+    ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
 }
 END_TEST
 
@@ -39,8 +60,8 @@ START_TEST(generation_zero_warned_once)
     ns_buffer b = {.resolution_failed = "unsupported kind \"Job\""};
     bool warned = false;
     int64_t generation = 0;
-    ck_assert(ns_buffer_resolution_warn_due(&warned, &generation, &b));
-    ck_assert(!ns_buffer_resolution_warn_due(&warned, &generation, &b));
+    ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
+    ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
 }
 END_TEST
 
@@ -49,6 +70,7 @@ int main(void)
     Suite *s = suite_create("buffer-warn");
     TCase *tc = tcase_create("warn");
     tcase_add_test(tc, once_per_generation);
+    tcase_add_test(tc, ignored_percentage);
     tcase_add_test(tc, generation_zero_warned_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1895,7 +1895,7 @@ class Test12CapacityBufferEndToEnd(unittest.TestCase):
 apiVersion: autoscaling.x-k8s.io/v1beta1
 kind: CapacityBuffer
 metadata: {name: orphan, namespace: %s}
-spec: {podTemplateRef: {name: absent}, replicas: 3}
+spec: {podTemplateRef: {name: absent}, replicas: 3, percentage: 50}
 ---
 apiVersion: autoscaling.x-k8s.io/v1beta1
 kind: CapacityBuffer
@@ -1929,6 +1929,10 @@ spec: {scalableRef: {apiGroup: batch, kind: Job, name: nightly}, replicas: 3}
             self.assertEqual([(w["level"], w["CapacityBuffer"], w["error"]) for w in nightly],
                              [("WARN", {"name": "nightly", "namespace": self.ns},
                                'unsupported scalableRef API group "batch"')], nightly)
+            # so is orphan's percentage, which a podTemplateRef ignores
+            orphan = [json.loads(line) for line in ctl.text().splitlines() if "ignoring spec.percentage" in line]
+            self.assertEqual([(w["level"], w["CapacityBuffer"]) for w in orphan],
+                             [("WARN", {"name": "orphan", "namespace": self.ns})], orphan)
         finally:
             ctl.close()
             kubectl("delete", "namespace", self.ns, "--wait=false")

@@ -8,7 +8,8 @@ chunks (time_fixtures/buffer-chunks.yaml): chunks are built as Karpenter's virtu
 PersistentVolumeClaim and ephemeral volumes of their template (Karpenter's sanitizeVirtualPodSpec), so a chunk whose
 template names a claim that does not exist, and one whose ephemeral volume's claim would be named after the pod, are
 placed; a buffer whose scalableRef is a batch Job (Karpenter's resolver reads apps only) loads, asks for no chunk, and
-is reported once with Karpenter's ResolutionFailed reason and resolver's message. The timeline then adds a PodTemplate
+is reported once with Karpenter's ResolutionFailed reason and resolver's message; the claim buffer's percentage,
+which a podTemplateRef ignores, is reported once. The timeline then adds a PodTemplate
 and a buffer of 2 chunks of it (4 chunks), deletes the claim buffer by name and the scratch PodTemplate by a label
 selector, leaving its buffer with no chunk (2 chunks), patches the added buffer to 3 replicas (3 chunks), and patches
 its PodTemplate to select arm64 nodes, which the NodePool does not offer: its 3 chunks are wanted and none is placed.
@@ -64,6 +65,10 @@ def chunks(nodesmith, fixtures):
                if w.get("object") == "CapacityBuffer default/nightly"]
     if nightly != [("WARN", "ResolutionFailed", 'unsupported scalableRef API group "batch"')]:
         sys.exit(f"nightly was not reported once as ResolutionFailed: {nightly}")
+    claim = [w.get("level") for w in logs if w.get("object") == "CapacityBuffer default/claim"
+             and w.get("message", "").startswith("ignoring spec.percentage")]
+    if claim != ["WARN"]:
+        sys.exit(f"claim's percentage beside its podTemplateRef was not reported once as ignored: {claim}")
 
 
 if __name__ == "__main__":
