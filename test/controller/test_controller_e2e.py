@@ -935,14 +935,25 @@ class Test6ClusterAutoscalerMigrationEndToEnd(unittest.TestCase):
             kubelet = StaticKubelet(statics)
             kubelet.start()
             deployment = (DEPLOYMENT % {"ns": ns}).replace("name: inflate", "name: legacy").replace(
-                "replicas: 50", "replicas: 6").replace("app: inflate", "app: legacy")
-            kubectl("apply", "-f", "-", stdin=deployment)
+                "replicas: 50", "replicas: 4").replace("app: inflate", "app: legacy")
 
             def ready_pods():
                 return [p for p in kget("pods", "-n", ns)["items"] if not p["metadata"].get("deletionTimestamp") and
                         any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
+            # Four pods on legacy-1, two on legacy-2, placed with cordons rather than left to kube-scheduler: legacy-1's
+            # four evictions at once exceed the 3 the budget allows (6 Ready, or 4 plus at most the 2 replacements of
+            # legacy-2's pods), so the drain meets a refusal whatever the timing. Spread 3 and 3 (kube-scheduler's
+            # usual choice), every eviction passes when the first node's three replacements are Ready in time.
+            kubectl("cordon", statics[1])
+            kubectl("apply", "-f", "-", stdin=deployment)
+            eventually("4 pods Ready on %s" % statics[0], lambda: len(ready_pods()) == 4, timeout=120)
+            kubectl("uncordon", statics[1])
+            kubectl("cordon", statics[0])
+            kubectl("scale", "-n", ns, "deployment/legacy", "--replicas=6")
             eventually("6 pods Ready on the node group", lambda: len(ready_pods()) == 6, timeout=120)
-            self.assertEqual({p["spec"]["nodeName"] for p in ready_pods()} - set(statics), set())
+            kubectl("uncordon", statics[0])
+            placed = sorted(p["spec"]["nodeName"] for p in ready_pods())
+            self.assertEqual(placed, [statics[0]] * 4 + [statics[1]] * 2)
             kubectl("apply", "-f", "-", stdin=LEGACY_PDB % {"ns": ns})
             eventually("the PDB to be observed", lambda: kget("pdb", "-n", ns, "legacy").get("status", {})
                        .get("observedGeneration") == 1, timeout=60)
