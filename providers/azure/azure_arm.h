@@ -33,6 +33,11 @@ void az_arm_result_clear(az_state *s, az_arm_result *res);
 /* GET of the VM (nic false) or NIC (nic true) `name` of the node resource group (azure_instances.c), named in
  * messages "GET VM name" / "GET NIC name"; as az_arm_call otherwise. */
 int az_arm_get(az_state *s, bool nic, const char *name, az_arm_result *res, az_arm_error *err);
+/* DELETE of the VM (nic false; with forceDeletion=true when force) or NIC (nic true) `name` of the node resource
+ * group, then az_arm_wait until it is gone; named in messages "DELETE VM name" / "DELETE NIC name". On NS_OK
+ * *status (when not NULL) is the DELETE's own answer, 204 when there was nothing to delete; errors as az_arm_call
+ * (NS_ERR_NOT_FOUND when ARM answers 404). */
+int az_arm_delete(az_state *s, bool nic, const char *name, bool force, long *status);
 
 /* Waits for the long-running operation a call started (res from az_arm_call; nothing to wait for when it carries no
  * operation header). A failed operation is reported like a failed call, with the operation's error code. */

@@ -38,6 +38,24 @@ int az_arm_get(az_state *s, bool nic, const char *name, az_arm_result *res, az_a
     return az_arm_call(s, "GET", path, nic ? AZ_API_NETWORK : AZ_API_COMPUTE, NULL, what, res, err);
 }
 
+int az_arm_delete(az_state *s, bool nic, const char *name, bool force, long *status)
+{
+    char path[600], target[700], what[200];
+    az_resource_path(s, nic ? "Network" : "Compute", nic ? "networkInterfaces" : "virtualMachines", name, path,
+                     sizeof(path));
+    snprintf(target, sizeof(target), "%s%s", path, force ? "?forceDeletion=true" : "");
+    snprintf(what, sizeof(what), "DELETE %s %s", nic ? "NIC" : "VM", name);
+    az_arm_result r;
+    int rc = az_arm_call(s, "DELETE", target, nic ? AZ_API_NETWORK : AZ_API_COMPUTE, NULL, what, &r, NULL);
+    if (rc < 0)
+        return rc;
+    if (status)
+        *status = r.status;
+    rc = az_arm_wait(s, &r, what, NULL);
+    az_arm_result_clear(s, &r);
+    return rc;
+}
+
 bool az_vm_name_of(const az_state *s, const char *provider_id, char *out, size_t len)
 {
     char prefix[400];
@@ -141,33 +159,19 @@ int az_get_instance(void *state, const char *provider_id, ns_instance *out)
 int az_terminate(void *state, const char *provider_id, bool *already_gone)
 {
     az_state *s = state;
-    char name[128], path[600], what[200];
+    char name[128];
     if (already_gone)
         *already_gone = false;
     if (!az_vm_name_of(s, provider_id, name, sizeof(name)))
         return NS_ERROR(s->host, s->ctx, NS_ERR_INVALID_ARGUMENT, "%.200s is not a VM of this provider",
                         provider_id ? provider_id : "(null)");
-    az_resource_path(s, "Compute", "virtualMachines", name, path, sizeof(path));
-    snprintf(what, sizeof(what), "DELETE VM %s", name);
-    char forced[700];
-    snprintf(forced, sizeof(forced), "%s?forceDeletion=true", path);
-    az_arm_result r;
-    int rc = az_arm_call(s, "DELETE", forced, AZ_API_COMPUTE, NULL, what, &r, NULL);
+    long status = 0;
+    int rc = az_arm_delete(s, false, name, true, &status);
     if (rc < 0)
         return rc;
-    bool gone = r.status == 204;
-    rc = az_arm_wait(s, &r, what, NULL);
-    az_arm_result_clear(s, &r);
-    if (rc < 0)
-        return rc;
+    bool gone = status == 204;
     /* The NIC goes with the VM (deleteOption Delete); one left by a VM created elsewhere is deleted here. */
-    az_resource_path(s, "Network", "networkInterfaces", name, path, sizeof(path));
-    snprintf(what, sizeof(what), "DELETE NIC %s", name);
-    rc = az_arm_call(s, "DELETE", path, AZ_API_NETWORK, NULL, what, &r, NULL);
-    if (rc == NS_OK) {
-        rc = az_arm_wait(s, &r, what, NULL);
-        az_arm_result_clear(s, &r);
-    }
+    rc = az_arm_delete(s, true, name, false, NULL);
     if (rc == NS_ERR_NOT_FOUND)
         rc = NS_OK;
     if (rc == NS_OK && already_gone)
@@ -231,7 +235,7 @@ static int on_nic(void *ctx, const ns_json *nic)
 
 int az_collect_leaked_nics(az_state *s)
 {
-    char path[600], what[200];
+    char path[600];
     snprintf(path, sizeof(path), "/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Network/networkInterfaces",
              s->subscription, s->node_rg);
     nic_ctx *k = calloc(1, sizeof(*k));
@@ -249,13 +253,7 @@ int az_collect_leaked_nics(az_state *s)
         if (vm == NS_OK)
             az_arm_result_clear(s, &r);
         if (vm == NS_ERR_NOT_FOUND) {
-            az_resource_path(s, "Network", "networkInterfaces", k->names[i], path, sizeof(path));
-            snprintf(what, sizeof(what), "DELETE leaked NIC %s", k->names[i]);
-            if ((rc = az_arm_call(s, "DELETE", path, AZ_API_NETWORK, NULL, what, &r, NULL)) == NS_OK) {
-                rc = az_arm_wait(s, &r, what, NULL);
-                az_arm_result_clear(s, &r);
-            }
-            if (rc == NS_OK) {
+            if ((rc = az_arm_delete(s, true, k->names[i], false, NULL)) == NS_OK) {
                 ns_label fields[] = {{"nic", k->names[i]}};
                 s->host->log(s->ctx, NS_LOG_INFO, "deleted leaked network interface", fields, 1);
             }

@@ -225,19 +225,6 @@ static int fill_result(az_state *s, const ns_json *vm, const az_nodeclass *nc, a
     return NS_OK;
 }
 
-static void delete_quietly(az_state *s, const char *provider, const char *type, const char *name)
-{
-    char path[600], what[200];
-    az_resource_path(s, provider, type, name, path, sizeof(path));
-    snprintf(what, sizeof(what), "DELETE %s %s", type, name);
-    az_arm_result r;
-    if (az_arm_call(s, "DELETE", path, strcmp(provider, "Network") == 0 ? AZ_API_NETWORK : AZ_API_COMPUTE, NULL,
-                    what, &r, NULL) == NS_OK) {
-        az_arm_wait(s, &r, what, NULL);
-        az_arm_result_clear(s, &r);
-    }
-}
-
 /* An existing VM of the claim: NS_OK and *vm when it is usable (creating or running), 1 when there is none. A VM
  * left Failed by an earlier attempt is deleted first. */
 static int existing_vm(az_state *s, const char *vm_name, ns_json **vm)
@@ -253,7 +240,7 @@ static int existing_vm(az_state *s, const char *vm_name, ns_json **vm)
     const char *state = s->host->json_string(s->host->json_get(props, "provisioningState"));
     if (state && (strcmp(state, "Failed") == 0 || strcmp(state, "Deleting") == 0)) {
         az_arm_result_clear(s, &r);
-        delete_quietly(s, "Compute", "virtualMachines", vm_name);
+        (void)az_arm_delete(s, false, vm_name, false, NULL);
         return 1;
     }
     *vm = r.body;
@@ -285,7 +272,7 @@ static int try_option(az_state *s, const ns_launch_request *req, const az_nodecl
     }
     if (rc == NS_ERR_INSUFFICIENT_CAPACITY) {
         if (e.status == 200) /* the VM resource exists, Failed: remove it before the next option */
-            delete_quietly(s, "Compute", "virtualMachines", vm_name);
+            (void)az_arm_delete(s, false, vm_name, false, NULL);
     }
     if (rc == NS_ERR_INVALID_ARGUMENT && strcmp(e.code, "PropertyChangeNotAllowed") == 0) {
         /* A VM of this name from an earlier attempt holds another zone or priority: its answer was lost, or its
@@ -361,7 +348,7 @@ static int launch_options(az_state *s, const ns_launch_request *req, const az_no
             ref->opts[ref->n++] = opt;
     }
     if (nic_made)
-        delete_quietly(s, "Network", "networkInterfaces", vm_name);
+        (void)az_arm_delete(s, true, vm_name, false, NULL);
     return NS_ERR_INSUFFICIENT_CAPACITY;
 }
 
