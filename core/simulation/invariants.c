@@ -106,12 +106,14 @@ static void judge(ns_invariants *inv, const ns_pod *pod, bool voluntary, const c
                  how, ref, pdb->meta.name, have - 1, floor);
 }
 
-static int w_evict_pod(void *ctx, ns_pod *pod, bool voluntary)
+/* A pod leaving through `write` (the inner evict_pod or delete_pod): judged before, noted and making room only if
+ * the write succeeds. */
+static int pod_leaves(ns_invariants *inv, ns_pod *pod, bool voluntary, const char *how,
+                      int (*write)(void *ctx, ns_pod *pod, bool voluntary))
 {
-    ns_invariants *inv = ctx;
     char verdict[512];
-    judge(inv, pod, voluntary, "evicted", verdict, sizeof(verdict));
-    int rc = inv->inner.ops->evict_pod(inv->inner.ctx, pod, voluntary);
+    judge(inv, pod, voluntary, how, verdict, sizeof(verdict));
+    int rc = write(inv->inner.ctx, pod, voluntary);
     if (rc == NS_OK)
         inv->room_ms = ns_clock_now_ms();
     if (rc == NS_OK && verdict[0])
@@ -119,17 +121,16 @@ static int w_evict_pod(void *ctx, ns_pod *pod, bool voluntary)
     return rc;
 }
 
+static int w_evict_pod(void *ctx, ns_pod *pod, bool voluntary)
+{
+    ns_invariants *inv = ctx;
+    return pod_leaves(inv, pod, voluntary, "evicted", inv->inner.ops->evict_pod);
+}
+
 static int w_delete_pod(void *ctx, ns_pod *pod, bool voluntary)
 {
     ns_invariants *inv = ctx;
-    char verdict[512];
-    judge(inv, pod, voluntary, "deleted", verdict, sizeof(verdict));
-    int rc = inv->inner.ops->delete_pod(inv->inner.ctx, pod, voluntary);
-    if (rc == NS_OK)
-        inv->room_ms = ns_clock_now_ms();
-    if (rc == NS_OK && verdict[0])
-        note(inv, "%s", verdict);
-    return rc;
+    return pod_leaves(inv, pod, voluntary, "deleted", inv->inner.ops->delete_pod);
 }
 
 /* Writes that may make room for pending pods (a Node or NodeClaim going, a taint or a cordon lifted, a Node's status
