@@ -1,4 +1,5 @@
 #include "ali_client.h"
+#include "prov_digest.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -135,7 +136,7 @@ static int build_headers(ali_client *c, const call *k, const ali_creds *cr, ali_
 {
     char date[21], nonce[33], sha[65];
     ali_iso8601(c->host->now_ms(c->ctx) / 1000, date);
-    if (ali_nonce(nonce) < 0 || ali_sha256_hex(k->body, k->body ? strlen(k->body) : 0, sha) < 0)
+    if (ali_nonce(nonce) < 0 || prov_sha256_hex(k->body, k->body ? strlen(k->body) : 0, sha) < 0)
         return NS_ERR_INTERNAL;
     ali_params_add(hs, "host", url_host);
     ali_params_add(hs, "x-acs-action", k->action);

@@ -13,6 +13,7 @@
 
 #include "ali_json.h"
 #include "ali_provider.h"
+#include "prov_digest.h"
 
 #define MAX_CHOICES 20
 
@@ -245,7 +246,7 @@ static int group_token(const ns_launch_request *req, const char *capacity_type, 
     for (size_t i = 0; i < n; i++)
         prov_buf_printf(&b, "|%s@%s", ch[i].o->instance_type, ch[i].vswitch->id);
     char hex[65];
-    int rc = prov_buf_failed(&b) ? NS_ERR_INTERNAL : ali_sha256_hex(b.data, b.len, hex);
+    int rc = prov_buf_failed(&b) ? NS_ERR_INTERNAL : prov_sha256_hex(b.data, b.len, hex);
     prov_buf_free(&b);
     snprintf(out, 44, "ns-%.40s", rc == NS_OK ? hex : "");
     return rc;

@@ -1,9 +1,9 @@
 #include "ali_sign.h"
+#include "prov_digest.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,25 +103,6 @@ void ali_query_string(prov_buf *out, ali_params *params)
     }
 }
 
-static void to_hex(const unsigned char *in, size_t n, char *out)
-{
-    static const char HEX[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = HEX[in[i] >> 4];
-        out[2 * i + 1] = HEX[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-int ali_sha256_hex(const void *data, size_t len, char hex[65])
-{
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    if (!SHA256(data ? data : (const void *)"", len, md))
-        return NS_ERR_INTERNAL;
-    to_hex(md, sizeof(md), hex);
-    return NS_OK;
-}
-
 static bool signed_header(const char *lower)
 {
     return strcmp(lower, "host") == 0 || strcmp(lower, "content-type") == 0 || strncmp(lower, "x-acs-", 6) == 0;
@@ -180,7 +161,7 @@ int ali_acs3_sign(const ali_acs3_input *in, prov_buf *authorization, char hashed
     if (prov_buf_failed(&canon) || prov_buf_failed(&names))
         goto fail;
     char hashed[65], to_sign[100], sig_hex[65];
-    if (ali_sha256_hex(canon.data, canon.len, hashed) < 0)
+    if (prov_sha256_hex(canon.data, canon.len, hashed) < 0)
         goto fail;
     snprintf(to_sign, sizeof(to_sign), "ACS3-HMAC-SHA256\n%s", hashed);
     unsigned char mac[EVP_MAX_MD_SIZE];
@@ -188,7 +169,7 @@ int ali_acs3_sign(const ali_acs3_input *in, prov_buf *authorization, char hashed
     if (!HMAC(EVP_sha256(), in->secret, (int)strlen(in->secret), (const unsigned char *)to_sign, strlen(to_sign), mac,
               &mac_len))
         goto fail;
-    to_hex(mac, mac_len, sig_hex);
+    prov_hex(mac, mac_len, sig_hex);
     prov_buf_printf(authorization, "ACS3-HMAC-SHA256 Credential=%s,SignedHeaders=%s,Signature=%s", in->access_key_id,
                    prov_buf_str(&names), sig_hex);
     if (hashed_canonical)
@@ -257,7 +238,7 @@ int ali_nonce(char out[33])
     unsigned char r[16];
     if (RAND_bytes(r, sizeof(r)) != 1)
         return NS_ERR_INTERNAL;
-    to_hex(r, sizeof(r), out);
+    prov_hex(r, sizeof(r), out);
     return NS_OK;
 }
 

@@ -41,9 +41,6 @@ void ali_percent_encode(prov_buf *out, const char *s);
 /* Appends the sorted, encoded query "k=v&k=v" of params (sorted first). */
 void ali_query_string(prov_buf *out, ali_params *params);
 
-/* Lower-case hex SHA-256 of data (65 bytes with the NUL). NS_OK or NS_ERR_INTERNAL. */
-int ali_sha256_hex(const void *data, size_t len, char hex[65]);
-
 typedef struct ali_acs3_input {
     const char *method;
     const char *path;          /* canonical URI as sent: "/" for RPC, "/clusters/c123/attachscript" for ROA */

@@ -18,8 +18,8 @@
 #include "aws_errors.h"
 #include "aws_provider.h"
 #include "aws_query.h"
-#include "aws_sigv4.h"
 #include "aws_userdata.h"
+#include "prov_digest.h"
 
 #define MAX_OVERRIDES 60 /* CreateFleet accepts up to 300 overrides; Karpenter sends at most 60 */
 #define MAX_GROUPS MAX_OVERRIDES /* launch templates of one CreateFleet: one per image, and reservation when reserved */
@@ -406,7 +406,7 @@ static void derived_token(const char *token, const char *suffix, char *out, size
         return;
     }
     char hash[65];
-    aws_sigv4_sha256_hex(token, strlen(token), hash);
+    prov_sha256_hex(token, strlen(token), hash);
     snprintf(out, len, "%.40s%s", hash, suffix);
 }
 

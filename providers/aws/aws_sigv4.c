@@ -1,4 +1,5 @@
 #include "aws_sigv4.h"
+#include "prov_digest.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -10,7 +11,6 @@
 #include <openssl/hmac.h>
 
 static const char HEX_UPPER[] = "0123456789ABCDEF";
-static const char HEX_LOWER[] = "0123456789abcdef";
 
 static bool is_unreserved(unsigned char c)
 {
@@ -181,25 +181,6 @@ cleanup:
     return rc;
 }
 
-static void to_hex(const unsigned char *bytes, size_t n, char *hex)
-{
-    for (size_t i = 0; i < n; i++) {
-        hex[2 * i] = HEX_LOWER[bytes[i] >> 4];
-        hex[2 * i + 1] = HEX_LOWER[bytes[i] & 15];
-    }
-    hex[2 * n] = '\0';
-}
-
-int aws_sigv4_sha256_hex(const void *data, size_t len, char hex[65])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-        return NS_ERR_INTERNAL;
-    to_hex(md, 32, hex);
-    return NS_OK;
-}
-
 typedef struct canon_header {
     char *name; /* lower-cased */
     const char *value;
@@ -315,7 +296,7 @@ static int compute_signature(const char *secret, const char *date, const char *r
     if (!hmac(k.data, k.len, date, a) || !hmac(a, 32, region, b) || !hmac(b, 32, service, a) ||
         !hmac(a, 32, "aws4_request", b) || !hmac(b, 32, string_to_sign, a))
         goto cleanup;
-    to_hex(a, 32, hex);
+    prov_hex(a, 32, hex);
     rc = NS_OK;
 cleanup:
     if (k.data)
@@ -342,7 +323,7 @@ int aws_sigv4_sign(const aws_sigv4_request *req, const aws_sigv4_credentials *cr
     const char *token = creds->session_token && *creds->session_token ? creds->session_token : NULL;
 
     prov_buf creq = PROV_BUF_INIT, signed_list = PROV_BUF_INIT, sts = PROV_BUF_INIT, authz = PROV_BUF_INIT;
-    int rc = aws_sigv4_sha256_hex(req->payload, req->payload_len, out->payload_hash);
+    int rc = prov_sha256_hex(req->payload, req->payload_len, out->payload_hash);
     if (rc)
         goto cleanup;
     prov_buf_printf(&creq, "%s\n", req->method);
@@ -358,7 +339,7 @@ int aws_sigv4_sign(const aws_sigv4_request *req, const aws_sigv4_credentials *cr
 
     char creq_hash[65];
     rc = NS_ERR_INTERNAL;
-    if (prov_buf_failed(&creq) || aws_sigv4_sha256_hex(creq.data, creq.len, creq_hash))
+    if (prov_buf_failed(&creq) || prov_sha256_hex(creq.data, creq.len, creq_hash))
         goto cleanup;
     prov_buf_printf(&sts, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", out->amz_date, date, region, service,
                    creq_hash);

@@ -70,7 +70,4 @@ int aws_sigv4_canonical_query(prov_buf *out, const char *query);
 /* Appends the canonical URI of a wire path. NS_OK or NS_ERR_INTERNAL. */
 int aws_sigv4_canonical_path(prov_buf *out, const char *path);
 
-/* Writes the lower-case hex SHA-256 of data into hex (65 bytes). NS_OK or NS_ERR_INTERNAL. */
-int aws_sigv4_sha256_hex(const void *data, size_t len, char hex[65]);
-
 #endif

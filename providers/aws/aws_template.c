@@ -10,7 +10,7 @@
 
 #include "aws_provider.h"
 #include "aws_query.h"
-#include "aws_sigv4.h"
+#include "prov_digest.h"
 
 #define LT "LaunchTemplateData."
 
@@ -217,7 +217,7 @@ static int template_data(aws_state *s, const aws_nodeclass_view *v, const aws_im
 static void template_name(aws_state *s, const aws_nodeclass_view *v, const aws_query *data, char *name, size_t len)
 {
     char hash[65];
-    aws_sigv4_sha256_hex(aws_query_body(data), aws_query_len(data), hash);
+    prov_sha256_hex(aws_query_body(data), aws_query_len(data), hash);
     int n = snprintf(name, len, "nodesmith/%s/%s/%.16s", s->cluster, v->spec.name, hash);
     if (n < 0 || (size_t)n >= len)
         snprintf(name, len, "nodesmith/%.40s", hash);

@@ -15,6 +15,7 @@
 #include "ali_nodeclass_spec.h"
 #include "ali_provider.h"
 #include "ali_sign.h"
+#include "prov_digest.h"
 #include "json/host_json.h"
 
 static char last_error[1024];
@@ -53,7 +54,7 @@ START_TEST(test_acs3_official_vector)
     ali_params_add(&q, "RegionId", "cn-shanghai");
     ali_params_add(&q, "ImageId", "win2019_1809_x64_dtc_zh-cn_40G_alibase_20230811.vhd");
     char sha[65];
-    ck_assert_int_eq(ali_sha256_hex("", 0, sha), NS_OK);
+    ck_assert_int_eq(prov_sha256_hex("", 0, sha), NS_OK);
     ck_assert_str_eq(sha, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     ali_params_add(&h, "host", "ecs.cn-shanghai.aliyuncs.com");
     ali_params_add(&h, "x-acs-action", "RunInstances");
