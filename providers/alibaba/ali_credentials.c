@@ -352,7 +352,7 @@ static int take_temporary(ali_credentials *c, const ns_json *o, const char *from
 static void form_add(prov_buf *b, const char *key, const char *value)
 {
     prov_buf_printf(b, "%s%s=", b->len ? "&" : "", key);
-    ali_percent_encode(b, value);
+    prov_buf_percent_encode(b, value, strlen(value), false);
 }
 
 static int refresh_oidc(ali_credentials *c)
@@ -370,7 +370,7 @@ static int refresh_oidc(ali_credentials *c)
     char ts[21], url[512];
     ali_iso8601(h->now_ms(c->ctx) / 1000, ts);
     prov_buf q = PROV_BUF_INIT, body = PROV_BUF_INIT;
-    ali_percent_encode(&q, ts);
+    prov_buf_percent_encode(&q, ts, strlen(ts), false);
     snprintf(url, sizeof(url), "%s/?Action=AssumeRoleWithOIDC&Format=JSON&Version=2015-04-01&Timestamp=%s",
              c->sts_url, prov_buf_str(&q));
     form_add(&body, "RoleArn", c->role_arn);

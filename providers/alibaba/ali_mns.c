@@ -183,7 +183,7 @@ int ali_mns_delete(const ns_host *h, ns_host_ctx *ctx, ali_credentials *cr, cons
 {
     prov_buf suffix = PROV_BUF_INIT;
     prov_buf_puts(&suffix, "/messages?ReceiptHandle=");
-    ali_percent_encode(&suffix, receipt);
+    prov_buf_percent_encode(&suffix, receipt, strlen(receipt), false);
     ns_http_response *resp = NULL;
     int rc = prov_buf_failed(&suffix) ? NS_ERR_INTERNAL
                                      : request(h, ctx, cr, queue_url, "DELETE", prov_buf_str(&suffix), &resp);

@@ -77,29 +77,15 @@ void ali_params_free(ali_params *p)
     *p = (ali_params){0};
 }
 
-void ali_percent_encode(prov_buf *out, const char *s)
-{
-    static const char HEX[] = "0123456789ABCDEF";
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
-            *c == '_' || *c == '.' || *c == '~') {
-            prov_buf_append(out, (const char *)c, 1);
-        } else {
-            char e[3] = {'%', HEX[*c >> 4], HEX[*c & 15]};
-            prov_buf_append(out, e, 3);
-        }
-    }
-}
-
 void ali_query_string(prov_buf *out, ali_params *params)
 {
     ali_params_sort(params);
     for (size_t i = 0; i < params->n; i++) {
         if (i)
             prov_buf_puts(out, "&");
-        ali_percent_encode(out, params->items[i].key);
+        prov_buf_percent_encode(out, params->items[i].key, strlen(params->items[i].key), false);
         prov_buf_puts(out, "=");
-        ali_percent_encode(out, params->items[i].value);
+        prov_buf_percent_encode(out, params->items[i].value, strlen(params->items[i].value), false);
     }
 }
 
@@ -149,7 +135,7 @@ int ali_acs3_sign(const ali_acs3_input *in, prov_buf *authorization, char hashed
     ali_params_sort(in->query);
     for (size_t i = 0; i < in->query->n; i++) {
         prov_buf_printf(&canon, "%s%s=", i ? "&" : "", in->query->items[i].key);
-        ali_percent_encode(&canon, in->query->items[i].value);
+        prov_buf_percent_encode(&canon, in->query->items[i].value, strlen(in->query->items[i].value), false);
     }
     prov_buf_puts(&canon, "\n");
     for (size_t i = 0; i < hs.n; i++) {
@@ -188,7 +174,7 @@ int ali_rpc_v1_sign(const char *method, ali_params *params, const char *secret, 
     int rc = NS_ERR_INTERNAL;
     ali_query_string(&query, params);
     prov_buf_printf(&to_sign, "%s&%%2F&", method);
-    ali_percent_encode(&to_sign, prov_buf_str(&query));
+    prov_buf_percent_encode(&to_sign, prov_buf_str(&query), strlen(prov_buf_str(&query)), false);
     char key[256];
     if (prov_buf_failed(&to_sign) || prov_buf_failed(&query) || (size_t)snprintf(key, sizeof(key), "%s&", secret) >=
                                                                     sizeof(key))

@@ -36,8 +36,6 @@ const char *ali_params_get(const ali_params *p, const char *key);
 void ali_params_sort(ali_params *p);
 void ali_params_free(ali_params *p);
 
-/* Appends s percent-encoded: every byte but A-Z a-z 0-9 - _ . ~ becomes %XX (upper-case hex). */
-void ali_percent_encode(prov_buf *out, const char *s);
 /* Appends the sorted, encoded query "k=v&k=v" of params (sorted first). */
 void ali_query_string(prov_buf *out, ali_params *params);
 

@@ -20,7 +20,6 @@
 #include "aws_errors.h"
 #include "aws_parse_util.h"
 #include "aws_profile.h"
-#include "aws_sigv4.h"
 #include "aws_sts_parse.h"
 #include "prov_log.h"
 
@@ -182,7 +181,7 @@ static void form_param(prov_buf *b, const char *key, const char *value)
     if (b->len)
         prov_buf_putc(b, '&');
     prov_buf_printf(b, "%s=", key);
-    aws_sigv4_uri_encode(b, value, strlen(value), false);
+    prov_buf_percent_encode(b, value, strlen(value), false);
 }
 
 static int from_web_identity(aws_credentials_provider *p, aws_creds *fresh)
@@ -552,9 +551,9 @@ static int from_sso(aws_credentials_provider *p, aws_creds *fresh)
     if (rc == NS_OK) {
         prov_buf q = PROV_BUF_INIT;
         prov_buf_puts(&q, "account_id=");
-        aws_sigv4_uri_encode(&q, pr->sso_account_id, strlen(pr->sso_account_id), false);
+        prov_buf_percent_encode(&q, pr->sso_account_id, strlen(pr->sso_account_id), false);
         prov_buf_puts(&q, "&role_name=");
-        aws_sigv4_uri_encode(&q, pr->sso_role_name, strlen(pr->sso_role_name), false);
+        prov_buf_percent_encode(&q, pr->sso_role_name, strlen(pr->sso_role_name), false);
         snprintf(url, sizeof(url), "%s/federation/credentials?%s", base, prov_buf_str(&q));
         prov_buf_free(&q);
         ns_http_header h[] = {{"x-amz-sso_bearer_token", token}, {"Accept", "application/json"}};

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aws_sigv4.h"
 
 void aws_query_init(aws_query *q, const char *action, const char *version)
 {
@@ -17,9 +16,9 @@ void aws_query_add(aws_query *q, const char *key, const char *value)
 {
     if (q->body.len)
         prov_buf_putc(&q->body, '&');
-    aws_sigv4_uri_encode(&q->body, key, strlen(key), false);
+    prov_buf_percent_encode(&q->body, key, strlen(key), false);
     prov_buf_putc(&q->body, '=');
-    aws_sigv4_uri_encode(&q->body, value ? value : "", value ? strlen(value) : 0, false);
+    prov_buf_percent_encode(&q->body, value ? value : "", value ? strlen(value) : 0, false);
 }
 
 void aws_query_addf(aws_query *q, const char *value, const char *key_fmt, ...)

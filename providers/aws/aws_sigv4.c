@@ -10,26 +10,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-static const char HEX_UPPER[] = "0123456789ABCDEF";
-
-static bool is_unreserved(unsigned char c)
-{
-    return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
-}
-
-void aws_sigv4_uri_encode(prov_buf *out, const char *s, size_t n, bool keep_slash)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (is_unreserved(c) || (keep_slash && c == '/')) {
-            prov_buf_putc(out, (char)c);
-        } else {
-            char esc[3] = {'%', HEX_UPPER[c >> 4], HEX_UPPER[c & 15]};
-            prov_buf_append(out, esc, 3);
-        }
-    }
-}
-
 static int hex_value(char c)
 {
     if (c >= '0' && c <= '9')
@@ -74,7 +54,7 @@ static char *canonical_component(const char *s, size_t n)
 {
     prov_buf raw = PROV_BUF_INIT, enc = PROV_BUF_INIT;
     percent_decode(&raw, s, n);
-    aws_sigv4_uri_encode(&enc, prov_buf_str(&raw), raw.len, false);
+    prov_buf_percent_encode(&enc, prov_buf_str(&raw), raw.len, false);
     bool failed = prov_buf_failed(&raw);
     prov_buf_free(&raw);
     if (failed) {
@@ -172,7 +152,7 @@ int aws_sigv4_canonical_path(prov_buf *out, const char *path)
         prov_buf_putc(&enc, '/');
     if (enc.len == 0)
         prov_buf_putc(&enc, '/');
-    aws_sigv4_uri_encode(out, prov_buf_str(&enc), enc.len, true);
+    prov_buf_percent_encode(out, prov_buf_str(&enc), enc.len, true);
     rc = prov_buf_failed(&enc) || prov_buf_failed(out) ? NS_ERR_INTERNAL : NS_OK;
     prov_buf_free(&enc);
 cleanup:

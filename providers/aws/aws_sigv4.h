@@ -60,10 +60,6 @@ int aws_sigv4_sign(const aws_sigv4_request *req, const aws_sigv4_credentials *cr
 /* Frees what aws_sigv4_sign allocated and zeroes *sig; accepts NULL. */
 void aws_sigv4_signature_clear(aws_sigv4_signature *sig);
 
-/* Appends s[0..n) URI-encoded the SigV4 way: every byte except A-Z a-z 0-9 - _ . ~ becomes %XX (upper-case hex);
- * '/' is kept when keep_slash is true. Also the encoding of the EC2 Query protocol's form values. */
-void aws_sigv4_uri_encode(prov_buf *out, const char *s, size_t n, bool keep_slash);
-
 /* Appends the canonical query string of a wire query (NULL or "" gives nothing). NS_OK or NS_ERR_INTERNAL. */
 int aws_sigv4_canonical_query(prov_buf *out, const char *query);
 

@@ -62,6 +62,21 @@ void prov_buf_printf(prov_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+void prov_buf_percent_encode(prov_buf *b, const char *s, size_t n, bool keep_slash)
+{
+    static const char HEX[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+            c == '.' || c == '~' || (keep_slash && c == '/')) {
+            prov_buf_putc(b, (char)c);
+        } else {
+            char esc[3] = {'%', HEX[c >> 4], HEX[c & 15]};
+            prov_buf_append(b, esc, 3);
+        }
+    }
+}
+
 bool prov_buf_failed(const prov_buf *b)
 {
     return b->failed;

@@ -24,6 +24,9 @@ void prov_buf_append(prov_buf *b, const char *s, size_t n);
 void prov_buf_puts(prov_buf *b, const char *s);
 void prov_buf_putc(prov_buf *b, char c);
 void prov_buf_printf(prov_buf *b, const char *fmt, ...) NS_PRINTF(2, 3);
+/* Appends s[0..n) percent-encoded as RFC 3986 asks of signed requests (AWS SigV4 and its Query protocol, Alibaba
+ * ACS3 and RPC): every byte but A-Z a-z 0-9 - _ . ~ becomes %XX (upper-case hex); '/' is kept when keep_slash. */
+void prov_buf_percent_encode(prov_buf *b, const char *s, size_t n, bool keep_slash);
 bool prov_buf_failed(const prov_buf *b);
 /* The buffer's string ("" when empty or after a failure); owned by the buffer. */
 const char *prov_buf_str(const prov_buf *b);
