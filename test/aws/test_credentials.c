@@ -10,32 +10,9 @@
 
 #include "aws_credentials.h"
 #include "aws_endpoint.h"
+#include "fake_env.h"
 #include "fake_host.h"
 #include "test_files.h"
-
-/* ---- a fake environment ---- */
-typedef struct fake_env {
-    const char *vars[16][2];
-} fake_env;
-
-static const char *env_get(void *ctx, const char *name)
-{
-    fake_env *e = ctx;
-    for (int i = 0; i < 16 && e->vars[i][0]; i++)
-        if (strcmp(e->vars[i][0], name) == 0)
-            return e->vars[i][1];
-    return NULL;
-}
-
-static void env_set(fake_env *e, const char *name, const char *value)
-{
-    for (int i = 0; i < 16; i++)
-        if (!e->vars[i][0] || strcmp(e->vars[i][0], name) == 0) {
-            e->vars[i][0] = name;
-            e->vars[i][1] = value;
-            return;
-        }
-}
 
 /* ---- a scripted STS and IMDS ---- */
 typedef struct script {
@@ -170,9 +147,9 @@ static void setup(void)
     sc.lifetime_ms = 3600 * 1000;
     host.responder = respond;
     host.responder_ctx = &sc;
-    env_handle = (aws_env){env_get, &env};
-    env_set(&env, "AWS_ENDPOINT_URL_STS", "http://sts.test");
-    env_set(&env, "AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://imds.test/");
+    env_handle = (aws_env){fake_env_get, &env};
+    fake_env_set(&env, "AWS_ENDPOINT_URL_STS", "http://sts.test");
+    fake_env_set(&env, "AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://imds.test/");
     snprintf(token_file, sizeof(token_file), "/tmp/nodesmith-aws-token-XXXXXX");
     int fd = mkstemp(token_file);
     ck_assert_int_ge(fd, 0);
@@ -200,11 +177,11 @@ static aws_credentials_provider *chain(void)
 
 START_TEST(test_environment_first)
 {
-    env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDENV");
-    env_set(&env, "AWS_SECRET_ACCESS_KEY", "ENVSECRET");
-    env_set(&env, "AWS_SESSION_TOKEN", "ENVTOKEN");
-    env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
-    env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
+    fake_env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDENV");
+    fake_env_set(&env, "AWS_SECRET_ACCESS_KEY", "ENVSECRET");
+    fake_env_set(&env, "AWS_SESSION_TOKEN", "ENVTOKEN");
+    fake_env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
+    fake_env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_OK);
@@ -225,7 +202,7 @@ END_TEST
 
 START_TEST(test_environment_half_set)
 {
-    env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDENV");
+    fake_env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDENV");
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_ERR_INVALID_CONFIG);
@@ -237,9 +214,9 @@ END_TEST
 
 START_TEST(test_web_identity_and_refresh)
 {
-    env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
-    env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
-    env_set(&env, "AWS_ROLE_SESSION_NAME", "node smith");
+    fake_env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
+    fake_env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
+    fake_env_set(&env, "AWS_ROLE_SESSION_NAME", "node smith");
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_OK);
@@ -278,8 +255,8 @@ END_TEST
 
 START_TEST(test_refresh_failure_keeps_valid_credentials)
 {
-    env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
-    env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
+    fake_env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
+    fake_env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_OK);
@@ -303,8 +280,8 @@ END_TEST
 
 START_TEST(test_web_identity_unreadable_token_file)
 {
-    env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
-    env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token");
+    fake_env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
+    fake_env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token");
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_ERR_INVALID_CONFIG);
@@ -318,8 +295,8 @@ END_TEST
  * environment, web identity and the profile, and before IMDS. */
 START_TEST(test_ecs_relative_uri)
 {
-    env_set(&env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/task-1234");
-    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ecs-auth");
+    fake_env_set(&env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/task-1234");
+    fake_env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ecs-auth");
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_OK);
@@ -383,7 +360,7 @@ END_TEST
 
 START_TEST(test_no_source)
 {
-    env_set(&env, "AWS_EC2_METADATA_DISABLED", "true");
+    fake_env_set(&env, "AWS_EC2_METADATA_DISABLED", "true");
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_ERR_UNAUTHORIZED);
@@ -398,8 +375,8 @@ END_TEST
 
 START_TEST(test_invalidate_forces_refresh)
 {
-    env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
-    env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
+    fake_env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
+    fake_env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
     aws_credentials_provider *p = chain();
     aws_creds c = {0};
     ck_assert_int_eq(aws_credentials_get(p, &c), NS_OK);
@@ -416,7 +393,7 @@ END_TEST
 START_TEST(test_endpoints)
 {
     fake_env e = {0};
-    aws_env h = {env_get, &e};
+    aws_env h = {fake_env_get, &e};
     char url[256];
     ck_assert_int_eq(aws_endpoint_resolve(&h, "ec2", "us-west-2", url, sizeof(url)), NS_OK);
     ck_assert_str_eq(url, "https://ec2.us-west-2.amazonaws.com");
@@ -425,17 +402,17 @@ START_TEST(test_endpoints)
     ck_assert_int_eq(aws_endpoint_resolve(&h, "pricing", "eu-west-3", url, sizeof(url)), NS_OK);
     ck_assert_str_eq(url, "https://api.pricing.eu-central-1.amazonaws.com");
     ck_assert_str_eq(aws_pricing_region("us-west-2"), "us-east-1");
-    env_set(&e, "AWS_ENDPOINT_URL", "http://127.0.0.1:4566");
-    env_set(&e, "AWS_ENDPOINT_URL_SQS", "http://127.0.0.1:9324/");
+    fake_env_set(&e, "AWS_ENDPOINT_URL", "http://127.0.0.1:4566");
+    fake_env_set(&e, "AWS_ENDPOINT_URL_SQS", "http://127.0.0.1:9324/");
     ck_assert_int_eq(aws_endpoint_resolve(&h, "ec2", "us-west-2", url, sizeof(url)), NS_OK);
     ck_assert_str_eq(url, "http://127.0.0.1:4566");
     ck_assert_int_eq(aws_endpoint_resolve(&h, "sqs", "us-west-2", url, sizeof(url)), NS_OK);
     ck_assert_str_eq(url, "http://127.0.0.1:9324/");
-    env_set(&e, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "TRUE");
+    fake_env_set(&e, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "TRUE");
     ck_assert_int_eq(aws_endpoint_resolve(&h, "ec2", "us-west-2", url, sizeof(url)), NS_OK);
     ck_assert_str_eq(url, "https://ec2.us-west-2.amazonaws.com");
-    env_set(&e, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "false");
-    env_set(&e, "AWS_ENDPOINT_URL_EC2", "ftp://nope");
+    fake_env_set(&e, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "false");
+    fake_env_set(&e, "AWS_ENDPOINT_URL_EC2", "ftp://nope");
     ck_assert_int_eq(aws_endpoint_resolve(&h, "ec2", "us-west-2", url, sizeof(url)), NS_ERR_INVALID_CONFIG);
 
     aws_url u;
@@ -452,9 +429,9 @@ START_TEST(test_endpoints)
     ck_assert_int_eq(aws_url_parse("no-scheme", &u), NS_ERR_INVALID_CONFIG);
 
     ck_assert_str_eq(aws_imds_endpoint(&h, url, sizeof(url)), "http://169.254.169.254");
-    env_set(&e, "AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1338//");
+    fake_env_set(&e, "AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1338//");
     ck_assert_str_eq(aws_imds_endpoint(&h, url, sizeof(url)), "http://127.0.0.1:1338");
-    env_set(&e, "AWS_EC2_METADATA_DISABLED", "true");
+    fake_env_set(&e, "AWS_EC2_METADATA_DISABLED", "true");
     ck_assert_ptr_null(aws_imds_endpoint(&h, url, sizeof(url)));
 }
 END_TEST

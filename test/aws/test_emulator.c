@@ -18,33 +18,11 @@
 #include "aws_ec2_parse.h"
 #include "aws_query.h"
 #include "aws_emulator.h"
+#include "fake_env.h"
 #include "fake_host.h"
 #include "test_files.h"
 
 static emulator emu;
-
-typedef struct fake_env {
-    const char *vars[16][2];
-} fake_env;
-
-static const char *env_get(void *ctx, const char *name)
-{
-    fake_env *e = ctx;
-    for (int i = 0; i < 16 && e->vars[i][0]; i++)
-        if (strcmp(e->vars[i][0], name) == 0)
-            return e->vars[i][1];
-    return NULL;
-}
-
-static void env_set(fake_env *e, const char *name, const char *value)
-{
-    for (int i = 0; i < 16; i++)
-        if (!e->vars[i][0] || strcmp(e->vars[i][0], name) == 0) {
-            e->vars[i][0] = name;
-            e->vars[i][1] = value;
-            return;
-        }
-}
 
 static fake_host host;
 static fake_env env;
@@ -59,11 +37,11 @@ static void setup(void)
     ck_assert_int_eq(emulator_control(&emu, "/_emulator/clear", "{}", NULL), 200);
     fake_host_init(&host);
     memset(&env, 0, sizeof(env));
-    env_handle = (aws_env){env_get, &env};
-    env_set(&env, "AWS_ENDPOINT_URL", emu.url);
-    env_set(&env, "AWS_EC2_METADATA_DISABLED", "true");
-    env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDEMULATOR");
-    env_set(&env, "AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE");
+    env_handle = (aws_env){fake_env_get, &env};
+    fake_env_set(&env, "AWS_ENDPOINT_URL", emu.url);
+    fake_env_set(&env, "AWS_EC2_METADATA_DISABLED", "true");
+    fake_env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDEMULATOR");
+    fake_env_set(&env, "AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE");
     creds = NULL;
     client = NULL;
 }
@@ -357,7 +335,7 @@ END_TEST
 
 START_TEST(test_bad_secret_is_refused_by_botocore)
 {
-    env_set(&env, "AWS_SECRET_ACCESS_KEY", "not-the-right-secret");
+    fake_env_set(&env, "AWS_SECRET_ACCESS_KEY", "not-the-right-secret");
     make_client(0);
     int before = request_count("signature_failures");
     aws_api_error e;
@@ -368,8 +346,8 @@ START_TEST(test_bad_secret_is_refused_by_botocore)
     ck_assert_int_eq(request_count("signature_failures") - before, 2);
     ck_assert_ptr_null(strstr(host.log, "not-the-right-secret"));
 
-    env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDUNKNOWN");
-    env_set(&env, "AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE");
+    fake_env_set(&env, "AWS_ACCESS_KEY_ID", "AKIDUNKNOWN");
+    fake_env_set(&env, "AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE");
     aws_client_free(client);
     aws_credentials_provider_free(creds);
     make_client(0);
@@ -399,10 +377,10 @@ START_TEST(test_web_identity_credentials_from_emulated_sts)
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, "eyJhbGciOiJSUzI1NiJ9.emulated.jwt", 33), 33);
     close(fd);
-    env_set(&env, "AWS_ACCESS_KEY_ID", "");
-    env_set(&env, "AWS_SECRET_ACCESS_KEY", "");
-    env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
-    env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
+    fake_env_set(&env, "AWS_ACCESS_KEY_ID", "");
+    fake_env_set(&env, "AWS_SECRET_ACCESS_KEY", "");
+    fake_env_set(&env, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/nodesmith");
+    fake_env_set(&env, "AWS_WEB_IDENTITY_TOKEN_FILE", token_file);
     make_client(0);
     ns_http_response *resp = NULL;
     int rc = describe_zones(&resp, NULL);
@@ -416,10 +394,10 @@ END_TEST
 
 START_TEST(test_imds_credentials_from_emulated_metadata)
 {
-    env_set(&env, "AWS_ACCESS_KEY_ID", "");
-    env_set(&env, "AWS_SECRET_ACCESS_KEY", "");
-    env_set(&env, "AWS_EC2_METADATA_DISABLED", "");
-    env_set(&env, "AWS_EC2_METADATA_SERVICE_ENDPOINT", emu.url);
+    fake_env_set(&env, "AWS_ACCESS_KEY_ID", "");
+    fake_env_set(&env, "AWS_SECRET_ACCESS_KEY", "");
+    fake_env_set(&env, "AWS_EC2_METADATA_DISABLED", "");
+    fake_env_set(&env, "AWS_EC2_METADATA_SERVICE_ENDPOINT", emu.url);
     make_client(0);
     ns_http_response *resp = NULL;
     ck_assert_int_eq(describe_zones(&resp, NULL), NS_OK);
@@ -460,9 +438,9 @@ static void make_home(void)
     snprintf(home, sizeof(home), "/tmp/nodesmith-aws-home-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(home));
     n_written = 0;
-    env_set(&env, "AWS_ACCESS_KEY_ID", NULL);
-    env_set(&env, "AWS_SECRET_ACCESS_KEY", NULL);
-    env_set(&env, "HOME", home);
+    fake_env_set(&env, "AWS_ACCESS_KEY_ID", NULL);
+    fake_env_set(&env, "AWS_SECRET_ACCESS_KEY", NULL);
+    fake_env_set(&env, "HOME", home);
 }
 
 static void remove_home(void)
@@ -507,13 +485,13 @@ START_TEST(test_shared_credentials_file_profile)
                                    "# the emulator's key\n[team]\naws_access_key_id = AKIDEMULATOR\n"
                                    "aws_secret_access_key = emulator/secret/key+EXAMPLE\n");
     write_home(".aws/config", "[profile team]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = 4\n");
-    env_set(&env, "AWS_PROFILE", "team");
+    fake_env_set(&env, "AWS_PROFILE", "team");
     int rc = call_with_chain();
     ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
     ck_assert_int_eq(aws_credentials_source(creds), AWS_CREDS_PROFILE);
     reset_chain();
     /* A profile asked for by name that neither file has is a configuration error naming both files. */
-    env_set(&env, "AWS_PROFILE", "missing");
+    fake_env_set(&env, "AWS_PROFILE", "missing");
     ck_assert_int_eq(call_with_chain(), NS_ERR_INVALID_CONFIG);
     ck_assert_msg(strstr(host.last_error_message, "profile missing is in neither") &&
                       strstr(host.last_error_message, "/.aws/credentials") &&
@@ -521,7 +499,7 @@ START_TEST(test_shared_credentials_file_profile)
                   "%s", host.last_error_message);
     /* A broken line is reported with its file and line. */
     write_home(".aws/config", "[profile team]\nthis line has no equals sign\n");
-    env_set(&env, "AWS_PROFILE", "team");
+    fake_env_set(&env, "AWS_PROFILE", "team");
     ck_assert_int_eq(call_with_chain(), NS_ERR_INVALID_CONFIG);
     ck_assert_msg(strstr(host.last_error_message, "/.aws/config line 2: expected \"key = value\""), "%s",
                   host.last_error_message);
@@ -544,7 +522,7 @@ START_TEST(test_credential_process)
     ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
     ck_assert_int_eq(aws_credentials_source(creds), AWS_CREDS_PROCESS);
     reset_chain();
-    env_set(&env, "AWS_PROFILE", "broken");
+    fake_env_set(&env, "AWS_PROFILE", "broken");
     ck_assert_int_eq(call_with_chain(), NS_ERR_UNAUTHORIZED);
     ck_assert_msg(strstr(host.last_error_message, "AWS profile broken: credential_process failed (exit status 3)"),
                   "%s", host.last_error_message);
@@ -596,7 +574,7 @@ START_TEST(test_sso_cached_token_and_get_role_credentials)
                               "sso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\n"
                               "sso_registration_scopes = sso:account:access\n");
     write_sso_cache("corp", "emulator-sso-access-token", "2099-01-01T00:00:00Z");
-    env_set(&env, "AWS_PROFILE", "dev");
+    fake_env_set(&env, "AWS_PROFILE", "dev");
     int asked = request_count("GetRoleCredentials");
     int rc = call_with_chain();
     ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
@@ -635,25 +613,25 @@ START_TEST(test_container_credentials_pod_identity)
     snprintf(url, sizeof(url), "%s/v1/credentials", emu.url);
     write_home("token", "emulator-pod-identity-token\n");
     snprintf(token_path, sizeof(token_path), "%s/token", home);
-    env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
-    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_path);
+    fake_env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url);
+    fake_env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_path);
     int rc = call_with_chain();
     ck_assert_msg(rc == NS_OK, "%s", host.last_error_message);
     ck_assert_int_eq(aws_credentials_source(creds), AWS_CREDS_CONTAINER);
     reset_chain();
     /* The token from the variable when there is no file; a wrong one is refused. */
-    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", NULL);
-    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "not-the-token");
+    fake_env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", NULL);
+    fake_env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "not-the-token");
     ck_assert_int_eq(call_with_chain(), NS_ERR_UNAUTHORIZED);
     ck_assert_msg(strstr(host.last_error_message, "container credentials endpoint failed with HTTP 401"), "%s",
                   host.last_error_message);
     reset_chain();
     /* Plain HTTP to anything but loopback or the agents is refused before any request. */
-    env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://10.1.2.3/v1/credentials");
+    fake_env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://10.1.2.3/v1/credentials");
     ck_assert_int_eq(call_with_chain(), NS_ERR_INVALID_CONFIG);
     ck_assert_ptr_nonnull(strstr(host.last_error_message, "plain HTTP is allowed only to loopback"));
-    env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", NULL);
-    env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", NULL);
+    fake_env_set(&env, "AWS_CONTAINER_CREDENTIALS_FULL_URI", NULL);
+    fake_env_set(&env, "AWS_CONTAINER_AUTHORIZATION_TOKEN", NULL);
     remove_home();
 }
 END_TEST
