@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "emulator_json.h"
 #include "errors/ns_error.h"
 #include "json/host_json.h"
 #include "log/ns_log.h"
@@ -83,12 +84,7 @@ void alf_nodeclass_of(alf_nodeclass_doc *d, const char *name, const char *spec)
 
 cJSON *alf_state(void)
 {
-    char *text = NULL;
-    ck_assert_int_eq(emulator_control(&alf_emu, "/_emulator/state", NULL, &text), 200);
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(doc);
-    return doc;
+    return emulator_get_json(&alf_emu, "/_emulator/state");
 }
 
 int alf_count(const char *action)

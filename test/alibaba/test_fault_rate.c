@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ali_emulator.h"
+#include "emulator_json.h"
 #include "errors/ns_error.h"
 #include "fault_rate.h"
 #include "json/host_json.h"
@@ -29,12 +30,7 @@ static fr_run run = {.cluster_name = "c-demo", .max_tries = 60, .pause_ms = 100,
 
 static cJSON *emulator_state(void)
 {
-    char *text = NULL;
-    ck_assert_int_eq(emulator_control(&emu, "/_emulator/state", NULL, &text), 200);
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(doc);
-    return doc;
+    return emulator_get_json(&emu, "/_emulator/state");
 }
 
 START_TEST(test_no_leak_no_double_launch)

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emulator_json.h"
+
 emulator pf_emu;
 const ns_provider *pf_provider;
 fake_host pf_host;
@@ -116,12 +118,7 @@ void pf_control(const char *path, const char *json)
 
 cJSON *pf_control_get(const char *path)
 {
-    char *text = NULL;
-    ck_assert_int_eq(emulator_control(&pf_emu, path, NULL, &text), 200);
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(doc);
-    return doc;
+    return emulator_get_json(&pf_emu, path);
 }
 
 const cJSON *pf_template(cJSON **all, const char *id)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "aws_emulator.h"
+#include "emulator_json.h"
 #include "errors/ns_error.h"
 #include "http/http_client.h"
 #include "log/ns_log.h"
@@ -38,12 +39,7 @@ static ns_plugin *load_aws(void)
 
 static cJSON *emulator_state(void)
 {
-    char *text = NULL;
-    ck_assert_int_eq(emulator_control(&emu, "/_emulator/state", NULL, &text), 200);
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(doc);
-    return doc;
+    return emulator_get_json(&emu, "/_emulator/state");
 }
 
 static int api_requests(void)
