@@ -10,6 +10,17 @@ int emulator_start(emulator *e)
     return emulator_start_tls(e, NULL, NULL, NULL);
 }
 
+void emulator_export_env(const emulator *e)
+{
+    setenv("AWS_ENDPOINT_URL", e->url, 1);
+    setenv("AWS_ACCESS_KEY_ID", "AKIDEMULATOR", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE", 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    unsetenv("AWS_SESSION_TOKEN");
+    unsetenv("AWS_ROLE_ARN");
+}
+
 int emulator_start_tls(emulator *e, const char *cert, const char *key, const char *ca_file)
 {
     const char *data = getenv("AWS_SHARED_DATA");

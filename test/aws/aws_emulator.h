@@ -11,4 +11,8 @@ int emulator_start(emulator *e);
 /* The same, serving HTTPS with cert/key (PEM files); emulator_control trusts ca_file. */
 int emulator_start_tls(emulator *e, const char *cert, const char *key, const char *ca_file);
 
+/* Points this process's AWS environment at e, for a provider loaded in it: AWS_ENDPOINT_URL, the emulator's key pair,
+ * region us-east-1, IMDS off, and no AWS_SESSION_TOKEN or AWS_ROLE_ARN inherited from the caller. */
+void emulator_export_env(const emulator *e);
+
 #endif

@@ -27,13 +27,7 @@ int pf_start(void)
     pf_provider = entry();
     if (emulator_start(&pf_emu) != 0)
         return -1;
-    setenv("AWS_ENDPOINT_URL", pf_emu.url, 1);
-    setenv("AWS_ACCESS_KEY_ID", "AKIDEMULATOR", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE", 1);
-    setenv("AWS_REGION", "us-east-1", 1);
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    unsetenv("AWS_ROLE_ARN");
+    emulator_export_env(&pf_emu);
     return 0;
 }
 

@@ -103,13 +103,7 @@ int main(void)
     const char *plugin_path = getenv("AWS_PLUGIN");
     if (!plugin_path || emulator_start(&emu) != 0)
         return EXIT_FAILURE;
-    setenv("AWS_ENDPOINT_URL", emu.url, 1);
-    setenv("AWS_ACCESS_KEY_ID", "AKIDEMULATOR", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE", 1);
-    setenv("AWS_REGION", "us-east-1", 1);
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    unsetenv("AWS_ROLE_ARN");
+    emulator_export_env(&emu);
     ns_log_set_level(NS_LOG_ERROR);
     fr_name_claims(&run);
     ns_plugin_setting settings[] = {{"cluster_name", "demo"}, {"request_timeout", "2s"}, {"max_attempts", "3"}};

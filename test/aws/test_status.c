@@ -209,13 +209,7 @@ int main(void)
     const char *plugin_path = getenv("AWS_PLUGIN");
     if (!plugin_path || emulator_start(&emu) != 0)
         return EXIT_FAILURE;
-    setenv("AWS_ENDPOINT_URL", emu.url, 1);
-    setenv("AWS_ACCESS_KEY_ID", "AKIDEMULATOR", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE", 1);
-    setenv("AWS_REGION", "us-east-1", 1);
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    unsetenv("AWS_ROLE_ARN");
+    emulator_export_env(&emu);
     ns_log_set_level(NS_LOG_ERROR);
     ns_plugin_setting settings[] = {{"cluster_name", "demo"}, {"max_attempts", "2"}};
     ns_plugin_load_params params = {.settings = settings, .n_settings = 2};

@@ -135,13 +135,7 @@ int main(void)
     snprintf(other_ca_pem, sizeof(other_ca_pem), "%s/other-ca.pem", pki);
     if (emulator_start_tls(&emu, cert, key, ca_pem) != 0)
         return EXIT_FAILURE;
-    setenv("AWS_ENDPOINT_URL", emu.url, 1);
-    setenv("AWS_ACCESS_KEY_ID", "AKIDEMULATOR", 1);
-    setenv("AWS_SECRET_ACCESS_KEY", "emulator/secret/key+EXAMPLE", 1);
-    setenv("AWS_REGION", "us-east-1", 1);
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    unsetenv("AWS_ROLE_ARN");
+    emulator_export_env(&emu);
     ns_log_set_level(NS_LOG_ERROR);
     Suite *s = suite_create("aws_tls");
     TCase *tc = tcase_create("tls");
