@@ -17,7 +17,7 @@
 #include "errors/ns_error.h"
 #include "json/host_json.h"
 #include "log/ns_log.h"
-#include "plugin/plugin_status.h"
+#include "nodeclass_condition.h"
 
 /* ------------------------------------------------------------------------------------------------------------ */
 
@@ -511,16 +511,6 @@ static const char *str(const cJSON *o, const char *key)
 {
     const cJSON *v = field(o, key);
     return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static void assert_condition(const cJSON *status, const char *type, const char *want_status, const char *want_reason,
-                             const char *message_part)
-{
-    const char *reason = NULL, *message = NULL;
-    const char *got = ns_nodeclass_status_condition(status, type, &reason, &message);
-    ck_assert_msg(got && strcmp(got, want_status) == 0, "%s is %s, not %s", type, got ? got : "absent", want_status);
-    ck_assert_str_eq(reason, want_reason);
-    ck_assert_msg(strstr(message, message_part), "%s's message '%s' does not say '%s'", type, message, message_part);
 }
 
 START_TEST(test_nodeclass_status)
