@@ -5,6 +5,7 @@
 
 #include "clock/ns_clock.h"
 #include "controller/buffer_status.h"
+#include "controller/kube_objects.h"
 #include "controller/status_table.h"
 #include "errors/ns_error.h"
 #include "kube/kube_writes.h"
@@ -59,17 +60,11 @@ static void judge(judged *j, bool status, const char *reason, const char *messag
     snprintf(j->message, sizeof(j->message), "%s", message);
 }
 
-/* A condition as Karpenter's SetCondition writes it, observedGeneration the buffer's generation (omitted when 0). */
+/* A condition as Karpenter's SetCondition writes it, observedGeneration the buffer's generation. */
 static bool add_condition(cJSON *list, const char *type, const judged *j, int64_t generation)
 {
-    char when[64];
-    ns_clock_format_rfc3339(j->since_ms, when, sizeof(when));
-    cJSON *k = cJSON_CreateObject();
-    return k && cJSON_AddItemToArray(list, k) && cJSON_AddStringToObject(k, "type", type) &&
-           cJSON_AddStringToObject(k, "status", j->status ? "True" : "False") &&
-           cJSON_AddStringToObject(k, "reason", j->reason) && cJSON_AddStringToObject(k, "message", j->message) &&
-           cJSON_AddStringToObject(k, "lastTransitionTime", when) &&
-           (!generation || cJSON_AddNumberToObject(k, "observedGeneration", (double)generation));
+    return ns_kube_condition_add(list, type, j->status ? "True" : "False", j->reason, j->message, j->since_ms,
+                                 generation);
 }
 
 /* The Provisioning condition from the last round's placement of the buffer's chunks (unchanged when none). */
@@ -119,7 +114,7 @@ static bool add_template(cJSON *st, const ns_cluster *c, const ns_buffer *b)
     const ns_pod_template *t = ns_cluster_find_pod_template(c, b->meta.namespace_, b->pod_template);
     cJSON *ref = cJSON_AddObjectToObject(st, "podTemplateRef");
     return t && ref && cJSON_AddStringToObject(ref, "name", b->pod_template) &&
-           cJSON_AddNumberToObject(st, "podTemplateGeneration", (double)t->generation);
+           cJSON_AddNumberToObject(st, "podTemplateGeneration", (double)t->meta.generation);
 }
 
 /* {"status": {...}} for buffer b; ready: its PodTemplate (its scalableRef's workload) is in c. NULL on allocation
@@ -144,8 +139,8 @@ static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, con
     bool ok = st && cJSON_AddStringToObject(st, "provisioningStrategy", NS_BUFFER_ACTIVE_STRATEGY) &&
               (!t || (cJSON_AddNumberToObject(st, "replicas", (double)replicas) && add_template(st, c, b))) &&
               (conds = cJSON_AddArrayToObject(st, "conditions")) &&
-              add_condition(conds, "ReadyForProvisioning", &w->ready, b->generation) &&
-              (!w->provisioning.set || add_condition(conds, "Provisioning", &w->provisioning, b->generation));
+              add_condition(conds, "ReadyForProvisioning", &w->ready, b->meta.generation) &&
+              (!w->provisioning.set || add_condition(conds, "Provisioning", &w->provisioning, b->meta.generation));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -156,10 +151,10 @@ static cJSON *status_of(written *w, const ns_engine *e, const ns_cluster *c, con
 bool ns_buffer_warn_due(bool *warned, int64_t *generation, const ns_buffer *b)
 {
     bool something = b->resolution_failed || (b->pod_template && b->has_percentage);
-    if (!something || (*warned && *generation == b->generation))
+    if (!something || (*warned && *generation == b->meta.generation))
         return false;
     *warned = true;
-    *generation = b->generation;
+    *generation = b->meta.generation;
     return true;
 }
 

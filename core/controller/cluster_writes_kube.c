@@ -111,7 +111,7 @@ static int k_create_nodeclaim(void *ctx, ns_nodeclaim *claim)
     cJSON *obj = NULL, *out = NULL, *status = NULL, *after = NULL;
     int rc = claim_owner(s, claim, uid, sizeof(uid), &owner);
     const char *pool = owner.name;
-    if (rc == 0 && (!(obj = ns_kube_nodeclaim_json(claim, &owner)) || !(status = ns_kube_nodeclaim_status_json(claim))))
+    if (rc == 0 && !(obj = ns_kube_nodeclaim_json(claim, &owner)))
         rc = NS_ERR_INTERNAL;
     if (rc == 0)
         rc = ns_kube_create(s->c, &NS_KUBE_NODECLAIMS, NULL, obj, NULL, &out);
@@ -128,6 +128,12 @@ static int k_create_nodeclaim(void *ctx, ns_nodeclaim *claim)
             claim->meta.name = server_name;
         }
     }
+    /* the conditions' observedGeneration is the generation the API server gave the new claim */
+    const cJSON *generation = cJSON_GetObjectItemCaseSensitive(meta, "generation");
+    if (rc == 0 && cJSON_IsNumber(generation))
+        claim->meta.generation = (int64_t)generation->valuedouble;
+    if (rc == 0 && !(status = ns_kube_nodeclaim_status_json(claim)))
+        rc = NS_ERR_INTERNAL;
     /* status is a subresource: the create ignores it */
     if (rc == 0)
         rc = ns_kube_patch(s->c, &NS_KUBE_NODECLAIMS, NULL, claim->meta.name, "status", NS_KUBE_MERGE_PATCH, status,

@@ -16,23 +16,30 @@ static cJSON *oom(cJSON *partial, const char *what)
     return NULL;
 }
 
-static cJSON *conditions_json(const ns_conditions *c)
+bool ns_kube_condition_add(cJSON *list, const char *type, const char *status, const char *reason, const char *message,
+                           int64_t since_ms, int64_t generation)
+{
+    char when[64];
+    ns_clock_format_rfc3339(since_ms, when, sizeof(when));
+    cJSON *k = cJSON_CreateObject();
+    return k && cJSON_AddItemToArray(list, k) && cJSON_AddStringToObject(k, "type", type) &&
+           cJSON_AddStringToObject(k, "status", status) && cJSON_AddStringToObject(k, "reason", reason) &&
+           cJSON_AddStringToObject(k, "message", message) && cJSON_AddStringToObject(k, "lastTransitionTime", when) &&
+           (!generation || cJSON_AddNumberToObject(k, "observedGeneration", (double)generation));
+}
+
+static cJSON *conditions_json(const ns_conditions *c, int64_t generation)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; a && i < c->n; i++) {
         const ns_condition *k = &c->items[i];
         if (strcmp(k->type, "Ready") == 0)
             continue; /* the root condition is computed from the others (add_root_ready) */
-        char when[64];
-        ns_clock_format_rfc3339(k->last_transition_ms, when, sizeof(when));
         /* metav1.Condition requires a reason; Karpenter's True conditions carry their type as reason */
         const char *reason = k->reason && *k->reason ? k->reason : strcmp(k->status, "True") == 0 ? k->type
                                                                                                  : "Unknown";
-        cJSON *o = cJSON_CreateObject();
-        if (!o || !cJSON_AddItemToArray(a, o) || !cJSON_AddStringToObject(o, "type", k->type) ||
-            !cJSON_AddStringToObject(o, "status", k->status) || !cJSON_AddStringToObject(o, "reason", reason) ||
-            !cJSON_AddStringToObject(o, "message", k->message ? k->message : "") ||
-            !cJSON_AddStringToObject(o, "lastTransitionTime", when))
+        if (!ns_kube_condition_add(a, k->type, k->status, reason, k->message ? k->message : "", k->last_transition_ms,
+                                   generation))
             return oom(a, "conditions");
     }
     return a ? a : oom(NULL, "conditions");
@@ -79,7 +86,7 @@ cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const ns_kube_owner *po
 
 /* operatorpkg's root condition: Ready is True once Launched, Registered and Initialized are; otherwise False when one
  * of them is False, else Unknown, with that condition's reason. */
-static bool add_root_ready(cJSON *list, const ns_conditions *c)
+static bool add_root_ready(cJSON *list, const ns_conditions *c, int64_t generation)
 {
     static const char *const deps[] = {"Launched", "Registered", "Initialized"};
     const char *status = "True", *reason = "Ready";
@@ -96,19 +103,16 @@ static bool add_root_ready(cJSON *list, const ns_conditions *c)
             reason = k && k->reason && *k->reason ? k->reason : deps[i];
         }
     }
-    char at[64];
-    ns_clock_format_rfc3339(when ? when : ns_clock_now_ms(), at, sizeof(at));
-    cJSON *o = cJSON_CreateObject();
-    return o && cJSON_AddItemToArray(list, o) && cJSON_AddStringToObject(o, "type", "Ready") &&
-           cJSON_AddStringToObject(o, "status", status) && cJSON_AddStringToObject(o, "reason", reason) &&
-           cJSON_AddStringToObject(o, "message", "") && cJSON_AddStringToObject(o, "lastTransitionTime", at);
+    return ns_kube_condition_add(list, "Ready", status, reason, "", when ? when : ns_clock_now_ms(), generation);
 }
 
 cJSON *ns_kube_nodeclaim_status_json(const ns_nodeclaim *claim)
 {
     cJSON *o = cJSON_CreateObject(), *st = NULL, *conds = NULL;
-    bool ok = o && (st = cJSON_AddObjectToObject(o, "status")) && (conds = conditions_json(&claim->conditions)) &&
-              cJSON_AddItemToObject(st, "conditions", conds) && add_root_ready(conds, &claim->conditions);
+    bool ok = o && (st = cJSON_AddObjectToObject(o, "status")) &&
+              (conds = conditions_json(&claim->conditions, claim->meta.generation)) &&
+              cJSON_AddItemToObject(st, "conditions", conds) &&
+              add_root_ready(conds, &claim->conditions, claim->meta.generation);
     if (ok && claim->provider_id)
         ok = cJSON_AddStringToObject(st, "providerID", claim->provider_id);
     if (ok && claim->node_name)

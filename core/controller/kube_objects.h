@@ -9,6 +9,8 @@
 #define NS_KUBE_OBJECTS_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "model/conditions.h"
 #include "model/labels.h"
@@ -26,11 +28,17 @@ typedef struct ns_kube_owner {
     const char *uid;
 } ns_kube_owner;
 
+/* Appends to list one condition as operatorpkg's SetCondition writes it: type, status, reason, message,
+ * lastTransitionTime (since_ms) and observedGeneration, the generation of the object it is written on (omitted at 0,
+ * as omitempty does). false on allocation failure (nothing recorded: the caller names the object). */
+bool ns_kube_condition_add(cJSON *list, const char *type, const char *status, const char *reason, const char *message,
+                           int64_t since_ms, int64_t generation);
 /* A NodeClaim to create: generateName "<pool name>-", labels, annotations, finalizers, an owner reference to `pool`
  * (blockOwnerDeletion), and spec (taints, startupTaints, requirements, resources, nodeClassRef, expireAfter,
  * terminationGracePeriod when set). */
 cJSON *ns_kube_nodeclaim_json(const ns_nodeclaim *claim, const ns_kube_owner *pool);
-/* {"status": {providerID, nodeName, imageID, capacity, allocatable, conditions}} for a /status merge patch. */
+/* {"status": {providerID, nodeName, imageID, capacity, allocatable, conditions}} for a /status merge patch; the
+ * conditions' observedGeneration is the claim's metadata.generation. */
 cJSON *ns_kube_nodeclaim_status_json(const ns_nodeclaim *claim);
 /* A Node to create: name, labels, annotations, spec.providerID, spec.taints, spec.unschedulable. */
 cJSON *ns_kube_node_json(const ns_node *node);

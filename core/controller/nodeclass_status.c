@@ -50,6 +50,19 @@ void ns_nodeclass_status_free(ns_nodeclass_status *s)
     free(s);
 }
 
+/* Each condition's observedGeneration is the class's generation (none at 0, as omitempty does); set before the status
+ * is compared with the last one written, so that a new generation is written even when nothing else changed. */
+static int observe(cJSON *status, const ns_nodeclass_def *def)
+{
+    cJSON *cond;
+    cJSON_ArrayForEach(cond, cJSON_GetObjectItemCaseSensitive(status, "conditions")) {
+        if (def->meta.generation &&
+            !cJSON_AddNumberToObject(cond, "observedGeneration", (double)def->meta.generation))
+            return NS_FAIL(NS_ERR_INTERNAL, "out of memory writing %s %s's conditions", def->kind, def->meta.name);
+    }
+    return 0;
+}
+
 /* Stamps each condition's lastTransitionTime (kept while its status is unchanged) and records the stamps. */
 static int stamp(known *k, cJSON *status, int64_t now_ms)
 {
@@ -124,6 +137,8 @@ static int sync_one(ns_nodeclass_status *s, ns_plugin *plugin, ns_kube_client *c
         ns_error_clear();
         return 0;
     }
+    if (rc == 0)
+        rc = observe(status, def);
     char *body = rc == 0 ? cJSON_PrintUnformatted(status) : NULL;
     if (rc == 0 && !body)
         rc = NS_FAIL(NS_ERR_INTERNAL, "out of memory writing %s's status", key);

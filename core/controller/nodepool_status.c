@@ -37,16 +37,14 @@ void ns_nodepool_status_free(ns_nodepool_status *s)
     free(s);
 }
 
-static bool add_condition(cJSON *list, const char *type, const char *when)
+/* A True condition, its reason its type, observedGeneration the pool's generation: a spec edit changes what is written,
+ * so the status is written again and tells readers that this generation was seen. */
+static bool add_condition(cJSON *list, const char *type, const ns_nodepool *np, int64_t since_ms)
 {
-    cJSON *k = cJSON_CreateObject();
-    return k && cJSON_AddItemToArray(list, k) && cJSON_AddStringToObject(k, "type", type) &&
-           cJSON_AddStringToObject(k, "status", "True") && cJSON_AddStringToObject(k, "reason", type) &&
-           cJSON_AddStringToObject(k, "message", "") && cJSON_AddStringToObject(k, "lastTransitionTime", when);
+    return ns_kube_condition_add(list, type, "True", type, "", since_ms, np->meta.generation);
 }
 
-/* {"status": {...}} for pool np; NULL on allocation failure. */
-static cJSON *status_of(const ns_nodepool *np, const ns_cluster *c, const char *when)
+cJSON *ns_nodepool_status_json(const ns_nodepool *np, const ns_cluster *c, int64_t since_ms)
 {
     ns_res total = {0};
     int64_t nodes = 0;
@@ -69,8 +67,8 @@ static cJSON *status_of(const ns_nodepool *np, const ns_cluster *c, const char *
     snprintf(count, sizeof(count), "%lld", (long long)nodes); /* resources.nodes is a quantity, as Karpenter writes it */
     bool ok = res && cJSON_AddStringToObject(res, "nodes", count) && cJSON_AddItemToObject(st, "resources", res) &&
               cJSON_AddNumberToObject(st, "nodes", (double)nodes) && (conds = cJSON_AddArrayToObject(st, "conditions")) &&
-              add_condition(conds, "ValidationSucceeded", when) && add_condition(conds, "NodeClassReady", when) &&
-              add_condition(conds, "Ready", when);
+              add_condition(conds, "ValidationSucceeded", np, since_ms) &&
+              add_condition(conds, "NodeClassReady", np, since_ms) && add_condition(conds, "Ready", np, since_ms);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -80,14 +78,12 @@ static cJSON *status_of(const ns_nodepool *np, const ns_cluster *c, const char *
 
 int ns_nodepool_status_sync(ns_nodepool_status *s, ns_kube_client *client, ns_mirror *mirror, const ns_cluster *c)
 {
-    char when[64];
-    ns_clock_format_rfc3339(s->since_ms, when, sizeof(when));
     int first = 0;
     for (size_t i = 0; i < c->n_nodepools; i++) {
         const ns_nodepool *np = c->nodepools[i];
         if (np->converted_from_provisioner)
             continue; /* a Provisioner's status has none of a NodePool's fields, and there is no NodePool to write */
-        cJSON *st = status_of(np, c, when), *out = NULL;
+        cJSON *st = ns_nodepool_status_json(np, c, s->since_ms), *out = NULL;
         char *body = st ? cJSON_PrintUnformatted(st) : NULL;
         ns_status_entry *w = body ? ns_status_table_find(&s->t, np->meta.name) : NULL;
         int rc = w ? 0 : NS_FAIL(NS_ERR_INTERNAL, "out of memory writing NodePool %s's status", np->meta.name);

@@ -122,12 +122,6 @@ static int buffer_spec(const ns_dec *d, const ns_ynode *root, const ns_ynode *sp
     return 0;
 }
 
-/* metadata.generation, which the API server counts (0 when a manifest gives none); for the status Karpenter writes. */
-static int generation(const ns_dec *d, const ns_ynode *root, int64_t *out)
-{
-    return ns_dec_int(d, ns_ymap_get(root, "metadata"), "metadata", "generation", 0, INT64_MAX, out, NULL);
-}
-
 int ns_load_capacity_buffer(ns_dec *d, const ns_ynode *root, ns_cluster *c)
 {
     ns_buffer *b = ns_buffer_new();
@@ -136,8 +130,7 @@ int ns_load_capacity_buffer(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     int rc;
     const ns_ynode *spec = NULL;
     if ((rc = ns_decode_top_fields(d, root, NULL)) < 0 ||
-        (rc = ns_decode_meta(d, root, "CapacityBuffer", true, &b->meta)) < 0 ||
-        (rc = generation(d, root, &b->generation)) < 0)
+        (rc = ns_decode_meta(d, root, "CapacityBuffer", true, &b->meta)) < 0)
         goto done;
     if (!(spec = ns_dec_child(d, root, "", "spec", NS_Y_MAP, &rc))) {
         rc = rc < 0 ? rc : ns_dec_fail(d, root, NULL, "missing required field \"spec\"");
@@ -164,7 +157,7 @@ int ns_load_pod_template(ns_dec *d, const ns_ynode *root, ns_cluster *c)
     const ns_ynode *tmpl = NULL;
     /* metadata first, so that an unknown field is reported on the named object */
     if ((rc = ns_decode_meta(d, root, "PodTemplate", true, &t->meta)) < 0 ||
-        (rc = ns_dec_fields(d, root, "", pod_template_fields)) < 0 || (rc = generation(d, root, &t->generation)) < 0)
+        (rc = ns_dec_fields(d, root, "", pod_template_fields)) < 0)
         goto done;
     if (!(tmpl = ns_dec_child(d, root, "", "template", NS_Y_MAP, &rc))) {
         rc = rc < 0 ? rc : ns_dec_fail(d, root, NULL, "missing required field \"template\"");

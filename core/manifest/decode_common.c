@@ -74,7 +74,8 @@ int ns_decode_time(const ns_dec *d, const ns_ynode *map, const char *path, const
     return rc;
 }
 
-/* Finalizers and the creation and deletion times, as an object read back from the API server carries them. */
+/* Finalizers, the generation and the creation and deletion times, as an object read back from the API server carries
+ * them. */
 static int decode_time(const ns_dec *d, const ns_ynode *meta, const char *key, int64_t *out)
 {
     return ns_decode_time(d, meta, "metadata", key, out);
@@ -115,6 +116,7 @@ static int decode_lifecycle(const ns_dec *d, const ns_ynode *meta, ns_meta *out)
 {
     int rc;
     if ((rc = ns_dec_strings(d, meta, "metadata", "finalizers", &out->finalizers, &out->n_finalizers)) < 0 ||
+        (rc = ns_dec_int(d, meta, "metadata", "generation", 0, INT64_MAX, &out->generation, NULL)) < 0 ||
         (rc = decode_time(d, meta, "creationTimestamp", &out->creation_ms)) < 0)
         return rc;
     return decode_time(d, meta, "deletionTimestamp", &out->deletion_ms);

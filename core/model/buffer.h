@@ -45,14 +45,12 @@ typedef struct ns_buffer {
     bool has_limits;
     ns_res limits;         /* spec.limits; base resources listed in limits_set, extended ones in limits.ext */
     unsigned limits_set;
-    int64_t generation;    /* metadata.generation (0 when not given): the conditions' observedGeneration */
 } ns_buffer;
 
 /* A core/v1 PodTemplate: its template as a pod (no name, the template's labels, annotations and spec). */
 typedef struct ns_pod_template {
     ns_meta meta;
     ns_pod *pod; /* owned */
-    int64_t generation; /* metadata.generation (0 when the manifest gives none): status.podTemplateGeneration */
 } ns_pod_template;
 
 ns_buffer *ns_buffer_new(void); /* NULL on allocation failure */

@@ -12,6 +12,7 @@ int ns_meta_copy(const ns_meta *src, ns_meta *dst)
     dst->source_line = src->source_line;
     dst->creation_ms = src->creation_ms;
     dst->deletion_ms = src->deletion_ms;
+    dst->generation = src->generation;
     dst->source_file = src->source_file;
     if ((src->name && !(dst->name = ns_strdup(src->name))) ||
         (src->namespace_ && !(dst->namespace_ = ns_strdup(src->namespace_))) ||

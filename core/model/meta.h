@@ -26,6 +26,8 @@ typedef struct ns_meta {
      * the lifecycle engine; zero when unknown. */
     int64_t creation_ms; /* creationTimestamp, unix ms; 0 when unknown */
     int64_t deletion_ms; /* deletionTimestamp, unix ms; 0 = not being deleted */
+    int64_t generation;  /* metadata.generation, which the API server counts (0 when unknown): the observedGeneration
+                          * of the conditions the controller writes */
     char **finalizers;   /* owned */
     size_t n_finalizers;
 } ns_meta;

@@ -10,7 +10,7 @@
 
 START_TEST(once_per_generation)
 {
-    ns_buffer b = {.generation = 1};
+    ns_buffer b = {.meta.generation = 1};
     bool warned = false;
     int64_t generation = 0;
     b.resolution_failed = "unsupported kind \"Job\"";
@@ -19,16 +19,16 @@ START_TEST(once_per_generation)
     for (int i = 0; i < 5; i++)
         ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
     /* the spec changed (scalableRef to another unsupported group): a new generation, warned again once */
-    b.generation = 2;
+    b.meta.generation = 2;
     b.resolution_failed = "unsupported scalableRef API group \"batch\"";
     ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
     ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
     /* a buffer that resolves is never warned about, whatever its generation */
-    b.generation = 3;
+    b.meta.generation = 3;
     b.resolution_failed = NULL;
     ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
     /* failing again at a later generation warns */
-    b.generation = 4;
+    b.meta.generation = 4;
     b.resolution_failed = "unsupported kind \"CronJob\"";
     ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
 }
@@ -37,17 +37,17 @@ END_TEST
 START_TEST(ignored_percentage)
 {
     char tmpl[] = "web";
-    ns_buffer b = {.generation = 1, .pod_template = tmpl, .has_replicas = true, .replicas = 2};
+    ns_buffer b = {.meta.generation = 1, .pod_template = tmpl, .has_replicas = true, .replicas = 2};
     bool warned = false;
     int64_t generation = 0;
     ck_assert(!ns_buffer_warn_due(&warned, &generation, &b)); /* a podTemplateRef with replicas alone */
-    b.generation = 2;
+    b.meta.generation = 2;
     b.has_percentage = true;
     b.percentage = 50;
     ck_assert(ns_buffer_warn_due(&warned, &generation, &b));
     ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));
     /* a percentage with a scalableRef is what it is for: nothing to warn about */
-    b.generation = 3;
+    b.meta.generation = 3;
     b.pod_template = NULL;
     b.scalable_kind = "Deployment";
     ck_assert(!ns_buffer_warn_due(&warned, &generation, &b));

@@ -295,6 +295,9 @@ class Test1ProvisioningEndToEnd(unittest.TestCase):
                 conds = {k["type"]: k["status"] for k in c["status"]["conditions"]}
                 for t in ("Launched", "Registered", "Initialized"):
                     self.assertEqual(conds.get(t), "True", (m["name"], c["status"]["conditions"]))
+                # operatorpkg's SetCondition: each condition's observedGeneration is the claim's generation
+                self.assertTrue(all(k.get("observedGeneration") == m["generation"] for k in c["status"]["conditions"]),
+                                (m["name"], m["generation"], c["status"]["conditions"]))
                 node = nodes[c["status"]["nodeName"]]
                 claim_nodes.add(node["metadata"]["name"])
                 self.assertEqual(node["spec"]["providerID"], c["status"]["providerID"])
@@ -330,6 +333,8 @@ class Test1ProvisioningEndToEnd(unittest.TestCase):
             nc_conds = {k["type"]: k for k in nc_status["conditions"]}
             self.assertEqual(nc_conds["Ready"]["status"], "True", nc_status)
             self.assertTrue(all(k.get("lastTransitionTime") for k in nc_conds.values()), nc_status)
+            nc_generation = kget("simnodeclass", "default")["metadata"]["generation"]
+            self.assertTrue(all(k.get("observedGeneration") == nc_generation for k in nc_conds.values()), nc_status)
             self.assertIn("ValidationSucceeded", nc_conds)
             # Karpenter's metrics
             status, text = http_get(ctl.metrics_port, "/metrics")

@@ -288,6 +288,21 @@ START_TEST(nodeclaim_json_as_karpenter_writes_it)
     text = cJSON_PrintUnformatted(o);
     /* the root Ready follows the first condition that is not True */
     ck_assert_msg(strstr(text, "{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"NodeNotFound\""), "%s", text);
+    /* a claim the API server has not numbered yet: no observedGeneration (omitempty) */
+    ck_assert_msg(!strstr(text, "observedGeneration"), "%s", text);
+    free(text);
+    cJSON_Delete(o);
+    /* each condition, the root Ready too, carries the claim's generation, as operatorpkg's SetCondition writes it */
+    c->meta.generation = 3;
+    o = ns_kube_nodeclaim_status_json(c);
+    text = cJSON_PrintUnformatted(o);
+    const cJSON *k, *st = cJSON_GetObjectItemCaseSensitive(o, "status");
+    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+    ck_assert_int_eq(cJSON_GetArraySize(conds), 3);
+    cJSON_ArrayForEach(k, conds) {
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(k, "observedGeneration");
+        ck_assert_msg(cJSON_IsNumber(g) && g->valuedouble == 3, "%s", text);
+    }
     free(text);
     cJSON_Delete(o);
     ck_assert_int_eq(ns_conditions_set(&c->conditions, "Registered", "True", "Registered", NULL, 2000), 0);

@@ -478,7 +478,7 @@ START_TEST(buffers_and_templates_from_api_server)
         "\"lastTransitionTime\":\"2026-11-28T20:00:00Z\"}]}}");
     ck_assert_str_eq(b->meta.namespace_, "web");
     ck_assert_str_eq(b->meta.name, "warm");
-    ck_assert_int_eq(b->generation, 2); /* the conditions' observedGeneration */
+    ck_assert_int_eq(b->meta.generation, 2); /* the conditions' observedGeneration */
     ck_assert_str_eq(b->pod_template, "chunk");
     ck_assert(b->has_replicas && b->replicas == 5);
     ck_assert(b->has_limits && b->limits_set == NS_BUFFER_LIMIT_CPU && b->limits.cpu_milli == 4000);
@@ -490,7 +490,7 @@ START_TEST(buffers_and_templates_from_api_server)
         "\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],\"restartPolicy\":\"Always\",\"terminationGracePeriodSeconds\":"
         "30,\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":{},\"schedulerName\":\"default-scheduler\"}}}");
     ck_assert_str_eq(t->meta.name, "chunk");
-    ck_assert_int_eq(t->generation, 3); /* status.podTemplateGeneration */
+    ck_assert_int_eq(t->meta.generation, 3); /* status.podTemplateGeneration */
     ck_assert_int_eq(t->pod->requests.cpu_milli, 1000);
     ck_assert_int_eq(t->pod->requests.memory_bytes, 1024LL * 1024 * 1024);
     ck_assert_str_eq(ns_labels_get(&t->pod->meta.labels, "app"), "chunk");
