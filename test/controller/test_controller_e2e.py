@@ -488,6 +488,14 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
             # (a claim consolidation already marked would evict with its DisruptionReason, not Forceful Termination).
             kubectl("patch", "nodepool", "default", "--type=merge", "-p",
                     '{"spec":{"disruption":{"budgets":[{"nodes":"0"}]}}}')
+            # The controller writes the pool's conditions with the generation it read, after the round that decided
+            # on it: once they carry the patched generation, no consolidation decided on the old budget is still to
+            # start, and settled() below sees every one that did.
+            def budget_observed():
+                pool = kget("nodepool", "default")
+                conds = pool.get("status", {}).get("conditions", [])
+                return conds and all(k.get("observedGeneration") == pool["metadata"]["generation"] for k in conds)
+            eventually("the NodePool's conditions to observe the budget of 0", budget_observed, timeout=60)
 
             def settled():
                 claims = kget("nodeclaims")["items"]
