@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "controller/controller_metrics.h"
+#include "disruption/budget.h"
+#include "disruption/disruption.h"
 #include "errors/ns_error.h"
 #include "model/labels.h"
 
@@ -179,6 +181,29 @@ static int pool_gauges(ns_controller_metrics *cm, const ns_cluster *c)
     return rc;
 }
 
+/* karpenter_nodepools_allowed_disruptions for each pool and disruption reason, as the disruption methods evaluate
+ * the budgets (Karpenter sets it in BuildDisruptionBudgetMapping, for each method's reason). */
+static int budget_gauges(ns_controller_metrics *cm, ns_engine *e)
+{
+    const ns_cluster *c = ns_engine_cluster(e);
+    static const unsigned reasons[] = {NS_REASON_EMPTY, NS_REASON_DRIFTED, NS_REASON_UNDERUTILIZED};
+    ns_metrics_reset(cm->m, "karpenter_nodepools_allowed_disruptions");
+    int rc = 0;
+    for (size_t r = 0; rc == 0 && r < sizeof(reasons) / sizeof(reasons[0]); r++) {
+        int64_t *allowed = NULL;
+        if ((rc = ns_disruption_allowed(e, reasons[r], &allowed)) < 0)
+            break;
+        for (size_t p = 0; rc == 0 && p < c->n_nodepools; p++) {
+            char labels[512];
+            const char *kv[] = {"nodepool", c->nodepools[p]->meta.name, "reason", ns_budget_reason_name(reasons[r])};
+            rc = ns_metrics_set(cm->m, "karpenter_nodepools_allowed_disruptions",
+                                ns_metrics_labels(labels, sizeof(labels), 2, kv), (double)allowed[p]);
+        }
+        free(allowed);
+    }
+    return rc;
+}
+
 int ns_controller_metrics_update(ns_controller_metrics *cm, ns_engine *e, const ns_cluster *c, bool synced)
 {
     char labels[512];
@@ -211,5 +236,7 @@ int ns_controller_metrics_update(ns_controller_metrics *cm, ns_engine *e, const 
         info_free(&cm->claims[i]);
         cm->claims[i] = cm->claims[--cm->n_claims];
     }
-    return rc == 0 ? pool_gauges(cm, c) : rc;
+    if (rc == 0)
+        rc = pool_gauges(cm, c);
+    return rc == 0 && e ? budget_gauges(cm, e) : rc;
 }

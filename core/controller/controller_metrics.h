@@ -1,7 +1,8 @@
 /*
  * What the controller counts into Karpenter's metrics (metrics.h) after each tick: counters from the engine's new
  * decisions (nodeclaims created and terminated, nodes created and terminated, eviction requests by answer code), and
- * gauges from the cluster (nodes in cluster state, cache synced, each NodePool's usage and limits), plus build info.
+ * gauges from the cluster (nodes in cluster state, cache synced, each NodePool's usage and limits, and the disruptions
+ * each NodePool's budgets allow for each reason, as the disruption controller evaluates them), plus build info.
  */
 #ifndef NS_CONTROLLER_METRICS_H
 #define NS_CONTROLLER_METRICS_H

@@ -28,6 +28,7 @@ static const family families[] = {
     {"karpenter_pods_eviction_requests_total", COUNTER, "The number of pod eviction requests sent by Karpenter, labeled by the HTTP status code of the response."},
     {"karpenter_nodepools_usage", GAUGE, "The amount of resources that have been provisioned for a nodepool. Labeled by nodepool name and resource type."},
     {"karpenter_nodepools_limit", GAUGE, "Limits specified on the nodepool that restrict the quantity of resources provisioned. Labeled by nodepool name and resource type."},
+    {"karpenter_nodepools_allowed_disruptions", GAUGE, "The number of nodes for a given NodePool that can be concurrently disrupting at a point in time. Labeled by NodePool. Note that allowed disruptions can change very rapidly, as new nodes may be created and others may be deleted at any point."},
     {"karpenter_cluster_state_node_count", GAUGE, "Current count of nodes in cluster state"},
     /* nodesmith's own: commitments (docs/cost.md), labeled by commitment name and kind */
     {"nodesmith_commitment_amount", GAUGE, "What a commitment covers: instances (kind instances) or dollars per hour (kind spend)."},

@@ -46,4 +46,11 @@ typedef struct ns_disruption_config {
  * the controller's state. 0, or an error from ns_engine_register_controller / allocation. */
 int ns_disruption_register(ns_engine *e, const ns_disruption_config *cfg);
 
+/* Karpenter's karpenter_nodepools_allowed_disruptions: the disruptions each NodePool of the engine's cluster (indexed
+ * like cluster->nodepools) allows now for `reason` (one NS_REASON_* bit), before subtracting the nodes already being
+ * disrupted; the nodes counted and the budgets evaluated as the disruption methods do (budget.h). NS_BUDGET_UNLIMITED
+ * when no active budget applies; 0 when a budget cannot be evaluated. *out is malloc'd (free with free()). 0 or
+ * NS_ERR_INTERNAL. */
+int ns_disruption_allowed(ns_engine *e, unsigned reason, int64_t **out);
+
 #endif

@@ -240,18 +240,21 @@ bool ds_candidate_eligible(const ds_candidate *c, ds_method m)
     return false;
 }
 
-int ds_budgets(ns_engine *e, ds_method m, int64_t **out)
+/* Each pool's nodes (the first n_nodepools entries) and nodes being disrupted (the next n_nodepools), counted as
+ * Karpenter's BuildDisruptionBudgetMapping does: managed, initialized nodes whose instance is not already terminating;
+ * of them, those NotReady or being disrupted. `slots` blocks of n_nodepools, the rest zeroed; malloc'd (the caller
+ * frees it), or NULL with NS_ERR_INTERNAL recorded. */
+static int64_t *count_budget_nodes(ns_engine *e, size_t slots)
 {
     ns_cluster *cl = e->cluster;
-    int64_t now = ns_clock_now_ms();
     size_t n = cl->n_nodepools;
-    int64_t *nodes = calloc(n ? 3 * n : 1, sizeof(*nodes));
-    if (!nodes)
-        return NS_FAIL(NS_ERR_INTERNAL, "out of memory computing disruption budgets");
-    int64_t *disrupting = nodes + n, *remaining = nodes + 2 * n;
+    int64_t *nodes = calloc(n ? slots * n : 1, sizeof(*nodes));
+    if (!nodes) {
+        NS_FAIL(NS_ERR_INTERNAL, "out of memory computing disruption budgets");
+        return NULL;
+    }
     for (size_t i = 0; i < cl->n_nodeclaims; i++) {
         ns_nodeclaim *claim = cl->nodeclaims[i];
-        /* Karpenter counts managed, initialized nodes whose instance is not already terminating. */
         if (!ns_claim_initialized(claim) || ns_conditions_true(&claim->conditions, NS_COND_INSTANCE_TERMINATING))
             continue;
         const char *pool_name = ns_labels_get(&claim->meta.labels, NS_LABEL_NODEPOOL);
@@ -261,10 +264,22 @@ int ds_budgets(ns_engine *e, ds_method m, int64_t **out)
             ns_node *node = ns_engine_node_of_claim(e, claim);
             nodes[p]++;
             if (!node || !node->ready || being_disrupted(claim, node))
-                disrupting[p]++;
+                nodes[n + p]++;
             break;
         }
     }
+    return nodes;
+}
+
+int ds_budgets(ns_engine *e, ds_method m, int64_t **out)
+{
+    ns_cluster *cl = e->cluster;
+    size_t n = cl->n_nodepools;
+    int64_t *nodes = count_budget_nodes(e, 3);
+    if (!nodes)
+        return NS_ERR_INTERNAL;
+    int64_t *disrupting = nodes + n, *remaining = nodes + 2 * n;
+    int64_t now = ns_clock_now_ms();
     for (size_t p = 0; p < n; p++) {
         if (ns_budget_remaining(cl->nodepools[p], nodes[p], disrupting[p], ds_method_reason_bit(m), now,
                                 &remaining[p]) < 0) {
@@ -275,6 +290,23 @@ int ds_budgets(ns_engine *e, ds_method m, int64_t **out)
         }
     }
     memmove(nodes, remaining, n * sizeof(*nodes));
+    *out = nodes;
+    return 0;
+}
+
+int ns_disruption_allowed(ns_engine *e, unsigned reason, int64_t **out)
+{
+    int64_t *nodes = count_budget_nodes(e, 2);
+    if (!nodes)
+        return NS_ERR_INTERNAL;
+    int64_t now = ns_clock_now_ms();
+    for (size_t p = 0; p < e->cluster->n_nodepools; p++) {
+        const ns_nodepool *np = e->cluster->nodepools[p];
+        /* A budget that cannot be evaluated allows 0 (Karpenter's MustGetAllowedDisruptions); ds_budgets logs why
+         * each time a method evaluates it. */
+        if (ns_budget_allowed(np->budgets, np->n_budgets, nodes[p], reason, now, &nodes[p]) < 0)
+            ns_error_clear();
+    }
     *out = nodes;
     return 0;
 }

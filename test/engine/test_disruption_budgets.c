@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/controller_metrics.h"
 #include "disruption_fixture.h"
 #include "model/cron.h"
 #include "errors/ns_error.h"
@@ -14,8 +15,8 @@
 #define REQS DFX_CAPACITY("on-demand") DFX_TYPES("m5.xlarge")
 #define EMPTY_AFTER "    consolidationPolicy: WhenEmpty\n    consolidateAfter: 30s\n"
 
-/* n nodes with one pod each (the deployment "spread"), all emptied at once. */
-static efx *empty_nodes(const char *disruption, const char *spread_yaml, size_t n)
+/* n nodes with one pod each (the deployment "spread"). */
+static efx *spread_nodes(const char *disruption, const char *spread_yaml, size_t n)
 {
     char yaml[4096];
     snprintf(yaml, sizeof(yaml), "%s%s%s%s%s", DFX_CLASS("{}"),
@@ -23,6 +24,13 @@ static efx *empty_nodes(const char *disruption, const char *spread_yaml, size_t 
     efx *x = dfx_new(yaml, NULL, false);
     dfx_settle(x, EFX_S(120));
     ck_assert_uint_eq(x->cluster->n_nodeclaims, n);
+    return x;
+}
+
+/* n nodes with one pod each, all emptied at once. */
+static efx *empty_nodes(const char *disruption, const char *spread_yaml, size_t n)
+{
+    efx *x = spread_nodes(disruption, spread_yaml, n);
     dfx_scale(x, "spread", 0);
     return x;
 }
@@ -157,6 +165,51 @@ START_TEST(test_schedule_window)
 }
 END_TEST
 
+/* karpenter_nodepools_allowed_disruptions{nodepool="default",reason=...} as the controller's /metrics renders it. */
+static void expect_allowed(efx *x, const char *reason, const char *want)
+{
+    ns_metrics *m = ns_metrics_new();
+    ns_controller_metrics *cm = ns_controller_metrics_new(m);
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_msg(ns_controller_metrics_update(cm, x->engine, x->cluster, true) == 0, "%s", ns_error_message());
+    char *text = ns_metrics_render(m);
+    ck_assert_ptr_nonnull(text);
+    char line[256];
+    snprintf(line, sizeof(line), "\nkarpenter_nodepools_allowed_disruptions{nodepool=\"default\",reason=\"%s\"} %s\n",
+             reason, want);
+    ck_assert_msg(strstr(text, line), "no line%sin:\n%s", line, text);
+    free(text);
+    ns_controller_metrics_free(cm);
+    ns_metrics_free(m);
+}
+
+START_TEST(test_allowed_disruptions_metric)
+{
+    /* Three nodes that stay (their pods do). Empty: 50% of 3 rounds up to 2. Drifted: the most restrictive of 50% and
+     * its own 1. Underutilized: only the scheduled 0, so unlimited (Karpenter's MaxInt32) until 14:30, 0 in the
+     * window. */
+    int64_t day = EFX_T0 - EFX_T0 % (INT64_C(86400) * 1000);
+    int64_t opens = day + (14 * 60 + 30) * INT64_C(60000);
+    efx *x = spread_nodes(EMPTY_AFTER "    budgets: [{nodes: '50%', reasons: [Empty, Drifted]}, "
+                                      "{nodes: '1', reasons: [Drifted]}, "
+                                      "{nodes: '0', reasons: [Underutilized], schedule: '30 14 * * *', duration: 30m}]\n",
+                          SPREAD(3), 3);
+    ck_assert_int_lt(efx_now(), opens);
+    expect_allowed(x, "Empty", "2");
+    expect_allowed(x, "Drifted", "1");
+    expect_allowed(x, "Underutilized", "2147483647");
+    efx_run_for(x, opens + EFX_S(60) - efx_now());
+    ck_assert_uint_eq(x->cluster->n_nodeclaims, 3);
+    expect_allowed(x, "Underutilized", "0");
+    expect_allowed(x, "Empty", "2");
+    /* No budgets: Karpenter's default 10% of 3 nodes, rounded up, for every reason. */
+    dfx_put(x, DFX_CLASS("{}") DFX_POOL("", REQS, EMPTY_AFTER));
+    expect_allowed(x, "Underutilized", "1");
+    expect_allowed(x, "Drifted", "1");
+    efx_free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("disruption-budgets");
@@ -168,6 +221,7 @@ int main(void)
     tcase_add_test(tc, test_most_restrictive_wins);
     tcase_add_test(tc, test_reasons);
     tcase_add_test(tc, test_schedule_window);
+    tcase_add_test(tc, test_allowed_disruptions_metric);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
