@@ -484,6 +484,14 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
                 print(ctl.text()[-8000:], file=sys.stderr)
                 raise
             eventually("5 pods Running after consolidation", running(5), timeout=180)
+
+            def allowed_disruptions(reason):
+                status, text = http_get(ctl.metrics_port, "/metrics")
+                self.assertEqual(status, 200)
+                return metric(text, "karpenter_nodepools_allowed_disruptions", nodepool="default", reason=reason)
+            # Karpenter's gauge under the CRD's default budget, 10% of the pool's nodes rounded up
+            eventually("karpenter_nodepools_allowed_disruptions of at least 1",
+                       lambda: (allowed_disruptions("Underutilized") or 0) >= 1, timeout=30)
             # A budget of 0 stops further consolidation, so the deletion below is the only disruption of its claim
             # (a claim consolidation already marked would evict with its DisruptionReason, not Forceful Termination).
             kubectl("patch", "nodepool", "default", "--type=merge", "-p",
@@ -496,6 +504,9 @@ class Test3ConsolidationEndToEnd(unittest.TestCase):
                 conds = pool.get("status", {}).get("conditions", [])
                 return conds and all(k.get("observedGeneration") == pool["metadata"]["generation"] for k in conds)
             eventually("the NodePool's conditions to observe the budget of 0", budget_observed, timeout=60)
+            eventually("karpenter_nodepools_allowed_disruptions of 0 for every reason",
+                       lambda: all(allowed_disruptions(r) == 0 for r in ("Empty", "Drifted", "Underutilized")),
+                       timeout=30)
 
             def settled():
                 claims = kget("nodeclaims")["items"]
